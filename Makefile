@@ -1,0 +1,112 @@
+# mqd - GNU Make build.  Everything is built under $(BUILD).
+#
+#   make            the libraries, tools and unit tests (no MPICH needed)
+#   make mpich      build MPICH with debugger support into the cache (once)
+#   make samples    the MPI sample programs (builds MPICH if needed)
+#   make check      set up, build everything, run unit and integration tests
+#   make demo       run a sample and show its queues
+#   make SANITIZER=address,undefined check    the same, sanitized
+
+BUILD     ?= build
+CC        ?= cc
+CXX       ?= c++
+SANITIZER ?=
+CFLAGS    ?= -O2 -g
+
+MQD_MPICH_VERSION := 4.0.2
+MQD_MPICH_PREFIX  ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/mqd/mpich-$(MQD_MPICH_VERSION)
+export MQD_MPICH_PREFIX
+MPICH_STAMP := $(MQD_MPICH_PREFIX)/.mqd-built
+MPICC       := $(MQD_MPICH_PREFIX)/bin/mpicc
+MPIEXEC     := $(MQD_MPICH_PREFIX)/bin/mpiexec
+
+WARN := -Wall -Wextra -Wshadow -Wformat=2 -Wstrict-prototypes -Werror
+SAN  := $(if $(SANITIZER),-fsanitize=$(SANITIZER) -fno-omit-frame-pointer -fno-sanitize-recover=all)
+MQD_CFLAGS  = -std=c11 $(WARN) $(CFLAGS) $(SAN) -MMD -MP -I.
+MQD_LDFLAGS = $(SAN) $(LDFLAGS)
+
+.PHONY: all deps mpich samples unit-tests check check-unit check-integration demo clean
+.DEFAULT_GOAL := all
+
+# ---------------------------------------------------------------- set-up
+deps:
+	@scripts/install-deps.sh
+
+mpich: $(MPICH_STAMP)
+$(MPICH_STAMP):
+	scripts/build-mpich.sh >/dev/null
+
+# ---------------------------------------------------------------- launcher
+$(BUILD)/bin/mqd-launch: samples/launch.c | $(BUILD)/bin
+	$(CC) $(MQD_CFLAGS) -o $@ $< $(MQD_LDFLAGS)
+
+# ---------------------------------------------------------------- samples
+SAMPLES := ring unexpected wildcards comms intercomm
+SAMPLE_BINS := $(SAMPLES:%=$(BUILD)/samples/%)
+
+# Compiled by the cached MPICH's mpicc, which links its libmpi.so by rpath.
+$(BUILD)/samples/%.o: samples/%.c samples/sample.h $(MPICH_STAMP) | $(BUILD)/samples
+	$(MPICC) -std=c11 $(WARN) -O1 -g -c -o $@ $<
+$(BUILD)/samples/%: $(BUILD)/samples/%.o $(BUILD)/samples/sample.o
+	$(MPICC) -g -o $@ $^
+
+samples: $(SAMPLE_BINS) $(BUILD)/bin/mqd-launch
+
+# ---------------------------------------------------------------- tests
+# The interface header alone, as C11 and C++11, MPI-1 and MPI-2.
+ABI_CHECKS := $(BUILD)/tests/abi_c11.o $(BUILD)/tests/abi_c11_mpi2.o \
+              $(BUILD)/tests/abi_cxx.o $(BUILD)/tests/abi_cxx_mpi2.o
+$(BUILD)/tests/abi_c11.o: tests/abi_check.c mpi_interface.h | $(BUILD)/tests
+	$(CC) -std=c11 -pedantic $(WARN) -I. -c -o $@ $<
+$(BUILD)/tests/abi_c11_mpi2.o: tests/abi_check.c mpi_interface.h | $(BUILD)/tests
+	$(CC) -std=c11 -pedantic $(WARN) -DFOR_MPI2 -I. -c -o $@ $<
+$(BUILD)/tests/abi_cxx.o: tests/abi_check.c mpi_interface.h | $(BUILD)/tests
+	$(CXX) -std=c++11 -x c++ -pedantic -Wall -Wextra -Werror -I. -c -o $@ $<
+$(BUILD)/tests/abi_cxx_mpi2.o: tests/abi_check.c mpi_interface.h | $(BUILD)/tests
+	$(CXX) -std=c++11 -x c++ -pedantic -Wall -Wextra -Werror -DFOR_MPI2 -I. -c -o $@ $<
+
+$(BUILD)/tests/%.o: tests/%.c | $(BUILD)/tests
+	$(CC) $(MQD_CFLAGS) -c -o $@ $<
+
+UNIT_TESTS := $(BUILD)/tests/test_interface $(BUILD)/tests/test_expect
+INTEGRATION_TESTS := $(BUILD)/tests/test_samples
+
+$(BUILD)/tests/test_interface: $(BUILD)/tests/test_interface.o
+	$(CC) -o $@ $^ $(MQD_LDFLAGS) -lcmocka
+$(BUILD)/tests/test_expect: $(BUILD)/tests/test_expect.o $(BUILD)/tests/expect.o
+	$(CC) -o $@ $^ $(MQD_LDFLAGS) -lcmocka
+$(BUILD)/tests/test_samples: $(BUILD)/tests/test_samples.o $(BUILD)/tests/expect.o \
+                             $(BUILD)/tests/joblaunch.o
+	$(CC) -o $@ $^ $(MQD_LDFLAGS) -lcmocka
+
+unit-tests: $(ABI_CHECKS) $(UNIT_TESTS)
+
+all: $(BUILD)/bin/mqd-launch unit-tests
+
+TEST_ENV = MQD_BUILD=$(BUILD) MQD_SAMPLES_SRC=samples MQD_MPIEXEC=$(MPIEXEC)
+
+check-unit: unit-tests
+	@$(TEST_ENV) scripts/run-tests.sh $(UNIT_TESTS)
+
+check-integration: unit-tests samples $(INTEGRATION_TESTS)
+	@$(TEST_ENV) scripts/run-tests.sh $(INTEGRATION_TESTS)
+
+# Set up first (packages, then MPICH), then build and test in a fresh make so
+# that nothing is compiled before the headers it needs are installed.
+check: deps
+	@$(MAKE) --no-print-directory mpich
+	@$(MAKE) --no-print-directory unit-tests samples $(INTEGRATION_TESTS)
+	@$(TEST_ENV) scripts/run-tests.sh $(UNIT_TESTS) $(INTEGRATION_TESTS)
+
+demo: deps
+	@$(MAKE) --no-print-directory mpich
+	@$(MAKE) --no-print-directory samples
+	@$(TEST_ENV) scripts/demo.sh
+
+$(BUILD)/bin $(BUILD)/samples $(BUILD)/tests:
+	mkdir -p $@
+
+clean:
+	rm -rf $(BUILD)
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -1,0 +1,444 @@
+/*
+ * mqd-launch - start an MPI sample, wait until every rank is ready, report
+ * the pids, and always clean up.
+ *
+ *   mqd-launch [-n NP] [-t SECONDS] [-m MPIEXEC] SAMPLE [ARGS...] [-- COMMAND...]
+ *
+ * Readiness is an event, not a delay: each rank writes "ready RANK PID" into
+ * a FIFO (samples/sample.c) after its queue entries exist.  When all NP ranks
+ * have done so, mqd-launch prints
+ *
+ *   mpiexec PID
+ *   rank 0 PID
+ *   ...
+ *   ready
+ *
+ * on stdout.  With a COMMAND it then runs it, with MQD_MPIEXEC_PID and
+ * MQD_RANK_PIDS ("pid0 pid1 ...") in its environment, and exits with its
+ * status; without one it holds the job until its stdin reaches end of file
+ * or it gets SIGINT/SIGTERM/SIGHUP.  Either way every process it started is
+ * killed and reaped before it exits: it is a child subreaper, so it also
+ * catches processes that mpiexec's proxies orphan.
+ *
+ * Exit status: COMMAND's, or 0 after a hold; 2 if the job failed to become
+ * ready (the reason on stderr); 64 on a usage error.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_RANKS 4096
+
+static int sig_pipe[2] = {-1, -1};
+static volatile sig_atomic_t got_signal;
+
+static void on_signal(int sig)
+{
+    int saved = errno;
+    if (sig != SIGCHLD)
+        got_signal = sig;
+    ssize_t n = write(sig_pipe[1], "s", 1);
+    (void)n;
+    errno = saved;
+}
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: mqd-launch [-n NP] [-t SECONDS] [-m MPIEXEC] SAMPLE [ARGS...] "
+               "[-- COMMAND [ARGS...]]\n"
+               "  -n NP       number of ranks (default 2)\n"
+               "  -t SECONDS  give up if the ranks are not all ready by then (default 60)\n"
+               "  -m MPIEXEC  the mpiexec to use (default $MQD_MPIEXEC, else mpiexec)\n");
+}
+
+/* The parent pid of pid from /proc, or -1. */
+static pid_t parent_of(pid_t pid)
+{
+    char path[64], buf[512];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return -1;
+    buf[n] = '\0';
+    /* "pid (comm) state ppid ...": comm may hold spaces and parentheses. */
+    char *p = strrchr(buf, ')');
+    int ppid;
+    if (!p || sscanf(p + 1, " %*c %d", &ppid) != 1)
+        return -1;
+    return (pid_t)ppid;
+}
+
+/*
+ * SIGKILL every descendant of this process.  Returns how many were found.
+ * Descendants are found by following parent links up from every process.
+ */
+static int kill_descendants(void)
+{
+    pid_t self = getpid();
+    int found = 0;
+    DIR *d = opendir("/proc");
+    if (!d)
+        return 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        char *end;
+        long v = strtol(e->d_name, &end, 10);
+        if (*end || v <= 0 || v == self)
+            continue;
+        pid_t p = (pid_t)v;
+        for (int depth = 0; depth < 64 && p > 1; depth++) {
+            p = parent_of(p);
+            if (p == self) {
+                kill((pid_t)v, SIGKILL);
+                found++;
+                break;
+            }
+        }
+    }
+    closedir(d);
+    return found;
+}
+
+/* Kill and reap everything this process started; bounded in time. */
+static void cleanup(pid_t mpiexec_pgid)
+{
+    double deadline = now() + 10.0;
+    if (mpiexec_pgid > 0)
+        kill(-mpiexec_pgid, SIGKILL);
+    for (;;) {
+        int live = kill_descendants();
+        while (waitpid(-1, NULL, WNOHANG) > 0)
+            ;
+        if (live == 0 && waitpid(-1, NULL, WNOHANG) < 0 && errno == ECHILD)
+            return;
+        if (now() > deadline) {
+            fprintf(stderr, "mqd-launch: processes survived SIGKILL for 10 s\n");
+            return;
+        }
+        struct timespec ts = {0, 5 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+}
+
+static char tmpdir[PATH_MAX];
+static char fifo_path[PATH_MAX + 16];
+
+static void remove_fifo(void)
+{
+    if (fifo_path[0])
+        unlink(fifo_path);
+    if (tmpdir[0])
+        rmdir(tmpdir);
+}
+
+/* Parse one "ready RANK PID" line; false if malformed. */
+static bool parse_ready(const char *line, int np, int *rank, long *pid)
+{
+    char extra;
+    return sscanf(line, "ready %d %ld %c", rank, pid, &extra) == 2 && *rank >= 0 &&
+           *rank < np && *pid > 0;
+}
+
+int main(int argc, char **argv)
+{
+    int np = 2;
+    double timeout = 60.0;
+    const char *mpiexec = getenv("MQD_MPIEXEC");
+    int opt;
+
+    if (!mpiexec || !*mpiexec)
+        mpiexec = "mpiexec";
+    while ((opt = getopt(argc, argv, "+n:t:m:h")) != -1) {
+        char *end;
+        switch (opt) {
+        case 'n':
+            np = (int)strtol(optarg, &end, 10);
+            if (*end || np < 1 || np > MAX_RANKS) {
+                fprintf(stderr, "mqd-launch: -n wants 1 to %d ranks, not '%s'\n", MAX_RANKS,
+                        optarg);
+                return 64;
+            }
+            break;
+        case 't':
+            timeout = strtod(optarg, &end);
+            if (*end || timeout <= 0) {
+                fprintf(stderr, "mqd-launch: -t wants a positive number of seconds\n");
+                return 64;
+            }
+            break;
+        case 'm':
+            mpiexec = optarg;
+            break;
+        case 'h':
+            usage(stdout);
+            return 0;
+        default:
+            usage(stderr);
+            return 64;
+        }
+    }
+    if (optind >= argc) {
+        usage(stderr);
+        return 64;
+    }
+    /* Split SAMPLE [ARGS...] from -- COMMAND... */
+    int sample_argc = 0;
+    char **sample_argv = &argv[optind];
+    char **command = NULL;
+    for (int i = optind; i < argc; i++) {
+        if (strcmp(argv[i], "--") == 0) {
+            argv[i] = NULL;
+            command = argv[i + 1] ? &argv[i + 1] : NULL;
+            break;
+        }
+        sample_argc++;
+    }
+    if (sample_argc == 0) {
+        usage(stderr);
+        return 64;
+    }
+
+    /* Orphans of the job become our children, so nothing escapes cleanup. */
+    if (prctl(PR_SET_CHILD_SUBREAPER, 1) != 0)
+        perror("mqd-launch: PR_SET_CHILD_SUBREAPER");
+
+    if (pipe2(sig_pipe, O_CLOEXEC | O_NONBLOCK) != 0) {
+        perror("mqd-launch: pipe");
+        return 2;
+    }
+    struct sigaction sa = {.sa_handler = on_signal};
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+    sigaction(SIGCHLD, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+
+    const char *base = getenv("TMPDIR");
+    if (!base || !*base || strlen(base) > PATH_MAX - 64)
+        base = "/tmp";
+    snprintf(tmpdir, sizeof tmpdir, "%s/mqd-launch.XXXXXX", base);
+    if (!mkdtemp(tmpdir)) {
+        perror("mqd-launch: mkdtemp");
+        return 2;
+    }
+    snprintf(fifo_path, sizeof fifo_path, "%s/ready", tmpdir);
+    if (mkfifo(fifo_path, 0600) != 0) {
+        perror("mqd-launch: mkfifo");
+        fifo_path[0] = '\0';
+        remove_fifo();
+        return 2;
+    }
+    /* Open both ends so the read end never sees EOF between writers. */
+    int rfd = open(fifo_path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    int wfd = rfd < 0 ? -1 : open(fifo_path, O_WRONLY | O_CLOEXEC);
+    if (rfd < 0 || wfd < 0) {
+        perror("mqd-launch: open fifo");
+        remove_fifo();
+        return 2;
+    }
+    setenv("MQD_READY_FIFO", fifo_path, 1);
+
+    char npbuf[16];
+    snprintf(npbuf, sizeof npbuf, "%d", np);
+    pid_t job = fork();
+    if (job < 0) {
+        perror("mqd-launch: fork");
+        remove_fifo();
+        return 2;
+    }
+    if (job == 0) {
+        setpgid(0, 0);
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        char **av = calloc((size_t)sample_argc + 8, sizeof *av);
+        if (!av)
+            _exit(127);
+        int k = 0;
+        av[k++] = (char *)mpiexec;
+        av[k++] = "-launcher";
+        av[k++] = "fork";
+        av[k++] = "-n";
+        av[k++] = npbuf;
+        for (int i = 0; i < sample_argc; i++)
+            av[k++] = sample_argv[i];
+        av[k] = NULL;
+        execvp(mpiexec, av);
+        fprintf(stderr, "mqd-launch: cannot run %s: %s\n", mpiexec, strerror(errno));
+        _exit(127);
+    }
+    setpgid(job, job);
+
+    long pids[MAX_RANKS];
+    int nready = 0;
+    char buf[8192];
+    size_t have = 0;
+    double deadline = now() + timeout;
+    int status = 2;
+    const char *failure = NULL;
+    int job_status = -1;
+
+    for (int i = 0; i < np; i++)
+        pids[i] = 0;
+    while (nready < np) {
+        if (got_signal) {
+            failure = "interrupted";
+            goto out;
+        }
+        int wst;
+        if (waitpid(job, &wst, WNOHANG) == job) {
+            job_status = wst;
+            failure = "mpiexec exited before every rank was ready";
+            job = -1;
+            goto out;
+        }
+        double left = deadline - now();
+        if (left <= 0) {
+            failure = "timed out waiting for the ranks to be ready";
+            goto out;
+        }
+        struct pollfd pfd[2] = {{rfd, POLLIN, 0}, {sig_pipe[0], POLLIN, 0}};
+        int ms = left > 1.0 ? 1000 : (int)(left * 1000) + 1;
+        if (poll(pfd, 2, ms) < 0 && errno != EINTR) {
+            failure = "poll failed";
+            goto out;
+        }
+        if (pfd[1].revents) {
+            char drain[64];
+            while (read(sig_pipe[0], drain, sizeof drain) > 0)
+                ;
+        }
+        if (!(pfd[0].revents & POLLIN))
+            continue;
+        ssize_t n = read(rfd, buf + have, sizeof buf - 1 - have);
+        if (n <= 0)
+            continue;
+        have += (size_t)n;
+        buf[have] = '\0';
+        char *line = buf, *nl;
+        while ((nl = strchr(line, '\n'))) {
+            *nl = '\0';
+            int rank;
+            long pid;
+            if (!parse_ready(line, np, &rank, &pid)) {
+                fprintf(stderr, "mqd-launch: bad readiness line '%s'\n", line);
+                failure = "a rank announced itself wrongly";
+                goto out;
+            }
+            if (pids[rank] == 0)
+                nready++;
+            pids[rank] = pid;
+            line = nl + 1;
+        }
+        have = strlen(line);
+        memmove(buf, line, have + 1);
+    }
+
+    printf("mpiexec %d\n", (int)job);
+    for (int i = 0; i < np; i++)
+        printf("rank %d %ld\n", i, pids[i]);
+    printf("ready\n");
+    fflush(stdout);
+
+    if (command) {
+        char num[32], *list = malloc((size_t)np * 24 + 1);
+        if (!list) {
+            failure = "out of memory";
+            goto out;
+        }
+        list[0] = '\0';
+        for (int i = 0; i < np; i++) {
+            snprintf(num, sizeof num, "%s%ld", i ? " " : "", pids[i]);
+            strcat(list, num);
+        }
+        snprintf(num, sizeof num, "%d", (int)job);
+        setenv("MQD_MPIEXEC_PID", num, 1);
+        setenv("MQD_RANK_PIDS", list, 1);
+        free(list);
+        pid_t cmd = fork();
+        if (cmd == 0) {
+            execvp(command[0], command);
+            fprintf(stderr, "mqd-launch: cannot run %s: %s\n", command[0], strerror(errno));
+            _exit(127);
+        }
+        int cst = 0;
+        while (!got_signal) {
+            pid_t w = waitpid(cmd, &cst, 0);
+            if (w == cmd)
+                break;
+            if (w < 0 && errno != EINTR) {
+                cst = 127 << 8;
+                break;
+            }
+        }
+        if (got_signal) {
+            failure = "interrupted";
+            goto out;
+        }
+        status = WIFEXITED(cst) ? WEXITSTATUS(cst) : 128 + WTERMSIG(cst);
+    } else {
+        /* Hold the job until stdin closes or a signal arrives. */
+        status = 0;
+        for (;;) {
+            struct pollfd pfd[2] = {{0, POLLIN, 0}, {sig_pipe[0], POLLIN, 0}};
+            if (poll(pfd, 2, -1) < 0 && errno != EINTR)
+                break;
+            if (got_signal)
+                break;
+            if (pfd[1].revents) {
+                char drain[64];
+                while (read(sig_pipe[0], drain, sizeof drain) > 0)
+                    ;
+                if (waitpid(job, NULL, WNOHANG) == job) {
+                    job = -1;
+                    fprintf(stderr, "mqd-launch: the job exited while held\n");
+                    status = 2;
+                    break;
+                }
+            }
+            if (pfd[0].revents) {
+                char drain[256];
+                ssize_t n = read(0, drain, sizeof drain);
+                if (n <= 0)
+                    break;
+            }
+        }
+    }
+
+out:
+    if (failure) {
+        fprintf(stderr, "mqd-launch: %s (%d of %d ranks ready", failure, nready, np);
+        if (job_status >= 0 && WIFEXITED(job_status))
+            fprintf(stderr, ", mpiexec exit status %d", WEXITSTATUS(job_status));
+        fprintf(stderr, ")\n");
+        status = 2;
+    }
+    cleanup(job);
+    close(rfd);
+    close(wfd);
+    remove_fifo();
+    return status;
+}

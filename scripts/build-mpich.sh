@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# Build MPICH with debugger support from Debian's own source package, into a
+# cache prefix outside the checkout, and reuse it when it is already there.
+#
+# Distribution MPICH is configured without --enable-debuginfo: it keeps no
+# debug queues and exports no MPIR_* symbols, so no tool can show its message
+# queues.  The tests need one that can.
+#
+# Environment:
+#   MQD_MPICH_PREFIX  install prefix (default ~/.cache/mqd/mpich-4.0.2)
+#   MQD_MPICH_JOBS    parallel make jobs (default: nproc)
+#
+# Prints nothing but progress on stderr; the prefix is printed on stdout last.
+set -euo pipefail
+
+version=4.0.2
+prefix=${MQD_MPICH_PREFIX:-${XDG_CACHE_HOME:-$HOME/.cache}/mqd/mpich-$version}
+jobs=${MQD_MPICH_JOBS:-$(nproc)}
+stamp=$prefix/.mqd-built
+
+say() { printf 'build-mpich: %s\n' "$*" >&2; }
+
+# A prefix counts only if it was finished and really has debugger support.
+if [ -f "$stamp" ] && nm -D "$prefix/lib/libmpi.so" 2>/dev/null | grep -qw MPIR_All_communicators; then
+    say "using cached MPICH $version in $prefix"
+    echo "$prefix"
+    exit 0
+fi
+
+as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+
+# Source packages: derive a deb-src entry from the system's own apt sources,
+# so no archive address is ever written down here.
+enable_deb_src() {
+    if apt-get source --print-uris mpich >/dev/null 2>&1 &&
+       [ -n "$(apt-get source --print-uris mpich 2>/dev/null | grep -F .dsc)" ]; then
+        return 0
+    fi
+    local out=/etc/apt/sources.list.d/mqd-deb-src.sources
+    if [ -f /etc/apt/sources.list.d/debian.sources ]; then
+        say "enabling source packages in $out (derived from debian.sources)"
+        sed -e 's/^Types:.*/Types: deb-src/' /etc/apt/sources.list.d/debian.sources |
+            as_root tee "$out" >/dev/null
+    elif grep -qs '^deb ' /etc/apt/sources.list; then
+        out=/etc/apt/sources.list.d/mqd-deb-src.list
+        say "enabling source packages in $out (derived from sources.list)"
+        sed -n -e 's/^deb /deb-src /p' /etc/apt/sources.list | as_root tee "$out" >/dev/null
+    else
+        say "no apt sources found to derive a deb-src entry from"
+        exit 1
+    fi
+    as_root apt-get update -q >&2
+}
+
+enable_deb_src
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/mqd-mpich.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+cd "$work"
+say "fetching the mpich source package"
+apt-get source -q mpich >&2
+src=$(find . -maxdepth 1 -type d -name "mpich-$version*" | head -n1)
+if [ -z "$src" ]; then
+    say "this system's source package is not mpich $version (found: $(ls -d mpich-*/ 2>/dev/null))"
+    exit 1
+fi
+cd "$src"
+
+say "configuring (log: $work/configure.log)"
+# dataloop instead of yaksa: yaksa generates thousands of files and triples
+# the build time; the datatype engine does not change the queues.
+# -fcommon: MPICH 4.0.2 has tentative definitions that newer GCC rejects otherwise.
+if ! ./configure --prefix="$prefix" \
+        --enable-debuginfo --enable-shared --disable-static \
+        --with-device=ch3:nemesis \
+        --disable-fortran --disable-cxx --disable-romio \
+        --with-datatype-engine=dataloop --with-pm=hydra \
+        --enable-g=dbg --enable-fast=O2 \
+        CFLAGS="-O2 -g -fcommon" >"$work/configure.log" 2>&1; then
+    tail -40 "$work/configure.log" >&2
+    say "configure failed"
+    exit 1
+fi
+say "building with $jobs jobs (log: $work/make.log)"
+if ! make -j"$jobs" >"$work/make.log" 2>&1 || ! make install >>"$work/make.log" 2>&1; then
+    tail -60 "$work/make.log" >&2
+    say "build failed"
+    exit 1
+fi
+if ! nm -D "$prefix/lib/libmpi.so" | grep -qw MPIR_All_communicators; then
+    say "built, but libmpi.so lacks MPIR_All_communicators: no debugger support"
+    exit 1
+fi
+touch "$stamp"
+say "MPICH $version with debugger support installed in $prefix"
+echo "$prefix"

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Install the Debian packages mqd needs to build and test, if any is missing.
+# Quiet and quick when everything is already there.
+set -euo pipefail
+
+packages=(
+    build-essential g++ pkg-config   # compilers, make
+    libcmocka-dev                    # unit tests
+    libdw-dev libelf-dev             # elfutils: ELF symbols, DWARF types
+    dpkg-dev xz-utils                # apt-get source mpich, and unpacking it
+    binutils                         # nm, objcopy: the MPICH build check, stripped copies
+    procps                           # ps/pgrep in the scripts' diagnostics
+)
+
+missing=()
+for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed$' ||
+        missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+echo "install-deps: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+as_root apt-get update -q >&2
+as_root apt-get install -y -q --no-install-recommends "${missing[@]}" >&2

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Run CMocka test programs one after another and add up their results.
+# Each program's own output is shown as it runs; the last line is the total,
+# "N passed, N failed".  Exits non-zero if any test failed or any program
+# exited non-zero without saying why (a crash counts as a failure).
+set -u
+passed=0 failed=0 broken=()
+for t in "$@"; do
+    log=$(mktemp)
+    "$t" 2>&1 | tee "$log"
+    rc=${PIPESTATUS[0]}
+    p=$(sed -n 's/.*\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$log" | tail -n1)
+    f=$(sed -n 's/.*\[  FAILED  \] \([0-9]*\) test.*/\1/p' "$log" | tail -n1)
+    rm -f "$log"
+    passed=$((passed + ${p:-0}))
+    failed=$((failed + ${f:-0}))
+    if [ "$rc" -ne 0 ] && [ "${f:-0}" -eq 0 ]; then
+        broken+=("$t (exit $rc)")
+        failed=$((failed + 1))
+    fi
+done
+for b in "${broken[@]+"${broken[@]}"}"; do echo "run-tests: $b ended abnormally" >&2; done
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

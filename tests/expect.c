@@ -1,0 +1,147 @@
+/* expect.c - the parser for samples' .expect files (format in expect.h). */
+#define _POSIX_C_SOURCE 200809L
+#include "expect.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int parse_long(const char *s, int any_ok, long *out)
+{
+    char *end;
+    if (any_ok && strcmp(s, "ANY") == 0) {
+        *out = EXPECT_ANY;
+        return 0;
+    }
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static int copy_name(char dst[64], const char *src)
+{
+    if (strlen(src) >= 64)
+        return -1;
+    strcpy(dst, strcmp(src, "-") == 0 ? "" : src);
+    return 0;
+}
+
+static int parse_line(char *line, struct expect *e)
+{
+    char *tok[10];
+    int n = 0;
+    for (char *save = NULL, *t = strtok_r(line, " \t\r\n", &save); t;
+         t = strtok_r(NULL, " \t\r\n", &save)) {
+        if (n == 10)
+            return -1;
+        tok[n++] = t;
+    }
+    if (n == 0)
+        return 0;
+    long v[4];
+    if (strcmp(tok[0], "np") == 0 && n == 2) {
+        if (parse_long(tok[1], 0, &v[0]) || v[0] < 1 || v[0] > 4096)
+            return -1;
+        e->np = (int)v[0];
+        return 0;
+    }
+    if (strcmp(tok[0], "comm") == 0 && n == 5) {
+        struct expect_comm c;
+        if (strcmp(tok[1], "*") == 0)
+            c.rank = EXPECT_ALL_RANKS;
+        else if (parse_long(tok[1], 0, &v[0]) || v[0] < 0)
+            return -1;
+        else
+            c.rank = (int)v[0];
+        if (copy_name(c.name, tok[2]) || parse_long(tok[3], 0, &c.size) ||
+            parse_long(tok[4], 0, &c.local_rank))
+            return -1;
+        struct expect_comm *m = realloc(e->comms, (size_t)(e->ncomms + 1) * sizeof *m);
+        if (!m)
+            return -1;
+        e->comms = m;
+        e->comms[e->ncomms++] = c;
+        return 0;
+    }
+    if (strcmp(tok[0], "op") == 0 && n == 9) {
+        static const char *const queues[] = {"send", "recv", "unexpected"};
+        static const char *const statuses[] = {"pending", "matched", "complete"};
+        struct expect_op o;
+        int q = -1, s = -1;
+        if (parse_long(tok[1], 0, &v[0]) || v[0] < 0 || copy_name(o.comm, tok[2]))
+            return -1;
+        o.rank = (int)v[0];
+        for (int i = 0; i < 3; i++) {
+            if (strcmp(tok[3], queues[i]) == 0)
+                q = i;
+            if (strcmp(tok[4], statuses[i]) == 0)
+                s = i;
+        }
+        if (q < 0 || s < 0 || parse_long(tok[5], 1, &o.peer) || parse_long(tok[6], 1, &o.gpeer) ||
+            parse_long(tok[7], 1, &o.tag) || parse_long(tok[8], 0, &o.bytes))
+            return -1;
+        o.queue = (enum expect_queue)q;
+        o.status = s;
+        struct expect_op *m = realloc(e->ops, (size_t)(e->nops + 1) * sizeof *m);
+        if (!m)
+            return -1;
+        e->ops = m;
+        e->ops[e->nops++] = o;
+        return 0;
+    }
+    return -1;
+}
+
+int expect_load(const char *path, struct expect *out, char *err, int errlen)
+{
+    char line[512];
+    int lineno = 0, rc = 0;
+    FILE *f = fopen(path, "r");
+
+    memset(out, 0, sizeof *out);
+    if (!f) {
+        snprintf(err, (size_t)errlen, "%s: %s", path, strerror(errno));
+        return -1;
+    }
+    while (fgets(line, sizeof line, f)) {
+        lineno++;
+        char *hash = strchr(line, '#');
+        if (hash)
+            *hash = '\0';
+        if (parse_line(line, out) != 0) {
+            snprintf(err, (size_t)errlen, "%s:%d: malformed line", path, lineno);
+            rc = -1;
+            goto out;
+        }
+    }
+    for (int i = 0; i < out->nops; i++) {
+        if (out->ops[i].rank >= out->np) {
+            snprintf(err, (size_t)errlen, "%s: op for rank %d, but np is %d", path,
+                     out->ops[i].rank, out->np);
+            rc = -1;
+            goto out;
+        }
+    }
+    if (out->np == 0) {
+        snprintf(err, (size_t)errlen, "%s: no 'np' line", path);
+        rc = -1;
+    }
+out:
+    fclose(f);
+    if (rc)
+        expect_free(out);
+    return rc;
+}
+
+void expect_free(struct expect *e)
+{
+    if (!e)
+        return;
+    free(e->comms);
+    free(e->ops);
+    memset(e, 0, sizeof *e);
+}

@@ -1,0 +1,112 @@
+/* joblaunch.c - start and stop samples under mqd-launch for the tests. */
+#define _GNU_SOURCE
+#include "joblaunch.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+const char *job_build_path(char *buf, size_t len, const char *rel)
+{
+    const char *b = getenv("MQD_BUILD");
+    snprintf(buf, len, "%s/%s", b && *b ? b : "build", rel);
+    return buf;
+}
+
+int job_pid_alive(pid_t pid)
+{
+    return pid > 0 && (kill(pid, 0) == 0 || errno == EPERM);
+}
+
+int job_start(struct job *job, const char *name, int np, char *err, size_t errlen)
+{
+    char launcher[4096], sample[4096], mpiexec[4096], npbuf[16];
+    const char *prefix = getenv("MQD_MPICH_PREFIX");
+    int in[2], out[2];
+
+    memset(job, 0, sizeof *job);
+    job->hold_fd = -1;
+    if (np < 1 || np > JOB_MAX_RANKS) {
+        snprintf(err, errlen, "bad rank count %d", np);
+        return -1;
+    }
+    if (!prefix || !*prefix) {
+        snprintf(err, errlen, "MQD_MPICH_PREFIX is not set");
+        return -1;
+    }
+    job_build_path(launcher, sizeof launcher, "bin/mqd-launch");
+    snprintf(npbuf, sizeof npbuf, "%d", np);
+    snprintf(mpiexec, sizeof mpiexec, "%s/bin/mpiexec", prefix);
+    char rel[256];
+    snprintf(rel, sizeof rel, "samples/%s", name);
+    job_build_path(sample, sizeof sample, rel);
+    if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC)) {
+        snprintf(err, errlen, "pipe: %s", strerror(errno));
+        return -1;
+    }
+    pid_t pid = fork();
+    if (pid < 0) {
+        snprintf(err, errlen, "fork: %s", strerror(errno));
+        return -1;
+    }
+    if (pid == 0) {
+        dup2(in[0], 0);
+        dup2(out[1], 1);
+        execl(launcher, launcher, "-n", npbuf, "-t", "60", "-m", mpiexec, sample, (char *)NULL);
+        fprintf(stderr, "cannot run %s: %s\n", launcher, strerror(errno));
+        _exit(127);
+    }
+    close(in[0]);
+    close(out[1]);
+    job->launcher = pid;
+    job->hold_fd = in[1];
+    job->np = np;
+
+    FILE *f = fdopen(out[0], "r");
+    char line[256];
+    int seen = 0, ready = 0;
+    while (f && !ready && fgets(line, sizeof line, f)) {
+        int r, p;
+        if (sscanf(line, "mpiexec %d", &p) == 1) {
+            job->mpiexec = p;
+        } else if (sscanf(line, "rank %d %d", &r, &p) == 2 && r >= 0 && r < np) {
+            job->ranks[r] = p;
+            seen++;
+        } else if (strcmp(line, "ready\n") == 0) {
+            ready = 1;
+        }
+    }
+    if (f)
+        fclose(f);
+    else
+        close(out[0]);
+    if (!ready || seen != np || job->mpiexec <= 0) {
+        int st = job_stop(job);
+        snprintf(err, errlen, "%s did not become ready (%d of %d ranks reported, launcher "
+                 "exit %d)", name, seen, np, st);
+        return -1;
+    }
+    return 0;
+}
+
+int job_stop(struct job *job)
+{
+    int st;
+    if (job->hold_fd >= 0)
+        close(job->hold_fd);
+    job->hold_fd = -1;
+    if (job->launcher <= 0)
+        return -1;
+    pid_t w;
+    while ((w = waitpid(job->launcher, &st, 0)) < 0 && errno == EINTR)
+        ;
+    job->launcher = 0;
+    if (w < 0)
+        return -1;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}

@@ -1,0 +1,44 @@
+/*
+ * joblaunch.h - run a sample under mqd-launch from a test, and stop it.
+ *
+ * The tests' side of samples/launch.c: start `mqd-launch -n NP SAMPLE`,
+ * read the pids it reports once every rank is ready, and later close its
+ * stdin so that it kills and reaps the whole job.
+ *
+ * Environment: MQD_BUILD (the build directory, default "build"),
+ * MQD_MPICH_PREFIX (the MPICH whose mpiexec runs the sample).
+ */
+#ifndef MQD_TESTS_JOBLAUNCH_H
+#define MQD_TESTS_JOBLAUNCH_H
+
+#include <sys/types.h>
+
+#define JOB_MAX_RANKS 256
+
+struct job {
+    pid_t launcher; /* mqd-launch */
+    int hold_fd;    /* its stdin: closing it ends the job */
+    pid_t mpiexec;
+    int np;
+    pid_t ranks[JOB_MAX_RANKS];
+};
+
+/* Path of a built file: "$MQD_BUILD/rel" into buf. */
+const char *job_build_path(char *buf, size_t len, const char *rel);
+
+/*
+ * Start sample NAME with np ranks and wait until all are ready.  Returns 0,
+ * or -1 with the reason in err (the launcher is already gone then).
+ */
+int job_start(struct job *job, const char *name, int np, char *err, size_t errlen);
+
+/*
+ * End the job and wait for the launcher.  Returns its exit status (0 when it
+ * cleaned up normally), or -1 if it could not be waited for.
+ */
+int job_stop(struct job *job);
+
+/* 1 if pid exists (in any state but reaped), else 0. */
+int job_pid_alive(pid_t pid);
+
+#endif

@@ -1,0 +1,108 @@
+/* test_expect.c - the .expect parser accepts every sample's file and
+ * rejects malformed ones with the file and line. */
+#define _GNU_SOURCE
+#include "expect.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+static const char *write_tmp(const char *text, char *path, size_t len)
+{
+    snprintf(path, len, "/tmp/mqd-test-expect.XXXXXX");
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+    close(fd);
+    return path;
+}
+
+static void test_expect__parses_fields(void **state)
+{
+    (void)state;
+    char path[64], err[256];
+    struct expect e;
+    write_tmp("np 3  # three\n"
+              "comm * MPI_COMM_SELF 1 0\n"
+              "comm 2 - 4 2\n"
+              "op 0 MPI_COMM_WORLD recv pending ANY ANY 5 8\n"
+              "op 2 - unexpected complete 1 7 ANY 1048576\n",
+              path, sizeof path);
+    assert_int_equal(expect_load(path, &e, err, sizeof err), 0);
+    unlink(path);
+    assert_int_equal(e.np, 3);
+    assert_int_equal(e.ncomms, 2);
+    assert_int_equal(e.comms[0].rank, EXPECT_ALL_RANKS);
+    assert_string_equal(e.comms[1].name, "");
+    assert_int_equal(e.comms[1].size, 4);
+    assert_int_equal(e.nops, 2);
+    assert_int_equal(e.ops[0].queue, EXPECT_RECV);
+    assert_int_equal(e.ops[0].peer, EXPECT_ANY);
+    assert_int_equal(e.ops[0].tag, 5);
+    assert_int_equal(e.ops[1].queue, EXPECT_UNEXPECTED);
+    assert_int_equal(e.ops[1].status, 2);
+    assert_int_equal(e.ops[1].gpeer, 7);
+    assert_int_equal(e.ops[1].tag, EXPECT_ANY);
+    assert_int_equal(e.ops[1].bytes, 1048576);
+    expect_free(&e);
+}
+
+static void test_expect__rejects_malformed(void **state)
+{
+    (void)state;
+    static const char *const bad[] = {
+        "np 2\nop 0 W recv pending 1 1 1\n",        /* a field short */
+        "np 2\nop 0 W sideways pending 1 1 1 4\n",  /* unknown queue */
+        "np 2\nop 0 W recv waiting 1 1 1 4\n",      /* unknown status */
+        "np 2\nop 5 W recv pending 1 1 1 4\n",      /* rank beyond np */
+        "np 2\nop 0 W recv pending 1 1 1 ANY\n",    /* bytes are never ANY */
+        "comm * W 1 0\n",                           /* no np */
+        "np 2\nnp\n",                               /* np without value */
+        "np 2\nbogus 1\n",                          /* unknown keyword */
+        "np 2\ncomm 0 W 4x 0\n",                    /* not a number */
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char path[64], err[256] = "";
+        struct expect e;
+        write_tmp(bad[i], path, sizeof path);
+        if (expect_load(path, &e, err, sizeof err) != -1)
+            fail_msg("case %zu was accepted", i);
+        unlink(path);
+        assert_non_null(strstr(err, path));
+        assert_null(e.ops);
+    }
+}
+
+static void test_expect__every_sample_file(void **state)
+{
+    (void)state;
+    static const char *const names[] = {"ring", "unexpected", "wildcards", "comms", "intercomm"};
+    const char *dir = getenv("MQD_SAMPLES_SRC");
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        char path[512], err[256];
+        struct expect e;
+        snprintf(path, sizeof path, "%s/%s.expect", dir && *dir ? dir : "samples", names[i]);
+        if (expect_load(path, &e, err, sizeof err) != 0)
+            fail_msg("%s", err);
+        assert_true(e.np >= 2);
+        assert_true(e.nops >= e.np); /* every sample leaves something in every rank */
+        expect_free(&e);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_expect__parses_fields),
+        cmocka_unit_test(test_expect__rejects_malformed),
+        cmocka_unit_test(test_expect__every_sample_file),
+    };
+    return cmocka_run_group_tests_name("expect", tests, NULL, NULL);
+}
