@@ -20,8 +20,9 @@
  * killed and reaped before it exits: it is a child subreaper, so it also
  * catches processes that mpiexec's proxies orphan.
  *
- * Exit status: COMMAND's, or 0 after a hold; 2 if the job failed to become
- * ready (the reason on stderr); 64 on a usage error.
+ * Exit status: COMMAND's; after a hold, 0 when stdin closed and 128+N when
+ * signal N ended it; 2 if the job failed to become ready or was interrupted
+ * before (the reason on stderr); 64 on a usage error.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -406,8 +407,10 @@ int main(int argc, char **argv)
             struct pollfd pfd[2] = {{0, POLLIN, 0}, {sig_pipe[0], POLLIN, 0}};
             if (poll(pfd, 2, -1) < 0 && errno != EINTR)
                 break;
-            if (got_signal)
+            if (got_signal) {
+                status = 128 + got_signal;
                 break;
+            }
             if (pfd[1].revents) {
                 char drain[64];
                 while (read(sig_pipe[0], drain, sizeof drain) > 0)

@@ -27,7 +27,7 @@ void sample_init(int *argc, char ***argv, int expected_size);
  */
 void sample_ready(void);
 
-/* Block this rank forever inside MPI, as a hung job does. */
+/* Block this rank forever inside MPI, as a hung job does (n <= 8). */
 _Noreturn void sample_block(MPI_Request *reqs, int n);
 
 /* This rank in MPI_COMM_WORLD (valid after sample_init). */

@@ -20,8 +20,16 @@ stamp=$prefix/.mqd-built
 
 say() { printf 'build-mpich: %s\n' "$*" >&2; }
 
+# Does this libmpi.so export the debugger symbols?  (No grep -q in a pipe:
+# with pipefail, nm's SIGPIPE would fail the test.)
+has_debugger_support() {
+    local syms
+    syms=$(nm -D "$1" 2>/dev/null) || return 1
+    grep -qw MPIR_All_communicators <<<"$syms"
+}
+
 # A prefix counts only if it was finished and really has debugger support.
-if [ -f "$stamp" ] && nm -D "$prefix/lib/libmpi.so" 2>/dev/null | grep -qw MPIR_All_communicators; then
+if [ -f "$stamp" ] && has_debugger_support "$prefix/lib/libmpi.so"; then
     say "using cached MPICH $version in $prefix"
     echo "$prefix"
     exit 0
@@ -87,7 +95,7 @@ if ! make -j"$jobs" >"$work/make.log" 2>&1 || ! make install >>"$work/make.log" 
     say "build failed"
     exit 1
 fi
-if ! nm -D "$prefix/lib/libmpi.so" | grep -qw MPIR_All_communicators; then
+if ! has_debugger_support "$prefix/lib/libmpi.so"; then
     say "built, but libmpi.so lacks MPIR_All_communicators: no debugger support"
     exit 1
 fi

@@ -1,0 +1,53 @@
+/*
+ * memory.h - read a stopped process's memory, one system call per page.
+ *
+ * Reads go through process_vm_readv; if the kernel refuses that (EPERM or
+ * ENOSYS, e.g. under some seccomp policies) they fall back to /proc/PID/mem
+ * opened read-only.  Every page read is kept until mqdh_mem_flush(), which
+ * the caller must call whenever the process may have run (on resume), so a
+ * dump costs one system call per page it touches, however many fields it
+ * reads.  A page that cannot be read whole is an error: nothing is ever
+ * zero-filled.
+ */
+#ifndef MQDH_MEMORY_H
+#define MQDH_MEMORY_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define MQDH_MEM_BUCKETS 256
+
+struct mqdh_mem_page;
+
+struct mqdh_mem {
+    pid_t pid;
+    int mem_fd;              /* /proc/PID/mem, opened on first need; -1 if not */
+    int use_proc_mem;        /* process_vm_readv refused: use mem_fd */
+    size_t page_size;
+    size_t npages, max_pages; /* cache size and bound (0: unbounded) */
+    struct mqdh_mem_page *buckets[MQDH_MEM_BUCKETS];
+    /* Counters for --stats; reset only by mqdh_mem_init. */
+    unsigned long syscalls;
+    unsigned long bytes_read; /* from the target, not from the cache */
+    unsigned long requests;   /* calls to mqdh_mem_read */
+};
+
+/* Prepare to read pid.  Cannot fail; nothing is opened yet. */
+void mqdh_mem_init(struct mqdh_mem *m, pid_t pid);
+
+/*
+ * Read len bytes at addr into buf.  Returns 0, or a negative errno:
+ * -EFAULT for an address range that is not (wholly) mapped, -ESRCH if the
+ * process is gone, -ENOMEM if the cache cannot grow.  On error buf is
+ * unspecified and must not be used.
+ */
+int mqdh_mem_read(struct mqdh_mem *m, uint64_t addr, void *buf, size_t len);
+
+/* Forget every cached page (the process may have changed its memory). */
+void mqdh_mem_flush(struct mqdh_mem *m);
+
+/* Flush and close.  m may be reused after mqdh_mem_init. */
+void mqdh_mem_fini(struct mqdh_mem *m);
+
+#endif

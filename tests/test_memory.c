@@ -1,0 +1,180 @@
+/*
+ * test_memory.c - host/memory.c against a real child process: contents,
+ * page-crossing reads, one system call per page, the cache, and errors.
+ */
+#define _GNU_SOURCE
+#include "host/memory.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+struct child {
+    pid_t pid;
+    uint64_t addr;     /* a 3-page pattern in the child */
+    uint64_t hole;     /* an address with nothing mapped */
+    int release_fd;
+};
+
+static unsigned char pattern_byte(size_t i)
+{
+    return (unsigned char)(i * 7 + 3);
+}
+
+/* A child that maps a known 3-page pattern and a hole, then waits. */
+static void start_child(struct child *c)
+{
+    int info[2], release[2];
+    assert_int_equal(pipe(info), 0);
+    assert_int_equal(pipe(release), 0);
+    size_t ps = (size_t)sysconf(_SC_PAGESIZE);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        close(info[0]);
+        close(release[1]);
+        unsigned char *p = mmap(NULL, 5 * ps, PROT_READ | PROT_WRITE,
+                                MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED)
+            _exit(1);
+        for (size_t i = 0; i < 3 * ps; i++)
+            p[i] = pattern_byte(i);
+        munmap(p + 4 * ps, ps); /* page 4: the hole */
+        uint64_t a[2] = {(uint64_t)(uintptr_t)p, (uint64_t)(uintptr_t)(p + 4 * ps)};
+        if (write(info[1], a, sizeof a) != sizeof a)
+            _exit(1);
+        char ch;
+        while (read(release[0], &ch, 1) < 0 && errno == EINTR)
+            ;
+        _exit(0);
+    }
+    close(info[1]);
+    close(release[0]);
+    uint64_t a[2];
+    assert_int_equal(read(info[0], a, sizeof a), (ssize_t)sizeof a);
+    close(info[0]);
+    c->pid = pid;
+    c->addr = a[0];
+    c->hole = a[1];
+    c->release_fd = release[1];
+}
+
+static void stop_child(struct child *c)
+{
+    close(c->release_fd);
+    waitpid(c->pid, NULL, 0);
+}
+
+static void test_memory__reads_whole_and_across_pages(void **state)
+{
+    (void)state;
+    struct child c;
+    struct mqdh_mem m;
+    start_child(&c);
+    mqdh_mem_init(&m, c.pid);
+    size_t ps = m.page_size;
+    unsigned char *buf = malloc(3 * ps);
+    assert_non_null(buf);
+
+    /* A read spanning three pages, starting mid-page. */
+    size_t off = ps / 2, len = 2 * ps;
+    assert_int_equal(mqdh_mem_read(&m, c.addr + off, buf, len), 0);
+    for (size_t i = 0; i < len; i++)
+        if (buf[i] != pattern_byte(off + i))
+            fail_msg("byte %zu differs", off + i);
+    assert_int_equal(m.syscalls, 3);
+    assert_int_equal(m.bytes_read, 3 * ps);
+
+    /* Everything again, and small reads inside: all from the cache. */
+    assert_int_equal(mqdh_mem_read(&m, c.addr, buf, 3 * ps), 0);
+    for (int i = 0; i < 100; i++) {
+        uint32_t v;
+        assert_int_equal(mqdh_mem_read(&m, c.addr + (uint64_t)i * 8, &v, sizeof v), 0);
+    }
+    assert_int_equal(m.syscalls, 3);
+    assert_int_equal(buf[ps + 5], pattern_byte(ps + 5));
+
+    /* After a flush, the pages are read again. */
+    mqdh_mem_flush(&m);
+    assert_int_equal(mqdh_mem_read(&m, c.addr, buf, 1), 0);
+    assert_int_equal(m.syscalls, 4);
+
+    free(buf);
+    mqdh_mem_fini(&m);
+    stop_child(&c);
+}
+
+static void test_memory__unmapped_is_an_error(void **state)
+{
+    (void)state;
+    struct child c;
+    struct mqdh_mem m;
+    unsigned char buf[64];
+    start_child(&c);
+    mqdh_mem_init(&m, c.pid);
+    assert_int_equal(mqdh_mem_read(&m, c.hole, buf, 8), -EFAULT);
+    assert_int_equal(mqdh_mem_read(&m, 0, buf, 8), -EFAULT);
+    /* A read that runs off the end of the mapping into the hole's
+     * neighbour page (page 3 is mapped, page 4 is not). */
+    assert_int_equal(mqdh_mem_read(&m, c.hole - 4, buf, 8), -EFAULT);
+    /* Wrapping around the address space. */
+    assert_int_equal(mqdh_mem_read(&m, UINT64_MAX - 2, buf, 8), -EFAULT);
+    /* Zero bytes is always fine. */
+    assert_int_equal(mqdh_mem_read(&m, c.hole, buf, 0), 0);
+    mqdh_mem_fini(&m);
+    stop_child(&c);
+}
+
+static void test_memory__process_gone(void **state)
+{
+    (void)state;
+    struct child c;
+    struct mqdh_mem m;
+    unsigned char buf[8];
+    start_child(&c);
+    mqdh_mem_init(&m, c.pid);
+    stop_child(&c);
+    int rc = mqdh_mem_read(&m, c.addr, buf, sizeof buf);
+    assert_int_equal(rc, -ESRCH);
+    mqdh_mem_fini(&m);
+}
+
+/* The /proc/PID/mem path gives the same bytes. */
+static void test_memory__proc_mem_fallback(void **state)
+{
+    (void)state;
+    struct child c;
+    struct mqdh_mem m;
+    unsigned char buf[100];
+    start_child(&c);
+    mqdh_mem_init(&m, c.pid);
+    m.use_proc_mem = 1;
+    assert_int_equal(mqdh_mem_read(&m, c.addr + 10, buf, sizeof buf), 0);
+    for (size_t i = 0; i < sizeof buf; i++)
+        assert_int_equal(buf[i], pattern_byte(10 + i));
+    assert_int_equal(mqdh_mem_read(&m, c.hole, buf, 8), -EFAULT);
+    mqdh_mem_fini(&m);
+    stop_child(&c);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_memory__reads_whole_and_across_pages),
+        cmocka_unit_test(test_memory__unmapped_is_an_error),
+        cmocka_unit_test(test_memory__process_gone),
+        cmocka_unit_test(test_memory__proc_mem_fallback),
+    };
+    return cmocka_run_group_tests_name("memory", tests, NULL, NULL);
+}
