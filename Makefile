@@ -52,6 +52,18 @@ $(BUILD)/samples/%: $(BUILD)/samples/%.o $(BUILD)/samples/sample.o
 
 samples: $(SAMPLE_BINS) $(BUILD)/bin/mqd-launch
 
+# ---------------------------------------------------------------- host
+HOST_SRCS := host/memory.c host/attach.c
+HOST_OBJS := $(HOST_SRCS:%.c=$(BUILD)/%.o)
+HOST_LIBS := -ldw -lelf -ldl
+
+$(BUILD)/host/%.o: host/%.c | $(BUILD)/host
+	$(CC) $(MQD_CFLAGS) -Ihost/include -fPIC -fvisibility=hidden -c -o $@ $<
+
+# The unit tests link the host's objects directly, internals included.
+$(BUILD)/host/libmqdhost-internal.a: $(HOST_OBJS)
+	rm -f $@ && ar rcs $@ $^
+
 # ---------------------------------------------------------------- tests
 # The interface header alone, as C11 and C++11, MPI-1 and MPI-2.
 ABI_CHECKS := $(BUILD)/tests/abi_c11.o $(BUILD)/tests/abi_c11_mpi2.o \
@@ -68,13 +80,17 @@ $(BUILD)/tests/abi_cxx_mpi2.o: tests/abi_check.c mpi_interface.h | $(BUILD)/test
 $(BUILD)/tests/%.o: tests/%.c | $(BUILD)/tests
 	$(CC) $(MQD_CFLAGS) -c -o $@ $<
 
-UNIT_TESTS := $(BUILD)/tests/test_interface $(BUILD)/tests/test_expect
+UNIT_TESTS := $(BUILD)/tests/test_interface $(BUILD)/tests/test_expect \
+              $(BUILD)/tests/test_memory $(BUILD)/tests/test_attach
+HOST_UNIT_TESTS := $(BUILD)/tests/test_memory $(BUILD)/tests/test_attach
 INTEGRATION_TESTS := $(BUILD)/tests/test_samples
 
 $(BUILD)/tests/test_interface: $(BUILD)/tests/test_interface.o
 	$(CC) -o $@ $^ $(MQD_LDFLAGS) -lcmocka
 $(BUILD)/tests/test_expect: $(BUILD)/tests/test_expect.o $(BUILD)/tests/expect.o
 	$(CC) -o $@ $^ $(MQD_LDFLAGS) -lcmocka
+$(HOST_UNIT_TESTS): $(BUILD)/tests/%: $(BUILD)/tests/%.o $(BUILD)/host/libmqdhost-internal.a
+	$(CC) -o $@ $^ $(MQD_LDFLAGS) $(HOST_LIBS) -lpthread -lcmocka
 $(BUILD)/tests/test_samples: $(BUILD)/tests/test_samples.o $(BUILD)/tests/expect.o \
                              $(BUILD)/tests/joblaunch.o
 	$(CC) -o $@ $^ $(MQD_LDFLAGS) -lcmocka
@@ -103,7 +119,7 @@ demo: deps
 	@$(MAKE) --no-print-directory samples
 	@$(TEST_ENV) scripts/demo.sh
 
-$(BUILD)/bin $(BUILD)/samples $(BUILD)/tests:
+$(BUILD)/bin $(BUILD)/samples $(BUILD)/tests $(BUILD)/host:
 	mkdir -p $@
 
 clean:
