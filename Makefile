@@ -53,7 +53,7 @@ $(BUILD)/samples/%: $(BUILD)/samples/%.o $(BUILD)/samples/sample.o
 samples: $(SAMPLE_BINS) $(BUILD)/bin/mqd-launch
 
 # ---------------------------------------------------------------- host
-HOST_SRCS := host/memory.c host/attach.c
+HOST_SRCS := host/memory.c host/attach.c host/image.c host/types.c
 HOST_OBJS := $(HOST_SRCS:%.c=$(BUILD)/%.o)
 HOST_LIBS := -ldw -lelf -ldl
 
@@ -81,8 +81,10 @@ $(BUILD)/tests/%.o: tests/%.c | $(BUILD)/tests
 	$(CC) $(MQD_CFLAGS) -c -o $@ $<
 
 UNIT_TESTS := $(BUILD)/tests/test_interface $(BUILD)/tests/test_expect \
-              $(BUILD)/tests/test_memory $(BUILD)/tests/test_attach
-HOST_UNIT_TESTS := $(BUILD)/tests/test_memory $(BUILD)/tests/test_attach
+              $(BUILD)/tests/test_memory $(BUILD)/tests/test_attach \
+              $(BUILD)/tests/test_image
+HOST_UNIT_TESTS := $(BUILD)/tests/test_memory $(BUILD)/tests/test_attach \
+                   $(BUILD)/tests/test_image
 INTEGRATION_TESTS := $(BUILD)/tests/test_samples
 
 $(BUILD)/tests/test_interface: $(BUILD)/tests/test_interface.o
@@ -91,6 +93,10 @@ $(BUILD)/tests/test_expect: $(BUILD)/tests/test_expect.o $(BUILD)/tests/expect.o
 	$(CC) -o $@ $^ $(MQD_LDFLAGS) -lcmocka
 $(HOST_UNIT_TESTS): $(BUILD)/tests/%: $(BUILD)/tests/%.o $(BUILD)/host/libmqdhost-internal.a
 	$(CC) -o $@ $^ $(MQD_LDFLAGS) $(HOST_LIBS) -lpthread -lcmocka
+$(BUILD)/tests/test_image: | $(BUILD)/tests/libtypes_fixture.so
+# Plain -g -O0 (no sanitizer): a fixture whose DWARF the test knows exactly.
+$(BUILD)/tests/libtypes_fixture.so: tests/fixtures/types_fixture.c | $(BUILD)/tests
+	$(CC) -std=c11 $(WARN) -g -O0 -fPIC -shared -o $@ $<
 $(BUILD)/tests/test_samples: $(BUILD)/tests/test_samples.o $(BUILD)/tests/expect.o \
                              $(BUILD)/tests/joblaunch.o
 	$(CC) -o $@ $^ $(MQD_LDFLAGS) -lcmocka

@@ -1,0 +1,155 @@
+/*
+ * test_image.c - host/image.c and host/types.c against a shared object the
+ * build compiles with -g (tests/fixtures/types_fixture.c), and against this
+ * very test process.
+ */
+#define _GNU_SOURCE
+#include "host/image.h"
+#include "host/types.h"
+
+#include <dlfcn.h>
+#include <elf.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+static char fixture[4096];
+
+static int setup(void **state)
+{
+    (void)state;
+    const char *b = getenv("MQD_BUILD");
+    snprintf(fixture, sizeof fixture, "%s/tests/libtypes_fixture.so", b && *b ? b : "build");
+    return access(fixture, R_OK);
+}
+
+static void test_image__file_symbols(void **state)
+{
+    (void)state;
+    struct mqdh_image im;
+    char err[512];
+    uint64_t g = 0, f = 0, l = 0, x;
+    assert_int_equal(mqdh_image_open_file(&im, fixture, err, sizeof err), 0);
+    assert_int_equal(im.elf_class, ELFCLASS64);
+    assert_int_equal(im.big_endian, 0);
+    assert_int_equal(mqdh_image_symbol(&im, "fx_global_request", 0, &g, NULL), 0);
+    assert_int_equal(mqdh_image_symbol(&im, "fx_function", 1, &f, NULL), 0);
+    /* A local (static) symbol, in .symtab only. */
+    assert_int_equal(mqdh_image_symbol(&im, "fx_local_counter", 0, &l, NULL), 0);
+    assert_true(g != 0 && f != 0 && l != 0 && g != l);
+    /* A variable is not a function; unknown names are not found. */
+    assert_int_equal(mqdh_image_symbol(&im, "fx_global_request", 1, &x, NULL), -ENOENT);
+    assert_int_equal(mqdh_image_symbol(&im, "fx_no_such_symbol", 0, &x, NULL), -ENOENT);
+    mqdh_image_close(&im);
+}
+
+static void test_image__types_and_offsets(void **state)
+{
+    (void)state;
+    struct mqdh_image im;
+    char err[512];
+    assert_int_equal(mqdh_image_open_file(&im, fixture, err, sizeof err), 0);
+
+    static const struct {
+        const char *type, *field;
+        int offset;
+    } cases[] = {
+        {"fx_request_t", "handle", 0},
+        {"fx_request_t", "next", 8},
+        {"fx_request_t", "match", 16},         /* inside anonymous struct+union */
+        {"fx_request_t", "user_buf", 24},
+        {"fx_request_t", "pad", 16},
+        {"fx_request_t", "cc", 56},            /* const volatile */
+        {"fx_request_t", "match.rank", 20},    /* dotted path */
+        {"fx_request_t", "match.context_id", 22},
+        {"fx_request", "kind", 4},             /* struct tag */
+        {"fx_request_alias", "next", 8},       /* typedef of a typedef */
+        {"fx_match", "context_id", 6},
+        {"fx_request_t", "nosuchfield", -1},
+        {"fx_request_t", "match.nosuch", -1},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct mqdh_type *t = mqdh_type_find(&im, cases[i].type);
+        if (!t)
+            fail_msg("type %s not found", cases[i].type);
+        int got = mqdh_type_field_offset(t, cases[i].field);
+        if (got != cases[i].offset)
+            fail_msg("%s.%s: %d, want %d", cases[i].type, cases[i].field, got,
+                     cases[i].offset);
+    }
+    assert_int_equal(mqdh_type_size(mqdh_type_find(&im, "fx_request_t")), 64);
+    assert_int_equal(mqdh_type_size(mqdh_type_find(&im, "fx_match")), 8);
+    /* An incomplete type, and an unknown one, are not found (twice: cached). */
+    for (int i = 0; i < 2; i++) {
+        assert_null(mqdh_type_find(&im, "fx_opaque_t"));
+        assert_null(mqdh_type_find(&im, "fx_no_such_type"));
+    }
+    /* The same pointer for the same name. */
+    assert_ptr_equal(mqdh_type_find(&im, "fx_match"), mqdh_type_find(&im, "fx_match"));
+    assert_int_equal(mqdh_type_field_offset(NULL, "x"), -1);
+    mqdh_image_close(&im);
+}
+
+/* In a live process, addresses are relocated: they match dlsym's. */
+static void test_image__live_process_relocated(void **state)
+{
+    (void)state;
+    void *h = dlopen(fixture, RTLD_NOW);
+    assert_non_null(h);
+    void *want = dlsym(h, "fx_global_request");
+    int *(*local)(void) = (int *(*)(void))dlsym(h, "fx_local_address");
+    assert_non_null(want);
+    assert_non_null(local);
+
+    struct mqdh_image im;
+    char err[512];
+    uint64_t got, lgot;
+    const char *mod = NULL;
+    assert_int_equal(mqdh_image_open_pid(&im, getpid(), err, sizeof err), 0);
+    assert_int_equal(mqdh_image_symbol(&im, "fx_global_request", 0, &got, &mod), 0);
+    assert_int_equal(got, (uint64_t)(uintptr_t)want);
+    assert_non_null(strstr(mod, "libtypes_fixture.so"));
+    assert_int_equal(mqdh_image_symbol(&im, "fx_local_counter", 0, &lgot, NULL), 0);
+    assert_int_equal(lgot, (uint64_t)(uintptr_t)local());
+    /* The executable comes first: it is this test program. */
+    assert_non_null(strstr(im.exe_path, "test_image"));
+    mqdh_image_close(&im);
+    dlclose(h);
+}
+
+static void test_image__bad_files(void **state)
+{
+    (void)state;
+    struct mqdh_image im;
+    char err[512] = "";
+    assert_int_equal(mqdh_image_open_file(&im, "/nonexistent/x.so", err, sizeof err), -ENOENT);
+    assert_non_null(strstr(err, "/nonexistent/x.so"));
+    char path[] = "/tmp/mqd-notelf.XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, "not an ELF file\n", 16), 16);
+    close(fd);
+    assert_int_equal(mqdh_image_open_file(&im, path, err, sizeof err), -EINVAL);
+    assert_non_null(strstr(err, "not a usable ELF file"));
+    unlink(path);
+    assert_true(mqdh_image_open_pid(&im, 0x7ffffff0, err, sizeof err) < 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_image__file_symbols),
+        cmocka_unit_test(test_image__types_and_offsets),
+        cmocka_unit_test(test_image__live_process_relocated),
+        cmocka_unit_test(test_image__bad_files),
+    };
+    return cmocka_run_group_tests_name("image", tests, setup, NULL);
+}
