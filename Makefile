@@ -53,7 +53,8 @@ $(BUILD)/samples/%: $(BUILD)/samples/%.o $(BUILD)/samples/sample.o
 samples: $(SAMPLE_BINS) $(BUILD)/bin/mqd-launch
 
 # ---------------------------------------------------------------- host
-HOST_SRCS := host/memory.c host/attach.c host/image.c host/types.c
+HOST_SRCS := host/memory.c host/attach.c host/image.c host/types.c host/loader.c \
+             host/dump.c host/job.c
 HOST_OBJS := $(HOST_SRCS:%.c=$(BUILD)/%.o)
 HOST_LIBS := -ldw -lelf -ldl
 
@@ -63,6 +64,14 @@ $(BUILD)/host/%.o: host/%.c | $(BUILD)/host
 # The unit tests link the host's objects directly, internals included.
 $(BUILD)/host/libmqdhost-internal.a: $(HOST_OBJS)
 	rm -f $@ && ar rcs $@ $^
+
+# The shared library exports only the mqdh_ API (-fvisibility=hidden plus
+# the attribute on the public functions' definitions via the version script).
+$(BUILD)/lib/libmqdhost.so: $(HOST_OBJS) host/libmqdhost.map | $(BUILD)/lib
+	$(CC) -shared -o $@ $(HOST_OBJS) -Wl,--version-script=host/libmqdhost.map $(MQD_LDFLAGS) $(HOST_LIBS)
+
+$(BUILD)/bin/mqdump: host/mqdump.c $(BUILD)/lib/libmqdhost.so | $(BUILD)/bin
+	$(CC) $(MQD_CFLAGS) -Ihost/include -o $@ $< -L$(BUILD)/lib -lmqdhost -Wl,-rpath,'$$ORIGIN/../lib' $(MQD_LDFLAGS)
 
 # ---------------------------------------------------------------- tests
 # The interface header alone, as C11 and C++11, MPI-1 and MPI-2.
@@ -103,7 +112,7 @@ $(BUILD)/tests/test_samples: $(BUILD)/tests/test_samples.o $(BUILD)/tests/expect
 
 unit-tests: $(ABI_CHECKS) $(UNIT_TESTS)
 
-all: $(BUILD)/bin/mqd-launch unit-tests
+all: $(BUILD)/bin/mqd-launch $(BUILD)/bin/mqdump unit-tests
 
 TEST_ENV = MQD_BUILD=$(BUILD) MQD_SAMPLES_SRC=samples MQD_MPIEXEC=$(MPIEXEC)
 
@@ -125,7 +134,7 @@ demo: deps
 	@$(MAKE) --no-print-directory samples
 	@$(TEST_ENV) scripts/demo.sh
 
-$(BUILD)/bin $(BUILD)/samples $(BUILD)/tests $(BUILD)/host:
+$(BUILD)/bin $(BUILD)/samples $(BUILD)/tests $(BUILD)/host $(BUILD)/lib:
 	mkdir -p $@
 
 clean:

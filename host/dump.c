@@ -1,0 +1,677 @@
+/*
+ * dump.c - run the MQD protocol over a set of stopped processes.
+ *
+ * The flow is the specification's: attach every process -> per process:
+ * choose and load the DLL, mqs_setup_image, mqs_image_has_queues,
+ * mqs_setup_process, mqs_process_has_queues, (MPI-2: mqs_setup_job and
+ * mqs_set_process_identity), mqs_update_communicator_list, iterate
+ * communicators and their three queues -> destroy what the DLL hung on the
+ * host's objects -> detach every process.
+ */
+#define _GNU_SOURCE
+#include "mqdhost.h"
+
+#include "attach.h"
+#include "image.h"
+#include "loader.h"
+#include "memory.h"
+#include "types.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+/* Host error codes handed to the DLL from callbacks (never mqs_ok). */
+enum { CB_ERR_READ = 1001, CB_ERR_NOSYM, CB_ERR_BADARG };
+
+struct hjob;
+
+/* mqs_image: the process's objects, as the DLL sees them. */
+struct himage {
+    struct hproc *proc;
+    mqs_image_info *info;
+};
+
+/* mqs_process. */
+struct hproc {
+    struct mqdh_process *out;
+    struct himage image;
+    struct mqdh_image img;
+    int have_img;
+    struct mqdh_attach att;
+    struct mqdh_mem mem;
+    struct mqdh_dll *dll;
+    mqs_process_info *info;
+    struct hjob *job;
+    int image_set_up, process_set_up;
+};
+
+/* mqs_job: every process dumped together. */
+struct hjob {
+    int n;
+    struct hproc *procs;
+    mqs_job_info *info;
+    int verbose;
+    struct mqdh_dll *job_dll; /* the MPI-2 DLL mqs_setup_job was called for */
+};
+
+static const char *const error_messages[] = {
+#define MQDH_MSG_(name, value, msg) [value] = msg,
+    MQDH_ERRORS(MQDH_MSG_)
+#undef MQDH_MSG_
+};
+
+const char *mqdh_strerror(int code)
+{
+    if (code >= 0 && code < (int)(sizeof error_messages / sizeof error_messages[0]) &&
+        error_messages[code])
+        return error_messages[code];
+    return "unknown mqdhost error";
+}
+
+/* ---------------------------------------------------------------- callbacks */
+
+static struct hjob *current_job; /* for the basic callbacks, which get no handle */
+
+static void *cb_malloc(size_t n)
+{
+    return malloc(n);
+}
+
+static void cb_free(void *p)
+{
+    free(p);
+}
+
+static void cb_dprints(const char *s)
+{
+    if (current_job && current_job->verbose && s)
+        fprintf(stderr, "mqdump: DLL: %s\n", s);
+}
+
+static char *cb_errorstring(int code)
+{
+    switch (code) {
+    case CB_ERR_READ:
+        return (char *)"cannot read target memory";
+    case CB_ERR_NOSYM:
+        return (char *)"symbol not found";
+    case CB_ERR_BADARG:
+        return (char *)"invalid argument from the DLL";
+    default:
+        return (char *)"unknown host error";
+    }
+}
+
+static void cb_put_image_info(mqs_image *image, mqs_image_info *info)
+{
+    struct himage *im = (struct himage *)image;
+    im->proc->out->stats.callbacks++;
+    im->info = info;
+}
+
+static mqs_image_info *cb_get_image_info(mqs_image *image)
+{
+    struct himage *im = (struct himage *)image;
+    im->proc->out->stats.callbacks++;
+    return im->info;
+}
+
+static void cb_put_process_info(mqs_process *process, mqs_process_info *info)
+{
+    struct hproc *p = (struct hproc *)process;
+    p->out->stats.callbacks++;
+    p->info = info;
+}
+
+static mqs_process_info *cb_get_process_info(mqs_process *process)
+{
+    struct hproc *p = (struct hproc *)process;
+    p->out->stats.callbacks++;
+    return p->info;
+}
+
+static void cb_put_job_info(mqs_job *job, mqs_job_info *info)
+{
+    ((struct hjob *)job)->info = info;
+}
+
+static mqs_job_info *cb_get_job_info(mqs_job *job)
+{
+    return ((struct hjob *)job)->info;
+}
+
+static const mqs_basic_callbacks basic_callbacks = {
+    cb_malloc,        cb_free,           cb_dprints,          cb_errorstring,
+    cb_put_image_info, cb_get_image_info, cb_put_process_info, cb_get_process_info,
+    cb_put_job_info,  cb_get_job_info,
+};
+
+static void cb_get_type_sizes(mqs_process *process, mqs_target_type_sizes *ts)
+{
+    struct hproc *p = (struct hproc *)process;
+    p->out->stats.callbacks++;
+    int wide = p->img.elf_class == 2; /* ELFCLASS64 */
+    /* Only the five specified fields: the DLL's buffer may be no larger. */
+    ts->short_size = 2;
+    ts->int_size = 4;
+    ts->long_size = wide ? 8 : 4;
+    ts->long_long_size = 8;
+    ts->pointer_size = wide ? 8 : 4;
+}
+
+static int find_symbol(mqs_image *image, char *name, int functions, mqs_taddr_t *addr)
+{
+    struct himage *im = (struct himage *)image;
+    im->proc->out->stats.callbacks++;
+    uint64_t a;
+    if (!name)
+        return CB_ERR_BADARG;
+    if (mqdh_image_symbol(&im->proc->img, name, functions, &a, NULL) != 0)
+        return CB_ERR_NOSYM;
+    if (addr)
+        *addr = (mqs_taddr_t)a;
+    return mqs_ok;
+}
+
+static int cb_find_function(mqs_image *image, char *name, mqs_lang_code lang, mqs_taddr_t *addr)
+{
+    (void)lang;
+    return find_symbol(image, name, 1, addr);
+}
+
+static int cb_find_symbol(mqs_image *image, char *name, mqs_taddr_t *addr)
+{
+    return find_symbol(image, name, 0, addr);
+}
+
+static mqs_type *cb_find_type(mqs_image *image, char *name, mqs_lang_code lang)
+{
+    (void)lang;
+    struct himage *im = (struct himage *)image;
+    im->proc->out->stats.callbacks++;
+    return name ? (mqs_type *)mqdh_type_find(&im->proc->img, name) : NULL;
+}
+
+/* Type callbacks get no process: count them on the job being dumped. */
+static struct hproc *current_proc;
+
+static int cb_field_offset(mqs_type *type, char *field)
+{
+    if (current_proc)
+        current_proc->out->stats.callbacks++;
+    return mqdh_type_field_offset((struct mqdh_type *)type, field);
+}
+
+static int cb_sizeof(mqs_type *type)
+{
+    if (current_proc)
+        current_proc->out->stats.callbacks++;
+    return mqdh_type_size((struct mqdh_type *)type);
+}
+
+static const mqs_image_callbacks image_callbacks = {
+    cb_get_type_sizes, cb_find_function, cb_find_symbol, cb_find_type, cb_field_offset, cb_sizeof,
+};
+
+static int cb_get_global_rank(mqs_process *process)
+{
+    struct hproc *p = (struct hproc *)process;
+    p->out->stats.callbacks++;
+    return p->out->rank;
+}
+
+static mqs_image *cb_get_image(mqs_process *process)
+{
+    struct hproc *p = (struct hproc *)process;
+    p->out->stats.callbacks++;
+    return (mqs_image *)&p->image;
+}
+
+static int cb_fetch_data(mqs_process *process, mqs_taddr_t addr, int size, void *buf)
+{
+    struct hproc *p = (struct hproc *)process;
+    p->out->stats.callbacks++;
+    p->out->stats.fetches++;
+    if (size < 0 || (size > 0 && !buf))
+        return CB_ERR_BADARG;
+    return mqdh_mem_read(&p->mem, addr, buf, (size_t)size) == 0 ? mqs_ok : CB_ERR_READ;
+}
+
+static void cb_target_to_host(mqs_process *process, const void *in, void *out, int size)
+{
+    struct hproc *p = (struct hproc *)process;
+    p->out->stats.callbacks++;
+    static const union {
+        uint16_t v;
+        unsigned char b[2];
+    } probe = {1};
+    int host_big = probe.b[0] == 0;
+    if (size <= 0)
+        return;
+    if (host_big == p->img.big_endian) {
+        memmove(out, in, (size_t)size);
+        return;
+    }
+    const unsigned char *s = in;
+    unsigned char tmp[16], *d = out;
+    if (size > (int)sizeof tmp) {
+        memmove(out, in, (size_t)size); /* not an integer: nothing to swap */
+        return;
+    }
+    for (int i = 0; i < size; i++)
+        tmp[i] = s[size - 1 - i];
+    memcpy(d, tmp, (size_t)size);
+}
+
+static mqs_job *cb_get_process_job(mqs_process *process)
+{
+    struct hproc *p = (struct hproc *)process;
+    p->out->stats.callbacks++;
+    return (mqs_job *)p->job;
+}
+
+static int cb_get_process_identity(mqs_process *process)
+{
+    struct hproc *p = (struct hproc *)process;
+    p->out->stats.callbacks++;
+    return p->out->identity;
+}
+
+static const mqs_process_callbacks process_callbacks = {
+    cb_get_global_rank, cb_get_image,       cb_fetch_data,
+    cb_target_to_host,  cb_get_process_job, cb_get_process_identity,
+};
+
+static mqs_process *cb_get_process(mqs_job *job, int identity)
+{
+    struct hjob *j = (struct hjob *)job;
+    for (int i = 0; i < j->n; i++)
+        if (j->procs[i].out->identity == identity)
+            return (mqs_process *)&j->procs[i];
+    return NULL;
+}
+
+static const mqs_job_callbacks job_callbacks = {cb_get_process};
+
+/* ---------------------------------------------------------------- helpers */
+
+static void set_error(struct hproc *p, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void set_error(struct hproc *p, const char *fmt, ...)
+{
+    if (p->out->error)
+        return; /* the first error is the one that matters */
+    va_list ap;
+    va_start(ap, fmt);
+    if (vasprintf(&p->out->error, fmt, ap) < 0)
+        p->out->error = NULL;
+    va_end(ap);
+}
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* A rank from the process environment, or -1. */
+static int rank_from_environment(pid_t pid)
+{
+    static const char *const vars[] = {"PMI_RANK=", "PMI_ID=", "OMPI_COMM_WORLD_RANK=",
+                                       "PMIX_RANK="};
+    char path[64], buf[65536];
+    snprintf(path, sizeof path, "/proc/%d/environ", (int)pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    for (size_t v = 0; v < sizeof vars / sizeof vars[0]; v++) {
+        size_t len = strlen(vars[v]);
+        for (size_t i = 0; i < n; i += strlen(buf + i) + 1) {
+            if (strncmp(buf + i, vars[v], len) == 0) {
+                char *end;
+                long r = strtol(buf + i + len, &end, 10);
+                if (end != buf + i + len && *end == '\0' && r >= 0 && r < (1L << 30))
+                    return (int)r;
+            }
+        }
+    }
+    return -1;
+}
+
+/* The DLL the target names in MPIR_dll_name, into path; 0 or -1. */
+static int target_dll_name(struct hproc *p, char *path, size_t len)
+{
+    uint64_t addr;
+    if (mqdh_image_symbol(&p->img, "MPIR_dll_name", 0, &addr, NULL) != 0)
+        return -1;
+    char buf[4096];
+    size_t got = 0;
+    /* Read up to the terminating NUL, a chunk at a time, within bounds. */
+    while (got < sizeof buf) {
+        size_t chunk = 64;
+        if (mqdh_mem_read(&p->mem, addr + got, buf + got, chunk) != 0)
+            return -1;
+        void *nul = memchr(buf + got, '\0', chunk);
+        got += chunk;
+        if (nul) {
+            if (buf[0] == '\0')
+                return -1;
+            snprintf(path, len, "%s", buf);
+            return 0;
+        }
+    }
+    return -1; /* unterminated */
+}
+
+static int choose_dll(struct hproc *p, const struct mqdh_options *opt)
+{
+    char path[4096], why[1024];
+    const char *explicit_dll = opt && opt->dll ? opt->dll : getenv("MQD_DLL");
+    if (explicit_dll && *explicit_dll) {
+        snprintf(path, sizeof path, "%s", explicit_dll);
+    } else if (target_dll_name(p, path, sizeof path) == 0) {
+        if (!(opt && opt->trust_target_dll) && mqdh_dll_trusted(path, why, sizeof why) != 0) {
+            set_error(p, "refusing the DLL the process names in MPIR_dll_name: %s (pass --dll "
+                      "to choose one, or --trust-target-dll)", why);
+            return MQDH_E_DLL_UNTRUSTED;
+        }
+    } else {
+        set_error(p, "no debug DLL: the process has no MPIR_dll_name (not an MPI program, or an "
+                  "MPI built without debugger support) and none was given with --dll");
+        return MQDH_E_NO_DLL;
+    }
+    int rc = mqdh_dll_load(path, &basic_callbacks, &p->dll, why, sizeof why);
+    if (rc != MQDH_OK)
+        set_error(p, "%s", why);
+    p->out->dll = strdup(path);
+    return rc;
+}
+
+/* ---------------------------------------------------------------- iteration */
+
+static int dll_fail(struct hproc *p, const char *what, int code)
+{
+    set_error(p, "%s: %s (code %d)", what, mqdh_dll_strerror(p->dll, code), code);
+    return MQDH_E_DLL;
+}
+
+static int read_queue(struct hproc *p, struct mqdh_queue *q, int which)
+{
+    mqs_process *mp = (mqs_process *)p;
+    int rc = p->dll->setup_operation_iterator(mp, which);
+    q->state = MQDH_QUEUE_OK;
+    if (rc == mqs_no_information) {
+        q->state = MQDH_QUEUE_NO_INFO;
+        return 0;
+    }
+    if (rc != mqs_ok && rc != mqs_end_of_list) {
+        q->state = MQDH_QUEUE_ERROR;
+        if (asprintf(&q->error, "%s (code %d)", mqdh_dll_strerror(p->dll, rc), rc) < 0)
+            q->error = NULL;
+        return 0;
+    }
+    for (int guard = 0; guard < 1000000; guard++) {
+        mqs_pending_operation op;
+        memset(&op, 0, sizeof op);
+        rc = p->dll->next_operation(mp, &op);
+        if (rc == mqs_end_of_list)
+            return 0;
+        if (rc != mqs_ok) {
+            q->state = MQDH_QUEUE_ERROR;
+            if (asprintf(&q->error, "%s (code %d)", mqdh_dll_strerror(p->dll, rc), rc) < 0)
+                q->error = NULL;
+            return 0;
+        }
+        struct mqdh_op *ops = realloc(q->ops, (size_t)(q->nops + 1) * sizeof *ops);
+        if (!ops)
+            return MQDH_E_NOMEM;
+        q->ops = ops;
+        struct mqdh_op *o = &q->ops[q->nops++];
+        o->status = op.status;
+        o->desired_local_rank = op.desired_local_rank;
+        o->desired_global_rank = op.desired_global_rank;
+        o->tag_wild = op.tag_wild;
+        o->desired_tag = op.desired_tag;
+        o->desired_length = op.desired_length;
+        o->system_buffer = op.system_buffer;
+        o->buffer = op.buffer;
+        o->actual_local_rank = op.actual_local_rank;
+        o->actual_global_rank = op.actual_global_rank;
+        o->actual_tag = op.actual_tag;
+        o->actual_length = op.actual_length;
+        /* Lines end at the first empty one; each is made terminated. */
+        int ended = 0;
+        for (int l = 0; l < 5; l++) {
+            if (ended || op.extra_text[l][0] == '\0') {
+                ended = 1;
+                o->extra_text[l][0] = '\0';
+                continue;
+            }
+            memcpy(o->extra_text[l], op.extra_text[l], 63);
+            o->extra_text[l][63] = '\0';
+        }
+    }
+    q->state = MQDH_QUEUE_ERROR;
+    q->error = strdup("more than a million entries: the list is probably corrupt");
+    return 0;
+}
+
+static int iterate(struct hproc *p)
+{
+    mqs_process *mp = (mqs_process *)p;
+    int rc = p->dll->update_communicator_list(mp);
+    if (rc != mqs_ok)
+        return dll_fail(p, "mqs_update_communicator_list", rc);
+    rc = p->dll->setup_communicator_iterator(mp);
+    if (rc == mqs_end_of_list)
+        return MQDH_OK;
+    if (rc != mqs_ok)
+        return dll_fail(p, "mqs_setup_communicator_iterator", rc);
+    for (int guard = 0; guard < 100000; guard++) {
+        mqs_communicator c;
+        memset(&c, 0, sizeof c);
+        rc = p->dll->get_communicator(mp, &c);
+        if (rc == mqs_end_of_list)
+            return MQDH_OK;
+        if (rc != mqs_ok)
+            return dll_fail(p, "mqs_get_communicator", rc);
+        struct mqdh_comm *cs = realloc(p->out->comms, (size_t)(p->out->ncomms + 1) * sizeof *cs);
+        if (!cs)
+            return MQDH_E_NOMEM;
+        p->out->comms = cs;
+        struct mqdh_comm *out = &cs[p->out->ncomms++];
+        memset(out, 0, sizeof *out);
+        out->unique_id = c.unique_id;
+        out->local_rank = c.local_rank;
+        out->size = c.size;
+        memcpy(out->name, c.name, 63);
+        out->name[63] = '\0';
+        for (int q = 0; q < MQDH_NQUEUES; q++)
+            if ((rc = read_queue(p, &out->queues[q], q)) != 0)
+                return rc;
+        rc = p->dll->next_communicator(mp);
+        if (rc == mqs_end_of_list)
+            return MQDH_OK;
+        if (rc != mqs_ok)
+            return dll_fail(p, "mqs_next_communicator", rc);
+    }
+    set_error(p, "more than 100000 communicators: the list is probably corrupt");
+    return MQDH_E_DLL;
+}
+
+static int dump_one(struct hproc *p, const struct mqdh_options *opt, struct hjob *job)
+{
+    char err[1024];
+    int rc;
+    mqs_process *mp = (mqs_process *)p;
+    mqs_image *mi = (mqs_image *)&p->image;
+
+    if ((rc = mqdh_image_open_pid(&p->img, p->out->pid, err, sizeof err)) != 0) {
+        set_error(p, "%s", err);
+        return MQDH_E_IMAGE;
+    }
+    p->have_img = 1;
+    p->out->image = strdup(p->img.exe_path);
+    if ((rc = choose_dll(p, opt)) != MQDH_OK)
+        return rc;
+    /* MPI-2: the job exists before any of its processes is set up. */
+    if (p->dll->mpi2 && !job->job_dll) {
+        rc = p->dll->setup_job((mqs_job *)job, &job_callbacks);
+        if (rc != mqs_ok)
+            return dll_fail(p, "mqs_setup_job", rc);
+        job->job_dll = p->dll;
+    }
+
+    current_proc = p;
+    rc = p->dll->setup_image(mi, &image_callbacks);
+    if (rc != mqs_ok)
+        return dll_fail(p, "mqs_setup_image", rc);
+    p->image_set_up = 1;
+    const char *msg = NULL;
+    rc = p->dll->image_has_queues(mi, &msg);
+    if (rc != mqs_ok) {
+        char m[512] = "";
+        if (msg) /* a printf format taking the image name */
+            snprintf(m, sizeof m, "%s", msg);
+        set_error(p, "%s has no message queues: %s%s%s", p->img.exe_path,
+                  mqdh_dll_strerror(p->dll, rc), m[0] ? ": " : "", m);
+        return MQDH_E_NO_QUEUES;
+    }
+    rc = p->dll->setup_process(mp, &process_callbacks);
+    if (rc != mqs_ok)
+        return dll_fail(p, "mqs_setup_process", rc);
+    p->process_set_up = 1;
+    char *pmsg = NULL;
+    rc = p->dll->process_has_queues(mp, &pmsg);
+    if (rc != mqs_ok) {
+        set_error(p, "process %d has no message queues: %s%s%s", (int)p->out->pid,
+                  mqdh_dll_strerror(p->dll, rc), pmsg ? ": " : "", pmsg ? pmsg : "");
+        return MQDH_E_NO_QUEUES;
+    }
+    if (p->dll->mpi2 && p->dll == job->job_dll) {
+        rc = p->dll->set_process_identity(mp, p->out->identity);
+        if (rc != mqs_ok)
+            return dll_fail(p, "mqs_set_process_identity", rc);
+    }
+    return iterate(p);
+}
+
+/* ---------------------------------------------------------------- entry */
+
+int mqdh_dump_processes(const pid_t *pids, const int *ranks, const char *const *hosts, int n,
+                        const struct mqdh_options *opt, struct mqdh_dump **out)
+{
+    *out = NULL;
+    if (n < 0 || (n > 0 && !pids))
+        return MQDH_E_USAGE;
+    struct mqdh_dump *d = calloc(1, sizeof *d);
+    struct hproc *procs = calloc((size_t)(n ? n : 1), sizeof *procs);
+    if (!d || !(d->procs = calloc((size_t)(n ? n : 1), sizeof *d->procs)) || !procs) {
+        if (d)
+            free(d->procs);
+        free(d);
+        free(procs);
+        return MQDH_E_NOMEM;
+    }
+    d->nprocs = n;
+    struct hjob job = {n, procs, NULL, opt ? opt->verbose : 0, NULL};
+    current_job = &job;
+    int first_error = MQDH_OK;
+
+    /* Stop everything first: one consistent state across the job. */
+    for (int i = 0; i < n; i++) {
+        struct hproc *p = &procs[i];
+        char err[512];
+        p->out = &d->procs[i];
+        p->image.proc = p;
+        p->job = &job;
+        p->out->pid = pids[i];
+        p->out->rank = ranks && ranks[i] >= 0 ? ranks[i] : rank_from_environment(pids[i]);
+        p->out->identity = p->out->rank >= 0 ? p->out->rank : i;
+        p->out->host = hosts && hosts[i] ? strdup(hosts[i]) : NULL;
+        mqdh_mem_init(&p->mem, pids[i]);
+        if (mqdh_attach(&p->att, pids[i], err, sizeof err) != 0) {
+            set_error(p, "%s", err);
+            if (!first_error)
+                first_error = MQDH_E_ATTACH;
+        }
+    }
+    for (int i = 0; i < n; i++) {
+        struct hproc *p = &procs[i];
+        if (p->out->error)
+            continue;
+        double t0 = now();
+        int rc = dump_one(p, opt, &job);
+        p->out->stats.seconds = now() - t0;
+        if (rc != MQDH_OK && !first_error)
+            first_error = rc;
+    }
+    /* Let everything go, then clean up what the DLL hung on our objects. */
+    for (int i = 0; i < n; i++) {
+        struct hproc *p = &procs[i];
+        mqdh_detach(&p->att);
+        p->out->stats.bytes = p->mem.bytes_read;
+        p->out->stats.syscalls = p->mem.syscalls;
+        if (p->dll && p->info)
+            p->dll->destroy_process_info(p->info);
+        if (p->dll && p->image.info)
+            p->dll->destroy_image_info(p->image.info);
+        mqdh_mem_fini(&p->mem);
+        if (p->have_img)
+            mqdh_image_close(&p->img);
+    }
+    /* After every process's information, as the specification orders. */
+    if (job.job_dll && job.info)
+        job.job_dll->destroy_job_info(job.info);
+    current_job = NULL;
+    current_proc = NULL;
+    free(procs);
+    *out = d;
+    return first_error;
+}
+
+void mqdh_dump_free(struct mqdh_dump *d)
+{
+    if (!d)
+        return;
+    for (int i = 0; i < d->nprocs; i++) {
+        struct mqdh_process *p = &d->procs[i];
+        for (int c = 0; c < p->ncomms; c++) {
+            for (int q = 0; q < MQDH_NQUEUES; q++) {
+                free(p->comms[c].queues[q].ops);
+                free(p->comms[c].queues[q].error);
+            }
+        }
+        free(p->comms);
+        free(p->host);
+        free(p->image);
+        free(p->dll);
+        free(p->error);
+    }
+    free(d->procs);
+    free(d);
+}
+
+int mqdh_dll_check(const char *path, char *version, size_t versionlen, int *mpi2, char *err,
+                   size_t errlen)
+{
+    struct mqdh_dll *dll;
+    int rc = mqdh_dll_load(path, &basic_callbacks, &dll, err, errlen);
+    if (rc != MQDH_OK)
+        return rc;
+    if (version)
+        snprintf(version, versionlen, "%s", dll->version);
+    if (mpi2)
+        *mpi2 = dll->mpi2;
+    return MQDH_OK;
+}

@@ -1,0 +1,178 @@
+/*
+ * mqdhost.h - the debugger side of the MPI message queue dumping interface.
+ *
+ * libmqdhost loads an MQD debug DLL (mqd's libmqd_mpich.so, MPICH's
+ * libtvmpich.so, Open MPI's libompi_dbg_msgq.so, ...), attaches to MPI
+ * processes with ptrace, serves the DLL's callbacks (memory, ELF symbols,
+ * DWARF types, the target's type sizes and byte order, MPI-2 jobs and
+ * process identities) and returns what the DLL reports: every communicator
+ * of every process, and its three queues.  Every process is detached before
+ * a call returns, on every path, and is left running exactly as before.
+ *
+ * Ownership: an `**out` result belongs to the caller and is released with
+ * its *_free function, which accepts NULL.  Strings inside results are owned
+ * by the result.
+ */
+#ifndef MQDHOST_H
+#define MQDHOST_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* What the shared library exports; it is built with -fvisibility=hidden. */
+#if defined(__GNUC__)
+#define MQDH_API __attribute__((visibility("default")))
+#else
+#define MQDH_API
+#endif
+
+/* Error codes and their messages: one list (never renumber). */
+#define MQDH_ERRORS(X)                                                                        \
+    X(MQDH_OK, 0, "success")                                                                   \
+    X(MQDH_E_NOMEM, 1, "out of memory")                                                        \
+    X(MQDH_E_USAGE, 2, "invalid argument")                                                     \
+    X(MQDH_E_DLL_LOAD, 3, "the debug DLL cannot be loaded")                                    \
+    X(MQDH_E_DLL_SYMBOL, 4, "the debug DLL lacks a required entry point")                      \
+    X(MQDH_E_DLL_VERSION, 5, "the debug DLL speaks an unsupported interface version")          \
+    X(MQDH_E_DLL_WIDTH, 6, "the debug DLL's target address width differs from the host's")     \
+    X(MQDH_E_DLL_UNTRUSTED, 7, "the debug DLL named by the target is not trusted")             \
+    X(MQDH_E_NO_DLL, 8, "no debug DLL is named for this process")                              \
+    X(MQDH_E_ATTACH, 9, "cannot attach to the process")                                        \
+    X(MQDH_E_IMAGE, 10, "cannot read the process's executable and libraries")                  \
+    X(MQDH_E_READ, 11, "cannot read the process's memory")                                     \
+    X(MQDH_E_DLL, 12, "the debug DLL reported an error")                                       \
+    X(MQDH_E_NO_QUEUES, 13, "the process has no message queues the DLL can show")              \
+    X(MQDH_E_JOB, 14, "cannot find the processes of the job")
+
+enum mqdh_error {
+#define MQDH_ENUM_(name, value, msg) name = value,
+    MQDH_ERRORS(MQDH_ENUM_)
+#undef MQDH_ENUM_
+};
+
+/* The message for an error code; never NULL. */
+MQDH_API const char *mqdh_strerror(int code);
+
+/* The state of one queue of one communicator. */
+enum mqdh_queue_state {
+    MQDH_QUEUE_OK,      /* ops/nops are the entries (possibly none) */
+    MQDH_QUEUE_NO_INFO, /* the DLL has no information about this queue */
+    MQDH_QUEUE_ERROR    /* the DLL failed; error says how */
+};
+
+/* One queue entry: the interface's mqs_pending_operation, unchanged. */
+struct mqdh_op {
+    int status; /* 0 pending, 1 matched, 2 complete */
+    long desired_local_rank, desired_global_rank;
+    int tag_wild;
+    long desired_tag, desired_length;
+    int system_buffer;
+    uint64_t buffer;
+    long actual_local_rank, actual_global_rank, actual_tag, actual_length;
+    char extra_text[5][64]; /* always NUL-terminated */
+};
+
+struct mqdh_queue {
+    enum mqdh_queue_state state;
+    int nops;
+    struct mqdh_op *ops;
+    char *error; /* NULL unless state is MQDH_QUEUE_ERROR */
+};
+
+/* The queues, indexed by the interface's mqs_op_class. */
+enum { MQDH_SENDS, MQDH_RECEIVES, MQDH_UNEXPECTED, MQDH_NQUEUES };
+
+struct mqdh_comm {
+    uint64_t unique_id;
+    long local_rank, size;
+    char name[64]; /* always NUL-terminated */
+    struct mqdh_queue queues[MQDH_NQUEUES];
+};
+
+struct mqdh_stats {
+    unsigned long callbacks; /* calls from the DLL into the host */
+    unsigned long fetches;   /* of which mqs_fetch_data */
+    unsigned long bytes;     /* read from the target */
+    unsigned long syscalls;  /* spent reading the target */
+    double seconds;          /* wall time for this process's dump */
+};
+
+struct mqdh_process {
+    pid_t pid;
+    int rank;     /* in MPI_COMM_WORLD; -1 if unknown */
+    int identity; /* MPI-2 identity given to the DLL; -1 if not MPI-2 */
+    char *host;   /* NULL if unknown */
+    char *image;  /* the executable */
+    char *dll;    /* the DLL used; NULL if none */
+    char *error;  /* NULL if the dump succeeded */
+    int ncomms;
+    struct mqdh_comm *comms;
+    struct mqdh_stats stats;
+};
+
+struct mqdh_dump {
+    int nprocs;
+    struct mqdh_process *procs;
+};
+
+struct mqdh_options {
+    /*
+     * The DLL to use for every process.  NULL: $MQD_DLL, else the target's
+     * MPIR_dll_name, else the target's mpimsgq_dll_locations (Open MPI).
+     * An explicit path (this or $MQD_DLL) is the user's choice and trusted.
+     */
+    const char *dll;
+    /*
+     * Load a DLL named by the target even if it fails the trust rule (a
+     * regular file, and its directory, owned by root or by the invoking user
+     * and not writable by group or others).
+     */
+    int trust_target_dll;
+    /* Print the DLL's mqs_dprints messages on stderr. */
+    int verbose;
+};
+
+/*
+ * Dump processes pids[0..n-1].  ranks may be NULL; else ranks[i] is pid i's
+ * rank in MPI_COMM_WORLD (-1: find it from the process environment).  hosts
+ * may be NULL.  All processes are stopped together, read, and let go.
+ *
+ * Returns MQDH_OK when every process was dumped; otherwise *out still holds
+ * every process, each with its own error, and the code of the first
+ * failure.  *out is NULL only for MQDH_E_NOMEM and MQDH_E_USAGE.
+ */
+MQDH_API int mqdh_dump_processes(const pid_t *pids, const int *ranks, const char *const *hosts, int n,
+                        const struct mqdh_options *opt, struct mqdh_dump **out);
+
+MQDH_API void mqdh_dump_free(struct mqdh_dump *d);
+
+/*
+ * The ranks of a job from its launcher (e.g. hydra's mpiexec): its
+ * MPIR_proctable, else the launcher's descendant processes that have an MPI
+ * rank in their environment.  On success *pids, *ranks and *hosts (arrays
+ * of *n, rank order; hosts entries may be NULL) belong to the caller: free
+ * them with mqdh_job_free.  err[errlen] says why on failure.
+ */
+MQDH_API int mqdh_job_ranks(pid_t launcher, pid_t **pids, int **ranks, char ***hosts, int *n, char *err,
+                   size_t errlen);
+MQDH_API void mqdh_job_free(pid_t *pids, int *ranks, char **hosts, int n);
+
+/*
+ * Load and validate a DLL without dumping anything: every required entry
+ * point present, mqs_version_compatibility() supported, mqs_dll_taddr_width()
+ * equal to the host's.  Returns MQDH_OK and the DLL's version string in
+ * version[versionlen], or an error with the reason in err[errlen].
+ */
+MQDH_API int mqdh_dll_check(const char *path, char *version, size_t versionlen, int *mpi2, char *err,
+                   size_t errlen);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* MQDHOST_H */

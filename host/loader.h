@@ -1,0 +1,66 @@
+/*
+ * loader.h - load an MQD debug DLL, check it, and keep it.
+ *
+ * A DLL is loaded once per path and never unloaded (the specification: its
+ * static state is never re-initialised), and mqs_setup_basic_callbacks is
+ * called once, with the host's table, right after it passes the checks.
+ */
+#ifndef MQDH_LOADER_H
+#define MQDH_LOADER_H
+
+#define FOR_MPI2 1
+#include "mpi_interface.h"
+
+#include <stddef.h>
+
+struct mqdh_dll {
+    struct mqdh_dll *next;
+    char *path;
+    void *handle;
+    int mpi2;          /* exports mqs_setup_job: use the MPI-2 protocol */
+    int compatibility; /* mqs_version_compatibility() */
+    const char *version;
+
+    const char *(*version_string)(void);
+    int (*version_compatibility)(void);
+    int (*dll_taddr_width)(void);
+    const char *(*dll_error_string)(int);
+    void (*setup_basic_callbacks)(const mqs_basic_callbacks *);
+    int (*setup_image)(mqs_image *, const mqs_image_callbacks *);
+    int (*image_has_queues)(mqs_image *, const char **);
+    void (*destroy_image_info)(mqs_image_info *);
+    int (*setup_process)(mqs_process *, const mqs_process_callbacks *);
+    int (*process_has_queues)(mqs_process *, char **);
+    void (*destroy_process_info)(mqs_process_info *);
+    int (*update_communicator_list)(mqs_process *);
+    int (*setup_communicator_iterator)(mqs_process *);
+    int (*get_communicator)(mqs_process *, mqs_communicator *);
+    int (*next_communicator)(mqs_process *);
+    int (*setup_operation_iterator)(mqs_process *, int);
+    int (*next_operation)(mqs_process *, mqs_pending_operation *);
+    /* Optional. */
+    int (*get_comm_group)(mqs_process *, int *);
+    int (*setup_job)(mqs_job *, const mqs_job_callbacks *);
+    int (*destroy_job_info)(mqs_job_info *);
+    int (*set_process_identity)(mqs_process *, int);
+};
+
+/*
+ * The DLL at path, loaded and checked (cached by path).  basic is the host's
+ * callback table, handed to the DLL on first load.  Returns an MQDH_ code,
+ * with the reason in err.  The result is owned by the loader.
+ */
+int mqdh_dll_load(const char *path, const mqs_basic_callbacks *basic, struct mqdh_dll **out,
+                  char *err, size_t errlen);
+
+/*
+ * The trust rule for a DLL the target names: a regular file, in a directory,
+ * both owned by root or the invoking user and writable by neither group nor
+ * others.  Returns 0, or -1 with the reason in err.
+ */
+int mqdh_dll_trusted(const char *path, char *err, size_t errlen);
+
+/* The DLL's message for one of its codes, never NULL. */
+const char *mqdh_dll_strerror(const struct mqdh_dll *dll, int code);
+
+#endif

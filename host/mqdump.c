@@ -1,0 +1,313 @@
+/*
+ * mqdump - show the MPI message queues of stopped or hung processes.
+ * Uses only the public libmqdhost API (mqdhost.h).
+ *
+ * Exit status: 0 every process dumped, 1 some failed, 2 none dumped,
+ * 64 usage error.
+ */
+#define _GNU_SOURCE
+#include "mqdhost.h"
+
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const queue_names[MQDH_NQUEUES] = {"pending sends", "pending receives",
+                                                      "unexpected messages"};
+static const char *const queue_keys[MQDH_NQUEUES] = {"pending_sends", "pending_receives",
+                                                     "unexpected_messages"};
+static const char *const status_names[] = {"pending", "matched", "complete"};
+
+static const char *status_name(int s)
+{
+    return s >= 0 && s <= 2 ? status_names[s] : "unknown";
+}
+
+static void usage(FILE *f)
+{
+    fputs("usage: mqdump [OPTIONS] --pid PID [--pid PID ...]\n"
+          "       mqdump [OPTIONS] --job LAUNCHER_PID\n"
+          "Show the MPI message queues of processes, through an MQD debug DLL.\n\n"
+          "  -p, --pid PID           a process to dump (repeatable)\n"
+          "  -j, --job PID           every rank of the job this launcher (mpiexec) runs\n"
+          "  -d, --dll PATH          the debug DLL to use (default: $MQD_DLL, else the\n"
+          "                          one the process names in MPIR_dll_name)\n"
+          "      --trust-target-dll  load the DLL the process names even if it fails\n"
+          "                          the ownership and permission checks\n"
+          "      --json              one JSON object instead of text\n"
+          "      --stats             per process: DLL callbacks, bytes, system calls, time\n"
+          "  -v, --verbose           show the DLL's diagnostic messages\n"
+          "  -h, --help              this text\n\n"
+          "Exit status: 0 every process dumped, 1 some failed, 2 none, 64 usage error.\n",
+          f);
+}
+
+static void print_peer(long local, long global)
+{
+    if (local < 0)
+        printf("ANY");
+    else if (global >= 0 && global != local)
+        printf("%ld (world %ld)", local, global);
+    else
+        printf("%ld", local);
+}
+
+static void text_op(const struct mqdh_op *o, int q)
+{
+    printf("      %-8s ", status_name(o->status));
+    if (q == MQDH_UNEXPECTED) {
+        printf("from ");
+        print_peer(o->actual_local_rank, o->actual_global_rank);
+        printf(" tag %ld, %ld bytes", o->actual_tag, o->actual_length);
+    } else {
+        printf(q == MQDH_SENDS ? "to " : "from ");
+        print_peer(o->desired_local_rank, o->desired_global_rank);
+        if (o->tag_wild)
+            printf(" tag ANY");
+        else
+            printf(" tag %ld", o->desired_tag);
+        printf(", %ld bytes", o->desired_length);
+        if (q == MQDH_RECEIVES && o->status >= 1) {
+            printf(" <- matched ");
+            print_peer(o->actual_local_rank, o->actual_global_rank);
+            printf(" tag %ld, %ld bytes", o->actual_tag, o->actual_length);
+        }
+    }
+    printf(", buffer 0x%llx%s\n", (unsigned long long)o->buffer,
+           o->system_buffer ? " (system)" : "");
+    for (int l = 0; l < 5 && o->extra_text[l][0]; l++)
+        printf("               %s\n", o->extra_text[l]);
+}
+
+static void text_dump(const struct mqdh_dump *d, int stats)
+{
+    for (int i = 0; i < d->nprocs; i++) {
+        const struct mqdh_process *p = &d->procs[i];
+        printf("process %d", (int)p->pid);
+        if (p->rank >= 0)
+            printf(", rank %d", p->rank);
+        if (p->host)
+            printf(", host %s", p->host);
+        printf("%s%s\n", p->image ? ": " : "", p->image ? p->image : "");
+        if (p->error)
+            printf("  error: %s\n", p->error);
+        for (int c = 0; c < p->ncomms; c++) {
+            const struct mqdh_comm *cm = &p->comms[c];
+            printf("  communicator \"%s\" (size %ld, rank %ld)\n", cm->name, cm->size,
+                   cm->local_rank);
+            for (int q = 0; q < MQDH_NQUEUES; q++) {
+                const struct mqdh_queue *qu = &cm->queues[q];
+                if (qu->state == MQDH_QUEUE_NO_INFO) {
+                    printf("    %s: no information\n", queue_names[q]);
+                } else if (qu->state == MQDH_QUEUE_ERROR) {
+                    printf("    %s: error: %s\n", queue_names[q], qu->error ? qu->error : "?");
+                } else if (qu->nops) {
+                    printf("    %s: %d\n", queue_names[q], qu->nops);
+                    for (int o = 0; o < qu->nops; o++)
+                        text_op(&qu->ops[o], q);
+                }
+            }
+        }
+        if (stats)
+            printf("  stats: %lu callbacks (%lu fetches), %lu bytes in %lu system calls, "
+                   "%.3f s\n",
+                   p->stats.callbacks, p->stats.fetches, p->stats.bytes, p->stats.syscalls,
+                   p->stats.seconds);
+    }
+}
+
+static void json_string(const char *s)
+{
+    if (!s) {
+        printf("null");
+        return;
+    }
+    putchar('"');
+    for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
+        if (*c == '"' || *c == '\\')
+            printf("\\%c", *c);
+        else if (*c < 0x20 || *c >= 0x7f)
+            printf("\\u%04x", *c);
+        else
+            putchar(*c);
+    }
+    putchar('"');
+}
+
+static void json_dump(const struct mqdh_dump *d, int stats)
+{
+    printf("{\"processes\": [");
+    for (int i = 0; i < d->nprocs; i++) {
+        const struct mqdh_process *p = &d->procs[i];
+        printf("%s\n {\"pid\": %d, \"rank\": %d, \"identity\": %d, \"host\": ", i ? "," : "",
+               (int)p->pid, p->rank, p->identity);
+        json_string(p->host);
+        printf(", \"image\": ");
+        json_string(p->image);
+        printf(", \"dll\": ");
+        json_string(p->dll);
+        printf(", \"error\": ");
+        json_string(p->error);
+        if (stats)
+            printf(", \"stats\": {\"callbacks\": %lu, \"fetches\": %lu, \"bytes\": %lu, "
+                   "\"syscalls\": %lu, \"seconds\": %.6f}",
+                   p->stats.callbacks, p->stats.fetches, p->stats.bytes, p->stats.syscalls,
+                   p->stats.seconds);
+        printf(", \"communicators\": [");
+        for (int c = 0; c < p->ncomms; c++) {
+            const struct mqdh_comm *cm = &p->comms[c];
+            printf("%s\n  {\"name\": ", c ? "," : "");
+            json_string(cm->name);
+            printf(", \"unique_id\": %llu, \"local_rank\": %ld, \"size\": %ld",
+                   (unsigned long long)cm->unique_id, cm->local_rank, cm->size);
+            for (int q = 0; q < MQDH_NQUEUES; q++) {
+                const struct mqdh_queue *qu = &cm->queues[q];
+                printf(", \"%s\": ", queue_keys[q]);
+                if (qu->state != MQDH_QUEUE_OK) {
+                    printf("null");
+                    continue;
+                }
+                printf("[");
+                for (int o = 0; o < qu->nops; o++) {
+                    const struct mqdh_op *op = &qu->ops[o];
+                    printf("%s\n   {\"status\": \"%s\", \"desired_local_rank\": %ld, "
+                           "\"desired_global_rank\": %ld, \"tag_wild\": %s, \"desired_tag\": "
+                           "%ld, \"desired_length\": %ld, \"system_buffer\": %s, \"buffer\": "
+                           "%llu, \"actual_local_rank\": %ld, \"actual_global_rank\": %ld, "
+                           "\"actual_tag\": %ld, \"actual_length\": %ld, \"extra_text\": [",
+                           o ? "," : "", status_name(op->status), op->desired_local_rank,
+                           op->desired_global_rank, op->tag_wild ? "true" : "false",
+                           op->desired_tag, op->desired_length,
+                           op->system_buffer ? "true" : "false",
+                           (unsigned long long)op->buffer, op->actual_local_rank,
+                           op->actual_global_rank, op->actual_tag, op->actual_length);
+                    for (int l = 0; l < 5 && op->extra_text[l][0]; l++) {
+                        printf("%s", l ? ", " : "");
+                        json_string(op->extra_text[l]);
+                    }
+                    printf("]}");
+                }
+                printf("]");
+            }
+            printf(", \"queue_errors\": [");
+            int first = 1;
+            for (int q = 0; q < MQDH_NQUEUES; q++) {
+                if (cm->queues[q].state == MQDH_QUEUE_ERROR) {
+                    printf("%s{\"queue\": \"%s\", \"error\": ", first ? "" : ", ", queue_keys[q]);
+                    json_string(cm->queues[q].error);
+                    printf("}");
+                    first = 0;
+                }
+            }
+            printf("]}");
+        }
+        printf("]}");
+    }
+    printf("\n]}\n");
+}
+
+int main(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"pid", required_argument, NULL, 'p'},  {"job", required_argument, NULL, 'j'},
+        {"dll", required_argument, NULL, 'd'},  {"trust-target-dll", no_argument, NULL, 'T'},
+        {"json", no_argument, NULL, 'J'},       {"stats", no_argument, NULL, 'S'},
+        {"verbose", no_argument, NULL, 'v'},    {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    pid_t *pids = NULL;
+    int npids = 0, json = 0, stats = 0, opt;
+    long job = 0;
+    struct mqdh_options o = {0};
+
+    while ((opt = getopt_long(argc, argv, "p:j:d:vh", longopts, NULL)) != -1) {
+        char *end;
+        long v;
+        switch (opt) {
+        case 'p':
+        case 'j':
+            v = strtol(optarg, &end, 10);
+            if (*end || v <= 0 || v > 0x7fffffff) {
+                fprintf(stderr, "mqdump: '%s' is not a process id\n", optarg);
+                return 64;
+            }
+            if (opt == 'j') {
+                job = v;
+                break;
+            }
+            pid_t *np = realloc(pids, (size_t)(npids + 1) * sizeof *np);
+            if (!np)
+                return 2;
+            pids = np;
+            pids[npids++] = (pid_t)v;
+            break;
+        case 'd':
+            o.dll = optarg;
+            break;
+        case 'T':
+            o.trust_target_dll = 1;
+            break;
+        case 'J':
+            json = 1;
+            break;
+        case 'S':
+            stats = 1;
+            break;
+        case 'v':
+            o.verbose = 1;
+            break;
+        case 'h':
+            usage(stdout);
+            return 0;
+        default:
+            usage(stderr);
+            return 64;
+        }
+    }
+    if (optind < argc || (npids == 0) == (job == 0)) {
+        fprintf(stderr, "mqdump: give either --pid (one or more) or --job\n");
+        usage(stderr);
+        free(pids);
+        return 64;
+    }
+    int *ranks = NULL;
+    char **hosts = NULL;
+    if (job) {
+        char err[512];
+        int rc = mqdh_job_ranks((pid_t)job, &pids, &ranks, &hosts, &npids, err, sizeof err);
+        if (rc != MQDH_OK) {
+            fprintf(stderr, "mqdump: %s\n", err);
+            return 2;
+        }
+    }
+    struct mqdh_dump *d = NULL;
+    int rc = mqdh_dump_processes(pids, ranks, (const char *const *)hosts, npids, &o, &d);
+    int status;
+    if (!d) {
+        fprintf(stderr, "mqdump: %s\n", mqdh_strerror(rc));
+        status = 2;
+    } else {
+        int failed = 0;
+        for (int i = 0; i < d->nprocs; i++) {
+            if (d->procs[i].error) {
+                failed++;
+                if (json)
+                    fprintf(stderr, "mqdump: process %d: %s\n", (int)d->procs[i].pid,
+                            d->procs[i].error);
+            }
+        }
+        if (json)
+            json_dump(d, stats);
+        else
+            text_dump(d, stats);
+        status = failed == 0 ? 0 : failed < d->nprocs ? 1 : 2;
+    }
+    mqdh_dump_free(d);
+    if (job)
+        mqdh_job_free(pids, ranks, hosts, npids);
+    else
+        free(pids);
+    return status;
+}
