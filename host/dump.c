@@ -405,6 +405,15 @@ static int dll_fail(struct hproc *p, const char *what, int code)
     return MQDH_E_DLL;
 }
 
+/* A queue the DLL failed on: the error stays with that queue only. */
+static int queue_failed(struct hproc *p, struct mqdh_queue *q, int rc)
+{
+    q->state = MQDH_QUEUE_ERROR;
+    if (asprintf(&q->error, "%s (code %d)", mqdh_dll_strerror(p->dll, rc), rc) < 0)
+        q->error = NULL;
+    return 0;
+}
+
 static int read_queue(struct hproc *p, struct mqdh_queue *q, int which)
 {
     mqs_process *mp = (mqs_process *)p;
@@ -414,24 +423,16 @@ static int read_queue(struct hproc *p, struct mqdh_queue *q, int which)
         q->state = MQDH_QUEUE_NO_INFO;
         return 0;
     }
-    if (rc != mqs_ok && rc != mqs_end_of_list) {
-        q->state = MQDH_QUEUE_ERROR;
-        if (asprintf(&q->error, "%s (code %d)", mqdh_dll_strerror(p->dll, rc), rc) < 0)
-            q->error = NULL;
-        return 0;
-    }
+    if (rc != mqs_ok && rc != mqs_end_of_list)
+        return queue_failed(p, q, rc);
     for (int guard = 0; guard < 1000000; guard++) {
         mqs_pending_operation op;
         memset(&op, 0, sizeof op);
         rc = p->dll->next_operation(mp, &op);
         if (rc == mqs_end_of_list)
             return 0;
-        if (rc != mqs_ok) {
-            q->state = MQDH_QUEUE_ERROR;
-            if (asprintf(&q->error, "%s (code %d)", mqdh_dll_strerror(p->dll, rc), rc) < 0)
-                q->error = NULL;
-            return 0;
-        }
+        if (rc != mqs_ok)
+            return queue_failed(p, q, rc);
         struct mqdh_op *ops = realloc(q->ops, (size_t)(q->nops + 1) * sizeof *ops);
         if (!ops)
             return MQDH_E_NOMEM;
