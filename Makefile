@@ -65,8 +65,9 @@ $(BUILD)/host/%.o: host/%.c | $(BUILD)/host
 $(BUILD)/host/libmqdhost-internal.a: $(HOST_OBJS)
 	rm -f $@ && ar rcs $@ $^
 
-# The shared library exports only the mqdh_ API (-fvisibility=hidden plus
-# the attribute on the public functions' definitions via the version script).
+# The shared library exports only the public mqdh_ API: everything is built
+# -fvisibility=hidden, mqdhost.h marks the public functions MQDH_API, and the
+# version script gives them a version.
 $(BUILD)/lib/libmqdhost.so: $(HOST_OBJS) host/libmqdhost.map | $(BUILD)/lib
 	$(CC) -shared -o $@ $(HOST_OBJS) -Wl,--version-script=host/libmqdhost.map $(MQD_LDFLAGS) $(HOST_LIBS)
 

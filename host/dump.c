@@ -356,9 +356,15 @@ static int target_dll_name(struct hproc *p, char *path, size_t len)
         return -1;
     char buf[4096];
     size_t got = 0;
-    /* Read up to the terminating NUL, a chunk at a time, within bounds. */
+    /* Read up to the terminating NUL, a chunk at a time, within bounds; no
+     * chunk crosses a 4 KiB boundary, so a name that ends just before an
+     * unmapped page is still read. */
     while (got < sizeof buf) {
-        size_t chunk = 64;
+        size_t chunk = 64, to_boundary = 4096 - (size_t)((addr + got) % 4096);
+        if (chunk > to_boundary)
+            chunk = to_boundary;
+        if (chunk > sizeof buf - got)
+            chunk = sizeof buf - got;
         if (mqdh_mem_read(&p->mem, addr + got, buf + got, chunk) != 0)
             return -1;
         void *nul = memchr(buf + got, '\0', chunk);

@@ -1,6 +1,7 @@
 /* image.c - a process's (or a file's) ELF objects and their symbols. */
 #define _GNU_SOURCE
 #include "image.h"
+#include "types.h"
 
 #include <errno.h>
 #include <gelf.h>
@@ -144,8 +145,6 @@ int mqdh_image_open_file(struct mqdh_image *im, const char *path, char *err, siz
         mqdh_image_close(im);
     return rc;
 }
-
-void mqdh_types_free_all(struct mqdh_image *im); /* types.c */
 
 void mqdh_image_close(struct mqdh_image *im)
 {

@@ -53,12 +53,10 @@ int mqdh_dll_trusted(const char *path, char *err, size_t errlen)
                  (unsigned)st.st_uid);
         return -1;
     }
-    if ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX)) {
-        snprintf(err, errlen, "its directory %s is writable by its group or by others", d);
-        return -1;
-    }
     if (st.st_mode & (S_IWGRP | S_IWOTH)) {
-        snprintf(err, errlen, "its directory %s is shared (sticky and world-writable)", d);
+        snprintf(err, errlen, "its directory %s is %s", d,
+                 st.st_mode & S_ISVTX ? "shared (sticky and world-writable)"
+                                      : "writable by its group or by others");
         return -1;
     }
     return 0;
