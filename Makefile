@@ -5,6 +5,7 @@
 #   make samples    the MPI sample programs (builds MPICH if needed)
 #   make check      set up, build everything, run unit and integration tests
 #   make demo       run a sample and show its queues
+#   make bench      time mqdump on whole jobs of growing size
 #   make SANITIZER=address,undefined check    the same, sanitized
 
 BUILD     ?= build
@@ -25,7 +26,7 @@ SAN  := $(if $(SANITIZER),-fsanitize=$(SANITIZER) -fno-omit-frame-pointer -fno-s
 MQD_CFLAGS  = -std=c11 $(WARN) $(CFLAGS) $(SAN) -MMD -MP -I.
 MQD_LDFLAGS = $(SAN) $(LDFLAGS)
 
-.PHONY: all deps mpich samples unit-tests check check-unit check-integration demo clean
+.PHONY: all deps mpich samples unit-tests check check-unit check-integration demo bench clean
 .DEFAULT_GOAL := all
 
 # ---------------------------------------------------------------- set-up
@@ -134,6 +135,11 @@ demo: deps
 	@$(MAKE) --no-print-directory mpich
 	@$(MAKE) --no-print-directory samples
 	@$(TEST_ENV) scripts/demo.sh
+
+bench: deps
+	@$(MAKE) --no-print-directory mpich
+	@$(MAKE) --no-print-directory samples $(BUILD)/bin/mqdump
+	@$(TEST_ENV) scripts/bench.sh
 
 $(BUILD)/bin $(BUILD)/samples $(BUILD)/tests $(BUILD)/host $(BUILD)/lib:
 	mkdir -p $@

@@ -57,6 +57,7 @@ struct hjob {
     mqs_job_info *info;
     int verbose;
     struct mqdh_dll *job_dll; /* the MPI-2 DLL mqs_setup_job was called for */
+    struct mqdh_typeshare *types; /* DWARF indexes shared by every image */
 };
 
 static const char *const error_messages[] = {
@@ -528,6 +529,7 @@ static int dump_one(struct hproc *p, const struct mqdh_options *opt, struct hjob
         return MQDH_E_IMAGE;
     }
     p->have_img = 1;
+    p->img.share = job->types;
     p->out->image = strdup(p->img.exe_path);
     if ((rc = choose_dll(p, opt)) != MQDH_OK)
         return rc;
@@ -591,7 +593,7 @@ int mqdh_dump_processes(const pid_t *pids, const int *ranks, const char *const *
         return MQDH_E_NOMEM;
     }
     d->nprocs = n;
-    struct hjob job = {n, procs, NULL, opt ? opt->verbose : 0, NULL};
+    struct hjob job = {n, procs, NULL, opt ? opt->verbose : 0, NULL, mqdh_typeshare_new()};
     current_job = &job;
     int first_error = MQDH_OK;
 
@@ -634,12 +636,15 @@ int mqdh_dump_processes(const pid_t *pids, const int *ranks, const char *const *
         if (p->dll && p->image.info)
             p->dll->destroy_image_info(p->image.info);
         mqdh_mem_fini(&p->mem);
-        if (p->have_img)
-            mqdh_image_close(&p->img);
     }
     /* After every process's information, as the specification orders. */
     if (job.job_dll && job.info)
         job.job_dll->destroy_job_info(job.info);
+    /* Types of one image may point into another's DWARF: close them last. */
+    for (int i = 0; i < n; i++)
+        if (procs[i].have_img)
+            mqdh_image_close(&procs[i].img);
+    mqdh_typeshare_free(job.types);
     current_job = NULL;
     current_proc = NULL;
     free(procs);

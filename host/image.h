@@ -20,7 +20,8 @@
 #define MQDH_MAX_MODULES 512
 #define MQDH_PATH_MAX 4096
 
-struct mqdh_type; /* types.c */
+struct mqdh_type;      /* types.c */
+struct mqdh_typeshare; /* types.c */
 
 struct mqdh_image {
     pid_t pid; /* 0 when built from a file */
@@ -32,6 +33,8 @@ struct mqdh_image {
     int elf_class;       /* ELFCLASS32 or ELFCLASS64 */
     int big_endian;      /* ELFDATA2MSB */
     struct mqdh_type *types; /* types handed out; freed with the image */
+    struct mqdh_typeshare *share;     /* DWARF indexes, maybe shared (types.h) */
+    struct mqdh_typeshare *own_share; /* the share, when the image made it */
 };
 
 /* Describe process pid (normally stopped).  0, or -errno with err filled. */

@@ -4,6 +4,7 @@
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -37,14 +38,95 @@ static int is_definition(Dwarf_Die *die)
     return !decl;
 }
 
-/* Look for name among the top-level DIEs of every unit of one Dwarf. */
-static int search_dwarf(Dwarf *dw, const char *name, Dwarf_Die *out)
+/*
+ * The index of one object file's DWARF: every top-level struct, union,
+ * class, typedef and base type definition by name (the first one wins, as a
+ * linear search would find it), mapped to the DIE offset of the type it
+ * names after typedefs.  Built in one pass over the units, so a failed
+ * lookup costs a hash probe, not a scan of every unit; and shared by every
+ * image of a dump that maps the same file, so N ranks read DWARF once.
+ */
+struct file_index {
+    struct file_index *next;
+    dev_t dev;
+    ino_t ino;
+    Dwarf *dw; /* borrowed from the image that built the index */
+    size_t cap, used;
+    const char **names; /* strings of dw's string table */
+    Dwarf_Off *offs;
+};
+
+struct mqdh_typeshare {
+    struct file_index *files;
+};
+
+static size_t hash_name(const char *s)
+{
+    uint64_t h = 1469598103934665603u; /* FNV-1a */
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211u;
+    return (size_t)h;
+}
+
+static void index_insert(struct file_index *fi, const char *name, Dwarf_Off off)
+{
+    size_t i = hash_name(name) & (fi->cap - 1);
+    while (fi->names[i]) {
+        if (strcmp(fi->names[i], name) == 0)
+            return; /* the first definition wins */
+        i = (i + 1) & (fi->cap - 1);
+    }
+    fi->names[i] = name;
+    fi->offs[i] = off;
+    fi->used++;
+}
+
+static int index_put(struct file_index *fi, const char *name, Dwarf_Off off)
+{
+    if ((fi->used + 1) * 2 > fi->cap) {
+        struct file_index old = *fi;
+        fi->cap = old.cap ? old.cap * 2 : 1024;
+        fi->used = 0;
+        fi->names = calloc(fi->cap, sizeof *fi->names);
+        fi->offs = calloc(fi->cap, sizeof *fi->offs);
+        if (!fi->names || !fi->offs) {
+            free(fi->names);
+            free(fi->offs);
+            *fi = old;
+            return -1;
+        }
+        for (size_t i = 0; i < old.cap; i++)
+            if (old.names[i])
+                index_insert(fi, old.names[i], old.offs[i]);
+        free(old.names);
+        free(old.offs);
+    }
+    index_insert(fi, name, off);
+    return 0;
+}
+
+static int index_get(const struct file_index *fi, const char *name, Dwarf_Off *off)
+{
+    if (!fi->cap)
+        return -1;
+    size_t i = hash_name(name) & (fi->cap - 1);
+    while (fi->names[i]) {
+        if (strcmp(fi->names[i], name) == 0) {
+            *off = fi->offs[i];
+            return 0;
+        }
+        i = (i + 1) & (fi->cap - 1);
+    }
+    return -1;
+}
+
+static int build_index(struct file_index *fi)
 {
     Dwarf_Off off = 0, next;
     size_t hsize;
-    while (dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
+    while (dwarf_nextcu(fi->dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
         Dwarf_Die cu, child;
-        if (dwarf_offdie(dw, off + hsize, &cu) && dwarf_child(&cu, &child) == 0) {
+        if (dwarf_offdie(fi->dw, off + hsize, &cu) && dwarf_child(&cu, &child) == 0) {
             do {
                 int tag = dwarf_tag(&child);
                 if (tag != DW_TAG_structure_type && tag != DW_TAG_union_type &&
@@ -52,18 +134,81 @@ static int search_dwarf(Dwarf *dw, const char *name, Dwarf_Die *out)
                     tag != DW_TAG_class_type)
                     continue;
                 const char *n = dwarf_diename(&child);
-                if (!n || strcmp(n, name) != 0 || !is_definition(&child))
+                if (!n || !is_definition(&child))
                     continue;
                 Dwarf_Die t = child;
                 if (strip_typedefs(&t) != 0 || !is_definition(&t))
                     continue; /* a typedef of an incomplete type: keep looking */
-                *out = t;
-                return 0;
+                if (index_put(fi, n, dwarf_dieoffset(&t)) != 0)
+                    return -1;
             } while (dwarf_siblingof(&child, &child) == 0);
         }
         off = next;
     }
-    return -1;
+    return 0;
+}
+
+/*
+ * The index of module m's DWARF, built on first use.  A module whose main
+ * file (device and inode) was indexed already, by this image or another,
+ * reuses that index without reading its own DWARF: opening it can mean
+ * decompressing debug sections again for every rank.
+ */
+static struct file_index *module_index(struct mqdh_typeshare *ts, Dwfl_Module *m)
+{
+    Dwarf_Addr bias;
+    const char *mainfile = NULL;
+    struct stat st;
+    int have_id = dwfl_module_getelf(m, &bias) &&
+                  dwfl_module_info(m, NULL, NULL, NULL, NULL, NULL, &mainfile, NULL) &&
+                  mainfile && stat(mainfile, &st) == 0;
+    struct file_index *fi;
+    if (have_id)
+        for (fi = ts->files; fi; fi = fi->next)
+            if (fi->dev == st.st_dev && fi->ino == st.st_ino)
+                return fi;
+    Dwarf *dw = dwfl_module_getdwarf(m, &bias);
+    if (!dw)
+        return NULL;
+    for (fi = ts->files; fi; fi = fi->next)
+        if (fi->dw == dw)
+            return fi;
+    fi = calloc(1, sizeof *fi);
+    if (!fi)
+        return NULL;
+    fi->dw = dw;
+    if (have_id) {
+        fi->dev = st.st_dev;
+        fi->ino = st.st_ino;
+    }
+    if (build_index(fi) != 0) {
+        free(fi->names);
+        free(fi->offs);
+        free(fi);
+        return NULL;
+    }
+    fi->next = ts->files;
+    ts->files = fi;
+    return fi;
+}
+
+struct mqdh_typeshare *mqdh_typeshare_new(void)
+{
+    return calloc(1, sizeof(struct mqdh_typeshare));
+}
+
+void mqdh_typeshare_free(struct mqdh_typeshare *ts)
+{
+    if (!ts)
+        return;
+    while (ts->files) {
+        struct file_index *fi = ts->files;
+        ts->files = fi->next;
+        free(fi->names);
+        free(fi->offs);
+        free(fi);
+    }
+    free(ts);
 }
 
 struct mqdh_type *mqdh_type_find(struct mqdh_image *im, const char *name)
@@ -72,6 +217,8 @@ struct mqdh_type *mqdh_type_find(struct mqdh_image *im, const char *name)
     for (t = im->types; t; t = t->next)
         if (strcmp(t->name, name) == 0)
             return t->found ? t : NULL;
+    if (!im->share && !(im->share = im->own_share = mqdh_typeshare_new()))
+        return NULL;
     t = calloc(1, sizeof *t);
     if (!t)
         return NULL;
@@ -81,9 +228,9 @@ struct mqdh_type *mqdh_type_find(struct mqdh_image *im, const char *name)
         return NULL;
     }
     for (int m = 0; m < im->nmods && !t->found; m++) {
-        Dwarf_Addr bias;
-        Dwarf *dw = dwfl_module_getdwarf(im->mods[m], &bias);
-        if (dw && search_dwarf(dw, name, &t->die) == 0)
+        struct file_index *fi = module_index(im->share, im->mods[m]);
+        Dwarf_Off off;
+        if (fi && index_get(fi, name, &off) == 0 && dwarf_offdie(fi->dw, off, &t->die))
             t->found = 1;
     }
     t->next = im->types;
@@ -186,4 +333,7 @@ void mqdh_types_free_all(struct mqdh_image *im)
         t = next;
     }
     im->types = NULL;
+    mqdh_typeshare_free(im->own_share);
+    im->own_share = NULL;
+    im->share = NULL;
 }

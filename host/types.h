@@ -15,6 +15,15 @@
 
 struct mqdh_type;
 
+/*
+ * Type indexes shared by several images (every rank of a job maps the same
+ * libmpi.so): give each image the same share before its first lookup, and
+ * free the share after every image that used it is closed.  An image with
+ * no share makes its own.
+ */
+struct mqdh_typeshare *mqdh_typeshare_new(void);
+void mqdh_typeshare_free(struct mqdh_typeshare *ts);
+
 /* The type called name, or NULL if no object of the image defines it. */
 struct mqdh_type *mqdh_type_find(struct mqdh_image *im, const char *name);
 
