@@ -55,7 +55,7 @@ samples: $(SAMPLE_BINS) $(BUILD)/bin/mqd-launch
 
 # ---------------------------------------------------------------- host
 HOST_SRCS := host/memory.c host/attach.c host/image.c host/types.c host/loader.c \
-             host/dump.c host/job.c
+             host/dump.c host/job.c host/proc.c
 HOST_OBJS := $(HOST_SRCS:%.c=$(BUILD)/%.o)
 HOST_LIBS := -ldw -lelf -ldl
 
@@ -93,17 +93,38 @@ $(BUILD)/tests/%.o: tests/%.c | $(BUILD)/tests
 
 UNIT_TESTS := $(BUILD)/tests/test_interface $(BUILD)/tests/test_expect \
               $(BUILD)/tests/test_memory $(BUILD)/tests/test_attach \
-              $(BUILD)/tests/test_image
+              $(BUILD)/tests/test_image $(BUILD)/tests/test_loader $(BUILD)/tests/test_dump
 HOST_UNIT_TESTS := $(BUILD)/tests/test_memory $(BUILD)/tests/test_attach \
-                   $(BUILD)/tests/test_image
+                   $(BUILD)/tests/test_image $(BUILD)/tests/test_loader $(BUILD)/tests/test_dump
 INTEGRATION_TESTS := $(BUILD)/tests/test_samples
 
 $(BUILD)/tests/test_interface: $(BUILD)/tests/test_interface.o
 	$(CC) -o $@ $^ $(MQD_LDFLAGS) -lcmocka
 $(BUILD)/tests/test_expect: $(BUILD)/tests/test_expect.o $(BUILD)/tests/expect.o
 	$(CC) -o $@ $^ $(MQD_LDFLAGS) -lcmocka
+# Purpose-built MQD DLLs, one defect or behaviour each (tests/fixtures/fake_dll.c).
+FAKE_VARIANTS := ok: mpi1:-DFAKE_MPI1 no_setup_image:-DFAKE_NO_SETUP_IMAGE \
+                 version99:-DFAKE_VERSION=99 width4:-DFAKE_WIDTH=4 slow:-DFAKE_SLOW \
+                 no_queues:-DFAKE_NO_QUEUES
+FAKE_DLLS := $(foreach v,$(FAKE_VARIANTS),$(BUILD)/tests/fake/fake_$(firstword $(subst :, ,$(v))).so) \
+             $(BUILD)/tests/fake/not_a_dll.so
+fake_flags = $(patsubst $(1):%,%,$(filter $(1):%,$(FAKE_VARIANTS)))
+$(BUILD)/tests/fake/fake_%.so: tests/fixtures/fake_dll.c mpi_interface.h | $(BUILD)/tests/fake
+	$(CC) -std=c11 $(WARN) -O1 -g -fPIC -shared -fvisibility=hidden -I. \
+	    $(call fake_flags,$*) -o $@ $<
+$(BUILD)/tests/fake/not_a_dll.so: | $(BUILD)/tests/fake
+	echo "this is a text file, not a shared object" > $@
+
 $(HOST_UNIT_TESTS): $(BUILD)/tests/%: $(BUILD)/tests/%.o $(BUILD)/host/libmqdhost-internal.a
-	$(CC) -o $@ $^ $(MQD_LDFLAGS) $(HOST_LIBS) -lpthread -lcmocka
+	$(CC) -o $@ $(filter-out %.a,$^) $(BUILD)/host/libmqdhost-internal.a $(MQD_LDFLAGS) \
+	    $(HOST_LIBS) -lpthread -lcmocka
+$(BUILD)/tests/test_attach $(BUILD)/tests/test_dump: $(BUILD)/tests/procstate.o
+$(BUILD)/tests/test_loader.o $(BUILD)/tests/test_dump.o: MQD_CFLAGS += -Ihost/include
+# test_dump's target is a fork of itself: its DWARF must describe mqd_fixture_op.
+$(BUILD)/tests/test_dump.o: MQD_CFLAGS += -g
+$(BUILD)/tests/test_loader: | $(FAKE_DLLS) $(BUILD)/tests/libtypes_fixture.so
+$(BUILD)/tests/test_dump: | $(FAKE_DLLS) $(BUILD)/bin/mqdump
+
 $(BUILD)/tests/test_image: | $(BUILD)/tests/libtypes_fixture.so
 # Plain -g -O0 (no sanitizer): a fixture whose DWARF the test knows exactly.
 $(BUILD)/tests/libtypes_fixture.so: tests/fixtures/types_fixture.c | $(BUILD)/tests
@@ -141,7 +162,7 @@ bench: deps
 	@$(MAKE) --no-print-directory samples $(BUILD)/bin/mqdump
 	@$(TEST_ENV) scripts/bench.sh
 
-$(BUILD)/bin $(BUILD)/samples $(BUILD)/tests $(BUILD)/host $(BUILD)/lib:
+$(BUILD)/bin $(BUILD)/samples $(BUILD)/tests $(BUILD)/tests/fake $(BUILD)/host $(BUILD)/lib:
 	mkdir -p $@
 
 clean:

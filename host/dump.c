@@ -15,6 +15,7 @@
 #include "image.h"
 #include "loader.h"
 #include "memory.h"
+#include "proc.h"
 #include "types.h"
 
 #include <errno.h>
@@ -247,26 +248,7 @@ static void cb_target_to_host(mqs_process *process, const void *in, void *out, i
 {
     struct hproc *p = (struct hproc *)process;
     p->out->stats.callbacks++;
-    static const union {
-        uint16_t v;
-        unsigned char b[2];
-    } probe = {1};
-    int host_big = probe.b[0] == 0;
-    if (size <= 0)
-        return;
-    if (host_big == p->img.big_endian) {
-        memmove(out, in, (size_t)size);
-        return;
-    }
-    const unsigned char *s = in;
-    unsigned char tmp[16], *d = out;
-    if (size > (int)sizeof tmp) {
-        memmove(out, in, (size_t)size); /* not an integer: nothing to swap */
-        return;
-    }
-    for (int i = 0; i < size; i++)
-        tmp[i] = s[size - 1 - i];
-    memcpy(d, tmp, (size_t)size);
+    mqdh_target_to_host(p->img.big_endian, in, out, size);
 }
 
 static mqs_job *cb_get_process_job(mqs_process *process)
@@ -322,80 +304,65 @@ static double now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* A rank from the process environment, or -1. */
-static int rank_from_environment(pid_t pid)
-{
-    static const char *const vars[] = {"PMI_RANK=", "PMI_ID=", "OMPI_COMM_WORLD_RANK=",
-                                       "PMIX_RANK="};
-    char path[64], buf[65536];
-    snprintf(path, sizeof path, "/proc/%d/environ", (int)pid);
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return -1;
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = '\0';
-    for (size_t v = 0; v < sizeof vars / sizeof vars[0]; v++) {
-        size_t len = strlen(vars[v]);
-        for (size_t i = 0; i < n; i += strlen(buf + i) + 1) {
-            if (strncmp(buf + i, vars[v], len) == 0) {
-                char *end;
-                long r = strtol(buf + i + len, &end, 10);
-                if (end != buf + i + len && *end == '\0' && r >= 0 && r < (1L << 30))
-                    return (int)r;
-            }
-        }
-    }
-    return -1;
-}
+/*
+ * The DLLs the target names: MPIR_dll_name (MPICH and most MPIs), then each
+ * entry of Open MPI's NULL-terminated char **mpimsgq_dll_locations.  Up to
+ * max paths of PATH_MAX into paths; returns how many.
+ */
+enum { MAX_TARGET_DLLS = 8, DLL_PATH_MAX = 4096 };
 
-/* The DLL the target names in MPIR_dll_name, into path; 0 or -1. */
-static int target_dll_name(struct hproc *p, char *path, size_t len)
+static int target_dlls(struct hproc *p, char (*paths)[DLL_PATH_MAX], int max)
 {
+    int n = 0;
     uint64_t addr;
-    if (mqdh_image_symbol(&p->img, "MPIR_dll_name", 0, &addr, NULL) != 0)
-        return -1;
-    char buf[4096];
-    size_t got = 0;
-    /* Read up to the terminating NUL, a chunk at a time, within bounds; no
-     * chunk crosses a 4 KiB boundary, so a name that ends just before an
-     * unmapped page is still read. */
-    while (got < sizeof buf) {
-        size_t chunk = 64, to_boundary = 4096 - (size_t)((addr + got) % 4096);
-        if (chunk > to_boundary)
-            chunk = to_boundary;
-        if (chunk > sizeof buf - got)
-            chunk = sizeof buf - got;
-        if (mqdh_mem_read(&p->mem, addr + got, buf + got, chunk) != 0)
-            return -1;
-        void *nul = memchr(buf + got, '\0', chunk);
-        got += chunk;
-        if (nul) {
-            if (buf[0] == '\0')
-                return -1;
-            snprintf(path, len, "%s", buf);
-            return 0;
-        }
+    if (mqdh_image_symbol(&p->img, "MPIR_dll_name", 0, &addr, NULL) == 0 &&
+        mqdh_mem_read_string(&p->mem, addr, paths[n], DLL_PATH_MAX) == 0 && paths[n][0])
+        n++;
+    int ptr_size = p->img.elf_class == 2 ? 8 : 4;
+    unsigned char word[8];
+    if (mqdh_image_symbol(&p->img, "mpimsgq_dll_locations", 0, &addr, NULL) != 0 ||
+        mqdh_mem_read(&p->mem, addr, word, (size_t)ptr_size) != 0)
+        return n;
+    uint64_t list = mqdh_target_word(word, ptr_size, p->img.big_endian);
+    for (int i = 0; list && i < 64 && n < max; i++) {
+        if (mqdh_mem_read(&p->mem, list + (uint64_t)i * (uint64_t)ptr_size, word,
+                          (size_t)ptr_size) != 0)
+            break;
+        uint64_t entry = mqdh_target_word(word, ptr_size, p->img.big_endian);
+        if (!entry)
+            break;
+        if (mqdh_mem_read_string(&p->mem, entry, paths[n], DLL_PATH_MAX) == 0 && paths[n][0])
+            n++;
     }
-    return -1; /* unterminated */
+    return n;
 }
 
 static int choose_dll(struct hproc *p, const struct mqdh_options *opt)
 {
-    char path[4096], why[1024];
-    const char *explicit_dll = opt && opt->dll ? opt->dll : getenv("MQD_DLL");
-    if (explicit_dll && *explicit_dll) {
-        snprintf(path, sizeof path, "%s", explicit_dll);
-    } else if (target_dll_name(p, path, sizeof path) == 0) {
-        if (!(opt && opt->trust_target_dll) && mqdh_dll_trusted(path, why, sizeof why) != 0) {
-            set_error(p, "refusing the DLL the process names in MPIR_dll_name: %s (pass --dll "
-                      "to choose one, or --trust-target-dll)", why);
+    static char paths[MAX_TARGET_DLLS][DLL_PATH_MAX];
+    char why[1024] = "", first_why[1024] = "";
+    const char *path = opt && opt->dll ? opt->dll : getenv("MQD_DLL");
+    if (!path || !*path) {
+        int n = target_dlls(p, paths, MAX_TARGET_DLLS);
+        if (n == 0) {
+            set_error(p, "no debug DLL: the process names none in MPIR_dll_name or "
+                      "mpimsgq_dll_locations (not an MPI program, or an MPI built without "
+                      "debugger support) and none was given with --dll");
+            return MQDH_E_NO_DLL;
+        }
+        path = NULL;
+        for (int i = 0; i < n && !path; i++) {
+            if ((opt && opt->trust_target_dll) ||
+                mqdh_dll_trusted(paths[i], why, sizeof why) == 0)
+                path = paths[i];
+            else if (!first_why[0])
+                snprintf(first_why, sizeof first_why, "%s", why);
+        }
+        if (!path) {
+            set_error(p, "refusing the debug DLL the process names: %s (pass --dll to choose "
+                      "one, or --trust-target-dll)", first_why);
             return MQDH_E_DLL_UNTRUSTED;
         }
-    } else {
-        set_error(p, "no debug DLL: the process has no MPIR_dll_name (not an MPI program, or an "
-                  "MPI built without debugger support) and none was given with --dll");
-        return MQDH_E_NO_DLL;
     }
     int rc = mqdh_dll_load(path, &basic_callbacks, &p->dll, why, sizeof why);
     if (rc != MQDH_OK)
@@ -517,6 +484,30 @@ static int iterate(struct hproc *p)
     return MQDH_E_DLL;
 }
 
+/*
+ * mqs_image_has_queues' message may be a printf format with one %s for the
+ * image name (MPICH's is).  Expand that one conversion and %%; anything
+ * else is shown as it is, never handed to printf.
+ */
+static void format_image_message(char *out, size_t len, const char *msg, const char *image)
+{
+    size_t o = 0;
+    for (const char *c = msg; *c && o + 1 < len; c++) {
+        if (c[0] == '%' && c[1] == 's') {
+            o += (size_t)snprintf(out + o, len - o, "%s", image);
+            if (o >= len)
+                o = len - 1;
+            c++;
+        } else if (c[0] == '%' && c[1] == '%') {
+            out[o++] = '%';
+            c++;
+        } else {
+            out[o++] = *c;
+        }
+    }
+    out[o] = '\0';
+}
+
 static int dump_one(struct hproc *p, const struct mqdh_options *opt, struct hjob *job)
 {
     char err[1024];
@@ -533,6 +524,8 @@ static int dump_one(struct hproc *p, const struct mqdh_options *opt, struct hjob
     p->out->image = strdup(p->img.exe_path);
     if ((rc = choose_dll(p, opt)) != MQDH_OK)
         return rc;
+    if (!p->dll->mpi2)
+        p->out->identity = -1; /* identities are an MPI-2 notion */
     /* MPI-2: the job exists before any of its processes is set up. */
     if (p->dll->mpi2 && !job->job_dll) {
         rc = p->dll->setup_job((mqs_job *)job, &job_callbacks);
@@ -550,8 +543,8 @@ static int dump_one(struct hproc *p, const struct mqdh_options *opt, struct hjob
     rc = p->dll->image_has_queues(mi, &msg);
     if (rc != mqs_ok) {
         char m[512] = "";
-        if (msg) /* a printf format taking the image name */
-            snprintf(m, sizeof m, "%s", msg);
+        if (msg) /* may be a printf format taking the image name */
+            format_image_message(m, sizeof m, msg, p->img.exe_path);
         set_error(p, "%s has no message queues: %s%s%s", p->img.exe_path,
                   mqdh_dll_strerror(p->dll, rc), m[0] ? ": " : "", m);
         return MQDH_E_NO_QUEUES;
@@ -605,7 +598,7 @@ int mqdh_dump_processes(const pid_t *pids, const int *ranks, const char *const *
         p->image.proc = p;
         p->job = &job;
         p->out->pid = pids[i];
-        p->out->rank = ranks && ranks[i] >= 0 ? ranks[i] : rank_from_environment(pids[i]);
+        p->out->rank = ranks && ranks[i] >= 0 ? ranks[i] : mqdh_proc_env_rank(pids[i]);
         p->out->identity = p->out->rank >= 0 ? p->out->rank : i;
         p->out->host = hosts && hosts[i] ? strdup(hosts[i]) : NULL;
         mqdh_mem_init(&p->mem, pids[i]);
@@ -650,6 +643,11 @@ int mqdh_dump_processes(const pid_t *pids, const int *ranks, const char *const *
     free(procs);
     *out = d;
     return first_error;
+}
+
+void mqdh_release_all(void)
+{
+    mqdh_detach_all_emergency();
 }
 
 void mqdh_dump_free(struct mqdh_dump *d)

@@ -1,8 +1,12 @@
 /*
- * job.c - the ranks of a job, from its launcher's MPIR_proctable.
+ * job.c - the ranks of a job, from its launcher.
  *
- * The launcher (hydra's mpiexec) is stopped only while its table is read.
- * MPIR_PROCDESC is { char *host_name; char *executable_name; int pid; }.
+ * A launcher with debugger support (hydra's mpiexec) describes the job in
+ * MPIR_proctable, an array of MPIR_PROCDESC { char *host_name; char
+ * *executable_name; int pid; } of MPIR_proctable_size entries; it is
+ * stopped only while the table is read.  A launcher without it (a stripped
+ * distribution mpiexec, a batch script, mqd-launch) has its ranks found
+ * among its descendants: the processes with a rank in their environment.
  */
 #define _GNU_SOURCE
 #include "mqdhost.h"
@@ -10,27 +14,107 @@
 #include "attach.h"
 #include "image.h"
 #include "memory.h"
+#include "proc.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
-static int read_string(struct mqdh_mem *m, uint64_t addr, char **out)
+/* Is a an ancestor of b? */
+static int is_ancestor(pid_t a, pid_t b)
 {
-    char buf[256];
-    *out = NULL;
-    if (!addr)
-        return 0;
-    for (size_t i = 0; i < sizeof buf; i++) {
-        if (mqdh_mem_read(m, addr + i, &buf[i], 1) != 0)
-            return -1;
-        if (!buf[i]) {
-            *out = strdup(buf);
-            return *out ? 0 : -1;
+    for (int depth = 0; depth < 1024 && b > 1; depth++) {
+        b = mqdh_proc_parent(b);
+        if (b == a)
+            return 1;
+    }
+    return 0;
+}
+
+static int ranks_from_descendants(pid_t launcher, pid_t **pids, int **ranks, char ***hosts,
+                                  int *n, char *err, size_t errlen)
+{
+    pid_t *desc;
+    int ndesc, count = 0, rc;
+    if ((rc = mqdh_proc_descendants(launcher, &desc, &ndesc)) != 0) {
+        snprintf(err, errlen, "cannot list the processes under %d: %s", (int)launcher,
+                 strerror(-rc));
+        return MQDH_E_JOB;
+    }
+    /* Slot r holds the process with rank r; of a process and its
+     * descendant with the same rank (a wrapper script and the program it
+     * runs), the descendant. */
+    int cap = 0;
+    pid_t *by_rank = NULL;
+    for (int i = 0; i < ndesc; i++) {
+        int r = mqdh_proc_env_rank(desc[i]);
+        if (r < 0)
+            continue;
+        if (r >= cap) {
+            int nc = r + 1 > 2 * cap ? r + 1 : 2 * cap;
+            pid_t *nb = realloc(by_rank, (size_t)nc * sizeof *nb);
+            if (!nb) {
+                free(by_rank);
+                free(desc);
+                snprintf(err, errlen, "out of memory");
+                return MQDH_E_NOMEM;
+            }
+            memset(nb + cap, 0, (size_t)(nc - cap) * sizeof *nb);
+            by_rank = nb;
+            cap = nc;
+        }
+        if (by_rank[r] && !is_ancestor(by_rank[r], desc[i])) {
+            if (is_ancestor(desc[i], by_rank[r]))
+                continue;
+            snprintf(err, errlen, "processes %d and %d under %d both have rank %d: more than "
+                     "one job runs under this process; give its mpiexec, or the ranks with "
+                     "--pid", (int)by_rank[r], (int)desc[i], (int)launcher, r);
+            free(by_rank);
+            free(desc);
+            return MQDH_E_JOB;
+        }
+        by_rank[r] = desc[i];
+        if (r + 1 > count)
+            count = r + 1;
+    }
+    free(desc);
+    if (count == 0) {
+        snprintf(err, errlen, "process %d has no MPIR_proctable and no descendant with an MPI "
+                 "rank in its environment: not an MPI launcher, or its job has not started",
+                 (int)launcher);
+        free(by_rank);
+        return MQDH_E_JOB;
+    }
+    for (int r = 0; r < count; r++) {
+        if (!by_rank[r]) {
+            snprintf(err, errlen, "no process under %d has rank %d (ranks up to %d were "
+                     "found): the job spans other hosts, or is still starting", (int)launcher,
+                     r, count - 1);
+            free(by_rank);
+            return MQDH_E_JOB;
         }
     }
-    return -1;
+    char hostname[256] = "";
+    gethostname(hostname, sizeof hostname - 1);
+    *pids = by_rank;
+    *ranks = calloc((size_t)count, sizeof **ranks);
+    *hosts = calloc((size_t)count, sizeof **hosts);
+    if (!*ranks || !*hosts) {
+        mqdh_job_free(*pids, *ranks, *hosts, 0);
+        *pids = NULL;
+        *ranks = NULL;
+        *hosts = NULL;
+        snprintf(err, errlen, "out of memory");
+        return MQDH_E_NOMEM;
+    }
+    for (int r = 0; r < count; r++) {
+        (*ranks)[r] = r;
+        (*hosts)[r] = hostname[0] ? strdup(hostname) : NULL;
+    }
+    *n = count;
+    return MQDH_OK;
 }
 
 int mqdh_job_ranks(pid_t launcher, pid_t **pids, int **ranks, char ***hosts, int *n, char *err,
@@ -40,7 +124,7 @@ int mqdh_job_ranks(pid_t launcher, pid_t **pids, int **ranks, char ***hosts, int
     struct mqdh_image img;
     struct mqdh_mem mem;
     uint64_t table_sym, size_sym, table;
-    int32_t count;
+    int32_t count = 0;
     int rc = MQDH_E_JOB;
 
     *pids = NULL;
@@ -56,18 +140,23 @@ int mqdh_job_ranks(pid_t launcher, pid_t **pids, int **ranks, char ***hosts, int
     }
     if (mqdh_image_symbol(&img, "MPIR_proctable", 0, &table_sym, NULL) != 0 ||
         mqdh_image_symbol(&img, "MPIR_proctable_size", 0, &size_sym, NULL) != 0) {
-        snprintf(err, errlen, "process %d (%s) has no MPIR_proctable: not an MPI launcher with "
-                 "debugger support", (int)launcher, img.exe_path);
+        mqdh_image_close(&img);
+        mqdh_mem_fini(&mem);
+        mqdh_detach(&att);
+        return ranks_from_descendants(launcher, pids, ranks, hosts, n, err, errlen);
+    }
+    unsigned char word[8];
+    int wide = img.elf_class == 2, be = img.big_endian;
+    if (mqdh_mem_read(&mem, size_sym, word, 4) != 0) {
+        snprintf(err, errlen, "cannot read MPIR_proctable_size of process %d", (int)launcher);
         goto out;
     }
-    uint64_t ptr = 0;
-    int wide = img.elf_class == 2;
-    if (mqdh_mem_read(&mem, size_sym, &count, sizeof count) != 0 ||
-        mqdh_mem_read(&mem, table_sym, &ptr, wide ? 8 : 4) != 0) {
+    count = (int32_t)(uint32_t)mqdh_target_word(word, 4, be);
+    if (mqdh_mem_read(&mem, table_sym, word, wide ? 8 : 4) != 0) {
         snprintf(err, errlen, "cannot read MPIR_proctable of process %d", (int)launcher);
         goto out;
     }
-    table = ptr;
+    table = mqdh_target_word(word, wide ? 8 : 4, be);
     if (count <= 0 || count > 1 << 20 || !table) {
         snprintf(err, errlen, "process %d's MPIR_proctable is empty (size %d): the job has not "
                  "started its ranks yet", (int)launcher, (int)count);
@@ -84,19 +173,25 @@ int mqdh_job_ranks(pid_t launcher, pid_t **pids, int **ranks, char ***hosts, int
     }
     for (int i = 0; i < count; i++) {
         unsigned char e[24];
-        uint64_t host = 0;
+        uint64_t host;
         int32_t pid;
         if (mqdh_mem_read(&mem, table + (uint64_t)i * esize, e, esize) != 0) {
             snprintf(err, errlen, "cannot read MPIR_proctable[%d] of process %d", i,
                      (int)launcher);
             goto out;
         }
-        memcpy(&host, e, wide ? 8 : 4);
-        memcpy(&pid, e + (wide ? 16 : 8), sizeof pid);
+        host = mqdh_target_word(e, wide ? 8 : 4, be);
+        pid = (int32_t)(uint32_t)mqdh_target_word(e + (wide ? 16 : 8), 4, be);
         (*pids)[i] = pid;
         (*ranks)[i] = i;
-        if (read_string(&mem, host, &(*hosts)[i]) != 0)
-            (*hosts)[i] = NULL;
+        if (pid <= 0) {
+            snprintf(err, errlen, "MPIR_proctable[%d] of process %d holds pid %d: the table is "
+                     "corrupt", i, (int)launcher, (int)pid);
+            goto out;
+        }
+        char name[256];
+        if (host && mqdh_mem_read_string(&mem, host, name, sizeof name) == 0)
+            (*hosts)[i] = strdup(name);
     }
     *n = count;
     rc = MQDH_OK;

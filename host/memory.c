@@ -120,6 +120,60 @@ int mqdh_mem_read(struct mqdh_mem *m, uint64_t addr, void *buf, size_t len)
     return 0;
 }
 
+int mqdh_mem_read_string(struct mqdh_mem *m, uint64_t addr, char *buf, size_t len)
+{
+    size_t got = 0;
+    /* A chunk at a time, no chunk crossing a page boundary: a string that
+     * ends just before an unmapped page is still read. */
+    while (got < len) {
+        size_t chunk = 64, to_boundary = 4096 - (size_t)((addr + got) % 4096);
+        if (chunk > to_boundary)
+            chunk = to_boundary;
+        if (chunk > len - got)
+            chunk = len - got;
+        int rc = mqdh_mem_read(m, addr + got, buf + got, chunk);
+        if (rc != 0)
+            return rc;
+        if (memchr(buf + got, '\0', chunk))
+            return 0;
+        got += chunk;
+    }
+    if (len)
+        buf[len - 1] = '\0';
+    return -ENAMETOOLONG;
+}
+
+void mqdh_target_to_host(int big_endian, const void *in, void *out, int size)
+{
+    static const union {
+        uint16_t v;
+        unsigned char b[2];
+    } probe = {1};
+    int host_big = probe.b[0] == 0;
+    if (size <= 0)
+        return;
+    if (host_big == !!big_endian || size > 16) {
+        memmove(out, in, (size_t)size);
+        return;
+    }
+    const unsigned char *s = in;
+    unsigned char tmp[16];
+    for (int i = 0; i < size; i++)
+        tmp[i] = s[size - 1 - i];
+    memcpy(out, tmp, (size_t)size);
+}
+
+uint64_t mqdh_target_word(const void *bytes, int size, int big_endian)
+{
+    const unsigned char *b = bytes;
+    uint64_t v = 0;
+    if (size < 1 || size > 8)
+        return 0;
+    for (int i = 0; i < size; i++)
+        v |= (uint64_t)b[big_endian ? size - 1 - i : i] << (8 * i);
+    return v;
+}
+
 void mqdh_mem_flush(struct mqdh_mem *m)
 {
     for (unsigned b = 0; b < MQDH_MEM_BUCKETS; b++) {

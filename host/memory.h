@@ -44,6 +44,23 @@ void mqdh_mem_init(struct mqdh_mem *m, pid_t pid);
  */
 int mqdh_mem_read(struct mqdh_mem *m, uint64_t addr, void *buf, size_t len);
 
+/*
+ * Read the NUL-terminated string at addr into buf[len], never reading past
+ * its terminator's page.  Returns 0, a negative errno as mqdh_mem_read, or
+ * -ENAMETOOLONG when no terminator comes within len bytes.
+ */
+int mqdh_mem_read_string(struct mqdh_mem *m, uint64_t addr, char *buf, size_t len);
+
+/*
+ * Target data to host data: size bytes at in, an integer in the target's
+ * byte order (big_endian or not), to the host's order at out (in and out
+ * may be the same).  Sizes above 16 are copied unchanged: not an integer.
+ */
+void mqdh_target_to_host(int big_endian, const void *in, void *out, int size);
+
+/* The unsigned integer of size (1..8) bytes at bytes, in the target's order. */
+uint64_t mqdh_target_word(const void *bytes, int size, int big_endian);
+
 /* Forget every cached page (the process may have changed its memory). */
 void mqdh_mem_flush(struct mqdh_mem *m);
 

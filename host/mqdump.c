@@ -208,8 +208,24 @@ static void json_dump(const struct mqdh_dump *d, int stats)
     printf("\n]}\n");
 }
 
+/* Interrupted mid-dump: let every process go, then die of the signal. */
+static void on_fatal_signal(int sig)
+{
+    mqdh_release_all();
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
 int main(int argc, char **argv)
 {
+    static const int fatal[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE};
+    for (size_t i = 0; i < sizeof fatal / sizeof fatal[0]; i++) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_fatal_signal;
+        sigfillset(&sa.sa_mask);
+        sigaction(fatal[i], &sa, NULL);
+    }
     static const struct option longopts[] = {
         {"pid", required_argument, NULL, 'p'},  {"job", required_argument, NULL, 'j'},
         {"dll", required_argument, NULL, 'd'},  {"trust-target-dll", no_argument, NULL, 'T'},

@@ -4,6 +4,7 @@
  */
 #define _GNU_SOURCE
 #include "host/attach.h"
+#include "tests/procstate.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -57,57 +58,6 @@ static void reap(pid_t pid)
 {
     kill(pid, SIGKILL);
     waitpid(pid, NULL, 0);
-}
-
-/* State letter and TracerPid of a thread. */
-static char thread_state(pid_t pid, pid_t tid, long *tracer)
-{
-    char path[96], line[256], st = '?';
-    snprintf(path, sizeof path, "/proc/%d/task/%d/status", (int)pid, (int)tid);
-    FILE *f = fopen(path, "r");
-    *tracer = -1;
-    while (f && fgets(line, sizeof line, f)) {
-        if (strncmp(line, "State:", 6) == 0)
-            sscanf(line + 6, " %c", &st);
-        else if (strncmp(line, "TracerPid:", 10) == 0)
-            *tracer = strtol(line + 10, NULL, 10);
-    }
-    if (f)
-        fclose(f);
-    return st;
-}
-
-static int count_threads(pid_t pid)
-{
-    char path[64];
-    int n = 0;
-    snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
-    DIR *d = opendir(path);
-    struct dirent *e;
-    while (d && (e = readdir(d)))
-        n += e->d_name[0] != '.';
-    if (d)
-        closedir(d);
-    return n;
-}
-
-/*
- * Wait (bounded, 2 s) until a thread is untraced and in state want, and
- * return the state it ended in.  After a detach a thread passes through
- * other states (a group-stopped one is woken to stop again), so only the
- * settled state counts.
- */
-static char settled_state(pid_t pid, pid_t tid, char want, long *tracer)
-{
-    char st = '?';
-    for (int i = 0; i < 1000; i++) {
-        st = thread_state(pid, tid, tracer);
-        if (st == want && *tracer == 0)
-            return st;
-        struct timespec ts = {0, 2 * 1000 * 1000};
-        nanosleep(&ts, NULL);
-    }
-    return st;
 }
 
 static void test_attach__stops_every_thread_and_resumes(void **state)

@@ -168,6 +168,84 @@ static void test_memory__proc_mem_fallback(void **state)
     stop_child(&c);
 }
 
+/* Strings: up to the NUL and no further, even at the edge of a mapping. */
+static void test_memory__strings_at_the_edge(void **state)
+{
+    (void)state;
+    long page = sysconf(_SC_PAGESIZE);
+    char *map = mmap(NULL, (size_t)page * 2, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    assert_true(map != MAP_FAILED);
+    assert_int_equal(munmap(map + page, (size_t)page), 0);
+    char *s = map + page - 6;
+    memcpy(s, "hello", 6); /* the NUL is the page's last byte */
+    struct mqdh_mem m;
+    char buf[256];
+    mqdh_mem_init(&m, getpid());
+    assert_int_equal(mqdh_mem_read_string(&m, (uint64_t)(uintptr_t)s, buf, sizeof buf), 0);
+    assert_string_equal(buf, "hello");
+    /* Too long for the buffer: an error, and the buffer is still a string. */
+    assert_int_equal(mqdh_mem_read_string(&m, (uint64_t)(uintptr_t)s, buf, 4), -ENAMETOOLONG);
+    assert_int_equal(strlen(buf), 3);
+    /* Unterminated up to the hole. */
+    memset(map + page - 64, 'x', 64);
+    mqdh_mem_flush(&m);
+    assert_int_equal(mqdh_mem_read_string(&m, (uint64_t)(uintptr_t)(map + page - 64), buf,
+                                          sizeof buf),
+                     -EFAULT);
+    mqdh_mem_fini(&m);
+    munmap(map, (size_t)page);
+}
+
+/* Target integers of either byte order, on whatever the host is. */
+static void test_memory__target_to_host_both_orders(void **state)
+{
+    (void)state;
+    static const unsigned char be[8] = {0x01, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd, 0xef};
+    static const unsigned char le[8] = {0xef, 0xcd, 0xab, 0x89, 0x67, 0x45, 0x23, 0x01};
+    uint64_t v64;
+    uint32_t v32;
+    uint16_t v16;
+    uint8_t v8;
+    mqdh_target_to_host(1, be, &v64, 8);
+    assert_true(v64 == 0x0123456789abcdefull);
+    mqdh_target_to_host(0, le, &v64, 8);
+    assert_true(v64 == 0x0123456789abcdefull);
+    mqdh_target_to_host(1, be, &v32, 4);
+    assert_true(v32 == 0x01234567u);
+    mqdh_target_to_host(0, le + 4, &v32, 4);
+    assert_true(v32 == 0x01234567u);
+    mqdh_target_to_host(1, be, &v16, 2);
+    assert_true(v16 == 0x0123);
+    mqdh_target_to_host(0, le + 6, &v16, 2);
+    assert_true(v16 == 0x0123);
+    mqdh_target_to_host(1, be + 7, &v8, 1);
+    assert_true(v8 == 0xef);
+    /* In place, both ways. */
+    unsigned char buf[8];
+    memcpy(buf, be, 8);
+    mqdh_target_to_host(1, buf, buf, 8);
+    memcpy(&v64, buf, 8);
+    assert_true(v64 == 0x0123456789abcdefull);
+    /* Not an integer (more than 16 bytes): copied unchanged; size 0: nothing. */
+    unsigned char big[20], out[20];
+    for (int i = 0; i < 20; i++)
+        big[i] = (unsigned char)i;
+    mqdh_target_to_host(1, big, out, 20);
+    assert_memory_equal(big, out, 20);
+    out[0] = 0x55;
+    mqdh_target_to_host(1, big, out, 0);
+    assert_int_equal(out[0], 0x55);
+    /* Words of 1 to 8 bytes, independent of the host. */
+    assert_true(mqdh_target_word(be, 8, 1) == 0x0123456789abcdefull);
+    assert_true(mqdh_target_word(le, 8, 0) == 0x0123456789abcdefull);
+    assert_true(mqdh_target_word(be, 4, 1) == 0x01234567u);
+    assert_true(mqdh_target_word(be, 4, 0) == 0x67452301u);
+    assert_true(mqdh_target_word(be, 3, 1) == 0x012345u);
+    assert_true(mqdh_target_word(be, 0, 1) == 0);
+    assert_true(mqdh_target_word(be, 9, 1) == 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -175,6 +253,8 @@ int main(void)
         cmocka_unit_test(test_memory__unmapped_is_an_error),
         cmocka_unit_test(test_memory__process_gone),
         cmocka_unit_test(test_memory__proc_mem_fallback),
+        cmocka_unit_test(test_memory__target_to_host_both_orders),
+        cmocka_unit_test(test_memory__strings_at_the_edge),
     };
     return cmocka_run_group_tests_name("memory", tests, NULL, NULL);
 }

@@ -152,6 +152,14 @@ MQDH_API int mqdh_dump_processes(const pid_t *pids, const int *ranks, const char
 MQDH_API void mqdh_dump_free(struct mqdh_dump *d);
 
 /*
+ * Let go at once of every process the library holds stopped, for a signal
+ * handler (SIGINT, SIGTERM, ...) of a program interrupted in the middle of
+ * a dump, which must then exit: the interrupted call never returns sanely.
+ * Async-signal-safe.
+ */
+MQDH_API void mqdh_release_all(void);
+
+/*
  * The ranks of a job from its launcher (e.g. hydra's mpiexec): its
  * MPIR_proctable, else the launcher's descendant processes that have an MPI
  * rank in their environment.  On success *pids, *ranks and *hosts (arrays

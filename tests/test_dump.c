@@ -1,0 +1,345 @@
+/*
+ * test_dump.c - the whole host protocol through the public API, against a
+ * forked copy of this test (a real process, stopped and read with ptrace)
+ * and the fake DLL (tests/fixtures/fake_dll.c), with no MPI involved:
+ * every callback the DLL needs (DWARF type, symbol, fetch, byte order,
+ * global rank, MPI-2 job and identity), no-information vs empty queues,
+ * DLL error codes reaching the user, the choice and trust of the DLL the
+ * target names, processes that are gone, and mqdump killed mid-dump.
+ * After every dump, every target must be running and untraced.
+ */
+#define _GNU_SOURCE
+#include "mqdhost.h"
+#include "tests/procstate.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+/* What the fake DLL reads from the target: its type from this file's
+ * DWARF, the variable by symbol.  The DLL names come as MPICH's and Open
+ * MPI's do. */
+struct mqd_fixture_op {
+    int tag;
+    struct {
+        int peer;
+    } where;
+    long length;
+    char name[64];
+};
+struct mqd_fixture_op mqd_fixture_op = {7, {3}, 4096, "fixture-comm"};
+char MPIR_dll_name[4096];
+char **mpimsgq_dll_locations;
+
+static char dll_buf[4096];
+
+static const char *build_path(const char *rel)
+{
+    const char *b = getenv("MQD_BUILD");
+    snprintf(dll_buf, sizeof dll_buf, "%s/%s", b ? b : "build", rel);
+    return dll_buf;
+}
+
+/* A child that names dll_name / location (may be NULL) and waits. */
+static pid_t start_target(const char *dll_name, const char *location)
+{
+    int fds[2];
+    assert_int_equal(pipe(fds), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        static char loc[4096];
+        static char *list[2];
+        snprintf(MPIR_dll_name, sizeof MPIR_dll_name, "%s", dll_name ? dll_name : "");
+        if (location) {
+            snprintf(loc, sizeof loc, "%s", location);
+            list[0] = loc;
+            mpimsgq_dll_locations = list;
+        }
+        if (write(fds[1], "r", 1) != 1)
+            _exit(1);
+        for (;;)
+            pause();
+    }
+    char c;
+    close(fds[1]);
+    assert_int_equal(read(fds[0], &c, 1), 1);
+    close(fds[0]);
+    return pid;
+}
+
+static void stop_target(pid_t pid)
+{
+    char why[256];
+    if (proc_released(pid, why, sizeof why) != 0) {
+        kill(pid, SIGKILL);
+        waitpid(pid, NULL, 0);
+        fail_msg("after the dump: %s", why);
+    }
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+}
+
+static void test_dump__mpi2_protocol_end_to_end(void **state)
+{
+    (void)state;
+    pid_t pid = start_target(NULL, NULL);
+    int rank = 5;
+    struct mqdh_options o = {.dll = build_path("tests/fake/fake_ok.so")};
+    struct mqdh_dump *d = NULL;
+    int rc = mqdh_dump_processes(&pid, &rank, NULL, 1, &o, &d);
+    assert_non_null(d);
+    const struct mqdh_process *p = &d->procs[0];
+    if (rc != MQDH_OK)
+        fail_msg("dump failed: %s", p->error ? p->error : mqdh_strerror(rc));
+    assert_null(p->error);
+    assert_int_equal(p->pid, pid);
+    assert_int_equal(p->rank, 5);
+    assert_int_equal(p->identity, 5);
+    assert_string_equal(p->dll, o.dll);
+    assert_non_null(strstr(p->image, "test_dump"));
+    assert_int_equal(p->ncomms, 1);
+    const struct mqdh_comm *c = &p->comms[0];
+    assert_string_equal(c->name, "fixture-comm"); /* read from the target */
+    assert_int_equal(c->unique_id, 0x5eed);
+    assert_int_equal(c->size, 2);
+    assert_int_equal(c->local_rank, 5); /* from mqs_get_global_rank */
+    /* No information is not the same as empty. */
+    assert_int_equal(c->queues[MQDH_SENDS].state, MQDH_QUEUE_NO_INFO);
+    assert_int_equal(c->queues[MQDH_UNEXPECTED].state, MQDH_QUEUE_OK);
+    assert_int_equal(c->queues[MQDH_UNEXPECTED].nops, 0);
+    assert_int_equal(c->queues[MQDH_RECEIVES].state, MQDH_QUEUE_OK);
+    assert_int_equal(c->queues[MQDH_RECEIVES].nops, 1);
+    const struct mqdh_op *op = &c->queues[MQDH_RECEIVES].ops[0];
+    assert_int_equal(op->status, 0);
+    assert_int_equal(op->desired_tag, 7);
+    assert_int_equal(op->desired_local_rank, 3);
+    assert_int_equal(op->desired_length, 4096);
+    assert_true(op->buffer == 0x1000);
+    assert_string_equal(op->extra_text[0], "identity 5");
+    assert_string_equal(op->extra_text[1], "global rank 5");
+    assert_string_equal(op->extra_text[2], "job set up first: yes");
+    assert_int_equal(strlen(op->extra_text[3]), 63); /* unterminated by the DLL */
+    assert_string_equal(op->extra_text[4], "");
+    assert_true(p->stats.fetches >= 1);
+    assert_true(p->stats.syscalls >= 1 && p->stats.syscalls <= p->stats.fetches + 4);
+    assert_true(p->stats.callbacks > p->stats.fetches);
+    mqdh_dump_free(d);
+    stop_target(pid);
+}
+
+static void test_dump__mpi1_dll_gets_no_job(void **state)
+{
+    (void)state;
+    pid_t pid = start_target(NULL, NULL);
+    struct mqdh_options o = {.dll = build_path("tests/fake/fake_mpi1.so")};
+    struct mqdh_dump *d = NULL;
+    int rank = 2;
+    assert_int_equal(mqdh_dump_processes(&pid, &rank, NULL, 1, &o, &d), MQDH_OK);
+    const struct mqdh_process *p = &d->procs[0];
+    assert_int_equal(p->identity, -1);
+    const struct mqdh_op *op = &p->comms[0].queues[MQDH_RECEIVES].ops[0];
+    assert_string_equal(op->extra_text[0], "identity -1");
+    assert_string_equal(op->extra_text[2], "job set up first: no");
+    mqdh_dump_free(d);
+    stop_target(pid);
+}
+
+static void test_dump__dll_errors_reach_the_user(void **state)
+{
+    (void)state;
+    pid_t pid = start_target(NULL, NULL);
+    struct mqdh_options o = {.dll = build_path("tests/fake/fake_no_queues.so")};
+    struct mqdh_dump *d = NULL;
+    assert_int_equal(mqdh_dump_processes(&pid, NULL, NULL, 1, &o, &d), MQDH_E_NO_QUEUES);
+    const char *e = d->procs[0].error;
+    assert_non_null(e);
+    assert_non_null(strstr(e, "fake: the fixture says it has no queues"));
+    assert_non_null(strstr(e, "the fixture was built without queues"));
+    assert_int_equal(d->procs[0].rank, -1); /* none given, none in the environment */
+    mqdh_dump_free(d);
+    stop_target(pid);
+}
+
+/* A copy of the good fake DLL in a fresh directory of the given modes. */
+static void make_dll_copy(char *dir, size_t dirlen, char *file, size_t filelen, mode_t dmode,
+                          mode_t fmode)
+{
+    snprintf(dir, dirlen, "/tmp/mqd-trust-XXXXXX");
+    assert_non_null(mkdtemp(dir));
+    snprintf(file, filelen, "%s/libfake.so", dir);
+    FILE *in = fopen(build_path("tests/fake/fake_ok.so"), "rb"), *out = fopen(file, "wb");
+    assert_non_null(in);
+    assert_non_null(out);
+    char buf[65536];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, in)) > 0)
+        assert_int_equal(fwrite(buf, 1, n, out), n);
+    fclose(in);
+    fclose(out);
+    assert_int_equal(chmod(file, fmode), 0);
+    assert_int_equal(chmod(dir, dmode), 0);
+}
+
+static void remove_dll_copy(const char *dir, const char *file)
+{
+    unlink(file);
+    rmdir(dir);
+}
+
+static int dump_named(pid_t pid, int trust, char **error, char **dll)
+{
+    struct mqdh_options o = {.trust_target_dll = trust};
+    struct mqdh_dump *d = NULL;
+    int rc = mqdh_dump_processes(&pid, NULL, NULL, 1, &o, &d);
+    assert_non_null(d);
+    *error = d->procs[0].error ? strdup(d->procs[0].error) : NULL;
+    *dll = d->procs[0].dll ? strdup(d->procs[0].dll) : NULL;
+    mqdh_dump_free(d);
+    return rc;
+}
+
+static void test_dump__target_named_dll_must_be_trusted(void **state)
+{
+    (void)state;
+    char dir[64], file[128], *error, *dll;
+    unsetenv("MQD_DLL");
+
+    /* A directory anyone can write to: refused, saying why, unless overridden. */
+    make_dll_copy(dir, sizeof dir, file, sizeof file, 0777, 0644);
+    pid_t pid = start_target(file, NULL);
+    assert_int_equal(dump_named(pid, 0, &error, &dll), MQDH_E_DLL_UNTRUSTED);
+    assert_non_null(error);
+    assert_non_null(strstr(error, "refusing the debug DLL the process names"));
+    assert_non_null(strstr(error, "writable by its group or by others"));
+    assert_non_null(strstr(error, dir));
+    free(error);
+    free(dll);
+    assert_int_equal(dump_named(pid, 1, &error, &dll), MQDH_OK);
+    assert_null(error);
+    assert_string_equal(dll, file);
+    free(dll);
+    stop_target(pid);
+    remove_dll_copy(dir, file);
+
+    /* The file itself writable by others. */
+    make_dll_copy(dir, sizeof dir, file, sizeof file, 0755, 0666);
+    pid = start_target(file, NULL);
+    assert_int_equal(dump_named(pid, 0, &error, &dll), MQDH_E_DLL_UNTRUSTED);
+    assert_non_null(strstr(error, "(mode 666)"));
+    free(error);
+    free(dll);
+    stop_target(pid);
+    remove_dll_copy(dir, file);
+
+    /* Properly kept: loaded from MPIR_dll_name without any option. */
+    make_dll_copy(dir, sizeof dir, file, sizeof file, 0755, 0644);
+    pid = start_target(file, NULL);
+    assert_int_equal(dump_named(pid, 0, &error, &dll), MQDH_OK);
+    assert_string_equal(dll, file);
+    free(dll);
+    stop_target(pid);
+
+    /* Open MPI's way: a list of locations, MPIR_dll_name empty. */
+    pid = start_target(NULL, file);
+    assert_int_equal(dump_named(pid, 0, &error, &dll), MQDH_OK);
+    assert_string_equal(dll, file);
+    free(dll);
+    stop_target(pid);
+    remove_dll_copy(dir, file);
+
+    /* Nothing named at all. */
+    pid = start_target(NULL, NULL);
+    assert_int_equal(dump_named(pid, 0, &error, &dll), MQDH_E_NO_DLL);
+    assert_non_null(strstr(error, "MPIR_dll_name"));
+    free(error);
+    free(dll);
+    stop_target(pid);
+}
+
+static void test_dump__a_gone_process_fails_alone(void **state)
+{
+    (void)state;
+    pid_t pids[2];
+    pids[0] = start_target(NULL, NULL);
+    pids[1] = start_target(NULL, NULL);
+    kill(pids[1], SIGKILL);
+    waitpid(pids[1], NULL, 0);
+    struct mqdh_options o = {.dll = build_path("tests/fake/fake_ok.so")};
+    struct mqdh_dump *d = NULL;
+    assert_int_equal(mqdh_dump_processes(pids, NULL, NULL, 2, &o, &d), MQDH_E_ATTACH);
+    assert_null(d->procs[0].error);
+    assert_int_equal(d->procs[0].ncomms, 1);
+    assert_non_null(d->procs[1].error);
+    assert_non_null(strstr(d->procs[1].error, "does not exist"));
+    mqdh_dump_free(d);
+    stop_target(pids[0]);
+}
+
+/* mqdump killed by sig while the slow DLL holds the target stopped. */
+static void interrupt_mqdump(int sig)
+{
+    pid_t target = start_target(NULL, NULL);
+    char pidarg[32], mqdump[4096], dll[4096];
+    snprintf(pidarg, sizeof pidarg, "%d", (int)target);
+    snprintf(mqdump, sizeof mqdump, "%s", build_path("bin/mqdump"));
+    snprintf(dll, sizeof dll, "%s", build_path("tests/fake/fake_slow.so"));
+    pid_t tool = fork();
+    assert_true(tool >= 0);
+    if (tool == 0) {
+        int null = open("/dev/null", O_WRONLY);
+        dup2(null, 1);
+        execl(mqdump, "mqdump", "--pid", pidarg, "--dll", dll, (char *)NULL);
+        _exit(127);
+    }
+    /* Wait until the target is traced, then a little more: the DLL is
+     * loaded and asleep in mqs_setup_process. */
+    long tracer = 0;
+    for (int i = 0; i < 2500 && tracer <= 0; i++) {
+        thread_state(target, target, &tracer);
+        struct timespec ts = {0, 2 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    assert_int_equal(tracer, tool);
+    struct timespec ts = {0, 300 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+    assert_int_equal(kill(tool, sig), 0);
+    int status;
+    assert_int_equal(waitpid(tool, &status, 0), tool);
+    assert_true(WIFSIGNALED(status));
+    assert_int_equal(WTERMSIG(status), sig);
+    stop_target(target);
+}
+
+static void test_dump__mqdump_interrupted_lets_go(void **state)
+{
+    (void)state;
+    interrupt_mqdump(SIGTERM);
+    interrupt_mqdump(SIGINT);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_dump__mpi2_protocol_end_to_end),
+        cmocka_unit_test(test_dump__mpi1_dll_gets_no_job),
+        cmocka_unit_test(test_dump__dll_errors_reach_the_user),
+        cmocka_unit_test(test_dump__target_named_dll_must_be_trusted),
+        cmocka_unit_test(test_dump__a_gone_process_fails_alone),
+        cmocka_unit_test(test_dump__mqdump_interrupted_lets_go),
+    };
+    return cmocka_run_group_tests_name("dump", tests, NULL, NULL);
+}
