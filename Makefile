@@ -96,7 +96,7 @@ UNIT_TESTS := $(BUILD)/tests/test_interface $(BUILD)/tests/test_expect \
               $(BUILD)/tests/test_image $(BUILD)/tests/test_loader $(BUILD)/tests/test_dump
 HOST_UNIT_TESTS := $(BUILD)/tests/test_memory $(BUILD)/tests/test_attach \
                    $(BUILD)/tests/test_image $(BUILD)/tests/test_loader $(BUILD)/tests/test_dump
-INTEGRATION_TESTS := $(BUILD)/tests/test_samples
+INTEGRATION_TESTS := $(BUILD)/tests/test_samples $(BUILD)/tests/test_mqdump
 
 $(BUILD)/tests/test_interface: $(BUILD)/tests/test_interface.o
 	$(CC) -o $@ $^ $(MQD_LDFLAGS) -lcmocka
@@ -133,6 +133,11 @@ $(BUILD)/tests/test_samples: $(BUILD)/tests/test_samples.o $(BUILD)/tests/expect
                              $(BUILD)/tests/joblaunch.o
 	$(CC) -o $@ $^ $(MQD_LDFLAGS) -lcmocka
 
+$(BUILD)/tests/test_mqdump: $(BUILD)/tests/test_mqdump.o $(BUILD)/tests/expect.o \
+                            $(BUILD)/tests/joblaunch.o $(BUILD)/tests/json.o \
+                            $(BUILD)/tests/compare.o $(BUILD)/tests/procstate.o | $(BUILD)/bin/mqdump
+	$(CC) -o $@ $^ $(MQD_LDFLAGS) -lcmocka
+
 unit-tests: $(ABI_CHECKS) $(UNIT_TESTS)
 
 all: $(BUILD)/bin/mqd-launch $(BUILD)/bin/mqdump unit-tests
@@ -142,19 +147,22 @@ TEST_ENV = MQD_BUILD=$(BUILD) MQD_SAMPLES_SRC=samples MQD_MPIEXEC=$(MPIEXEC)
 check-unit: unit-tests
 	@$(TEST_ENV) scripts/run-tests.sh $(UNIT_TESTS)
 
+# Integration tests also use Open MPI's DLL (fetched once, not installed).
+OMPI_ENV = MQD_OMPI_DLL=$$(scripts/fetch-ompi-dll.sh)
+
 check-integration: unit-tests samples $(INTEGRATION_TESTS)
-	@$(TEST_ENV) scripts/run-tests.sh $(INTEGRATION_TESTS)
+	@$(TEST_ENV) $(OMPI_ENV) scripts/run-tests.sh $(INTEGRATION_TESTS)
 
 # Set up first (packages, then MPICH), then build and test in a fresh make so
 # that nothing is compiled before the headers it needs are installed.
 check: deps
 	@$(MAKE) --no-print-directory mpich
 	@$(MAKE) --no-print-directory unit-tests samples $(INTEGRATION_TESTS)
-	@$(TEST_ENV) scripts/run-tests.sh $(UNIT_TESTS) $(INTEGRATION_TESTS)
+	@$(TEST_ENV) $(OMPI_ENV) scripts/run-tests.sh $(UNIT_TESTS) $(INTEGRATION_TESTS)
 
 demo: deps
 	@$(MAKE) --no-print-directory mpich
-	@$(MAKE) --no-print-directory samples
+	@$(MAKE) --no-print-directory samples $(BUILD)/bin/mqdump
 	@$(TEST_ENV) scripts/demo.sh
 
 bench: deps

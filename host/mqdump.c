@@ -29,6 +29,7 @@ static void usage(FILE *f)
 {
     fputs("usage: mqdump [OPTIONS] --pid PID [--pid PID ...]\n"
           "       mqdump [OPTIONS] --job LAUNCHER_PID\n"
+          "       mqdump --check-dll PATH\n"
           "Show the MPI message queues of processes, through an MQD debug DLL.\n\n"
           "  -p, --pid PID           a process to dump (repeatable)\n"
           "  -j, --job PID           every rank of the job this launcher (mpiexec) runs\n"
@@ -36,6 +37,7 @@ static void usage(FILE *f)
           "                          one the process names in MPIR_dll_name)\n"
           "      --trust-target-dll  load the DLL the process names even if it fails\n"
           "                          the ownership and permission checks\n"
+          "      --check-dll PATH    load and validate a debug DLL, print its version\n"
           "      --json              one JSON object instead of text\n"
           "      --stats             per process: DLL callbacks, bytes, system calls, time\n"
           "  -v, --verbose           show the DLL's diagnostic messages\n"
@@ -231,11 +233,13 @@ int main(int argc, char **argv)
         {"dll", required_argument, NULL, 'd'},  {"trust-target-dll", no_argument, NULL, 'T'},
         {"json", no_argument, NULL, 'J'},       {"stats", no_argument, NULL, 'S'},
         {"verbose", no_argument, NULL, 'v'},    {"help", no_argument, NULL, 'h'},
+        {"check-dll", required_argument, NULL, 'C'},
         {NULL, 0, NULL, 0},
     };
     pid_t *pids = NULL;
     int npids = 0, json = 0, stats = 0, opt;
     long job = 0;
+    const char *check = NULL;
     struct mqdh_options o = {0};
 
     while ((opt = getopt_long(argc, argv, "p:j:d:vh", longopts, NULL)) != -1) {
@@ -262,6 +266,9 @@ int main(int argc, char **argv)
         case 'd':
             o.dll = optarg;
             break;
+        case 'C':
+            check = optarg;
+            break;
         case 'T':
             o.trust_target_dll = 1;
             break;
@@ -282,8 +289,19 @@ int main(int argc, char **argv)
             return 64;
         }
     }
-    if (optind < argc || (npids == 0) == (job == 0)) {
-        fprintf(stderr, "mqdump: give either --pid (one or more) or --job\n");
+    if (check && optind == argc && npids == 0 && job == 0) {
+        char version[512], err[1024];
+        int mpi2 = 0;
+        if (mqdh_dll_check(check, version, sizeof version, &mpi2, err, sizeof err) != MQDH_OK) {
+            fprintf(stderr, "mqdump: %s\n", err);
+            return 2;
+        }
+        printf("%s: %s\n  usable: the %s protocol\n", check, version,
+               mpi2 ? "MPI-2 (jobs and process identities)" : "MPI-1");
+        return 0;
+    }
+    if (optind < argc || (npids == 0) == (job == 0) || check) {
+        fprintf(stderr, "mqdump: give --pid (one or more), --job, or --check-dll alone\n");
         usage(stderr);
         free(pids);
         return 64;

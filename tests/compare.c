@@ -1,0 +1,216 @@
+/* compare.c - mqdump --json against SAMPLE.expect. */
+#define _GNU_SOURCE
+#include "compare.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const queue_keys[] = {"pending_sends", "pending_receives",
+                                         "unexpected_messages"};
+static const char *const status_names[] = {"pending", "matched", "complete"};
+
+static long num(const struct json *obj, const char *key)
+{
+    const struct json *v = json_get(obj, key);
+    return v && (v->kind == JSON_NUMBER || v->kind == JSON_BOOL) ? (long)v->number : -999999;
+}
+
+static const char *str(const struct json *obj, const char *key)
+{
+    const struct json *v = json_get(obj, key);
+    return v && v->kind == JSON_STRING ? v->string : NULL;
+}
+
+/* Does a dump communicator's name stand for the expected one? */
+static int name_matches(const char *shown, const char *want, const struct expect *e,
+                        const struct dll_limits *lim)
+{
+    if (!shown)
+        return 0;
+    if (want[0])
+        return strcmp(shown, want) == 0;
+    if (lim->unnamed_name)
+        return strcmp(shown, lim->unnamed_name) == 0;
+    if (!shown[0])
+        return 0;
+    for (int i = 0; i < e->ncomms; i++)
+        if (e->comms[i].name[0] && strcmp(shown, e->comms[i].name) == 0)
+            return 0;
+    return 1;
+}
+
+static int length_ok(long shown, long bytes, int in_elements)
+{
+    if (shown == bytes)
+        return 1;
+    if (!in_elements || shown <= 0)
+        return 0;
+    for (long size = 1; size <= 16; size *= 2)
+        if (shown * size == bytes)
+            return 1;
+    return 0;
+}
+
+static int op_matches(const struct json *op, int queue, const struct expect_op *x,
+                      const struct dll_limits *lim)
+{
+    const char *st = str(op, "status");
+    if (!st || x->status < 0 || x->status > 2 || strcmp(st, status_names[x->status]) != 0)
+        return 0;
+    int unexp = queue == EXPECT_UNEXPECTED;
+    long peer = num(op, unexp ? "actual_local_rank" : "desired_local_rank");
+    long gpeer = num(op, unexp ? "actual_global_rank" : "desired_global_rank");
+    long tag = num(op, unexp ? "actual_tag" : "desired_tag");
+    long len = num(op, unexp ? "actual_length" : "desired_length");
+    if (x->peer == EXPECT_ANY ? peer != -1 : peer != x->peer)
+        return 0;
+    if (x->gpeer == EXPECT_ANY ? gpeer != -1
+                               : gpeer != x->gpeer && !(lim->no_global_ranks && gpeer == -1))
+        return 0;
+    if (x->tag == EXPECT_ANY) {
+        if (!num(op, "tag_wild"))
+            return 0;
+    } else if (tag != x->tag || (!unexp && num(op, "tag_wild"))) {
+        return 0;
+    }
+    if (unexp && lim->unexpected_length_unknown && len == -1)
+        return 1;
+    return length_ok(len, x->bytes, !unexp && lim->lengths_in_elements);
+}
+
+struct shown_op {
+    const struct json *op;
+    const char *comm;
+    int queue, used;
+};
+
+static void describe_ops(char *err, int errlen, const struct shown_op *ops, int n)
+{
+    size_t used = strlen(err);
+    for (int i = 0; i < n && used + 1 < (size_t)errlen; i++) {
+        const struct json *o = ops[i].op;
+        snprintf(err + used, (size_t)errlen - used,
+                 "\n    shown: %s %s %s peer %ld/%ld tag %ld%s len %ld | actual %ld/%ld tag %ld "
+                 "len %ld",
+                 ops[i].comm, queue_keys[ops[i].queue], str(o, "status"),
+                 num(o, "desired_local_rank"), num(o, "desired_global_rank"),
+                 num(o, "desired_tag"), num(o, "tag_wild") ? " (wild)" : "",
+                 num(o, "desired_length"), num(o, "actual_local_rank"),
+                 num(o, "actual_global_rank"), num(o, "actual_tag"), num(o, "actual_length"));
+        used = strlen(err);
+    }
+}
+
+static int compare_rank(const struct json *proc, int r, const struct expect *e,
+                        const struct job *job, const struct dll_limits *lim, char *err,
+                        int errlen)
+{
+    const char *perr = str(proc, "error");
+    if (perr) {
+        snprintf(err, (size_t)errlen, "rank %d: error: %s", r, perr);
+        return -1;
+    }
+    if (num(proc, "pid") != job->ranks[r]) {
+        snprintf(err, (size_t)errlen, "rank %d: pid %ld, the launcher said %d", r,
+                 num(proc, "pid"), (int)job->ranks[r]);
+        return -1;
+    }
+    const struct json *comms = json_get(proc, "communicators");
+    if (!comms || comms->kind != JSON_ARRAY) {
+        snprintf(err, (size_t)errlen, "rank %d: no communicators array", r);
+        return -1;
+    }
+    int want_comms = 0;
+    for (int i = 0; i < e->ncomms; i++) {
+        const struct expect_comm *x = &e->comms[i];
+        if (x->rank != r && x->rank != EXPECT_ALL_RANKS)
+            continue;
+        want_comms++;
+        int found = 0;
+        for (int c = 0; c < comms->n && !found; c++) {
+            const struct json *cm = &comms->items[c];
+            found = name_matches(str(cm, "name"), x->name, e, lim) &&
+                    num(cm, "size") == x->size && num(cm, "local_rank") == x->local_rank;
+        }
+        if (!found) {
+            snprintf(err, (size_t)errlen, "rank %d: no communicator \"%s\" of size %ld where "
+                     "it has rank %ld", r, x->name[0] ? x->name : "(unnamed)", x->size,
+                     x->local_rank);
+            return -1;
+        }
+    }
+    if (!lim->shows_internal_comms && comms->n != want_comms) {
+        snprintf(err, (size_t)errlen, "rank %d: %d communicators shown, the sample has %d", r,
+                 comms->n, want_comms);
+        return -1;
+    }
+    /* Every operation shown, in any communicator. */
+    struct shown_op ops[256];
+    int nops = 0;
+    for (int c = 0; c < comms->n; c++) {
+        for (int q = 0; q < 3; q++) {
+            const struct json *list = json_get(&comms->items[c], queue_keys[q]);
+            for (int o = 0; list && list->kind == JSON_ARRAY && o < list->n && nops < 256; o++)
+                ops[nops++] = (struct shown_op){&list->items[o], str(&comms->items[c], "name"),
+                                                q, 0};
+        }
+    }
+    int want_ops = 0;
+    for (int i = 0; i < e->nops; i++) {
+        const struct expect_op *x = &e->ops[i];
+        if (x->rank != r)
+            continue;
+        want_ops++;
+        int found = 0;
+        for (int k = 0; k < nops && !found; k++) {
+            if (ops[k].used || ops[k].queue != (int)x->queue ||
+                !name_matches(ops[k].comm, x->comm, e, lim) ||
+                !op_matches(ops[k].op, ops[k].queue, x, lim))
+                continue;
+            ops[k].used = found = 1;
+        }
+        if (!found) {
+            snprintf(err, (size_t)errlen, "rank %d: nothing shown for: %s %s %s peer %ld "
+                     "global %ld tag %ld bytes %ld", r, x->comm[0] ? x->comm : "(unnamed)",
+                     queue_keys[x->queue], status_names[x->status], x->peer, x->gpeer, x->tag,
+                     x->bytes);
+            describe_ops(err, errlen, ops, nops);
+            return -1;
+        }
+    }
+    if (nops != want_ops) {
+        snprintf(err, (size_t)errlen, "rank %d: %d operations shown, the sample left %d", r,
+                 nops, want_ops);
+        describe_ops(err, errlen, ops, nops);
+        return -1;
+    }
+    return 0;
+}
+
+int compare_dump(const struct json *dump, const struct expect *e, const struct job *job,
+                 const struct dll_limits *lim, char *err, int errlen)
+{
+    const struct json *procs = json_get(dump, "processes");
+    if (!procs || procs->kind != JSON_ARRAY) {
+        snprintf(err, (size_t)errlen, "no processes array");
+        return -1;
+    }
+    if (procs->n != e->np) {
+        snprintf(err, (size_t)errlen, "%d processes shown, the job has %d", procs->n, e->np);
+        return -1;
+    }
+    for (int r = 0; r < e->np; r++) {
+        const struct json *proc = NULL;
+        for (int i = 0; i < procs->n && !proc; i++)
+            if (num(&procs->items[i], "rank") == r)
+                proc = &procs->items[i];
+        if (!proc) {
+            snprintf(err, (size_t)errlen, "rank %d is not shown", r);
+            return -1;
+        }
+        if (compare_rank(proc, r, e, job, lim, err, errlen) != 0)
+            return -1;
+    }
+    return 0;
+}

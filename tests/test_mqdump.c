@@ -1,0 +1,323 @@
+/*
+ * test_mqdump.c - mqdump against real MPICH jobs (integration).
+ *
+ * Each sample runs under the cached MPICH; `mqdump --job MPIEXEC --json`
+ * with MPICH's own libtvmpich.so must show what the sample left, field by
+ * field, allowing only for that DLL's limitations (TVMPICH_LIMITS below).
+ * After every dump, every rank and mpiexec must be running and untraced.
+ * Also: --job through a launcher without MPIR_proctable (mqd-launch), --pid,
+ * the DLL the target names, Open MPI's DLL pointed at an MPICH process,
+ * and bad command lines.
+ *
+ * Environment: MQD_BUILD, MQD_MPICH_PREFIX, MQD_SAMPLES_SRC, MQD_OMPI_DLL.
+ */
+#define _GNU_SOURCE
+#include "tests/compare.h"
+#include "tests/expect.h"
+#include "tests/joblaunch.h"
+#include "tests/json.h"
+#include "tests/procstate.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+/*
+ * What MPICH 4.0.2's libtvmpich.so gets wrong, as seen on these samples:
+ * - lengths of sends and receives are element counts, not bytes (1 MiB of
+ *   doubles shows as 131072);
+ * - unexpected messages have no length (-1);
+ * - no global ranks (always -1);
+ * - MPICH-internal communicators are listed ("--unnamed--" ones and
+ *   MPI_ICOMM_WORLD), and an unnamed user communicator is "--unnamed--"
+ *   like them.
+ */
+static const struct dll_limits TVMPICH_LIMITS = {
+    .lengths_in_elements = 1,
+    .unexpected_length_unknown = 1,
+    .no_global_ranks = 1,
+    .unnamed_name = "--unnamed--",
+    .shows_internal_comms = 1,
+};
+
+static const char *tvmpich(void)
+{
+    static char path[PATH_MAX];
+    const char *prefix = getenv("MQD_MPICH_PREFIX");
+    snprintf(path, sizeof path, "%s/lib/libtvmpich.so", prefix ? prefix : "");
+    return path;
+}
+
+/*
+ * Run mqdump with args (NULL-terminated); its stdout and stderr into
+ * *out / *errout (malloc'd).  Returns the exit status, 128+N for signal N.
+ */
+static int run_mqdump(char **out, char **errout, const char *const *args)
+{
+    char mqdump[PATH_MAX];
+    job_build_path(mqdump, sizeof mqdump, "bin/mqdump");
+    FILE *o = tmpfile(), *e = tmpfile();
+    assert_non_null(o);
+    assert_non_null(e);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        const char *argv[32] = {"mqdump"};
+        int n = 1;
+        for (; args[n - 1] && n < 31; n++)
+            argv[n] = args[n - 1];
+        argv[n] = NULL;
+        dup2(fileno(o), 1);
+        dup2(fileno(e), 2);
+        execv(mqdump, (char *const *)argv);
+        _exit(127);
+    }
+    int st;
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+        ;
+    FILE *files[2] = {o, e};
+    char **dest[2] = {out, errout};
+    for (int i = 0; i < 2; i++) {
+        long len = ftell(files[i]);
+        rewind(files[i]);
+        char *buf = malloc((size_t)len + 1);
+        assert_non_null(buf);
+        buf[fread(buf, 1, (size_t)len, files[i])] = '\0';
+        fclose(files[i]);
+        if (dest[i])
+            *dest[i] = buf;
+        else
+            free(buf);
+    }
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+static void load_expect(const char *name, struct expect *e)
+{
+    const char *dir = getenv("MQD_SAMPLES_SRC");
+    char path[PATH_MAX], err[512];
+    snprintf(path, sizeof path, "%s/%s.expect", dir && *dir ? dir : "samples", name);
+    if (expect_load(path, e, err, sizeof err) != 0)
+        fail_msg("%s", err);
+}
+
+static void start(struct job *job, const char *name, int np)
+{
+    char err[512];
+    if (job_start(job, name, np, err, sizeof err) != 0)
+        fail_msg("%s: %s", name, err);
+}
+
+/* Every rank and mpiexec running and untraced; then end the job. */
+static void released_and_stop(struct job *job)
+{
+    char why[256];
+    int bad = 0;
+    for (int r = 0; r < job->np && !bad; r++)
+        bad = proc_released(job->ranks[r], why, sizeof why) != 0;
+    if (!bad)
+        bad = proc_released(job->mpiexec, why, sizeof why) != 0;
+    int st = job_stop(job);
+    if (bad)
+        fail_msg("after mqdump: %s", why);
+    assert_int_equal(st, 0);
+}
+
+static void check_sample(const char *name)
+{
+    struct expect e;
+    struct job job;
+    load_expect(name, &e);
+    start(&job, name, e.np);
+    char pid[16], *out, *err;
+    snprintf(pid, sizeof pid, "%d", (int)job.mpiexec);
+    const char *args[] = {"--job", pid, "--json", "--dll", tvmpich(), NULL};
+    int rc = run_mqdump(&out, &err, args);
+    char msg[8192];
+    struct json *j = json_parse(out, msg, sizeof msg);
+    int ok = rc == 0 && j && compare_dump(j, &e, &job, &TVMPICH_LIMITS, msg, sizeof msg) == 0;
+    if (!ok && rc != 0)
+        snprintf(msg, sizeof msg, "mqdump exited %d: %s", rc, err);
+    json_free(j);
+    free(out);
+    free(err);
+    released_and_stop(&job);
+    expect_free(&e);
+    if (!ok)
+        fail_msg("%s: %s", name, msg);
+}
+
+#define SAMPLE_TEST(name)                                                                     \
+    static void test_mqdump__tvmpich_##name(void **state)                                     \
+    {                                                                                         \
+        (void)state;                                                                          \
+        check_sample(#name);                                                                  \
+    }
+SAMPLE_TEST(ring)
+SAMPLE_TEST(unexpected)
+SAMPLE_TEST(wildcards)
+SAMPLE_TEST(comms)
+SAMPLE_TEST(intercomm)
+
+/* Text output of --job lists every rank with its pid, whichever way the
+ * ranks are found: hydra's MPIR_proctable, or the descendants of a
+ * launcher that has none (mqd-launch). */
+static void test_mqdump__job_lists_every_rank(void **state)
+{
+    (void)state;
+    struct job job;
+    start(&job, "ring", 4);
+    pid_t launchers[2] = {job.mpiexec, job.launcher};
+    for (int l = 0; l < 2; l++) {
+        char pid[16], *out, *err;
+        snprintf(pid, sizeof pid, "%d", (int)launchers[l]);
+        const char *args[] = {"--job", pid, "--dll", tvmpich(), "--stats", NULL};
+        int rc = run_mqdump(&out, &err, args);
+        int nproc = 0;
+        for (const char *p = out; (p = strstr(p, "process ")); p++)
+            nproc += p == out || p[-1] == '\n';
+        for (int r = 0; r < 4; r++) {
+            char line[64];
+            snprintf(line, sizeof line, "process %d, rank %d,", (int)job.ranks[r], r);
+            if (!strstr(out, line))
+                fail_msg("launcher %d: no \"%s\" in:\n%s%s", (int)launchers[l], line, out, err);
+        }
+        assert_int_equal(rc, 0);
+        assert_int_equal(nproc, 4);
+        assert_non_null(strstr(out, "communicator \"MPI_COMM_WORLD\" (size 4, rank 2)"));
+        assert_non_null(strstr(out, "stats: "));
+        free(out);
+        free(err);
+    }
+    released_and_stop(&job);
+}
+
+/* --pid: ranks from the process environment; the DLL from MPIR_dll_name
+ * (the cached MPICH is root's or ours, not writable by others: trusted). */
+static void test_mqdump__pids_and_the_dll_the_target_names(void **state)
+{
+    (void)state;
+    struct job job;
+    start(&job, "unexpected", 2);
+    char p0[16], p1[16], *out, *err;
+    snprintf(p0, sizeof p0, "%d", (int)job.ranks[0]);
+    snprintf(p1, sizeof p1, "%d", (int)job.ranks[1]);
+    unsetenv("MQD_DLL");
+    const char *args[] = {"--pid", p1, "--pid", p0, "--json", NULL};
+    int rc = run_mqdump(&out, &err, args);
+    char msg[512];
+    struct json *j = json_parse(out, msg, sizeof msg);
+    if (rc != 0 || !j)
+        fail_msg("mqdump exited %d (%s): %s", rc, msg, err);
+    const struct json *procs = json_get(j, "processes");
+    assert_int_equal(procs->n, 2);
+    for (int i = 0; i < 2; i++) {
+        const struct json *p = &procs->items[i];
+        int want_rank = i == 0 ? 1 : 0; /* in the order given */
+        assert_int_equal(json_get(p, "pid")->number, job.ranks[want_rank]);
+        assert_int_equal(json_get(p, "rank")->number, want_rank);
+        assert_int_equal(json_get(p, "identity")->number, -1); /* an MPI-1 DLL */
+        assert_string_equal(json_get(p, "dll")->string, tvmpich());
+        assert_int_equal(json_get(p, "error")->kind, JSON_NULL);
+        assert_null(json_get(p, "host")->string); /* --pid: not known */
+    }
+    json_free(j);
+    free(out);
+    free(err);
+    released_and_stop(&job);
+}
+
+/* Open MPI's DLL, from Debian's package: it validates, and its own
+ * message reaches the user when it cannot make sense of an MPICH process.
+ * (It also prints warnings on stderr by itself.) */
+static void test_mqdump__openmpi_dll_speaks_for_itself(void **state)
+{
+    (void)state;
+    const char *ompi = getenv("MQD_OMPI_DLL");
+    if (!ompi || !*ompi)
+        fail_msg("MQD_OMPI_DLL is not set: run scripts/fetch-ompi-dll.sh (make check does)");
+    char *out, *err;
+    const char *check[] = {"--check-dll", ompi, NULL};
+    assert_int_equal(run_mqdump(&out, &err, check), 0);
+    assert_non_null(strstr(out, "Open MPI message queue support for parallel debuggers"));
+    assert_non_null(strstr(out, "the MPI-1 protocol")); /* no mqs_setup_job */
+    free(out);
+    free(err);
+
+    struct job job;
+    start(&job, "unexpected", 2);
+    char pid[16];
+    snprintf(pid, sizeof pid, "%d", (int)job.ranks[0]);
+    const char *args[] = {"--pid", pid, "--dll", ompi, "--json", NULL};
+    int rc = run_mqdump(&out, &err, args);
+    char msg[512];
+    struct json *j = json_parse(out, msg, sizeof msg);
+    assert_non_null(j);
+    assert_int_equal(rc, 2);
+    const struct json *p = &json_get(j, "processes")->items[0];
+    const char *e = json_get(p, "error")->string;
+    assert_non_null(e);
+    if (!strstr(e, "has no message queues: Failed to find some type"))
+        fail_msg("Open MPI's message did not come through: %s", e);
+    json_free(j);
+    free(out);
+    free(err);
+    released_and_stop(&job);
+}
+
+static void test_mqdump__bad_command_lines(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *args[6];
+        int status;
+        const char *says;
+    } cases[] = {
+        {{NULL}, 64, "give --pid"},
+        {{"--pid", "abc", NULL}, 64, "'abc' is not a process id"},
+        {{"--pid", "0", NULL}, 64, "is not a process id"},
+        {{"--pid", "1", "--job", "1", NULL}, 64, "give --pid"},
+        {{"--frobnicate", NULL}, 64, "usage"},
+        {{"--pid", "2147483647", "--dll", "/nonexistent.so", NULL}, 2, "does not exist"},
+        {{"--job", "2147483647", NULL}, 2, "does not exist"},
+        {{"--check-dll", "/nonexistent.so", NULL}, 2, "cannot load /nonexistent.so"},
+        {{"--help", NULL}, 0, "Exit status"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *out, *err;
+        int rc = run_mqdump(&out, &err, cases[i].args);
+        if (rc != cases[i].status || (!strstr(err, cases[i].says) && !strstr(out, cases[i].says)))
+            fail_msg("case %zu: exit %d (want %d), output \"%s%s\" (want \"%s\")", i, rc,
+                     cases[i].status, out, err, cases[i].says);
+        free(out);
+        free(err);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_mqdump__tvmpich_ring),
+        cmocka_unit_test(test_mqdump__tvmpich_unexpected),
+        cmocka_unit_test(test_mqdump__tvmpich_wildcards),
+        cmocka_unit_test(test_mqdump__tvmpich_comms),
+        cmocka_unit_test(test_mqdump__tvmpich_intercomm),
+        cmocka_unit_test(test_mqdump__job_lists_every_rank),
+        cmocka_unit_test(test_mqdump__pids_and_the_dll_the_target_names),
+        cmocka_unit_test(test_mqdump__openmpi_dll_speaks_for_itself),
+        cmocka_unit_test(test_mqdump__bad_command_lines),
+    };
+    return cmocka_run_group_tests_name("mqdump", tests, NULL, NULL);
+}
