@@ -125,7 +125,13 @@ $(BUILD)/tests/test_dump.o: MQD_CFLAGS += -g
 $(BUILD)/tests/test_loader: | $(FAKE_DLLS) $(BUILD)/tests/libtypes_fixture.so
 $(BUILD)/tests/test_dump: | $(FAKE_DLLS) $(BUILD)/bin/mqdump
 
-$(BUILD)/tests/test_image: | $(BUILD)/tests/libtypes_fixture.so
+$(BUILD)/tests/test_image: | $(BUILD)/tests/libtypes_fixture.so \
+                             $(BUILD)/tests/debuglink/libtypes_fixture.so
+# The same fixture with its DWARF in a separate file found by .gnu_debuglink.
+$(BUILD)/tests/debuglink/libtypes_fixture.so: $(BUILD)/tests/libtypes_fixture.so
+	mkdir -p $(@D)
+	objcopy --only-keep-debug $< $@.debug
+	objcopy --strip-debug --add-gnu-debuglink=$@.debug $< $@
 # Plain -g -O0 (no sanitizer): a fixture whose DWARF the test knows exactly.
 $(BUILD)/tests/libtypes_fixture.so: tests/fixtures/types_fixture.c | $(BUILD)/tests
 	$(CC) -std=c11 $(WARN) -g -O0 -fPIC -shared -o $@ $<

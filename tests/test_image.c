@@ -143,6 +143,27 @@ static void test_image__bad_files(void **state)
     assert_true(mqdh_image_open_pid(&im, 0x7ffffff0, err, sizeof err) < 0);
 }
 
+/*
+ * Separate debug information: the fixture stripped of its DWARF, with a
+ * .gnu_debuglink to the DWARF kept in a file beside it (as Debian's -dbg
+ * packages do, by build-id or debuglink); types are found all the same.
+ */
+static void test_image__separate_debug_file(void **state)
+{
+    (void)state;
+    char stripped[4096], err[512];
+    snprintf(stripped, sizeof stripped, "%.*s/debuglink/libtypes_fixture.so",
+             (int)(strrchr(fixture, '/') - fixture), fixture);
+    struct mqdh_image im;
+    assert_int_equal(mqdh_image_open_file(&im, stripped, err, sizeof err), 0);
+    struct mqdh_type *t = mqdh_type_find(&im, "fx_request_t");
+    if (!t)
+        fail_msg("fx_request_t not found through the debuglink of %s", stripped);
+    assert_int_equal(mqdh_type_field_offset(t, "match.context_id"), 22);
+    assert_int_equal(mqdh_type_size(t), 64);
+    mqdh_image_close(&im);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -150,6 +171,7 @@ int main(void)
         cmocka_unit_test(test_image__types_and_offsets),
         cmocka_unit_test(test_image__live_process_relocated),
         cmocka_unit_test(test_image__bad_files),
+        cmocka_unit_test(test_image__separate_debug_file),
     };
     return cmocka_run_group_tests_name("image", tests, setup, NULL);
 }
