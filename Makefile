@@ -93,10 +93,21 @@ $(BUILD)/tests/%.o: tests/%.c | $(BUILD)/tests
 
 UNIT_TESTS := $(BUILD)/tests/test_interface $(BUILD)/tests/test_expect \
               $(BUILD)/tests/test_memory $(BUILD)/tests/test_attach \
-              $(BUILD)/tests/test_image $(BUILD)/tests/test_loader $(BUILD)/tests/test_dump
+              $(BUILD)/tests/test_image $(BUILD)/tests/test_loader $(BUILD)/tests/test_dump \
+              $(BUILD)/tests/test_dll
 HOST_UNIT_TESTS := $(BUILD)/tests/test_memory $(BUILD)/tests/test_attach \
-                   $(BUILD)/tests/test_image $(BUILD)/tests/test_loader $(BUILD)/tests/test_dump
+                   $(BUILD)/tests/test_image $(BUILD)/tests/test_loader $(BUILD)/tests/test_dump \
+                   $(BUILD)/tests/test_dll
 INTEGRATION_TESTS := $(BUILD)/tests/test_samples $(BUILD)/tests/test_mqdump
+
+# ---------------------------------------------------------------- the DLL
+# libmqd_mpich.so: every mqs_* entry point, nothing else exported.
+DLL_SRCS := dll/core.c dll/mpich.c
+DLL_OBJS := $(DLL_SRCS:%.c=$(BUILD)/%.o)
+$(BUILD)/dll/%.o: dll/%.c | $(BUILD)/dll
+	$(CC) $(MQD_CFLAGS) -fPIC -fvisibility=hidden -c -o $@ $<
+$(BUILD)/lib/libmqd_mpich.so: $(DLL_OBJS) | $(BUILD)/lib
+	$(CC) -shared -o $@ $^ $(MQD_LDFLAGS)
 
 $(BUILD)/tests/test_interface: $(BUILD)/tests/test_interface.o
 	$(CC) -o $@ $^ $(MQD_LDFLAGS) -lcmocka
@@ -119,7 +130,9 @@ $(HOST_UNIT_TESTS): $(BUILD)/tests/%: $(BUILD)/tests/%.o $(BUILD)/host/libmqdhos
 	$(CC) -o $@ $(filter-out %.a,$^) $(BUILD)/host/libmqdhost-internal.a $(MQD_LDFLAGS) \
 	    $(HOST_LIBS) -lpthread -lcmocka
 $(BUILD)/tests/test_attach $(BUILD)/tests/test_dump: $(BUILD)/tests/procstate.o
-$(BUILD)/tests/test_loader.o $(BUILD)/tests/test_dump.o: MQD_CFLAGS += -Ihost/include
+$(BUILD)/tests/test_loader.o $(BUILD)/tests/test_dump.o $(BUILD)/tests/test_dll.o: \
+    MQD_CFLAGS += -Ihost/include
+$(BUILD)/tests/test_dll: | $(BUILD)/lib/libmqd_mpich.so
 # test_dump's target is a fork of itself: its DWARF must describe mqd_fixture_op.
 $(BUILD)/tests/test_dump.o: MQD_CFLAGS += -g
 $(BUILD)/tests/test_loader: | $(FAKE_DLLS) $(BUILD)/tests/libtypes_fixture.so
@@ -141,12 +154,13 @@ $(BUILD)/tests/test_samples: $(BUILD)/tests/test_samples.o $(BUILD)/tests/expect
 
 $(BUILD)/tests/test_mqdump: $(BUILD)/tests/test_mqdump.o $(BUILD)/tests/expect.o \
                             $(BUILD)/tests/joblaunch.o $(BUILD)/tests/json.o \
-                            $(BUILD)/tests/compare.o $(BUILD)/tests/procstate.o | $(BUILD)/bin/mqdump
+                            $(BUILD)/tests/compare.o $(BUILD)/tests/procstate.o \
+                            | $(BUILD)/bin/mqdump $(BUILD)/lib/libmqd_mpich.so
 	$(CC) -o $@ $^ $(MQD_LDFLAGS) -lcmocka
 
 unit-tests: $(ABI_CHECKS) $(UNIT_TESTS)
 
-all: $(BUILD)/bin/mqd-launch $(BUILD)/bin/mqdump unit-tests
+all: $(BUILD)/bin/mqd-launch $(BUILD)/bin/mqdump $(BUILD)/lib/libmqd_mpich.so unit-tests
 
 TEST_ENV = MQD_BUILD=$(BUILD) MQD_SAMPLES_SRC=samples MQD_MPIEXEC=$(MPIEXEC)
 
@@ -176,7 +190,8 @@ bench: deps
 	@$(MAKE) --no-print-directory samples $(BUILD)/bin/mqdump
 	@$(TEST_ENV) scripts/bench.sh
 
-$(BUILD)/bin $(BUILD)/samples $(BUILD)/tests $(BUILD)/tests/fake $(BUILD)/host $(BUILD)/lib:
+$(BUILD)/bin $(BUILD)/samples $(BUILD)/tests $(BUILD)/tests/fake $(BUILD)/host $(BUILD)/lib \
+$(BUILD)/dll:
 	mkdir -p $@
 
 clean:

@@ -2,8 +2,9 @@
  * test_mqdump.c - mqdump against real MPICH jobs (integration).
  *
  * Each sample runs under the cached MPICH; `mqdump --job MPIEXEC --json`
- * with MPICH's own libtvmpich.so must show what the sample left, field by
- * field, allowing only for that DLL's limitations (TVMPICH_LIMITS below).
+ * must show what the sample left, field by field: exactly with mqd's
+ * libmqd_mpich.so, and with MPICH's own libtvmpich.so allowing only for
+ * that DLL's limitations (TVMPICH_LIMITS below).
  * After every dump, every rank and mpiexec must be running and untraced.
  * Also: --job through a launcher without MPIR_proctable (mqd-launch), --pid,
  * the DLL the target names, Open MPI's DLL pointed at an MPICH process,
@@ -51,6 +52,16 @@ static const struct dll_limits TVMPICH_LIMITS = {
     .unnamed_name = "--unnamed--",
     .shows_internal_comms = 1,
 };
+
+/* mqd's own DLL must be exact: no limits at all. */
+static const struct dll_limits EXACT = {0};
+
+static const char *mqd_dll(void)
+{
+    static char path[PATH_MAX];
+    job_build_path(path, sizeof path, "lib/libmqd_mpich.so");
+    return path;
+}
 
 static const char *tvmpich(void)
 {
@@ -135,7 +146,7 @@ static void released_and_stop(struct job *job)
     assert_int_equal(st, 0);
 }
 
-static void check_sample(const char *name)
+static void check_sample(const char *name, const char *dll, const struct dll_limits *lim)
 {
     struct expect e;
     struct job job;
@@ -143,11 +154,11 @@ static void check_sample(const char *name)
     start(&job, name, e.np);
     char pid[16], *out, *err;
     snprintf(pid, sizeof pid, "%d", (int)job.mpiexec);
-    const char *args[] = {"--job", pid, "--json", "--dll", tvmpich(), NULL};
+    const char *args[] = {"--job", pid, "--json", "--dll", dll, NULL};
     int rc = run_mqdump(&out, &err, args);
     char msg[8192];
     struct json *j = json_parse(out, msg, sizeof msg);
-    int ok = rc == 0 && j && compare_dump(j, &e, &job, &TVMPICH_LIMITS, msg, sizeof msg) == 0;
+    int ok = rc == 0 && j && compare_dump(j, &e, &job, lim, msg, sizeof msg) == 0;
     if (!ok && rc != 0)
         snprintf(msg, sizeof msg, "mqdump exited %d: %s", rc, err);
     json_free(j);
@@ -163,7 +174,12 @@ static void check_sample(const char *name)
     static void test_mqdump__tvmpich_##name(void **state)                                     \
     {                                                                                         \
         (void)state;                                                                          \
-        check_sample(#name);                                                                  \
+        check_sample(#name, tvmpich(), &TVMPICH_LIMITS);                                      \
+    }                                                                                         \
+    static void test_mqdump__mqd_##name(void **state)                                         \
+    {                                                                                         \
+        (void)state;                                                                          \
+        check_sample(#name, mqd_dll(), &EXACT);                                               \
     }
 SAMPLE_TEST(ring)
 SAMPLE_TEST(unexpected)
@@ -314,6 +330,11 @@ int main(void)
         cmocka_unit_test(test_mqdump__tvmpich_wildcards),
         cmocka_unit_test(test_mqdump__tvmpich_comms),
         cmocka_unit_test(test_mqdump__tvmpich_intercomm),
+        cmocka_unit_test(test_mqdump__mqd_ring),
+        cmocka_unit_test(test_mqdump__mqd_unexpected),
+        cmocka_unit_test(test_mqdump__mqd_wildcards),
+        cmocka_unit_test(test_mqdump__mqd_comms),
+        cmocka_unit_test(test_mqdump__mqd_intercomm),
         cmocka_unit_test(test_mqdump__job_lists_every_rank),
         cmocka_unit_test(test_mqdump__pids_and_the_dll_the_target_names),
         cmocka_unit_test(test_mqdump__openmpi_dll_speaks_for_itself),

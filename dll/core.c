@@ -1,0 +1,666 @@
+/*
+ * core.c - the vendor-neutral half of mqd's debug DLL: every mqs_* entry
+ * point, callbacks, errors, reading, list walks, the communicator cache,
+ * iterators and global ranks.  See core.h.
+ */
+#include "core.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+/*
+ * The only mutable global state: the debugger's basic callbacks (the ABI
+ * hands them over once, at load) and whether it speaks MPI-2, which says
+ * whether the MPI-2 members of its callback tables exist at all.
+ */
+static struct {
+    const mqs_basic_callbacks *basic;
+    int mpi2;
+} host;
+
+struct mqd_image {
+    const mqs_image_callbacks *cb;
+    void *backend;
+    char explain[256];
+};
+
+struct mqd_process {
+    mqs_process *process;
+    const mqs_process_callbacks *cb;
+    struct mqd_image *image;
+    void *backend;
+    mqs_target_type_sizes sizes;
+    int identity; /* MPI-2: given by the debugger; -1 until then */
+    char explain[256];
+
+    /* Communicators: re-read only when the backend says the list moved. */
+    uint64_t stamp;
+    int have_comms;
+    struct mqd_comm *comms;
+    int ncomms;
+    int comm_pos; /* the iterator; -1 before setup */
+
+    /* Queues: read whole, once per stop, then shown per communicator. */
+    int queue_read[3], queue_rc[3];
+    struct mqd_ops queues[3];
+    int op_queue, op_pos, op_state; /* op_state: 0 none, 1 iterating */
+};
+
+struct mqd_job {
+    const mqs_job_callbacks *cb;
+};
+
+/* ---------------------------------------------------------------- helpers */
+
+void *mqd_malloc(size_t n)
+{
+    return host.basic ? host.basic->mqs_malloc_fp(n ? n : 1) : NULL;
+}
+
+void mqd_free(void *p)
+{
+    if (p && host.basic)
+        host.basic->mqs_free_fp(p);
+}
+
+void *mqd_calloc(size_t n, size_t size)
+{
+    if (size && n > (size_t)-1 / size)
+        return NULL;
+    void *p = mqd_malloc(n * size);
+    if (p)
+        memset(p, 0, n * size);
+    return p;
+}
+
+void mqd_debug(const char *msg)
+{
+    if (host.basic)
+        host.basic->mqs_dprints_fp(msg);
+}
+
+void mqd_set_text(char dst[64], const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(dst, 64, fmt, ap);
+    va_end(ap);
+}
+
+const mqs_image_callbacks *mqd_image_cb(const struct mqd_image *im)
+{
+    return im->cb;
+}
+
+void *mqd_image_backend(const struct mqd_image *im)
+{
+    return im->backend;
+}
+
+void mqd_image_explain(struct mqd_image *im, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(im->explain, sizeof im->explain, fmt, ap);
+    va_end(ap);
+}
+
+struct mqd_image *mqd_process_image(const struct mqd_process *p)
+{
+    return p->image;
+}
+
+void *mqd_process_backend(const struct mqd_process *p)
+{
+    return p->backend;
+}
+
+mqs_image *mqd_process_mqs_image(const struct mqd_process *p)
+{
+    return p->cb->mqs_get_image_fp(p->process);
+}
+
+void mqd_process_explain(struct mqd_process *p, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(p->explain, sizeof p->explain, fmt, ap);
+    va_end(ap);
+}
+
+const mqs_target_type_sizes *mqd_sizes(const struct mqd_process *p)
+{
+    return &p->sizes;
+}
+
+int mqd_read(struct mqd_process *p, mqs_taddr_t addr, void *buf, int size)
+{
+    if (!addr || size <= 0)
+        return MQD_ERR_READ;
+    return p->cb->mqs_fetch_data_fp(p->process, addr, size, buf) == mqs_ok ? mqs_ok
+                                                                          : MQD_ERR_READ;
+}
+
+uint64_t mqd_uint(struct mqd_process *p, const void *buf, int off, int size)
+{
+    unsigned char in[8];
+    if (size != 1 && size != 2 && size != 4 && size != 8)
+        return 0;
+    memcpy(in, (const unsigned char *)buf + off, (size_t)size);
+    switch (size) {
+    case 1:
+        return in[0];
+    case 2: {
+        uint16_t v;
+        p->cb->mqs_target_to_host_fp(p->process, in, &v, 2);
+        return v;
+    }
+    case 4: {
+        uint32_t v;
+        p->cb->mqs_target_to_host_fp(p->process, in, &v, 4);
+        return v;
+    }
+    default: {
+        uint64_t v;
+        p->cb->mqs_target_to_host_fp(p->process, in, &v, 8);
+        return v;
+    }
+    }
+}
+
+int64_t mqd_int(struct mqd_process *p, const void *buf, int off, int size)
+{
+    uint64_t v = mqd_uint(p, buf, off, size);
+    if (size < 8 && size > 0 && (v >> (8 * size - 1)) & 1)
+        v |= ~(uint64_t)0 << (8 * size);
+    return (int64_t)v;
+}
+
+mqs_taddr_t mqd_ptr(struct mqd_process *p, const void *buf, int off)
+{
+    return (mqs_taddr_t)mqd_uint(p, buf, off, p->sizes.pointer_size);
+}
+
+int mqd_read_string(struct mqd_process *p, mqs_taddr_t addr, char *out, int len)
+{
+    if (len <= 0)
+        return MQD_ERR_BUF_SMALL;
+    int rc = mqd_read(p, addr, out, len - 1);
+    out[rc == mqs_ok ? len - 1 : 0] = '\0';
+    return rc;
+}
+
+/* ---------------------------------------------------------------- walks */
+
+void mqd_walk_init(struct mqd_walk *w)
+{
+    memset(w, 0, sizeof *w);
+}
+
+int mqd_walk_visit(struct mqd_walk *w, mqs_taddr_t node)
+{
+    if (w->n >= MQD_MAX_LIST)
+        return MQD_ERR_TOO_LONG;
+    if ((w->n + 1) * 2 > w->cap) {
+        int cap = w->cap ? w->cap * 2 : 64;
+        mqs_taddr_t *seen = mqd_calloc((size_t)cap, sizeof *seen);
+        if (!seen)
+            return MQD_ERR_NOMEM;
+        for (int i = 0; i < w->cap; i++) {
+            if (!w->seen[i])
+                continue;
+            unsigned h = (unsigned)((w->seen[i] >> 3) * 2654435761u) & (unsigned)(cap - 1);
+            while (seen[h])
+                h = (h + 1) & (unsigned)(cap - 1);
+            seen[h] = w->seen[i];
+        }
+        mqd_free(w->seen);
+        w->seen = seen;
+        w->cap = cap;
+    }
+    unsigned h = (unsigned)((node >> 3) * 2654435761u) & (unsigned)(w->cap - 1);
+    while (w->seen[h]) {
+        if (w->seen[h] == node)
+            return MQD_ERR_CYCLE;
+        h = (h + 1) & (unsigned)(w->cap - 1);
+    }
+    w->seen[h] = node;
+    w->n++;
+    return mqs_ok;
+}
+
+void mqd_walk_fini(struct mqd_walk *w)
+{
+    mqd_free(w->seen);
+    mqd_walk_init(w);
+}
+
+int mqd_ops_push(struct mqd_ops *ops, const struct mqd_raw_op *op)
+{
+    if (ops->n == ops->cap) {
+        int cap = ops->cap ? ops->cap * 2 : 16;
+        struct mqd_raw_op *v = mqd_malloc((size_t)cap * sizeof *v);
+        if (!v)
+            return MQD_ERR_NOMEM;
+        if (ops->n)
+            memcpy(v, ops->v, (size_t)ops->n * sizeof *v);
+        mqd_free(ops->v);
+        ops->v = v;
+        ops->cap = cap;
+    }
+    ops->v[ops->n++] = *op;
+    return mqs_ok;
+}
+
+void mqd_ops_reverse(struct mqd_ops *ops)
+{
+    for (int i = 0, j = ops->n - 1; i < j; i++, j--) {
+        struct mqd_raw_op t = ops->v[i];
+        ops->v[i] = ops->v[j];
+        ops->v[j] = t;
+    }
+}
+
+void mqd_ops_free(struct mqd_ops *ops)
+{
+    mqd_free(ops->v);
+    memset(ops, 0, sizeof *ops);
+}
+
+void mqd_comms_free(struct mqd_comm *comms, int n)
+{
+    for (int i = 0; comms && i < n; i++) {
+        mqd_free(comms[i].peer_global);
+        mqd_free(comms[i].local_global);
+    }
+    mqd_free(comms);
+}
+
+/* ---------------------------------------------------------------- errors */
+
+static const char *const error_strings[] = {
+#define MQD_MSG_(name, msg) [name - mqs_first_user_code] = msg,
+    MQD_ERRORS(MQD_MSG_)
+#undef MQD_MSG_
+};
+
+MQD_EXPORT const char *mqs_dll_error_string(int code)
+{
+    switch (code) {
+    case mqs_ok:
+        return "no error";
+    case mqs_no_information:
+        return "no information is available";
+    case mqs_end_of_list:
+        return "end of list";
+    }
+    if (code >= mqs_first_user_code && code < MQD_ERR_LAST_)
+        return error_strings[code - mqs_first_user_code];
+    return "not an error code of mqd's MPICH DLL";
+}
+
+/* ---------------------------------------------------------------- startup */
+
+MQD_EXPORT const char *mqs_version_string(void)
+{
+    return mqd_be_version();
+}
+
+/* 2: an MPI-1 debugger can use this DLL; MPI-2 ones find mqs_setup_job. */
+MQD_EXPORT int mqs_version_compatibility(void)
+{
+    return 2;
+}
+
+MQD_EXPORT int mqs_dll_taddr_width(void)
+{
+    return (int)sizeof(mqs_taddr_t);
+}
+
+MQD_EXPORT void mqs_setup_basic_callbacks(const mqs_basic_callbacks *cb)
+{
+    host.basic = cb;
+    host.mpi2 = 0;
+}
+
+/* ---------------------------------------------------------------- images */
+
+MQD_EXPORT int mqs_setup_image(mqs_image *image, const mqs_image_callbacks *cb)
+{
+    if (!host.basic)
+        return MQD_ERR_NOT_SET_UP;
+    struct mqd_image *im = mqd_calloc(1, sizeof *im);
+    if (!im)
+        return MQD_ERR_NOMEM;
+    im->cb = cb;
+    /* Hung on the image even when the backend fails, so that
+     * mqs_image_has_queues can say why and destroy can free it. */
+    host.basic->mqs_put_image_info_fp(image, (mqs_image_info *)im);
+    int rc = mqd_be_setup_image(image, im, &im->backend);
+    if (rc != mqs_ok && !im->explain[0])
+        mqd_image_explain(im, "%s", mqs_dll_error_string(rc));
+    return mqs_ok;
+}
+
+MQD_EXPORT int mqs_image_has_queues(mqs_image *image, const char **message)
+{
+    struct mqd_image *im = host.basic ? (struct mqd_image *)host.basic->mqs_get_image_info_fp(image)
+                                      : NULL;
+    *message = NULL;
+    if (!im)
+        return MQD_ERR_NOT_SET_UP;
+    if (!im->backend) {
+        *message = im->explain; /* no '%' conversions: the backend writes none */
+        return MQD_ERR_NO_DEBUG_QUEUES;
+    }
+    return mqs_ok;
+}
+
+MQD_EXPORT void mqs_destroy_image_info(mqs_image_info *info)
+{
+    struct mqd_image *im = (struct mqd_image *)info;
+    if (!im)
+        return;
+    mqd_be_destroy_image(im->backend);
+    mqd_free(im);
+}
+
+/* ---------------------------------------------------------------- processes */
+
+static struct mqd_process *proc(mqs_process *process)
+{
+    return host.basic ? (struct mqd_process *)host.basic->mqs_get_process_info_fp(process) : NULL;
+}
+
+MQD_EXPORT int mqs_setup_process(mqs_process *process, const mqs_process_callbacks *cb)
+{
+    if (!host.basic)
+        return MQD_ERR_NOT_SET_UP;
+    mqs_image *image = cb->mqs_get_image_fp(process);
+    struct mqd_image *im = (struct mqd_image *)host.basic->mqs_get_image_info_fp(image);
+    if (!im || !im->backend)
+        return MQD_ERR_NOT_SET_UP;
+    struct mqd_process *p = mqd_calloc(1, sizeof *p);
+    if (!p)
+        return MQD_ERR_NOMEM;
+    p->process = process;
+    p->cb = cb;
+    p->image = im;
+    p->identity = -1;
+    p->comm_pos = -1;
+    im->cb->mqs_get_type_sizes_fp(process, &p->sizes);
+    if (p->sizes.pointer_size != 4 && p->sizes.pointer_size != 8) {
+        mqd_free(p);
+        return MQD_ERR_BAD_LAYOUT;
+    }
+    host.basic->mqs_put_process_info_fp(process, (mqs_process_info *)p);
+    int rc = mqd_be_setup_process(process, p, &p->backend);
+    if (rc != mqs_ok && !p->explain[0])
+        mqd_process_explain(p, "%s", mqs_dll_error_string(rc));
+    return mqs_ok;
+}
+
+MQD_EXPORT int mqs_process_has_queues(mqs_process *process, char **message)
+{
+    struct mqd_process *p = proc(process);
+    *message = NULL;
+    if (!p)
+        return MQD_ERR_NOT_SET_UP;
+    if (!p->backend) {
+        *message = p->explain;
+        return MQD_ERR_NO_DEBUG_QUEUES;
+    }
+    return mqs_ok;
+}
+
+static void forget_queues(struct mqd_process *p)
+{
+    for (int q = 0; q < 3; q++) {
+        mqd_ops_free(&p->queues[q]);
+        p->queue_read[q] = 0;
+    }
+    p->op_state = 0;
+}
+
+MQD_EXPORT void mqs_destroy_process_info(mqs_process_info *info)
+{
+    struct mqd_process *p = (struct mqd_process *)info;
+    if (!p)
+        return;
+    forget_queues(p);
+    mqd_comms_free(p->comms, p->ncomms);
+    mqd_be_destroy_process(p->backend);
+    mqd_free(p);
+}
+
+/* ---------------------------------------------------------------- communicators */
+
+/*
+ * Called at every stop: queues are read afresh (lazily), communicators
+ * only when the list changed.  On failure the previous list is kept only
+ * if it is still current; otherwise there is none.
+ */
+MQD_EXPORT int mqs_update_communicator_list(mqs_process *process)
+{
+    struct mqd_process *p = proc(process);
+    if (!p || !p->backend)
+        return MQD_ERR_NOT_SET_UP;
+    forget_queues(p);
+    int changed = 1;
+    int rc = mqd_be_comms_changed(p, &p->stamp, &changed);
+    if (rc != mqs_ok)
+        return rc;
+    if (p->have_comms && !changed)
+        return mqs_ok;
+    struct mqd_comm *comms = NULL;
+    int n = 0;
+    rc = mqd_be_read_comms(p, &comms, &n);
+    if (rc != mqs_ok) {
+        mqd_comms_free(p->comms, p->ncomms);
+        p->comms = NULL;
+        p->ncomms = 0;
+        p->have_comms = 0;
+        p->comm_pos = -1;
+        return rc;
+    }
+    mqd_comms_free(p->comms, p->ncomms);
+    p->comms = comms;
+    p->ncomms = n;
+    p->have_comms = 1;
+    p->comm_pos = -1;
+    return mqs_ok;
+}
+
+MQD_EXPORT int mqs_setup_communicator_iterator(mqs_process *process)
+{
+    struct mqd_process *p = proc(process);
+    if (!p || !p->backend)
+        return MQD_ERR_NOT_SET_UP;
+    if (!p->have_comms) {
+        int rc = mqs_update_communicator_list(process);
+        if (rc != mqs_ok)
+            return rc;
+    }
+    p->comm_pos = 0;
+    p->op_state = 0;
+    return p->ncomms ? mqs_ok : mqs_end_of_list;
+}
+
+MQD_EXPORT int mqs_get_communicator(mqs_process *process, mqs_communicator *comm)
+{
+    struct mqd_process *p = proc(process);
+    if (!p || !p->backend)
+        return MQD_ERR_NOT_SET_UP;
+    if (p->comm_pos < 0)
+        return MQD_ERR_NO_COMM;
+    if (p->comm_pos >= p->ncomms)
+        return mqs_end_of_list;
+    const struct mqd_comm *c = &p->comms[p->comm_pos];
+    memset(comm, 0, sizeof *comm);
+    comm->unique_id = c->addr;
+    comm->local_rank = c->local_rank;
+    comm->size = c->size;
+    memcpy(comm->name, c->name, sizeof comm->name);
+    comm->name[sizeof comm->name - 1] = '\0';
+    return mqs_ok;
+}
+
+MQD_EXPORT int mqs_next_communicator(mqs_process *process)
+{
+    struct mqd_process *p = proc(process);
+    if (!p || !p->backend)
+        return MQD_ERR_NOT_SET_UP;
+    if (p->comm_pos < 0)
+        return MQD_ERR_NO_COMM;
+    if (p->comm_pos < p->ncomms)
+        p->comm_pos++;
+    p->op_state = 0;
+    return p->comm_pos < p->ncomms ? mqs_ok : mqs_end_of_list;
+}
+
+MQD_EXPORT int mqs_get_comm_group(mqs_process *process, int *group)
+{
+    struct mqd_process *p = proc(process);
+    if (!p || !p->backend)
+        return MQD_ERR_NOT_SET_UP;
+    if (p->comm_pos < 0 || p->comm_pos >= p->ncomms)
+        return MQD_ERR_NO_COMM;
+    const struct mqd_comm *c = &p->comms[p->comm_pos];
+    for (long i = 0; i < c->size; i++)
+        group[i] = c->local_global ? (int)c->local_global[i] : -1;
+    return mqs_ok;
+}
+
+/* ---------------------------------------------------------------- operations */
+
+static long to_global(const struct mqd_comm *c, long peer)
+{
+    if (peer < 0 || peer >= c->remote_size || !c->peer_global)
+        return -1;
+    return c->peer_global[peer];
+}
+
+MQD_EXPORT int mqs_setup_operation_iterator(mqs_process *process, int queue)
+{
+    struct mqd_process *p = proc(process);
+    if (!p || !p->backend)
+        return MQD_ERR_NOT_SET_UP;
+    if (queue < mqs_pending_sends || queue > mqs_unexpected_messages)
+        return MQD_ERR_BAD_QUEUE;
+    if (p->comm_pos < 0 || p->comm_pos >= p->ncomms)
+        return MQD_ERR_NO_COMM;
+    if (!p->queue_read[queue]) {
+        mqd_ops_free(&p->queues[queue]);
+        p->queue_rc[queue] = mqd_be_read_queue(p, queue, &p->queues[queue]);
+        if (p->queue_rc[queue] != mqs_ok)
+            mqd_ops_free(&p->queues[queue]);
+        p->queue_read[queue] = 1;
+    }
+    p->op_state = 0;
+    if (p->queue_rc[queue] != mqs_ok)
+        return p->queue_rc[queue];
+    p->op_queue = queue;
+    p->op_pos = 0;
+    p->op_state = 1;
+    const struct mqd_comm *c = &p->comms[p->comm_pos];
+    for (int i = 0; i < p->queues[queue].n; i++)
+        if (mqd_be_op_in_comm(c, queue, &p->queues[queue].v[i]))
+            return mqs_ok;
+    return mqs_end_of_list;
+}
+
+MQD_EXPORT int mqs_next_operation(mqs_process *process, mqs_pending_operation *op)
+{
+    struct mqd_process *p = proc(process);
+    if (!p || !p->backend)
+        return MQD_ERR_NOT_SET_UP;
+    if (p->op_state != 1 || p->comm_pos < 0 || p->comm_pos >= p->ncomms)
+        return mqs_end_of_list;
+    const struct mqd_comm *c = &p->comms[p->comm_pos];
+    const struct mqd_ops *q = &p->queues[p->op_queue];
+    while (p->op_pos < q->n) {
+        const struct mqd_raw_op *r = &q->v[p->op_pos++];
+        int in = mqd_be_op_in_comm(c, p->op_queue, r);
+        if (!in)
+            continue;
+        *op = r->op;
+        op->desired_global_rank = to_global(c, op->desired_local_rank);
+        op->actual_global_rank = to_global(c, op->actual_local_rank);
+        if (in == 2) { /* add a line saying so, if there is room */
+            int l = 0;
+            while (l < 5 && op->extra_text[l][0])
+                l++;
+            if (l < 5)
+                mqd_set_text(op->extra_text[l], "part of a collective operation");
+            if (l + 1 < 5)
+                op->extra_text[l + 1][0] = '\0';
+        }
+        return mqs_ok;
+    }
+    return mqs_end_of_list;
+}
+
+/* ---------------------------------------------------------------- MPI-2 */
+
+MQD_EXPORT int mqs_setup_job(mqs_job *job, const mqs_job_callbacks *cb)
+{
+    if (!host.basic)
+        return MQD_ERR_NOT_SET_UP;
+    /* From now on the debugger's tables have their MPI-2 members. */
+    host.mpi2 = 1;
+    struct mqd_job *j = mqd_calloc(1, sizeof *j);
+    if (!j)
+        return MQD_ERR_NOMEM;
+    j->cb = cb;
+    host.basic->mqs_put_job_info_fp(job, (mqs_job_info *)j);
+    return mqs_ok;
+}
+
+MQD_EXPORT int mqs_destroy_job_info(mqs_job_info *info)
+{
+    mqd_free(info);
+    return mqs_ok;
+}
+
+MQD_EXPORT int mqs_set_process_identity(mqs_process *process, int identity)
+{
+    if (!host.mpi2)
+        return MQD_ERR_NOT_MPI2;
+    struct mqd_process *p = proc(process);
+    if (!p)
+        return MQD_ERR_NOT_SET_UP;
+    p->identity = identity;
+    return mqs_ok;
+}
+
+MQD_EXPORT int mqs_spawn_breakpoint_name(mqs_process *process, char *buf, int len)
+{
+    (void)process;
+    const char *name = mqd_be_spawn_breakpoint();
+    if (!buf || len <= (int)strlen(name))
+        return MQD_ERR_BUF_SMALL;
+    memcpy(buf, name, strlen(name) + 1);
+    return mqs_ok;
+}
+
+/* MPICH keeps no list of the processes a process spawned that a debugger
+ * could read: the launcher's MPIR_proctable is where they are found. */
+MQD_EXPORT int mqs_setup_new_process_iterator(mqs_process *process)
+{
+    (void)process;
+    return mqs_no_information;
+}
+
+MQD_EXPORT int mqs_next_new_process(mqs_process *process, mqs_process_location *loc)
+{
+    (void)process;
+    (void)loc;
+    return mqs_end_of_list;
+}
+
+/* The name some vendors' debuggers call (the specification's). */
+MQD_EXPORT int next_new_process(mqs_process *process, mqs_process_location *loc)
+{
+    return mqs_next_new_process(process, loc);
+}

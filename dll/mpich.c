@@ -1,0 +1,875 @@
+/*
+ * mpich.c - the MPICH backend of mqd's debug DLL: where MPICH keeps its
+ * communicators and queues, and how to read them (mpich_defs/mpich_defs.h
+ * has the names).  The vendor-neutral rest is core.c.
+ */
+#include "core.h"
+#include "mpich_defs/mpich_defs.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* Which generations need a field: bit 0 ch3 4.0.2, bit 1 debugq 4.0.3+. */
+#define GEN_A 3
+#define GEN_C 1
+#define GEN_D 2
+
+enum field_id {
+#define F_ENUM_(id, gen, path) F_##id,
+    MPICH_FIELDS(F_ENUM_)
+#undef F_ENUM_
+    F_COUNT
+};
+
+enum size_id {
+#define S_ENUM_(id, gen, type) S_##id,
+    MPICH_SIZES(S_ENUM_)
+#undef S_ENUM_
+    S_COUNT
+};
+
+static const struct {
+    const char *path;
+    int gens;
+} field_defs[F_COUNT] = {
+#define F_DEF_(id, gen, path) [F_##id] = {path, GEN_##gen},
+    MPICH_FIELDS(F_DEF_)
+#undef F_DEF_
+};
+
+static const struct {
+    const char *type;
+    int gens;
+} size_defs[S_COUNT] = {
+#define S_DEF_(id, gen, type) [S_##id] = {type, GEN_##gen},
+    MPICH_SIZES(S_DEF_)
+#undef S_DEF_
+};
+
+/* Per image: every offset and size, -1 where the debug info has none. */
+struct be_image {
+    int off[F_COUNT];
+    int size[S_COUNT];
+    /* How much of each structure to read: past the last field used. */
+    int comm_span, req_span, sendq_span, debugq_span;
+};
+
+/* Per process: the symbols, and the generation they show. */
+struct be_process {
+    enum mpich_generation gen;
+    mqs_taddr_t comm_list, sendq, posted_ptr, unexpected_ptr, recvq, unexpq, dt_direct;
+    long world_size; /* from MPI_COMM_WORLD; peers beyond are not in it */
+};
+
+static const char *const generation_names[] = {"none", "ch3 (MPICH 4.0.2 and older)",
+                                               "debug queues (MPICH 4.0.3 and later)"};
+
+const char *mqd_be_version(void)
+{
+    return "mqd message queue DLL for MPICH (4.0.2 ch3; 4.0.3+ debug queues) 0.1";
+}
+
+const char *mqd_be_spawn_breakpoint(void)
+{
+    return MPICH_SPAWN_BREAKPOINT;
+}
+
+/* ---------------------------------------------------------------- image */
+
+/* The offset of one field path ("T1:f1/T2:f2"), or -1. */
+static int path_offset(mqs_image *image, const mqs_image_callbacks *cb, const char *path)
+{
+    int total = 0;
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", path);
+    for (char *step = buf; step && *step;) {
+        char *next = strchr(step, '/');
+        if (next)
+            *next++ = '\0';
+        char *colon = strchr(step, ':');
+        if (!colon)
+            return -1;
+        *colon = '\0';
+        mqs_type *t = cb->mqs_find_type_fp(image, step, mqs_lang_c);
+        if (!t)
+            return -1;
+        int off = cb->mqs_field_offset_fp(t, colon + 1);
+        if (off < 0)
+            return -1;
+        total += off;
+        step = next;
+    }
+    return total;
+}
+
+static int span(const struct be_image *b, const enum field_id *ids, int n, int tail)
+{
+    int max = 0;
+    for (int i = 0; i < n; i++)
+        if (b->off[ids[i]] >= 0 && b->off[ids[i]] + tail > max)
+            max = b->off[ids[i]] + tail;
+    return max;
+}
+
+int mqd_be_setup_image(mqs_image *image, struct mqd_image *im, void **backend)
+{
+    const mqs_image_callbacks *cb = mqd_image_cb(im);
+    *backend = NULL;
+    /* Without the communicator list there is nothing MPICH-like here. */
+    mqs_taddr_t addr;
+    if (cb->mqs_find_symbol_fp(image, (char *)MPICH_SYM_COMM_LIST, &addr) != mqs_ok) {
+        mqd_image_explain(im, "no symbol " MPICH_SYM_COMM_LIST ": not an MPICH program, or "
+                              "an MPICH configured without --enable-debuginfo");
+        return MQD_ERR_NO_DEBUG_QUEUES;
+    }
+    struct be_image *b = mqd_calloc(1, sizeof *b);
+    if (!b)
+        return MQD_ERR_NOMEM;
+    int have[3] = {0, 1, 1}; /* can generation g be served? (1: C, 2: D) */
+    const char *missing[3] = {NULL, NULL, NULL};
+    for (int f = 0; f < F_COUNT; f++) {
+        b->off[f] = path_offset(image, cb, field_defs[f].path);
+        for (int g = 1; g <= 2; g++) {
+            if (b->off[f] < 0 && (field_defs[f].gens & g) && have[g]) {
+                have[g] = 0;
+                missing[g] = field_defs[f].path;
+            }
+        }
+    }
+    for (int s = 0; s < S_COUNT; s++) {
+        mqs_type *t = cb->mqs_find_type_fp(image, (char *)size_defs[s].type, mqs_lang_c);
+        b->size[s] = t ? cb->mqs_sizeof_fp(t) : -1;
+        for (int g = 1; g <= 2; g++) {
+            if (b->size[s] <= 0 && (size_defs[s].gens & g) && have[g]) {
+                have[g] = 0;
+                missing[g] = size_defs[s].type;
+            }
+        }
+    }
+    if (!have[1] && !have[2]) {
+        mqd_image_explain(im, "the debug information lacks %s (and, for MPICH 4.0.3 and "
+                              "later, %s): is libmpi.so built with -g, or its debug file "
+                              "installed?",
+                          missing[1], missing[2]);
+        mqd_free(b);
+        return MQD_ERR_NO_TYPE;
+    }
+    static const enum field_id comm_fields[] = {
+        F_COMM_HANDLE, F_COMM_CTX,  F_COMM_RCTX,   F_COMM_RSIZE,  F_COMM_RANK, F_COMM_LSIZE,
+        F_COMM_KIND,   F_COMM_NEXT, F_COMM_LGROUP, F_COMM_RGROUP, F_COMM_VCRT, F_COMM_LVCRT};
+    static const enum field_id req_fields[] = {
+        F_REQ_HANDLE,     F_REQ_KIND,     F_REQ_CC,         F_REQ_STATUS_SOURCE,
+        F_REQ_STATUS_TAG, F_REQ_NEXT,     F_REQ_MATCH_TAG,  F_REQ_MATCH_RANK,
+        F_REQ_MATCH_CTX,  F_REQ_USER_BUF, F_REQ_USER_COUNT, F_REQ_DATATYPE,
+        F_REQ_DATATYPE_PTR, F_REQ_RECV_SZ, F_REQ_TMPBUF};
+    static const enum field_id sendq_fields[] = {F_SENDQ_REQ, F_SENDQ_TAG, F_SENDQ_RANK,
+                                                 F_SENDQ_CTX, F_SENDQ_NEXT};
+    static const enum field_id dq_fields[] = {F_DQ_REQ, F_DQ_TAG, F_DQ_RANK, F_DQ_CTX,
+                                              F_DQ_BUF, F_DQ_COUNT, F_DQ_NEXT};
+    b->comm_span = span(b, comm_fields, 12, 8);
+    if (b->off[F_COMM_NAME] >= 0 && b->off[F_COMM_NAME] + MQD_MAX_NAME > b->comm_span)
+        b->comm_span = b->off[F_COMM_NAME] + MQD_MAX_NAME;
+    b->req_span = span(b, req_fields, 15, 8);
+    b->sendq_span = span(b, sendq_fields, 5, 8);
+    b->debugq_span = span(b, dq_fields, 7, 8);
+    *backend = b;
+    return mqs_ok;
+}
+
+void mqd_be_destroy_image(void *backend)
+{
+    mqd_free(backend);
+}
+
+/* ---------------------------------------------------------------- process */
+
+static const struct be_image *bimg(struct mqd_process *p)
+{
+    return mqd_image_backend(mqd_process_image(p));
+}
+
+int mqd_be_setup_process(mqs_process *process, struct mqd_process *p, void **backend)
+{
+    struct mqd_image *im = mqd_process_image(p);
+    const mqs_image_callbacks *cb = mqd_image_cb(im);
+    const struct be_image *b = mqd_image_backend(im);
+    (void)process;
+    *backend = NULL;
+    struct be_process *bp = mqd_calloc(1, sizeof *bp);
+    if (!bp)
+        return MQD_ERR_NOMEM;
+    mqs_image *image = mqd_process_mqs_image(p); /* the process's own (ASLR) */
+#define SYM_(name, dst) (cb->mqs_find_symbol_fp(image, (char *)(name), (dst)) == mqs_ok)
+    int have_list = SYM_(MPICH_SYM_COMM_LIST, &bp->comm_list);
+    int have_sendq = SYM_(MPICH_SYM_SENDQ, &bp->sendq);
+    if (!SYM_(MPICH_SYM_DATATYPE_DIRECT, &bp->dt_direct))
+        bp->dt_direct = 0;
+    if (SYM_(MPICH_SYM_RECVQ, &bp->recvq) && SYM_(MPICH_SYM_UNEXPQ, &bp->unexpq))
+        bp->gen = MPICH_GEN_DEBUGQ;
+    else if (SYM_(MPICH_SYM_POSTED_PTR, &bp->posted_ptr) &&
+             SYM_(MPICH_SYM_UNEXPECTED_PTR, &bp->unexpected_ptr))
+        bp->gen = MPICH_GEN_CH3_402;
+#undef SYM_
+    const char *why = NULL;
+    if (!have_list || !have_sendq)
+        why = "no " MPICH_SYM_COMM_LIST " or " MPICH_SYM_SENDQ;
+    else if (bp->gen == MPICH_GEN_NONE)
+        why = "neither " MPICH_SYM_RECVQ "/" MPICH_SYM_UNEXPQ " (MPICH 4.0.3 and later) nor "
+              MPICH_SYM_POSTED_PTR " (ch3, MPICH 4.0.2)";
+    if (why) {
+        mqd_process_explain(p, "%s: this MPICH keeps no message queues for debuggers "
+                               "(configure it with --enable-debuginfo)", why);
+        mqd_free(bp);
+        return MQD_ERR_NO_DEBUG_QUEUES;
+    }
+    /* Every field this generation reads must be known. */
+    int g = bp->gen == MPICH_GEN_CH3_402 ? GEN_C : GEN_D;
+    for (int f = 0; f < F_COUNT; f++) {
+        if ((field_defs[f].gens & g) && b->off[f] < 0) {
+            mqd_process_explain(p, "the debug information lacks %s, which MPICH's %s "
+                                   "generation needs", field_defs[f].path,
+                                generation_names[bp->gen]);
+            mqd_free(bp);
+            return MQD_ERR_NO_TYPE;
+        }
+    }
+    for (int s = 0; s < S_COUNT; s++) {
+        if ((size_defs[s].gens & g) && b->size[s] <= 0) {
+            mqd_process_explain(p, "the debug information lacks the type %s",
+                                size_defs[s].type);
+            mqd_free(bp);
+            return MQD_ERR_NO_TYPE;
+        }
+    }
+    *backend = bp;
+    return mqs_ok;
+}
+
+void mqd_be_destroy_process(void *backend)
+{
+    mqd_free(backend);
+}
+
+/* ---------------------------------------------------------------- communicators */
+
+int mqd_be_comms_changed(struct mqd_process *p, uint64_t *stamp, int *changed)
+{
+    const struct be_image *b = bimg(p);
+    struct be_process *bp = mqd_process_backend(p);
+    unsigned char buf[8];
+    int rc = mqd_read(p, bp->comm_list + (mqs_taddr_t)b->off[F_COMML_SEQ], buf, 4);
+    if (rc != mqs_ok)
+        return rc;
+    uint64_t seq = mqd_uint(p, buf, 0, 4) + 1; /* +1: never 0, the initial stamp */
+    *changed = seq != *stamp;
+    *stamp = seq;
+    return mqs_ok;
+}
+
+/* A small map from a VC's address to its lpid, for one read of the list. */
+struct lpid_cache {
+    int n;
+    mqs_taddr_t addr[256];
+    long lpid[256];
+};
+
+static int vc_lpid(struct mqd_process *p, struct lpid_cache *c, mqs_taddr_t vc, long *lpid)
+{
+    for (int i = 0; i < c->n; i++) {
+        if (c->addr[i] == vc) {
+            *lpid = c->lpid[i];
+            return mqs_ok;
+        }
+    }
+    unsigned char buf[4];
+    int rc = mqd_read(p, vc + (mqs_taddr_t)bimg(p)->off[F_VC_LPID], buf, 4);
+    if (rc != mqs_ok)
+        return rc;
+    *lpid = (long)mqd_int(p, buf, 0, 4);
+    if (c->n < 256) {
+        c->addr[c->n] = vc;
+        c->lpid[c->n++] = *lpid;
+    }
+    return mqs_ok;
+}
+
+/*
+ * ch3: ranks of a virtual connection table -> lpids (*out of want).  MPICH
+ * 4.0.2 can leave a table longer than its communicator (MPI_Comm_split
+ * keeps the parent's size, the members first): the first want entries
+ * count.  A shorter table is corrupt memory.  An intercommunicator's
+ * local_vcrt can be another communicator's table altogether: with lenient,
+ * one of another size leaves *out NULL (ranks unknown).
+ */
+static int read_vcrt(struct mqd_process *p, struct lpid_cache *cache, mqs_taddr_t vcrt,
+                     long want, int lenient, long **out)
+{
+    const struct be_image *b = bimg(p);
+    int ps = mqd_sizes(p)->pointer_size;
+    unsigned char hdr[4];
+    *out = NULL;
+    if (!vcrt || want <= 0)
+        return mqs_ok;
+    int rc = mqd_read(p, vcrt + (mqs_taddr_t)b->off[F_VCRT_SIZE], hdr, 4);
+    if (rc != mqs_ok)
+        return rc;
+    long n = (long)mqd_int(p, hdr, 0, 4);
+    if (lenient && n != want && n > 0 && n <= MQD_MAX_COMM_SIZE)
+        return mqs_ok;
+    if (n < want || n > MQD_MAX_COMM_SIZE) {
+        char msg[128];
+        snprintf(msg, sizeof msg, "connection table 0x%llx has %ld entries, want %ld",
+                 (unsigned long long)vcrt, n, want);
+        mqd_debug(msg);
+        return MQD_ERR_BAD_VALUE;
+    }
+    n = want;
+    unsigned char *table = mqd_malloc((size_t)n * (size_t)ps);
+    long *lpids = mqd_malloc((size_t)n * sizeof *lpids);
+    if (!table || !lpids) {
+        mqd_free(table);
+        mqd_free(lpids);
+        return MQD_ERR_NOMEM;
+    }
+    rc = mqd_read(p, vcrt + (mqs_taddr_t)b->off[F_VCRT_TABLE], table, (int)(n * ps));
+    for (long i = 0; rc == mqs_ok && i < n; i++) {
+        mqs_taddr_t vc = mqd_ptr(p, table, (int)(i * ps));
+        rc = vc ? vc_lpid(p, cache, vc, &lpids[i]) : MQD_ERR_BAD_VALUE;
+    }
+    mqd_free(table);
+    if (rc != mqs_ok) {
+        mqd_free(lpids);
+        return rc;
+    }
+    *out = lpids;
+    return mqs_ok;
+}
+
+/* debugq generation: a group's lrank_to_lpid table (*out of want). */
+static int read_group(struct mqd_process *p, mqs_taddr_t group, long want, long **out)
+{
+    const struct be_image *b = bimg(p);
+    int ps = mqd_sizes(p)->pointer_size, esz = b->size[S_SZ_PMAP];
+    unsigned char hdr[64];
+    *out = NULL;
+    if (!group || want <= 0)
+        return mqs_ok; /* MPICH makes groups lazily: none yet */
+    int hspan = b->off[F_GROUP_MAP] + ps;
+    if (b->off[F_GROUP_SIZE] + 4 > hspan)
+        hspan = b->off[F_GROUP_SIZE] + 4;
+    if (hspan > (int)sizeof hdr)
+        return MQD_ERR_BAD_LAYOUT;
+    int rc = mqd_read(p, group, hdr, hspan);
+    if (rc != mqs_ok)
+        return rc;
+    long n = (long)mqd_int(p, hdr, b->off[F_GROUP_SIZE], 4);
+    mqs_taddr_t map = mqd_ptr(p, hdr, b->off[F_GROUP_MAP]);
+    if (n != want || n > MQD_MAX_COMM_SIZE || !map || esz <= 0 || esz > 64)
+        return MQD_ERR_BAD_VALUE;
+    unsigned char *tbl = mqd_malloc((size_t)n * (size_t)esz);
+    long *lpids = mqd_malloc((size_t)n * sizeof *lpids);
+    if (!tbl || !lpids) {
+        mqd_free(tbl);
+        mqd_free(lpids);
+        return MQD_ERR_NOMEM;
+    }
+    rc = mqd_read(p, map, tbl, (int)(n * esz));
+    for (long i = 0; rc == mqs_ok && i < n; i++)
+        lpids[i] = (long)mqd_int(p, tbl, (int)(i * esz) + b->off[F_PMAP_LPID], 8);
+    mqd_free(tbl);
+    if (rc != mqs_ok) {
+        mqd_free(lpids);
+        return rc;
+    }
+    *out = lpids;
+    return mqs_ok;
+}
+
+static int comm_is_internal(unsigned handle, uint64_t ctx)
+{
+    return handle == MPICH_ICOMM_WORLD_HANDLE || (ctx & MPICH_CONTEXT_SUBCOMM_MASK) ||
+           (ctx & MPICH_CONTEXT_LOCALCOMM_MASK);
+}
+
+/* Read one communicator at addr into c; *next gets its successor. */
+static int read_comm(struct mqd_process *p, struct lpid_cache *cache, mqs_taddr_t addr,
+                     struct mqd_comm *c, mqs_taddr_t *next, unsigned *handle)
+{
+    const struct be_image *b = bimg(p);
+    struct be_process *bp = mqd_process_backend(p);
+    int cs = b->size[S_SZ_CONTEXT_ID];
+    unsigned char *buf = mqd_malloc((size_t)b->comm_span);
+    if (!buf)
+        return MQD_ERR_NOMEM;
+    int rc = mqd_read(p, addr, buf, b->comm_span);
+    if (rc != mqs_ok) {
+        mqd_free(buf);
+        return rc;
+    }
+    const int *o = b->off;
+    memset(c, 0, sizeof *c);
+    c->addr = addr;
+    *handle = (unsigned)mqd_uint(p, buf, o[F_COMM_HANDLE], 4);
+    *next = mqd_ptr(p, buf, o[F_COMM_NEXT]);
+    c->send_context = mqd_uint(p, buf, o[F_COMM_CTX], cs);
+    c->recv_context = mqd_uint(p, buf, o[F_COMM_RCTX], cs);
+    int inter = mqd_uint(p, buf, o[F_COMM_KIND], 4) == 1;
+    c->local_rank = (long)mqd_int(p, buf, o[F_COMM_RANK], 4);
+    c->size = (long)mqd_int(p, buf, o[F_COMM_LSIZE], 4);
+    c->remote_size = (int)mqd_int(p, buf, o[F_COMM_RSIZE], 4);
+    if (!inter)
+        c->remote_size = (int)c->size;
+    c->internal = comm_is_internal(*handle, c->recv_context);
+    if (c->internal) { /* not shown: only its link matters */
+        mqd_free(buf);
+        return mqs_ok;
+    }
+    if (c->size <= 0 || c->size > MQD_MAX_COMM_SIZE || c->remote_size <= 0 ||
+        c->remote_size > MQD_MAX_COMM_SIZE || c->local_rank < 0 || c->local_rank >= c->size) {
+        char msg[160];
+        snprintf(msg, sizeof msg, "communicator 0x%llx: size %ld, remote size %d, rank %ld",
+                 (unsigned long long)addr, c->size, c->remote_size, c->local_rank);
+        mqd_debug(msg);
+        mqd_free(buf);
+        return MQD_ERR_BAD_VALUE;
+    }
+    /* The name, in full up to 63 bytes, terminated; a descriptive one if none. */
+    memcpy(c->name, buf + o[F_COMM_NAME], MQD_MAX_NAME - 1);
+    c->name[MQD_MAX_NAME - 1] = '\0';
+    for (char *s = c->name; *s; s++)
+        if ((unsigned char)*s < 0x20 || (unsigned char)*s >= 0x7f)
+            *s = '?';
+    if (!c->name[0])
+        mqd_set_text(c->name, "unnamed %scommunicator 0x%x", inter ? "inter" : "", *handle);
+    /* Ranks to lpids: from the communicator's groups where MPICH has made
+     * them (it does so lazily), else (ch3) from its connection tables. */
+    mqs_taddr_t rgroup = mqd_ptr(p, buf, o[F_COMM_RGROUP]);
+    mqs_taddr_t lgroup = mqd_ptr(p, buf, o[F_COMM_LGROUP]);
+    mqs_taddr_t peers = inter ? rgroup : lgroup;
+    if (peers)
+        rc = read_group(p, peers, c->remote_size, &c->peer_global);
+    else if (bp->gen == MPICH_GEN_CH3_402)
+        rc = read_vcrt(p, cache, mqd_ptr(p, buf, o[F_COMM_VCRT]), c->remote_size, 0,
+                       &c->peer_global);
+    if (rc == mqs_ok && inter && lgroup)
+        rc = read_group(p, lgroup, c->size, &c->local_global);
+    else if (rc == mqs_ok && inter && bp->gen == MPICH_GEN_CH3_402)
+        rc = read_vcrt(p, cache, mqd_ptr(p, buf, o[F_COMM_LVCRT]), c->size, 1,
+                       &c->local_global);
+    mqd_free(buf);
+    return rc;
+}
+
+int mqd_be_read_comms(struct mqd_process *p, struct mqd_comm **out, int *nout)
+{
+    const struct be_image *b = bimg(p);
+    struct be_process *bp = mqd_process_backend(p);
+    int ps = mqd_sizes(p)->pointer_size;
+    unsigned char hdr[16];
+    *out = NULL;
+    *nout = 0;
+    int rc = mqd_read(p, bp->comm_list + (mqs_taddr_t)b->off[F_COMML_HEAD], hdr, ps);
+    if (rc != mqs_ok)
+        return rc;
+    mqs_taddr_t node = mqd_ptr(p, hdr, 0);
+    struct lpid_cache *cache = mqd_calloc(1, sizeof *cache);
+    struct mqd_walk walk;
+    mqd_walk_init(&walk);
+    struct mqd_comm *all = NULL;
+    int n = 0, cap = 0;
+    long world_size = -1;
+    while (rc == mqs_ok && node) {
+        if (!cache) {
+            rc = MQD_ERR_NOMEM;
+            break;
+        }
+        if ((rc = mqd_walk_visit(&walk, node)) != mqs_ok)
+            break;
+        if (n == cap) {
+            int nc = cap ? cap * 2 : 16;
+            struct mqd_comm *na = mqd_calloc((size_t)nc, sizeof *na);
+            if (!na) {
+                rc = MQD_ERR_NOMEM;
+                break;
+            }
+            if (n)
+                memcpy(na, all, (size_t)n * sizeof *na);
+            mqd_free(all);
+            all = na;
+            cap = nc;
+        }
+        unsigned handle;
+        mqs_taddr_t next;
+        rc = read_comm(p, cache, node, &all[n], &next, &handle);
+        if (rc != mqs_ok) {
+            /* Free what read_comm allocated before failing. */
+            mqd_free(all[n].peer_global);
+            mqd_free(all[n].local_global);
+            break;
+        }
+        if (handle == MPICH_COMM_WORLD_HANDLE)
+            world_size = all[n].size;
+        n++;
+        node = next;
+    }
+    mqd_walk_fini(&walk);
+    mqd_free(cache);
+    if (rc != mqs_ok) {
+        mqd_comms_free(all, n);
+        return rc;
+    }
+    bp->world_size = world_size;
+    /* Peers outside MPI_COMM_WORLD (spawned or connected processes) have
+     * no world rank; without MPI-2 identities they are unknown (-1). */
+    for (int i = 0; i < n; i++) {
+        for (long r = 0; all[i].peer_global && r < all[i].remote_size; r++)
+            if (world_size > 0 && all[i].peer_global[r] >= world_size)
+                all[i].peer_global[r] = -1;
+        if (!all[i].local_global && all[i].remote_size == all[i].size && all[i].peer_global) {
+            all[i].local_global = mqd_malloc((size_t)all[i].size * sizeof(long));
+            if (!all[i].local_global) {
+                mqd_comms_free(all, n);
+                return MQD_ERR_NOMEM;
+            }
+            memcpy(all[i].local_global, all[i].peer_global, (size_t)all[i].size * sizeof(long));
+        }
+    }
+    /* Keep the user's communicators, oldest first (MPICH adds at the head). */
+    struct mqd_comm *keep = mqd_calloc((size_t)(n ? n : 1), sizeof *keep);
+    if (!keep) {
+        mqd_comms_free(all, n);
+        return MQD_ERR_NOMEM;
+    }
+    int k = 0;
+    for (int i = n - 1; i >= 0; i--) {
+        if (all[i].internal) {
+            mqd_free(all[i].peer_global);
+            mqd_free(all[i].local_global);
+        } else {
+            keep[k++] = all[i];
+        }
+    }
+    mqd_free(all);
+    all = keep;
+    *out = all;
+    *nout = k;
+    return mqs_ok;
+}
+
+int mqd_be_op_in_comm(const struct mqd_comm *comm, int queue, const struct mqd_raw_op *op)
+{
+    uint64_t key = queue == mqs_pending_sends ? comm->send_context : comm->recv_context;
+    if (op->context == key)
+        return 1;
+    if (op->context == (key | MPICH_CONTEXT_COLL_BIT) && !(key & MPICH_CONTEXT_COLL_BIT))
+        return 2;
+    return 0;
+}
+
+/* ---------------------------------------------------------------- requests */
+
+static const char *datatype_name(unsigned handle)
+{
+    switch (handle) {
+#define DT_CASE_(h, name) case h: return name;
+        MPICH_DATATYPE_NAMES(DT_CASE_)
+#undef DT_CASE_
+    }
+    return NULL;
+}
+
+/* The size of one element of datatype handle, or -1 if unknown. */
+static long datatype_size(struct mqd_process *p, unsigned handle, mqs_taddr_t dt_ptr)
+{
+    const struct be_image *b = bimg(p);
+    struct be_process *bp = mqd_process_backend(p);
+    unsigned kind = MPICH_HANDLE_KIND(handle);
+    if (kind == MPICH_HANDLE_KIND_BUILTIN)
+        return (long)MPICH_BUILTIN_TYPE_SIZE(handle);
+    mqs_taddr_t addr = dt_ptr;
+    if (!addr && kind == MPICH_HANDLE_KIND_DIRECT && bp->dt_direct &&
+        MPICH_HANDLE_INDEX(handle) < 4096)
+        addr = bp->dt_direct + (mqs_taddr_t)MPICH_HANDLE_INDEX(handle) *
+                                   (mqs_taddr_t)b->size[S_SZ_DATATYPE];
+    if (!addr)
+        return -1;
+    unsigned char buf[8];
+    int as = b->size[S_SZ_AINT];
+    if (mqd_read(p, addr + (mqs_taddr_t)b->off[F_DT_SIZE], buf, as) != mqs_ok)
+        return -1;
+    int64_t s = mqd_int(p, buf, 0, as);
+    return s >= 0 && s < ((int64_t)1 << 40) ? (long)s : -1;
+}
+
+static void describe_type(char *line, const char *what, long count, unsigned dt)
+{
+    const char *name = datatype_name(dt);
+    if (name)
+        mqd_set_text(line, "%s: %ld x %s", what, count, name);
+    else
+        mqd_set_text(line, "%s: %ld x datatype 0x%x", what, count, dt);
+}
+
+/* A request's length in bytes from its count and datatype; -1 unknown. */
+static long byte_length(struct mqd_process *p, long count, unsigned dt, mqs_taddr_t dt_ptr)
+{
+    long size = datatype_size(p, dt, dt_ptr);
+    if (size < 0 || count < 0)
+        return -1;
+    if (size && count > ((long)1 << 50) / size)
+        return -1;
+    return count * size;
+}
+
+/* One ch3 request from the posted (queue 1) or unexpected (2) list. */
+static int ch3_request(struct mqd_process *p, mqs_taddr_t addr, int queue,
+                       struct mqd_raw_op *r, mqs_taddr_t *next)
+{
+    const struct be_image *b = bimg(p);
+    const int *o = b->off;
+    int as = b->size[S_SZ_AINT], ps = mqd_sizes(p)->pointer_size;
+    unsigned char *buf = mqd_malloc((size_t)b->req_span);
+    if (!buf)
+        return MQD_ERR_NOMEM;
+    int rc = mqd_read(p, addr, buf, b->req_span);
+    if (rc != mqs_ok) {
+        mqd_free(buf);
+        return rc;
+    }
+    memset(r, 0, sizeof *r);
+    *next = mqd_ptr(p, buf, o[F_REQ_NEXT]);
+    r->context = mqd_uint(p, buf, o[F_REQ_MATCH_CTX], b->size[S_SZ_CONTEXT_ID]);
+    long rank = (long)mqd_int(p, buf, o[F_REQ_MATCH_RANK], b->size[S_SZ_RANK]);
+    long tag = (long)mqd_int(p, buf, o[F_REQ_MATCH_TAG], 4);
+    long cc = (long)mqd_int(p, buf, o[F_REQ_CC], 4);
+    unsigned handle = (unsigned)mqd_uint(p, buf, o[F_REQ_HANDLE], 4);
+    mqs_pending_operation *op = &r->op;
+    if (queue == mqs_pending_receives) {
+        long count = (long)mqd_int(p, buf, o[F_REQ_USER_COUNT], as);
+        unsigned dt = (unsigned)mqd_uint(p, buf, o[F_REQ_DATATYPE], 4);
+        op->status = cc == 0 ? mqs_st_complete : mqs_st_pending;
+        op->desired_local_rank = rank == MPICH_ANY_SOURCE ? -1 : rank;
+        op->tag_wild = tag == MPICH_ANY_TAG;
+        op->desired_tag = op->tag_wild ? -1 : tag;
+        op->desired_length = byte_length(p, count, dt, mqd_ptr(p, buf, o[F_REQ_DATATYPE_PTR]));
+        op->buffer = mqd_ptr(p, buf, o[F_REQ_USER_BUF]);
+        op->actual_local_rank = op->actual_tag = op->actual_length = -1;
+        describe_type(op->extra_text[0], "receive", count, dt);
+    } else {
+        long size = (long)mqd_int(p, buf, o[F_REQ_RECV_SZ], ps);
+        /* Unexpected: what arrived.  Complete when all its data is here
+         * (eager); pending when only the envelope is (rendezvous). */
+        op->status = cc == 0 ? mqs_st_complete : mqs_st_pending;
+        op->desired_local_rank = op->actual_local_rank = rank;
+        op->desired_tag = op->actual_tag = tag;
+        op->desired_length = op->actual_length = size;
+        op->system_buffer = 1;
+        op->buffer = mqd_ptr(p, buf, o[F_REQ_TMPBUF]);
+        mqd_set_text(op->extra_text[0], "unexpected %s message",
+                     cc == 0 ? "eager (data here)" : "rendezvous (envelope only)");
+    }
+    mqd_set_text(op->extra_text[1], "request 0x%llx (handle 0x%x)", (unsigned long long)addr,
+                 handle);
+    mqd_free(buf);
+    return mqs_ok;
+}
+
+/* A list of ch3 requests, through the variable that points at its head. */
+static int ch3_request_list(struct mqd_process *p, mqs_taddr_t head_ptr_sym, int queue,
+                            struct mqd_ops *out)
+{
+    int ps = mqd_sizes(p)->pointer_size;
+    unsigned char w[8];
+    int rc = mqd_read(p, head_ptr_sym, w, ps);
+    if (rc != mqs_ok)
+        return rc;
+    mqs_taddr_t head_var = mqd_ptr(p, w, 0);
+    if ((rc = mqd_read(p, head_var, w, ps)) != mqs_ok)
+        return rc;
+    mqs_taddr_t node = mqd_ptr(p, w, 0);
+    struct mqd_walk walk;
+    mqd_walk_init(&walk);
+    while (rc == mqs_ok && node) {
+        struct mqd_raw_op r;
+        mqs_taddr_t next;
+        if ((rc = mqd_walk_visit(&walk, node)) != mqs_ok)
+            break;
+        if ((rc = ch3_request(p, node, queue, &r, &next)) != mqs_ok)
+            break;
+        rc = mqd_ops_push(out, &r);
+        node = next;
+    }
+    mqd_walk_fini(&walk);
+    return rc;
+}
+
+/* The request behind a send entry: status, buffer, length. */
+static int send_request(struct mqd_process *p, mqs_taddr_t req, long count_hint, int use_hint,
+                        struct mqd_raw_op *r)
+{
+    const struct be_image *b = bimg(p);
+    const int *o = b->off;
+    int as = b->size[S_SZ_AINT];
+    mqs_pending_operation *op = &r->op;
+    if (!req)
+        return MQD_ERR_BAD_VALUE;
+    unsigned char *buf = mqd_malloc((size_t)b->req_span);
+    if (!buf)
+        return MQD_ERR_NOMEM;
+    int rc = mqd_read(p, req, buf, b->req_span);
+    if (rc != mqs_ok) {
+        mqd_free(buf);
+        return rc;
+    }
+    long cc = (long)mqd_int(p, buf, o[F_REQ_CC], 4);
+    unsigned kind = (unsigned)mqd_uint(p, buf, o[F_REQ_KIND], 4);
+    unsigned handle = (unsigned)mqd_uint(p, buf, o[F_REQ_HANDLE], 4);
+    op->status = cc == 0 ? mqs_st_complete : mqs_st_pending;
+    if (o[F_REQ_USER_COUNT] >= 0 && o[F_REQ_DATATYPE] >= 0) {
+        long count = use_hint ? count_hint : (long)mqd_int(p, buf, o[F_REQ_USER_COUNT], as);
+        unsigned dt = (unsigned)mqd_uint(p, buf, o[F_REQ_DATATYPE], 4);
+        mqs_taddr_t dtp = o[F_REQ_DATATYPE_PTR] >= 0 ? mqd_ptr(p, buf, o[F_REQ_DATATYPE_PTR]) : 0;
+        op->desired_length = byte_length(p, count, dt, dtp);
+        if (!op->buffer && o[F_REQ_USER_BUF] >= 0)
+            op->buffer = mqd_ptr(p, buf, o[F_REQ_USER_BUF]);
+        describe_type(op->extra_text[0],
+                      kind == MPICH_REQ_PREQUEST_SEND ? "persistent send" : "send", count, dt);
+    } else {
+        op->desired_length = -1;
+        mqd_set_text(op->extra_text[0], "%s: %ld elements",
+                     kind == MPICH_REQ_PREQUEST_SEND ? "persistent send" : "send", count_hint);
+    }
+    mqd_set_text(op->extra_text[1], "request 0x%llx (handle 0x%x)", (unsigned long long)req,
+                 handle);
+    op->actual_local_rank = op->desired_local_rank;
+    op->actual_tag = op->desired_tag;
+    op->actual_length = op->desired_length;
+    mqd_free(buf);
+    return mqs_ok;
+}
+
+static int ch3_sendq(struct mqd_process *p, struct mqd_ops *out)
+{
+    const struct be_image *b = bimg(p);
+    struct be_process *bp = mqd_process_backend(p);
+    const int *o = b->off;
+    int ps = mqd_sizes(p)->pointer_size;
+    unsigned char w[8];
+    int rc = mqd_read(p, bp->sendq, w, ps);
+    if (rc != mqs_ok)
+        return rc;
+    mqs_taddr_t node = mqd_ptr(p, w, 0);
+    unsigned char *buf = mqd_malloc((size_t)b->sendq_span);
+    if (!buf)
+        return MQD_ERR_NOMEM;
+    struct mqd_walk walk;
+    mqd_walk_init(&walk);
+    while (rc == mqs_ok && node) {
+        if ((rc = mqd_walk_visit(&walk, node)) != mqs_ok ||
+            (rc = mqd_read(p, node, buf, b->sendq_span)) != mqs_ok)
+            break;
+        struct mqd_raw_op r;
+        memset(&r, 0, sizeof r);
+        r.context = mqd_uint(p, buf, o[F_SENDQ_CTX], 4);
+        r.op.desired_local_rank = (long)mqd_int(p, buf, o[F_SENDQ_RANK], 4);
+        r.op.desired_tag = (long)mqd_int(p, buf, o[F_SENDQ_TAG], 4);
+        rc = send_request(p, mqd_ptr(p, buf, o[F_SENDQ_REQ]), 0, 0, &r);
+        if (rc == mqs_ok)
+            rc = mqd_ops_push(out, &r);
+        node = mqd_ptr(p, buf, o[F_SENDQ_NEXT]);
+    }
+    mqd_walk_fini(&walk);
+    mqd_free(buf);
+    if (rc == mqs_ok)
+        mqd_ops_reverse(out); /* newest first in MPICH: show in posting order */
+    return rc;
+}
+
+/* MPICH 4.0.3+: a flat MPIR_Debugq list, newest first. */
+static int debugq_list(struct mqd_process *p, mqs_taddr_t head_sym, int queue,
+                       struct mqd_ops *out)
+{
+    const struct be_image *b = bimg(p);
+    const int *o = b->off;
+    int ps = mqd_sizes(p)->pointer_size, as = b->size[S_SZ_AINT];
+    unsigned char w[8];
+    int rc = mqd_read(p, head_sym, w, ps);
+    if (rc != mqs_ok)
+        return rc;
+    mqs_taddr_t node = mqd_ptr(p, w, 0);
+    unsigned char *buf = mqd_malloc((size_t)b->debugq_span);
+    unsigned char *req = mqd_malloc((size_t)b->req_span);
+    if (!buf || !req) {
+        mqd_free(buf);
+        mqd_free(req);
+        return MQD_ERR_NOMEM;
+    }
+    struct mqd_walk walk;
+    mqd_walk_init(&walk);
+    while (rc == mqs_ok && node) {
+        if ((rc = mqd_walk_visit(&walk, node)) != mqs_ok ||
+            (rc = mqd_read(p, node, buf, b->debugq_span)) != mqs_ok)
+            break;
+        struct mqd_raw_op r;
+        memset(&r, 0, sizeof r);
+        mqs_pending_operation *op = &r.op;
+        r.context = mqd_uint(p, buf, o[F_DQ_CTX], 4);
+        long rank = (long)mqd_int(p, buf, o[F_DQ_RANK], 4);
+        long tag = (long)mqd_int(p, buf, o[F_DQ_TAG], 4);
+        long count = (long)mqd_int(p, buf, o[F_DQ_COUNT], as);
+        mqs_taddr_t raddr = mqd_ptr(p, buf, o[F_DQ_REQ]);
+        op->buffer = mqd_ptr(p, buf, o[F_DQ_BUF]);
+        if (queue == mqs_pending_sends) {
+            op->desired_local_rank = rank;
+            op->desired_tag = tag;
+            rc = send_request(p, raddr, count, 1, &r);
+        } else if (!raddr || (rc = mqd_read(p, raddr, req, b->req_span)) == mqs_ok) {
+            long cc = raddr ? (long)mqd_int(p, req, o[F_REQ_CC], 4) : 1;
+            unsigned handle = raddr ? (unsigned)mqd_uint(p, req, o[F_REQ_HANDLE], 4) : 0;
+            op->status = cc == 0 ? mqs_st_complete : mqs_st_pending;
+            if (queue == mqs_pending_receives) {
+                op->desired_local_rank = rank == MPICH_ANY_SOURCE ? -1 : rank;
+                op->tag_wild = tag == MPICH_ANY_TAG;
+                op->desired_tag = op->tag_wild ? -1 : tag;
+                /* MPIR_Debugq records the element count, not the datatype:
+                 * the length in bytes is not known here. */
+                op->desired_length = -1;
+                op->actual_local_rank = op->actual_tag = op->actual_length = -1;
+                mqd_set_text(op->extra_text[0], "receive: %ld elements", count);
+            } else {
+                op->desired_local_rank = op->actual_local_rank = rank;
+                op->desired_tag = op->actual_tag = tag;
+                op->desired_length = op->actual_length = -1; /* not recorded */
+                op->system_buffer = 1;
+                mqd_set_text(op->extra_text[0], "unexpected message");
+            }
+            mqd_set_text(op->extra_text[1], "request 0x%llx (handle 0x%x)",
+                         (unsigned long long)raddr, handle);
+        }
+        if (rc == mqs_ok)
+            rc = mqd_ops_push(out, &r);
+        node = mqd_ptr(p, buf, o[F_DQ_NEXT]);
+    }
+    mqd_walk_fini(&walk);
+    mqd_free(buf);
+    mqd_free(req);
+    if (rc == mqs_ok)
+        mqd_ops_reverse(out); /* newest first in MPICH: show in matching order */
+    return rc;
+}
+
+int mqd_be_read_queue(struct mqd_process *p, int queue, struct mqd_ops *out)
+{
+    struct be_process *bp = mqd_process_backend(p);
+    if (bp->gen == MPICH_GEN_CH3_402) {
+        if (queue == mqs_pending_sends)
+            return ch3_sendq(p, out);
+        return ch3_request_list(p, queue == mqs_pending_receives ? bp->posted_ptr
+                                                                 : bp->unexpected_ptr,
+                                queue, out);
+    }
+    return debugq_list(p, queue == mqs_pending_sends      ? bp->sendq
+                          : queue == mqs_pending_receives ? bp->recvq
+                                                          : bp->unexpq,
+                       queue, out);
+}

@@ -1,0 +1,148 @@
+/*
+ * mpich_defs.h - what mqd knows of MPICH's internals, per generation.
+ *
+ * Symbols, and the struct fields the DLL reads, written as paths through
+ * the debug information: "T1:f1/T2:f2" is field f1 of type T1, which has
+ * type T2, whose field f2 is wanted; the offset is the sum.  Each step is
+ * one mqs_find_type + mqs_field_offset, as any debugger offers them (no
+ * debugger-specific dotted names).
+ *
+ * Generations:
+ *   MPICH_GEN_CH3_402  MPICH up to 4.0.2 with the ch3 device: communicators
+ *                      on MPIR_All_communicators, sends on MPIR_Sendq_head
+ *                      (MPIR_Sendq), receives on ch3's own posted and
+ *                      unexpected request lists, whose heads are reached
+ *                      through MPID_Recvq_{posted,unexpected}_head_ptr.
+ *   MPICH_GEN_DEBUGQ   MPICH 4.0.3 and later, any device: three flat lists
+ *                      of MPIR_Debugq {req, tag, rank, context_id, buf,
+ *                      count, next, prev}, newest first, on MPIR_Sendq_head,
+ *                      MPIR_Recvq_head and MPIR_Unexpq_head.
+ */
+#ifndef MQD_MPICH_DEFS_H
+#define MQD_MPICH_DEFS_H
+
+enum mpich_generation { MPICH_GEN_NONE, MPICH_GEN_CH3_402, MPICH_GEN_DEBUGQ };
+
+/* Symbols. */
+#define MPICH_SYM_COMM_LIST "MPIR_All_communicators"
+#define MPICH_SYM_SENDQ "MPIR_Sendq_head"
+#define MPICH_SYM_POSTED_PTR "MPID_Recvq_posted_head_ptr"         /* ch3 */
+#define MPICH_SYM_UNEXPECTED_PTR "MPID_Recvq_unexpected_head_ptr" /* ch3 */
+#define MPICH_SYM_RECVQ "MPIR_Recvq_head"                          /* 4.0.3+ */
+#define MPICH_SYM_UNEXPQ "MPIR_Unexpq_head"                        /* 4.0.3+ */
+#define MPICH_SYM_DATATYPE_DIRECT "MPIR_Datatype_direct"
+#define MPICH_SYM_VERSION "MPII_Version_string"
+#define MPICH_SYM_DEVICE "MPII_Version_device"
+#define MPICH_SYM_CONFIGURE "MPII_Version_configure"
+#define MPICH_SPAWN_BREAKPOINT "MPIR_Breakpoint"
+
+/*
+ * Fields: X(ID, GENERATIONS, PATH).  GENERATIONS says which generations
+ * need the field (A all, C ch3 4.0.2, D debugq 4.0.3+); a field needed by
+ * the target's generation and missing stops the DLL with its name.
+ */
+#define MPICH_FIELDS(X)                                                                       \
+    X(COMML_SEQ, A, "MPIR_Comm_list:sequence_number")                                       \
+    X(COMML_HEAD, A, "MPIR_Comm_list:head")                                                  \
+    X(COMM_HANDLE, A, "MPIR_Comm:handle")                                                    \
+    X(COMM_CTX, A, "MPIR_Comm:context_id")                                                   \
+    X(COMM_RCTX, A, "MPIR_Comm:recvcontext_id")                                              \
+    X(COMM_RSIZE, A, "MPIR_Comm:remote_size")                                                \
+    X(COMM_RANK, A, "MPIR_Comm:rank")                                                        \
+    X(COMM_LSIZE, A, "MPIR_Comm:local_size")                                                 \
+    X(COMM_KIND, A, "MPIR_Comm:comm_kind")                                                   \
+    X(COMM_NAME, A, "MPIR_Comm:name")                                                        \
+    X(COMM_NEXT, A, "MPIR_Comm:comm_next")                                                   \
+    X(COMM_LGROUP, A, "MPIR_Comm:local_group")                                               \
+    X(COMM_RGROUP, A, "MPIR_Comm:remote_group")                                              \
+    X(COMM_VCRT, C, "MPIR_Comm:dev/MPIDI_CH3I_comm_t:vcrt")                                  \
+    X(COMM_LVCRT, C, "MPIR_Comm:dev/MPIDI_CH3I_comm_t:local_vcrt")                           \
+    X(VCRT_SIZE, C, "MPIDI_VCRT:size")                                                       \
+    X(VCRT_TABLE, C, "MPIDI_VCRT:vcr_table")                                                 \
+    X(VC_LPID, C, "MPIDI_VC:lpid")                                                           \
+    X(GROUP_SIZE, A, "MPIR_Group:size")                                                      \
+    X(GROUP_MAP, A, "MPIR_Group:lrank_to_lpid")                                              \
+    X(PMAP_LPID, A, "MPII_Group_pmap_t:lpid")                                                \
+    X(REQ_HANDLE, A, "MPIR_Request:handle")                                                  \
+    X(REQ_KIND, A, "MPIR_Request:kind")                                                      \
+    X(REQ_CC, A, "MPIR_Request:cc")                                                          \
+    X(REQ_STATUS_SOURCE, D, "MPIR_Request:status/MPI_Status:MPI_SOURCE")                     \
+    X(REQ_STATUS_TAG, D, "MPIR_Request:status/MPI_Status:MPI_TAG")                           \
+    X(REQ_NEXT, C, "MPIR_Request:next")                                                      \
+    X(REQ_MATCH_TAG, C,                                                                       \
+      "MPIR_Request:dev/MPIDI_Request:match/MPIDI_Message_match:parts/"                       \
+      "MPIDI_Message_match_parts_t:tag")                                                      \
+    X(REQ_MATCH_RANK, C,                                                                      \
+      "MPIR_Request:dev/MPIDI_Request:match/MPIDI_Message_match:parts/"                       \
+      "MPIDI_Message_match_parts_t:rank")                                                     \
+    X(REQ_MATCH_CTX, C,                                                                       \
+      "MPIR_Request:dev/MPIDI_Request:match/MPIDI_Message_match:parts/"                       \
+      "MPIDI_Message_match_parts_t:context_id")                                               \
+    X(REQ_USER_BUF, C, "MPIR_Request:dev/MPIDI_Request:user_buf")                            \
+    X(REQ_USER_COUNT, C, "MPIR_Request:dev/MPIDI_Request:user_count")                        \
+    X(REQ_DATATYPE, C, "MPIR_Request:dev/MPIDI_Request:datatype")                            \
+    X(REQ_DATATYPE_PTR, C, "MPIR_Request:dev/MPIDI_Request:datatype_ptr")                    \
+    X(REQ_RECV_SZ, C, "MPIR_Request:dev/MPIDI_Request:recv_data_sz")                         \
+    X(REQ_TMPBUF, C, "MPIR_Request:dev/MPIDI_Request:tmpbuf")                                \
+    X(SENDQ_REQ, C, "MPIR_Sendq:sreq")                                                       \
+    X(SENDQ_TAG, C, "MPIR_Sendq:tag")                                                        \
+    X(SENDQ_RANK, C, "MPIR_Sendq:rank")                                                      \
+    X(SENDQ_CTX, C, "MPIR_Sendq:context_id")                                                 \
+    X(SENDQ_NEXT, C, "MPIR_Sendq:next")                                                      \
+    X(DQ_REQ, D, "MPIR_Debugq:req")                                                          \
+    X(DQ_TAG, D, "MPIR_Debugq:tag")                                                          \
+    X(DQ_RANK, D, "MPIR_Debugq:rank")                                                        \
+    X(DQ_CTX, D, "MPIR_Debugq:context_id")                                                   \
+    X(DQ_BUF, D, "MPIR_Debugq:buf")                                                          \
+    X(DQ_COUNT, D, "MPIR_Debugq:count")                                                      \
+    X(DQ_NEXT, D, "MPIR_Debugq:next")                                                        \
+    X(DT_SIZE, A, "MPIR_Datatype:size")
+
+/* Type sizes: X(ID, GENERATIONS, TYPE). */
+#define MPICH_SIZES(X)                                                                        \
+    X(SZ_CONTEXT_ID, A, "MPIR_Context_id_t")                                                 \
+    X(SZ_AINT, A, "MPI_Aint")                                                                \
+    X(SZ_DATATYPE, A, "MPIR_Datatype")                                                       \
+    X(SZ_RANK, C, "MPIDI_Rank_t")                                                            \
+    X(SZ_PMAP, A, "MPII_Group_pmap_t")
+
+/* Context ids (src/include/mpir_contextid.h): bit 0 collective traffic,
+ * bits 1-2 a node-level sub-communicator, bit 3 an intercommunicator's
+ * local communicator; all MPI-internal. */
+#define MPICH_CONTEXT_COLL_BIT 0x1u
+#define MPICH_CONTEXT_SUBCOMM_MASK 0x6u
+#define MPICH_CONTEXT_LOCALCOMM_MASK 0x8u
+
+/* Handles (src/include/mpir_objects.h). */
+#define MPICH_HANDLE_KIND(h) (((unsigned)(h) >> 30) & 3u)
+#define MPICH_HANDLE_KIND_BUILTIN 1u
+#define MPICH_HANDLE_KIND_DIRECT 2u
+#define MPICH_HANDLE_INDEX(h) ((unsigned)(h) & 0x03ffffffu)
+#define MPICH_BUILTIN_TYPE_SIZE(h) (((unsigned)(h) & 0x0000ff00u) >> 8)
+#define MPICH_COMM_WORLD_HANDLE 0x44000000u
+#define MPICH_COMM_SELF_HANDLE 0x44000001u
+#define MPICH_ICOMM_WORLD_HANDLE 0x44000002u
+#define MPICH_ANY_SOURCE (-2)
+#define MPICH_ANY_TAG (-1)
+
+/* Request kinds (MPIR_Request_kind_t). */
+enum { MPICH_REQ_SEND = 1, MPICH_REQ_RECV = 2, MPICH_REQ_PREQUEST_SEND = 3,
+       MPICH_REQ_PREQUEST_RECV = 4 };
+
+/* Names of the predefined datatypes, for extra_text. */
+#define MPICH_DATATYPE_NAMES(X)                                                               \
+    X(0x4c000101, "MPI_CHAR") X(0x4c000118, "MPI_SIGNED_CHAR")                                \
+    X(0x4c000102, "MPI_UNSIGNED_CHAR") X(0x4c00010d, "MPI_BYTE") X(0x4c00040e, "MPI_WCHAR")   \
+    X(0x4c000203, "MPI_SHORT") X(0x4c000204, "MPI_UNSIGNED_SHORT") X(0x4c000405, "MPI_INT")   \
+    X(0x4c000406, "MPI_UNSIGNED") X(0x4c000807, "MPI_LONG") X(0x4c000808, "MPI_UNSIGNED_LONG") \
+    X(0x4c00040a, "MPI_FLOAT") X(0x4c00080b, "MPI_DOUBLE") X(0x4c00100c, "MPI_LONG_DOUBLE")   \
+    X(0x4c000809, "MPI_LONG_LONG") X(0x4c000819, "MPI_UNSIGNED_LONG_LONG")                    \
+    X(0x4c00010f, "MPI_PACKED") X(0x8c000000, "MPI_FLOAT_INT") X(0x8c000001, "MPI_DOUBLE_INT") \
+    X(0x8c000002, "MPI_LONG_INT") X(0x8c000003, "MPI_SHORT_INT") X(0x4c000816, "MPI_2INT")    \
+    X(0x8c000004, "MPI_LONG_DOUBLE_INT") X(0x4c000137, "MPI_INT8_T")                          \
+    X(0x4c000238, "MPI_INT16_T") X(0x4c000439, "MPI_INT32_T") X(0x4c00083a, "MPI_INT64_T")    \
+    X(0x4c00013b, "MPI_UINT8_T") X(0x4c00023c, "MPI_UINT16_T") X(0x4c00043d, "MPI_UINT32_T")  \
+    X(0x4c00083e, "MPI_UINT64_T") X(0x4c00013f, "MPI_C_BOOL") X(0x4c000843, "MPI_AINT")       \
+    X(0x4c000844, "MPI_OFFSET") X(0x4c000845, "MPI_COUNT")
+
+#endif
