@@ -94,10 +94,10 @@ $(BUILD)/tests/%.o: tests/%.c | $(BUILD)/tests
 UNIT_TESTS := $(BUILD)/tests/test_interface $(BUILD)/tests/test_expect \
               $(BUILD)/tests/test_memory $(BUILD)/tests/test_attach \
               $(BUILD)/tests/test_image $(BUILD)/tests/test_loader $(BUILD)/tests/test_dump \
-              $(BUILD)/tests/test_dll
+              $(BUILD)/tests/test_dll $(BUILD)/tests/test_dll_synth
 HOST_UNIT_TESTS := $(BUILD)/tests/test_memory $(BUILD)/tests/test_attach \
                    $(BUILD)/tests/test_image $(BUILD)/tests/test_loader $(BUILD)/tests/test_dump \
-                   $(BUILD)/tests/test_dll
+                   $(BUILD)/tests/test_dll $(BUILD)/tests/test_dll_synth
 INTEGRATION_TESTS := $(BUILD)/tests/test_samples $(BUILD)/tests/test_mqdump
 
 # ---------------------------------------------------------------- the DLL
@@ -132,7 +132,8 @@ $(HOST_UNIT_TESTS): $(BUILD)/tests/%: $(BUILD)/tests/%.o $(BUILD)/host/libmqdhos
 $(BUILD)/tests/test_attach $(BUILD)/tests/test_dump: $(BUILD)/tests/procstate.o
 $(BUILD)/tests/test_loader.o $(BUILD)/tests/test_dump.o $(BUILD)/tests/test_dll.o: \
     MQD_CFLAGS += -Ihost/include
-$(BUILD)/tests/test_dll: | $(BUILD)/lib/libmqd_mpich.so
+$(BUILD)/tests/test_dll $(BUILD)/tests/test_dll_synth: | $(BUILD)/lib/libmqd_mpich.so
+$(BUILD)/tests/test_dll_synth: $(BUILD)/tests/synth.o
 # test_dump's target is a fork of itself: its DWARF must describe mqd_fixture_op.
 $(BUILD)/tests/test_dump.o: MQD_CFLAGS += -g
 $(BUILD)/tests/test_loader: | $(FAKE_DLLS) $(BUILD)/tests/libtypes_fixture.so

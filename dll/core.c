@@ -22,6 +22,7 @@ static struct {
 struct mqd_image {
     const mqs_image_callbacks *cb;
     void *backend;
+    int setup_rc; /* why backend is NULL */
     char explain[256];
 };
 
@@ -32,6 +33,7 @@ struct mqd_process {
     void *backend;
     mqs_target_type_sizes sizes;
     int identity; /* MPI-2: given by the debugger; -1 until then */
+    int setup_rc; /* why backend is NULL */
     char explain[256];
 
     /* Communicators: re-read only when the backend says the list moved. */
@@ -338,6 +340,7 @@ MQD_EXPORT int mqs_setup_image(mqs_image *image, const mqs_image_callbacks *cb)
      * mqs_image_has_queues can say why and destroy can free it. */
     host.basic->mqs_put_image_info_fp(image, (mqs_image_info *)im);
     int rc = mqd_be_setup_image(image, im, &im->backend);
+    im->setup_rc = rc;
     if (rc != mqs_ok && !im->explain[0])
         mqd_image_explain(im, "%s", mqs_dll_error_string(rc));
     return mqs_ok;
@@ -352,7 +355,7 @@ MQD_EXPORT int mqs_image_has_queues(mqs_image *image, const char **message)
         return MQD_ERR_NOT_SET_UP;
     if (!im->backend) {
         *message = im->explain; /* no '%' conversions: the backend writes none */
-        return MQD_ERR_NO_DEBUG_QUEUES;
+        return im->setup_rc != mqs_ok ? im->setup_rc : MQD_ERR_NO_DEBUG_QUEUES;
     }
     return mqs_ok;
 }
@@ -396,6 +399,7 @@ MQD_EXPORT int mqs_setup_process(mqs_process *process, const mqs_process_callbac
     }
     host.basic->mqs_put_process_info_fp(process, (mqs_process_info *)p);
     int rc = mqd_be_setup_process(process, p, &p->backend);
+    p->setup_rc = rc;
     if (rc != mqs_ok && !p->explain[0])
         mqd_process_explain(p, "%s", mqs_dll_error_string(rc));
     return mqs_ok;
@@ -409,7 +413,7 @@ MQD_EXPORT int mqs_process_has_queues(mqs_process *process, char **message)
         return MQD_ERR_NOT_SET_UP;
     if (!p->backend) {
         *message = p->explain;
-        return MQD_ERR_NO_DEBUG_QUEUES;
+        return p->setup_rc != mqs_ok ? p->setup_rc : MQD_ERR_NO_DEBUG_QUEUES;
     }
     return mqs_ok;
 }

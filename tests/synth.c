@@ -1,0 +1,557 @@
+/* synth.c - a synthetic MPICH target and a debugger over it; see synth.h. */
+#define _GNU_SOURCE
+#include "synth.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SYNTH_BASE 0x10000u
+#define SYNTH_SIZE (1u << 20)
+
+struct field {
+    char name[40];
+    int off;
+};
+
+struct type {
+    char name[48];
+    int size, nfields;
+    struct field f[24];
+};
+
+struct obj {
+    struct synth *s;
+    void *info;
+};
+
+struct synth {
+    int big_endian, ptr;
+    unsigned char *mem;
+    uint64_t used;
+    int ntypes, nsyms;
+    struct type types[40];
+    struct {
+        char name[64];
+        uint64_t addr;
+    } syms[32];
+    struct obj image, process;
+};
+
+/* ---------------------------------------------------------------- layout */
+
+static struct type *type_new(struct synth *s, const char *name)
+{
+    struct type *t = &s->types[s->ntypes++];
+    memset(t, 0, sizeof *t);
+    snprintf(t->name, sizeof t->name, "%s", name);
+    return t;
+}
+
+/* Add a field of size bytes, aligned naturally (at most 8). */
+static void add(struct type *t, const char *name, int size)
+{
+    int align = size >= 8 ? 8 : size >= 4 ? 4 : size >= 2 ? 2 : 1;
+    t->size = (t->size + align - 1) / align * align;
+    struct field *f = &t->f[t->nfields++];
+    snprintf(f->name, sizeof f->name, "%s", name);
+    f->off = t->size;
+    t->size += size;
+}
+
+static void finish(struct type *t)
+{
+    t->size = (t->size + 7) / 8 * 8;
+}
+
+static const struct type *find_type(struct synth *s, const char *name)
+{
+    for (int i = 0; i < s->ntypes; i++)
+        if (strcmp(s->types[i].name, name) == 0)
+            return &s->types[i];
+    return NULL;
+}
+
+int synth_sizeof(struct synth *s, const char *type)
+{
+    const struct type *t = find_type(s, type);
+    if (!t) {
+        fprintf(stderr, "synth: no type %s\n", type);
+        abort();
+    }
+    return t->size;
+}
+
+int synth_off(struct synth *s, const char *type, const char *field)
+{
+    const struct type *t = find_type(s, type);
+    for (int i = 0; t && i < t->nfields; i++)
+        if (strcmp(t->f[i].name, field) == 0)
+            return t->f[i].off;
+    fprintf(stderr, "synth: no field %s.%s\n", type, field);
+    abort();
+}
+
+void synth_drop_type(struct synth *s, const char *type)
+{
+    struct type *t = (struct type *)find_type(s, type);
+    if (t)
+        t->name[0] = '\0';
+}
+
+/* MPICH 4.0.2's types, laid out for this target's pointer size.  The
+ * order of fields differs from MPICH's on purpose: the DLL must use the
+ * offsets it is given, never assume any. */
+static void mpich_types(struct synth *s)
+{
+    int p = s->ptr;
+    struct type *t;
+    t = type_new(s, "MPIR_Context_id_t"); t->size = 2;
+    t = type_new(s, "MPIDI_Rank_t"); t->size = 2;
+    t = type_new(s, "MPI_Aint"); t->size = p;
+    t = type_new(s, "MPIR_Comm_list");
+    add(t, "sequence_number", 4); add(t, "head", p); finish(t);
+    t = type_new(s, "MPIDI_CH3I_comm_t");
+    add(t, "anysource_enabled", 4); add(t, "vcrt", p); add(t, "local_vcrt", p); finish(t);
+    int ch3comm = t->size;
+    t = type_new(s, "MPIR_Comm");
+    add(t, "handle", 4); add(t, "ref_count", 4); add(t, "context_id", 2);
+    add(t, "recvcontext_id", 2); add(t, "remote_size", 4); add(t, "rank", 4);
+    add(t, "local_size", 4); add(t, "local_group", p); add(t, "remote_group", p);
+    add(t, "comm_kind", 4); add(t, "name", 128); add(t, "comm_next", p);
+    add(t, "dev", ch3comm); finish(t);
+    t = type_new(s, "MPIDI_VCRT");
+    add(t, "handle", 4); add(t, "size", 4); add(t, "vcr_table", p); finish(t);
+    t = type_new(s, "MPIDI_VC");
+    add(t, "handle", 4); add(t, "pg", p); add(t, "pg_rank", 4); add(t, "lpid", 4); finish(t);
+    t = type_new(s, "MPIR_Group");
+    add(t, "handle", 4); add(t, "size", 4); add(t, "rank", 4); add(t, "lrank_to_lpid", p);
+    finish(t);
+    t = type_new(s, "MPII_Group_pmap_t");
+    add(t, "lpid", 8); add(t, "next_lpid", 4); finish(t);
+    t = type_new(s, "MPI_Status");
+    add(t, "count_lo", 4); add(t, "count_hi_and_cancelled", 4); add(t, "MPI_SOURCE", 4);
+    add(t, "MPI_TAG", 4); add(t, "MPI_ERROR", 4); t->size = 20;
+    t = type_new(s, "MPIDI_Message_match_parts_t");
+    add(t, "tag", 4); add(t, "rank", 2); add(t, "context_id", 2); finish(t);
+    t = type_new(s, "MPIDI_Message_match");
+    add(t, "parts", 8); finish(t);
+    t = type_new(s, "MPIDI_Request");
+    add(t, "match", 8); add(t, "mask", 8); add(t, "user_buf", p); add(t, "user_count", p);
+    add(t, "datatype", 4); add(t, "datatype_ptr", p); add(t, "tmpbuf", p);
+    add(t, "recv_data_sz", p); finish(t);
+    int devreq = t->size;
+    t = type_new(s, "MPIR_Request");
+    add(t, "handle", 4); add(t, "ref_count", 4); add(t, "kind", 4); add(t, "cc_ptr", p);
+    add(t, "cc", 4); add(t, "comm", p); add(t, "status", 20); add(t, "next", p);
+    add(t, "prev", p); add(t, "dev", devreq); finish(t);
+    t = type_new(s, "MPIR_Sendq");
+    add(t, "sreq", p); add(t, "tag", 4); add(t, "rank", 4); add(t, "context_id", 4);
+    add(t, "next", p); add(t, "prev", p); finish(t);
+    t = type_new(s, "MPIR_Datatype");
+    add(t, "handle", 4); add(t, "ref_count", 4); add(t, "size", p); add(t, "extent", p);
+    finish(t);
+}
+
+/* ---------------------------------------------------------------- memory */
+
+struct synth *synth_new(int big_endian, int ptr_size)
+{
+    struct synth *s = calloc(1, sizeof *s);
+    s->big_endian = big_endian;
+    s->ptr = ptr_size;
+    s->mem = calloc(1, SYNTH_SIZE);
+    s->used = 64;
+    s->image.s = s->process.s = s;
+    mpich_types(s);
+    /* The globals every MPICH 4.0.2 ch3 process has. */
+    synth_symbol(s, "MPIR_All_communicators", synth_alloc(s, synth_sizeof(s, "MPIR_Comm_list")));
+    synth_symbol(s, "MPIR_Sendq_head", synth_alloc(s, ptr_size));
+    uint64_t posted = synth_alloc(s, ptr_size), unexp = synth_alloc(s, ptr_size);
+    uint64_t posted_ptr = synth_alloc(s, ptr_size), unexp_ptr = synth_alloc(s, ptr_size);
+    synth_put(s, posted_ptr, posted, ptr_size);
+    synth_put(s, unexp_ptr, unexp, ptr_size);
+    synth_symbol(s, "MPID_Recvq_posted_head_ptr", posted_ptr);
+    synth_symbol(s, "MPID_Recvq_unexpected_head_ptr", unexp_ptr);
+    return s;
+}
+
+void synth_free(struct synth *s)
+{
+    if (s) {
+        free(s->mem);
+        free(s);
+    }
+}
+
+uint64_t synth_alloc(struct synth *s, int size)
+{
+    s->used = (s->used + 15) / 16 * 16;
+    uint64_t a = SYNTH_BASE + s->used;
+    s->used += (uint64_t)(size > 0 ? size : 1);
+    if (s->used > SYNTH_SIZE)
+        abort();
+    return a;
+}
+
+void synth_put(struct synth *s, uint64_t addr, uint64_t value, int size)
+{
+    unsigned char *d = s->mem + (addr - SYNTH_BASE);
+    for (int i = 0; i < size; i++)
+        d[s->big_endian ? size - 1 - i : i] = (unsigned char)(value >> (8 * i));
+}
+
+void synth_put_bytes(struct synth *s, uint64_t addr, const void *bytes, int n)
+{
+    memcpy(s->mem + (addr - SYNTH_BASE), bytes, (size_t)n);
+}
+
+void synth_symbol(struct synth *s, const char *name, uint64_t addr)
+{
+    snprintf(s->syms[s->nsyms].name, sizeof s->syms[0].name, "%s", name);
+    s->syms[s->nsyms++].addr = addr;
+}
+
+static uint64_t sym(struct synth *s, const char *name)
+{
+    for (int i = 0; i < s->nsyms; i++)
+        if (strcmp(s->syms[i].name, name) == 0)
+            return s->syms[i].addr;
+    abort();
+}
+
+/* ---------------------------------------------------------------- MPICH shapes */
+
+#define PUT(addr, type, field, value, size) \
+    synth_put(s, (addr) + (uint64_t)synth_off(s, type, field), (uint64_t)(value), size)
+
+static uint64_t vcrt(struct synth *s, int n, const int *world)
+{
+    int p = s->ptr;
+    uint64_t v = synth_alloc(s, synth_sizeof(s, "MPIDI_VCRT") + n * p);
+    PUT(v, "MPIDI_VCRT", "size", n, 4);
+    for (int i = 0; i < n; i++) {
+        uint64_t vc = synth_alloc(s, synth_sizeof(s, "MPIDI_VC"));
+        PUT(vc, "MPIDI_VC", "lpid", world ? world[i] : i, 4);
+        synth_put(s, v + (uint64_t)synth_off(s, "MPIDI_VCRT", "vcr_table") + (uint64_t)(i * p),
+                  vc, p);
+    }
+    return v;
+}
+
+static uint64_t comm_common(struct synth *s, unsigned handle, unsigned ctx, int lsize, int rank,
+                            int rsize, int inter, const char *name)
+{
+    uint64_t c = synth_alloc(s, synth_sizeof(s, "MPIR_Comm"));
+    PUT(c, "MPIR_Comm", "handle", handle, 4);
+    PUT(c, "MPIR_Comm", "context_id", ctx, 2);
+    PUT(c, "MPIR_Comm", "recvcontext_id", ctx, 2);
+    PUT(c, "MPIR_Comm", "local_size", lsize, 4);
+    PUT(c, "MPIR_Comm", "remote_size", rsize, 4);
+    PUT(c, "MPIR_Comm", "rank", rank, 4);
+    PUT(c, "MPIR_Comm", "comm_kind", inter, 4);
+    if (name)
+        synth_put_bytes(s, c + (uint64_t)synth_off(s, "MPIR_Comm", "name"), name,
+                        (int)(strlen(name) < 128 ? strlen(name) : 128));
+    return c;
+}
+
+static int dev_off(struct synth *s, const char *field)
+{
+    return synth_off(s, "MPIR_Comm", "dev") + synth_off(s, "MPIDI_CH3I_comm_t", field);
+}
+
+uint64_t synth_comm(struct synth *s, unsigned handle, unsigned ctx, int size, int rank,
+                    const char *name, const int *world_ranks)
+{
+    uint64_t c = comm_common(s, handle, ctx, size, rank, size, 0, name);
+    synth_put(s, c + (uint64_t)dev_off(s, "vcrt"), vcrt(s, size, world_ranks), s->ptr);
+    return c;
+}
+
+uint64_t synth_intercomm(struct synth *s, unsigned handle, unsigned ctx, int lsize, int rank,
+                         int rsize, const char *name, const int *remote_world)
+{
+    uint64_t c = comm_common(s, handle, ctx, lsize, rank, rsize, 1, name);
+    synth_put(s, c + (uint64_t)dev_off(s, "vcrt"), vcrt(s, rsize, remote_world), s->ptr);
+    synth_put(s, c + (uint64_t)dev_off(s, "local_vcrt"), vcrt(s, lsize, NULL), s->ptr);
+    return c;
+}
+
+void synth_comm_list(struct synth *s, const uint64_t *comms, int n, int seq)
+{
+    uint64_t list = sym(s, "MPIR_All_communicators");
+    PUT(list, "MPIR_Comm_list", "sequence_number", seq, 4);
+    PUT(list, "MPIR_Comm_list", "head", n ? comms[n - 1] : 0, s->ptr);
+    for (int i = n - 1; i >= 0; i--) /* newest (last given) first */
+        PUT(comms[i], "MPIR_Comm", "comm_next", i ? comms[i - 1] : 0, s->ptr);
+}
+
+static int req_dev(struct synth *s, const char *field)
+{
+    return synth_off(s, "MPIR_Request", "dev") + synth_off(s, "MPIDI_Request", field);
+}
+
+static int match_off(struct synth *s, const char *part)
+{
+    return req_dev(s, "match") + synth_off(s, "MPIDI_Message_match", "parts") +
+           synth_off(s, "MPIDI_Message_match_parts_t", part);
+}
+
+uint64_t synth_recv(struct synth *s, unsigned ctx, int rank, int tag, long count,
+                    unsigned datatype, int cc, long recv_sz)
+{
+    uint64_t r = synth_alloc(s, synth_sizeof(s, "MPIR_Request"));
+    PUT(r, "MPIR_Request", "handle", 0xac000000u, 4);
+    PUT(r, "MPIR_Request", "kind", 2, 4);
+    PUT(r, "MPIR_Request", "cc", cc, 4);
+    synth_put(s, r + (uint64_t)match_off(s, "tag"), (uint64_t)(int64_t)tag, 4);
+    synth_put(s, r + (uint64_t)match_off(s, "rank"), (uint64_t)(int64_t)rank, 2);
+    synth_put(s, r + (uint64_t)match_off(s, "context_id"), ctx, 2);
+    synth_put(s, r + (uint64_t)req_dev(s, "user_count"), (uint64_t)count, s->ptr);
+    synth_put(s, r + (uint64_t)req_dev(s, "datatype"), datatype, 4);
+    synth_put(s, r + (uint64_t)req_dev(s, "user_buf"), 0x7000, s->ptr);
+    synth_put(s, r + (uint64_t)req_dev(s, "recv_data_sz"), (uint64_t)recv_sz, s->ptr);
+    return r;
+}
+
+void synth_recv_list(struct synth *s, int unexpected, const uint64_t *reqs, int n)
+{
+    uint64_t ptr = sym(s, unexpected ? "MPID_Recvq_unexpected_head_ptr"
+                                     : "MPID_Recvq_posted_head_ptr");
+    uint64_t head = 0;
+    const unsigned char *m = s->mem + (ptr - SYNTH_BASE);
+    for (int i = 0; i < s->ptr; i++)
+        head |= (uint64_t)m[s->big_endian ? s->ptr - 1 - i : i] << (8 * i);
+    synth_put(s, head, n ? reqs[0] : 0, s->ptr);
+    for (int i = 0; i < n; i++) /* oldest first, as MPI matches */
+        PUT(reqs[i], "MPIR_Request", "next", i + 1 < n ? reqs[i + 1] : 0, s->ptr);
+}
+
+uint64_t synth_send_req(struct synth *s, long count, unsigned datatype, int cc)
+{
+    uint64_t r = synth_alloc(s, synth_sizeof(s, "MPIR_Request"));
+    PUT(r, "MPIR_Request", "handle", 0xac000001u, 4);
+    PUT(r, "MPIR_Request", "kind", 1, 4);
+    PUT(r, "MPIR_Request", "cc", cc, 4);
+    synth_put(s, r + (uint64_t)req_dev(s, "user_count"), (uint64_t)count, s->ptr);
+    synth_put(s, r + (uint64_t)req_dev(s, "datatype"), datatype, 4);
+    synth_put(s, r + (uint64_t)req_dev(s, "user_buf"), 0x8000, s->ptr);
+    return r;
+}
+
+void synth_sendq(struct synth *s, const uint64_t *reqs, const int *ranks, const int *tags,
+                 const unsigned *ctxs, int n)
+{
+    uint64_t prev = 0;
+    for (int i = 0; i < n; i++) { /* each new entry goes to the head */
+        uint64_t e = synth_alloc(s, synth_sizeof(s, "MPIR_Sendq"));
+        PUT(e, "MPIR_Sendq", "sreq", reqs[i], s->ptr);
+        PUT(e, "MPIR_Sendq", "rank", ranks[i], 4);
+        PUT(e, "MPIR_Sendq", "tag", tags[i], 4);
+        PUT(e, "MPIR_Sendq", "context_id", ctxs[i], 4);
+        PUT(e, "MPIR_Sendq", "next", prev, s->ptr);
+        prev = e;
+    }
+    synth_put(s, sym(s, "MPIR_Sendq_head"), prev, s->ptr);
+}
+
+/* ---------------------------------------------------------------- callbacks */
+
+static long fail_at, calls, live;
+
+void synth_fail_malloc_at(long n)
+{
+    fail_at = n ? calls + n : 0;
+}
+
+long synth_malloc_calls(void)
+{
+    return calls;
+}
+
+long synth_live_blocks(void)
+{
+    return live;
+}
+
+static void *cb_malloc(size_t n)
+{
+    calls++;
+    if (fail_at && calls == fail_at)
+        return NULL;
+    void *p = malloc(n);
+    if (p)
+        live++;
+    return p;
+}
+
+static void cb_free(void *p)
+{
+    if (p)
+        live--;
+    free(p);
+}
+
+static void cb_dprints(const char *m)
+{
+    (void)m;
+}
+
+static char *cb_errorstring(int code)
+{
+    (void)code;
+    return (char *)"synthetic debugger error";
+}
+
+static void put_image_info(mqs_image *i, mqs_image_info *info)
+{
+    ((struct obj *)i)->info = info;
+}
+static mqs_image_info *get_image_info(mqs_image *i)
+{
+    return ((struct obj *)i)->info;
+}
+static void put_process_info(mqs_process *p, mqs_process_info *info)
+{
+    ((struct obj *)p)->info = info;
+}
+static mqs_process_info *get_process_info(mqs_process *p)
+{
+    return ((struct obj *)p)->info;
+}
+static mqs_job_info *job_info;
+static void put_job_info(mqs_job *j, mqs_job_info *info)
+{
+    (void)j;
+    job_info = info;
+}
+static mqs_job_info *get_job_info(mqs_job *j)
+{
+    (void)j;
+    return job_info;
+}
+
+static void get_type_sizes(mqs_process *proc, mqs_target_type_sizes *ts)
+{
+    struct synth *s = ((struct obj *)proc)->s;
+    ts->short_size = 2;
+    ts->int_size = 4;
+    ts->long_size = s->ptr;
+    ts->long_long_size = 8;
+    ts->pointer_size = s->ptr;
+}
+
+static int find_symbol(mqs_image *i, char *name, mqs_taddr_t *addr)
+{
+    struct synth *s = ((struct obj *)i)->s;
+    for (int k = 0; k < s->nsyms; k++) {
+        if (strcmp(s->syms[k].name, name) == 0) {
+            *addr = s->syms[k].addr;
+            return mqs_ok;
+        }
+    }
+    return 1001;
+}
+
+static int find_function(mqs_image *i, char *name, mqs_lang_code l, mqs_taddr_t *addr)
+{
+    (void)l;
+    return find_symbol(i, name, addr);
+}
+
+static mqs_type *cb_find_type(mqs_image *i, char *name, mqs_lang_code l)
+{
+    (void)l;
+    struct synth *s = ((struct obj *)i)->s;
+    return (mqs_type *)find_type(s, name);
+}
+
+static int field_offset(mqs_type *t, char *field)
+{
+    const struct type *ty = (const struct type *)t;
+    for (int i = 0; i < ty->nfields; i++)
+        if (strcmp(ty->f[i].name, field) == 0)
+            return ty->f[i].off;
+    return -1;
+}
+
+static int cb_sizeof(mqs_type *t)
+{
+    return ((const struct type *)t)->size;
+}
+
+static int global_rank(mqs_process *p)
+{
+    (void)p;
+    return 0;
+}
+
+static mqs_image *get_image(mqs_process *p)
+{
+    return (mqs_image *)&((struct obj *)p)->s->image;
+}
+
+static int fetch(mqs_process *p, mqs_taddr_t addr, int size, void *buf)
+{
+    struct synth *s = ((struct obj *)p)->s;
+    if (size < 0 || addr < SYNTH_BASE || addr + (uint64_t)size > SYNTH_BASE + s->used)
+        return 1002;
+    memcpy(buf, s->mem + (addr - SYNTH_BASE), (size_t)size);
+    return mqs_ok;
+}
+
+static void to_host(mqs_process *p, const void *in, void *out, int size)
+{
+    struct synth *s = ((struct obj *)p)->s;
+    unsigned char tmp[16];
+    const unsigned char *src = in;
+    if (size > 16)
+        size = 16;
+    /* This host is little-endian (x86-64, the project's machines). */
+    for (int i = 0; i < size; i++)
+        tmp[i] = s->big_endian ? src[size - 1 - i] : src[i];
+    memcpy(out, tmp, (size_t)size);
+}
+
+static mqs_job *get_process_job(mqs_process *p)
+{
+    (void)p;
+    return (mqs_job *)&job_info;
+}
+
+static int get_process_identity(mqs_process *p)
+{
+    (void)p;
+    return 0;
+}
+
+static mqs_process *get_process(mqs_job *j, int identity)
+{
+    (void)j;
+    (void)identity;
+    return NULL;
+}
+
+static const struct synth_host host = {
+    {cb_malloc, cb_free, cb_dprints, cb_errorstring, put_image_info, get_image_info,
+     put_process_info, get_process_info, put_job_info, get_job_info},
+    {get_type_sizes, find_function, find_symbol, cb_find_type, field_offset, cb_sizeof},
+    {global_rank, get_image, fetch, to_host, get_process_job, get_process_identity},
+    {get_process},
+};
+
+const struct synth_host *synth_callbacks(void)
+{
+    return &host;
+}
+
+mqs_image *synth_image(struct synth *s)
+{
+    return (mqs_image *)&s->image;
+}
+
+mqs_process *synth_process(struct synth *s)
+{
+    return (mqs_process *)&s->process;
+}

@@ -1,0 +1,64 @@
+/*
+ * synth.h - a synthetic MPICH target for testing the debug DLL without a
+ * process: a fake address space of either byte order and pointer width,
+ * its own symbol and type tables, MPICH-shaped structures built in it,
+ * and a debugger's callbacks over all that (with mqs_malloc failures on
+ * demand and a count of what the DLL has not freed).
+ */
+#ifndef MQD_TESTS_SYNTH_H
+#define MQD_TESTS_SYNTH_H
+
+#define FOR_MPI2 1
+#include "mpi_interface.h"
+
+#include <stdint.h>
+
+struct synth;
+
+/* A target: big_endian or not, pointers of ptr_size (4 or 8) bytes. */
+struct synth *synth_new(int big_endian, int ptr_size);
+void synth_free(struct synth *s);
+
+/* Target memory: allocate (zeroed) and store integers in target order. */
+uint64_t synth_alloc(struct synth *s, int size);
+void synth_put(struct synth *s, uint64_t addr, uint64_t value, int size);
+void synth_put_bytes(struct synth *s, uint64_t addr, const void *bytes, int n);
+/* A field of a synthetic type: its offset (tests fail if unknown). */
+int synth_off(struct synth *s, const char *type, const char *field);
+int synth_sizeof(struct synth *s, const char *type);
+void synth_symbol(struct synth *s, const char *name, uint64_t addr);
+/* Forget a type (its field lookups then fail), as a build without it. */
+void synth_drop_type(struct synth *s, const char *type);
+
+/* MPICH 4.0.2 ch3 shapes.  Returns addresses in the target. */
+uint64_t synth_comm(struct synth *s, unsigned handle, unsigned ctx, int size, int rank,
+                    const char *name, const int *world_ranks);
+uint64_t synth_intercomm(struct synth *s, unsigned handle, unsigned ctx, int lsize, int rank,
+                         int rsize, const char *name, const int *remote_world);
+/* Link comms (newest first, as MPICH does) into MPIR_All_communicators. */
+void synth_comm_list(struct synth *s, const uint64_t *comms, int n, int seq);
+/* A request in the posted (unexpected=0) or unexpected (1) list. */
+uint64_t synth_recv(struct synth *s, unsigned ctx, int rank, int tag, long count,
+                    unsigned datatype, int cc, long recv_sz);
+void synth_recv_list(struct synth *s, int unexpected, const uint64_t *reqs, int n);
+/* A send: MPIR_Sendq entries, given oldest first, linked newest first. */
+uint64_t synth_send_req(struct synth *s, long count, unsigned datatype, int cc);
+void synth_sendq(struct synth *s, const uint64_t *reqs, const int *ranks, const int *tags,
+                 const unsigned *ctxs, int n);
+
+/* The debugger's side. */
+struct synth_host {
+    mqs_basic_callbacks basic;
+    mqs_image_callbacks image;
+    mqs_process_callbacks process;
+    mqs_job_callbacks job;
+};
+const struct synth_host *synth_callbacks(void);
+mqs_image *synth_image(struct synth *s);
+mqs_process *synth_process(struct synth *s);
+/* mqs_malloc: fail the n-th call from now (0: never); calls and leaks. */
+void synth_fail_malloc_at(long n);
+long synth_malloc_calls(void);
+long synth_live_blocks(void);
+
+#endif

@@ -1,0 +1,429 @@
+/*
+ * test_dll_synth.c - libmqd_mpich.so against synthetic MPICH 4.0.2 targets
+ * (tests/synth.c) of both byte orders and both pointer widths: every
+ * queue, every status, wildcards, global ranks, intercommunicators,
+ * internal communicators hidden, communicators appearing and vanishing,
+ * corrupt memory (cycles, wild pointers, huge counts, unterminated names),
+ * missing debug information, and mqs_malloc failing at each call in turn
+ * with nothing leaked.
+ */
+#define _GNU_SOURCE
+#include "host/loader.h"
+#include "tests/synth.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+static struct mqdh_dll *dll;
+
+static int setup(void **state)
+{
+    (void)state;
+    char path[4096], err[512];
+    const char *b = getenv("MQD_BUILD");
+    snprintf(path, sizeof path, "%s/lib/libmqd_mpich.so", b && *b ? b : "build");
+    if (mqdh_dll_load(path, &synth_callbacks()->basic, &dll, err, sizeof err) != 0) {
+        fprintf(stderr, "%s\n", err);
+        return -1;
+    }
+    return 0;
+}
+
+/* ---------------------------------------------------------------- a dump */
+
+struct rcomm {
+    mqs_communicator c;
+    int nops[3];
+    int qrc[3];
+    mqs_pending_operation ops[3][8];
+};
+
+struct result {
+    int rc;         /* first failure, or mqs_ok */
+    const char *why; /* the DLL's message for it, if any */
+    int ncomms;
+    struct rcomm comms[16];
+};
+
+/* The specification's flow, as a debugger runs it. */
+static void dump_process(struct synth *s, struct result *r, int update_only)
+{
+    mqs_process *p = synth_process(s);
+    if (!update_only) {
+        const char *msg = NULL;
+        char *pmsg = NULL;
+        memset(r, 0, sizeof *r);
+        if ((r->rc = dll->setup_image(synth_image(s), &synth_callbacks()->image)) != mqs_ok)
+            return;
+        if ((r->rc = dll->image_has_queues(synth_image(s), &msg)) != mqs_ok) {
+            r->why = msg;
+            return;
+        }
+        if ((r->rc = dll->setup_process(p, &synth_callbacks()->process)) != mqs_ok)
+            return;
+        if ((r->rc = dll->process_has_queues(p, &pmsg)) != mqs_ok) {
+            r->why = pmsg;
+            return;
+        }
+    } else {
+        memset(r->comms, 0, sizeof r->comms);
+        r->ncomms = 0;
+        r->rc = mqs_ok;
+    }
+    if ((r->rc = dll->update_communicator_list(p)) != mqs_ok)
+        return;
+    int rc = dll->setup_communicator_iterator(p);
+    while (rc == mqs_ok && r->ncomms < 16) {
+        struct rcomm *c = &r->comms[r->ncomms];
+        if ((rc = dll->get_communicator(p, &c->c)) != mqs_ok)
+            break;
+        r->ncomms++;
+        for (int q = 0; q < 3; q++) {
+            c->qrc[q] = dll->setup_operation_iterator(p, q);
+            if (c->qrc[q] != mqs_ok && c->qrc[q] != mqs_end_of_list) {
+                if (!r->rc)
+                    r->rc = c->qrc[q];
+                continue;
+            }
+            while (c->nops[q] < 8 && dll->next_operation(p, &c->ops[q][c->nops[q]]) == mqs_ok)
+                c->nops[q]++;
+        }
+        rc = dll->next_communicator(p);
+    }
+    if (rc != mqs_ok && rc != mqs_end_of_list && !r->rc)
+        r->rc = rc;
+}
+
+static void release(struct synth *s)
+{
+    mqs_process_info *pi = synth_callbacks()->basic.mqs_get_process_info_fp(synth_process(s));
+    mqs_image_info *ii = synth_callbacks()->basic.mqs_get_image_info_fp(synth_image(s));
+    if (pi)
+        dll->destroy_process_info(pi);
+    if (ii)
+        dll->destroy_image_info(ii);
+    synth_callbacks()->basic.mqs_put_process_info_fp(synth_process(s), NULL);
+    synth_callbacks()->basic.mqs_put_image_info_fp(synth_image(s), NULL);
+}
+
+static const struct rcomm *comm_named(const struct result *r, const char *name)
+{
+    for (int i = 0; i < r->ncomms; i++)
+        if (strcmp(r->comms[i].c.name, name) == 0)
+            return &r->comms[i];
+    fail_msg("no communicator \"%s\" (%d shown)", name, r->ncomms);
+    return NULL;
+}
+
+/* ---------------------------------------------------------------- a job */
+
+enum { DT_INT = 0x4c000405, DT_DOUBLE = 0x4c00080b };
+
+/* Rank 1 of 4, with every kind of communicator and queue entry. */
+static void build_rank(struct synth *s, uint64_t *comms, int *n)
+{
+    static const int world[] = {0, 1, 2, 3}, odd[] = {1, 3}, other_half[] = {2, 3};
+    comms[0] = synth_comm(s, 0x44000000u, 0, 4, 1, "MPI_COMM_WORLD", world);
+    comms[1] = synth_comm(s, 0x44000001u, 16, 1, 0, "MPI_COMM_SELF", odd);
+    comms[2] = synth_comm(s, 0x44000002u, 32, 4, 1, "MPI_ICOMM_WORLD", world); /* internal */
+    comms[3] = synth_comm(s, 0x84000000u, 2, 4, 1, "", world); /* node sub-communicator */
+    comms[4] = synth_comm(s, 0x84000001u, 48, 4, 1, "mqd-dup", world);
+    comms[5] = synth_comm(s, 0x84000003u, 64, 2, 0, "", odd);
+    comms[6] = synth_intercomm(s, 0x84000004u, 80, 2, 0, 2, "mqd-inter", other_half);
+    *n = 7;
+    synth_comm_list(s, comms, *n, 7);
+    uint64_t posted[] = {
+        synth_recv(s, 0, -2, 5, 2, DT_INT, 1, 0),      /* ANY_SOURCE, world */
+        synth_recv(s, 64, 1, -1, 3, DT_INT, 1, 0),     /* ANY_TAG, unnamed: world 3 */
+        synth_recv(s, 1, 0, 7, 1, DT_INT, 1, 0),       /* world's collective traffic */
+        synth_recv(s, 48, 2, 4, 4, DT_DOUBLE, 0, 32),  /* complete, not yet waited */
+        synth_recv(s, 80, 1, 8, 2, DT_INT, 1, 0),      /* intercomm: remote 1 = world 3 */
+    };
+    synth_recv_list(s, 0, posted, 5);
+    uint64_t unexp[] = {
+        synth_recv(s, 0, 2, 11, 0, 0, 0, 16),       /* eager: data here */
+        synth_recv(s, 0, 3, 12, 0, 0, 1, 1048576),  /* rendezvous: envelope only */
+    };
+    synth_recv_list(s, 1, unexp, 2);
+    uint64_t sreq[] = {synth_send_req(s, 131072, DT_DOUBLE, 1), synth_send_req(s, 1, DT_INT, 0)};
+    int ranks[] = {0, 0}, tags[] = {12, 9};
+    unsigned ctxs[] = {0, 80};
+    synth_sendq(s, sreq, ranks, tags, ctxs, 2);
+}
+
+static void check_rank(const struct result *r)
+{
+    if (r->rc != mqs_ok)
+        fail_msg("dump failed: %d %s (%s)", r->rc, dll->dll_error_string(r->rc),
+                 r->why ? r->why : "");
+    /* User communicators only, oldest first; the unnamed one described. */
+    assert_int_equal(r->ncomms, 5);
+    assert_string_equal(r->comms[0].c.name, "MPI_COMM_WORLD");
+    assert_string_equal(r->comms[1].c.name, "MPI_COMM_SELF");
+    assert_string_equal(r->comms[2].c.name, "mqd-dup");
+    assert_string_equal(r->comms[3].c.name, "unnamed communicator 0x84000003");
+    assert_string_equal(r->comms[4].c.name, "mqd-inter");
+    assert_int_equal(r->comms[0].c.size, 4);
+    assert_int_equal(r->comms[0].c.local_rank, 1);
+
+    const struct rcomm *w = comm_named(r, "MPI_COMM_WORLD");
+    assert_int_equal(w->nops[mqs_pending_receives], 2);
+    const mqs_pending_operation *o = &w->ops[mqs_pending_receives][0];
+    assert_int_equal(o->status, mqs_st_pending);
+    assert_int_equal(o->desired_local_rank, -1); /* not 65534 */
+    assert_int_equal(o->desired_global_rank, -1);
+    assert_int_equal(o->tag_wild, 0);
+    assert_int_equal(o->desired_tag, 5);
+    assert_int_equal(o->desired_length, 8); /* 2 x MPI_INT, in bytes */
+    assert_string_equal(o->extra_text[0], "receive: 2 x MPI_INT");
+    o = &w->ops[mqs_pending_receives][1];
+    assert_int_equal(o->desired_tag, 7);
+    assert_string_equal(o->extra_text[2], "part of a collective operation");
+    assert_int_equal(w->nops[mqs_unexpected_messages], 2);
+    o = &w->ops[mqs_unexpected_messages][0];
+    assert_int_equal(o->status, mqs_st_complete);
+    assert_int_equal(o->actual_local_rank, 2);
+    assert_int_equal(o->actual_global_rank, 2);
+    assert_int_equal(o->actual_tag, 11);
+    assert_int_equal(o->actual_length, 16);
+    o = &w->ops[mqs_unexpected_messages][1];
+    assert_int_equal(o->status, mqs_st_pending);
+    assert_int_equal(o->actual_length, 1048576);
+    assert_int_equal(w->nops[mqs_pending_sends], 1);
+    o = &w->ops[mqs_pending_sends][0];
+    assert_int_equal(o->status, mqs_st_pending);
+    assert_int_equal(o->desired_local_rank, 0);
+    assert_int_equal(o->desired_tag, 12);
+    assert_int_equal(o->desired_length, 1048576);
+
+    const struct rcomm *u = comm_named(r, "unnamed communicator 0x84000003");
+    assert_int_equal(u->nops[mqs_pending_receives], 1);
+    o = &u->ops[mqs_pending_receives][0];
+    assert_int_equal(o->tag_wild, 1);
+    assert_int_equal(o->desired_local_rank, 1);
+    assert_int_equal(o->desired_global_rank, 3);
+    assert_int_equal(o->desired_length, 12);
+
+    const struct rcomm *d = comm_named(r, "mqd-dup");
+    o = &d->ops[mqs_pending_receives][0];
+    assert_int_equal(d->nops[mqs_pending_receives], 1);
+    assert_int_equal(o->status, mqs_st_complete);
+    assert_int_equal(o->desired_length, 32);
+
+    const struct rcomm *x = comm_named(r, "mqd-inter");
+    assert_int_equal(x->c.size, 2);
+    assert_int_equal(x->nops[mqs_pending_receives], 1);
+    assert_int_equal(x->ops[mqs_pending_receives][0].desired_global_rank, 3);
+    assert_int_equal(x->nops[mqs_pending_sends], 1);
+    o = &x->ops[mqs_pending_sends][0];
+    assert_int_equal(o->status, mqs_st_complete);
+    assert_int_equal(o->desired_local_rank, 0);
+    assert_int_equal(o->desired_global_rank, 2); /* the remote group's rank 0 */
+    assert_int_equal(o->desired_length, 4);
+    /* The self communicator: known to be empty, not "no information". */
+    const struct rcomm *self = comm_named(r, "MPI_COMM_SELF");
+    for (int q = 0; q < 3; q++)
+        assert_int_equal(self->qrc[q], mqs_end_of_list);
+}
+
+/* A target holding build_rank's state; finish() releases the DLL's data. */
+static struct synth *start(int big_endian, int ptr, uint64_t *comms)
+{
+    struct synth *s = synth_new(big_endian, ptr);
+    int n;
+    build_rank(s, comms, &n);
+    return s;
+}
+
+static void finish(struct synth *s)
+{
+    release(s);
+    synth_free(s);
+}
+
+static const struct {
+    int big_endian, ptr;
+} targets[] = {{0, 8}, {1, 8}, {0, 4}, {1, 4}};
+
+static void test_synth__every_queue_both_orders_both_widths(void **state)
+{
+    (void)state;
+    for (size_t t = 0; t < sizeof targets / sizeof targets[0]; t++) {
+        struct synth *s = synth_new(targets[t].big_endian, targets[t].ptr);
+        uint64_t comms[16];
+        int n;
+        build_rank(s, comms, &n);
+        struct result r;
+        long before = synth_live_blocks();
+        dump_process(s, &r, 0);
+        check_rank(&r);
+        release(s);
+        assert_int_equal(synth_live_blocks(), before);
+        synth_free(s);
+    }
+}
+
+static void test_synth__communicators_come_and_go(void **state)
+{
+    (void)state;
+    struct synth *s = synth_new(0, 8);
+    uint64_t comms[16];
+    int n;
+    build_rank(s, comms, &n);
+    struct result r;
+    dump_process(s, &r, 0);
+    assert_int_equal(r.ncomms, 5);
+    /* mqd-dup is freed: unlinked, its memory scribbled, the sequence moved. */
+    uint64_t left[] = {comms[0], comms[1], comms[2], comms[3], comms[5], comms[6]};
+    synth_comm_list(s, left, 6, 8);
+    char junk[64];
+    memset(junk, 0xff, sizeof junk);
+    synth_put_bytes(s, comms[4], junk, sizeof junk);
+    dump_process(s, &r, 1);
+    assert_int_equal(r.rc, mqs_ok);
+    assert_int_equal(r.ncomms, 4);
+    assert_string_equal(r.comms[2].c.name, "unnamed communicator 0x84000003");
+    /* A new one appears. */
+    static const int world[] = {0, 1, 2, 3};
+    uint64_t more[] = {comms[0], comms[1], comms[2], comms[3], comms[5], comms[6],
+                       synth_comm(s, 0x84000009u, 96, 4, 1, "late", world)};
+    synth_comm_list(s, more, 7, 9);
+    dump_process(s, &r, 1);
+    assert_int_equal(r.ncomms, 5);
+    assert_string_equal(r.comms[4].c.name, "late");
+    release(s);
+    synth_free(s);
+}
+
+/* Corrupt memory: a specific error for the process, never a crash or hang. */
+static void test_synth__corrupt_targets(void **state)
+{
+    (void)state;
+    struct synth *s;
+    uint64_t comms[16];
+    struct result r;
+
+    /* A cycle in the posted receive list. */
+    s = start(0, 8, comms);
+    uint64_t a = synth_recv(s, 0, 1, 1, 1, DT_INT, 1, 0), b = synth_recv(s, 0, 1, 2, 1, DT_INT, 1, 0);
+    uint64_t pair[] = {a, b};
+    synth_recv_list(s, 0, pair, 2);
+    synth_put(s, b + (uint64_t)synth_off(s, "MPIR_Request", "next"), a, 8);
+    dump_process(s, &r, 0);
+    assert_non_null(strstr(dll->dll_error_string(r.rc), "loops back"));
+    finish(s);
+
+    /* A cycle in the communicator list. */
+    s = start(1, 4, comms);
+    synth_put(s, comms[0] + (uint64_t)synth_off(s, "MPIR_Comm", "comm_next"), comms[6], 4);
+    dump_process(s, &r, 0);
+    assert_non_null(strstr(dll->dll_error_string(r.rc), "loops back"));
+    assert_int_equal(r.ncomms, 0);
+    finish(s);
+
+    /* A wild pointer. */
+    s = start(0, 8, comms);
+    synth_put(s, comms[2] + (uint64_t)synth_off(s, "MPIR_Comm", "comm_next"), 0xdead0000u, 8);
+    dump_process(s, &r, 0);
+    assert_non_null(strstr(dll->dll_error_string(r.rc), "cannot read"));
+    finish(s);
+
+    /* A huge size. */
+    s = start(0, 8, comms);
+    synth_put(s, comms[4] + (uint64_t)synth_off(s, "MPIR_Comm", "local_size"), 1u << 30, 4);
+    dump_process(s, &r, 0);
+    assert_non_null(strstr(dll->dll_error_string(r.rc), "out of range"));
+    finish(s);
+
+    /* A rank beyond the size, and a connection table too short. */
+    s = start(0, 8, comms);
+    synth_put(s, comms[4] + (uint64_t)synth_off(s, "MPIR_Comm", "rank"), 4, 4);
+    dump_process(s, &r, 0);
+    assert_non_null(strstr(dll->dll_error_string(r.rc), "out of range"));
+    finish(s);
+
+    /* A name of 128 bytes with no terminator: the first 63, terminated. */
+    s = start(0, 8, comms);
+    char longname[128];
+    memset(longname, 'A', sizeof longname);
+    synth_put_bytes(s, comms[4] + (uint64_t)synth_off(s, "MPIR_Comm", "name"), longname, 128);
+    dump_process(s, &r, 0);
+    assert_int_equal(r.rc, mqs_ok);
+    assert_int_equal(strlen(r.comms[2].c.name), 63);
+    release(s);
+    synth_free(s);
+}
+
+static void test_synth__missing_debug_information_is_named(void **state)
+{
+    (void)state;
+    struct synth *s = synth_new(0, 8);
+    uint64_t comms[16];
+    int n;
+    build_rank(s, comms, &n);
+    synth_drop_type(s, "MPIDI_VCRT");
+    struct result r;
+    dump_process(s, &r, 0);
+    assert_int_not_equal(r.rc, mqs_ok);
+    assert_non_null(r.why);
+    if (!strstr(r.why, "MPIDI_VCRT:size"))
+        fail_msg("the message does not name what is missing: %s", r.why);
+    release(s);
+    synth_free(s);
+}
+
+/* mqs_malloc fails at the 1st, 2nd, ... call of a whole dump: each time a
+ * clean error or a correct dump, and nothing left allocated. */
+static void test_synth__malloc_fails_at_each_call(void **state)
+{
+    (void)state;
+    struct synth *s = synth_new(0, 8);
+    uint64_t comms[16];
+    int n;
+    build_rank(s, comms, &n);
+    struct result r;
+    long before = synth_live_blocks(), c0 = synth_malloc_calls();
+    dump_process(s, &r, 0);
+    check_rank(&r);
+    release(s);
+    long total = synth_malloc_calls() - c0;
+    assert_true(total > 5);
+    assert_int_equal(synth_live_blocks(), before);
+    int failures = 0;
+    for (long k = 1; k <= total; k++) {
+        synth_fail_malloc_at(k);
+        dump_process(s, &r, 0);
+        synth_fail_malloc_at(0);
+        if (r.rc != mqs_ok) {
+            failures++;
+            if (!strstr(dll->dll_error_string(r.rc), "out of memory"))
+                fail_msg("malloc failure %ld of %ld: code %d (%s)", k, total, r.rc,
+                         dll->dll_error_string(r.rc));
+        }
+        release(s);
+        if (synth_live_blocks() != before)
+            fail_msg("malloc failure %ld of %ld leaked %ld blocks", k, total,
+                     synth_live_blocks() - before);
+    }
+    assert_true(failures > 0);
+    synth_free(s);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_synth__every_queue_both_orders_both_widths),
+        cmocka_unit_test(test_synth__communicators_come_and_go),
+        cmocka_unit_test(test_synth__corrupt_targets),
+        cmocka_unit_test(test_synth__missing_debug_information_is_named),
+        cmocka_unit_test(test_synth__malloc_fails_at_each_call),
+    };
+    return cmocka_run_group_tests_name("dll_synth", tests, setup, NULL);
+}
