@@ -184,12 +184,11 @@ mqs_taddr_t mqd_ptr(struct mqd_process *p, const void *buf, int off)
     return (mqs_taddr_t)mqd_uint(p, buf, off, p->sizes.pointer_size);
 }
 
-int mqd_read_string(struct mqd_process *p, mqs_taddr_t addr, char *out, int len)
+int mqd_read_ptr(struct mqd_process *p, mqs_taddr_t addr, mqs_taddr_t *out)
 {
-    if (len <= 0)
-        return MQD_ERR_BUF_SMALL;
-    int rc = mqd_read(p, addr, out, len - 1);
-    out[rc == mqs_ok ? len - 1 : 0] = '\0';
+    unsigned char buf[8];
+    int rc = mqd_read(p, addr, buf, p->sizes.pointer_size);
+    *out = rc == mqs_ok ? mqd_ptr(p, buf, 0) : 0;
     return rc;
 }
 

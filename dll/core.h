@@ -123,8 +123,8 @@ MQD_HIDDEN uint64_t mqd_uint(struct mqd_process *p, const void *buf, int off, in
 MQD_HIDDEN int64_t mqd_int(struct mqd_process *p, const void *buf, int off, int size);
 /* A target pointer at buf+off. */
 MQD_HIDDEN mqs_taddr_t mqd_ptr(struct mqd_process *p, const void *buf, int off);
-/* A string of at most len-1 bytes at addr into out, always terminated. */
-MQD_HIDDEN int mqd_read_string(struct mqd_process *p, mqs_taddr_t addr, char *out, int len);
+/* The target pointer stored at addr (mqs_ok or MQD_ERR_READ). */
+MQD_HIDDEN int mqd_read_ptr(struct mqd_process *p, mqs_taddr_t addr, mqs_taddr_t *out);
 
 /*
  * Walking a linked list in the target: start with the head, then call

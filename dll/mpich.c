@@ -102,6 +102,8 @@ static int path_offset(mqs_image *image, const mqs_image_callbacks *cb, const ch
     return total;
 }
 
+#define NELEMS(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
 static int span(const struct be_image *b, const enum field_id *ids, int n, int tail)
 {
     int max = 0;
@@ -166,12 +168,12 @@ int mqd_be_setup_image(mqs_image *image, struct mqd_image *im, void **backend)
                                                  F_SENDQ_CTX, F_SENDQ_NEXT};
     static const enum field_id dq_fields[] = {F_DQ_REQ, F_DQ_TAG, F_DQ_RANK, F_DQ_CTX,
                                               F_DQ_BUF, F_DQ_COUNT, F_DQ_NEXT};
-    b->comm_span = span(b, comm_fields, 12, 8);
+    b->comm_span = span(b, comm_fields, NELEMS(comm_fields), 8);
     if (b->off[F_COMM_NAME] >= 0 && b->off[F_COMM_NAME] + MQD_MAX_NAME > b->comm_span)
         b->comm_span = b->off[F_COMM_NAME] + MQD_MAX_NAME;
-    b->req_span = span(b, req_fields, 15, 8);
-    b->sendq_span = span(b, sendq_fields, 5, 8);
-    b->debugq_span = span(b, dq_fields, 7, 8);
+    b->req_span = span(b, req_fields, NELEMS(req_fields), 8);
+    b->sendq_span = span(b, sendq_fields, NELEMS(sendq_fields), 8);
+    b->debugq_span = span(b, dq_fields, NELEMS(dq_fields), 8);
     *backend = b;
     return mqs_ok;
 }
@@ -464,14 +466,12 @@ int mqd_be_read_comms(struct mqd_process *p, struct mqd_comm **out, int *nout)
 {
     const struct be_image *b = bimg(p);
     struct be_process *bp = mqd_process_backend(p);
-    int ps = mqd_sizes(p)->pointer_size;
-    unsigned char hdr[16];
+    mqs_taddr_t node;
     *out = NULL;
     *nout = 0;
-    int rc = mqd_read(p, bp->comm_list + (mqs_taddr_t)b->off[F_COMML_HEAD], hdr, ps);
+    int rc = mqd_read_ptr(p, bp->comm_list + (mqs_taddr_t)b->off[F_COMML_HEAD], &node);
     if (rc != mqs_ok)
         return rc;
-    mqs_taddr_t node = mqd_ptr(p, hdr, 0);
     struct lpid_cache *cache = mqd_calloc(1, sizeof *cache);
     struct mqd_walk walk;
     mqd_walk_init(&walk);
@@ -678,15 +678,10 @@ static int ch3_request(struct mqd_process *p, mqs_taddr_t addr, int queue,
 static int ch3_request_list(struct mqd_process *p, mqs_taddr_t head_ptr_sym, int queue,
                             struct mqd_ops *out)
 {
-    int ps = mqd_sizes(p)->pointer_size;
-    unsigned char w[8];
-    int rc = mqd_read(p, head_ptr_sym, w, ps);
-    if (rc != mqs_ok)
+    mqs_taddr_t head_var, node;
+    int rc = mqd_read_ptr(p, head_ptr_sym, &head_var);
+    if (rc != mqs_ok || (rc = mqd_read_ptr(p, head_var, &node)) != mqs_ok)
         return rc;
-    mqs_taddr_t head_var = mqd_ptr(p, w, 0);
-    if ((rc = mqd_read(p, head_var, w, ps)) != mqs_ok)
-        return rc;
-    mqs_taddr_t node = mqd_ptr(p, w, 0);
     struct mqd_walk walk;
     mqd_walk_init(&walk);
     while (rc == mqs_ok && node) {
@@ -753,12 +748,10 @@ static int ch3_sendq(struct mqd_process *p, struct mqd_ops *out)
     const struct be_image *b = bimg(p);
     struct be_process *bp = mqd_process_backend(p);
     const int *o = b->off;
-    int ps = mqd_sizes(p)->pointer_size;
-    unsigned char w[8];
-    int rc = mqd_read(p, bp->sendq, w, ps);
+    mqs_taddr_t node;
+    int rc = mqd_read_ptr(p, bp->sendq, &node);
     if (rc != mqs_ok)
         return rc;
-    mqs_taddr_t node = mqd_ptr(p, w, 0);
     unsigned char *buf = mqd_malloc((size_t)b->sendq_span);
     if (!buf)
         return MQD_ERR_NOMEM;
@@ -791,12 +784,11 @@ static int debugq_list(struct mqd_process *p, mqs_taddr_t head_sym, int queue,
 {
     const struct be_image *b = bimg(p);
     const int *o = b->off;
-    int ps = mqd_sizes(p)->pointer_size, as = b->size[S_SZ_AINT];
-    unsigned char w[8];
-    int rc = mqd_read(p, head_sym, w, ps);
+    int as = b->size[S_SZ_AINT];
+    mqs_taddr_t node;
+    int rc = mqd_read_ptr(p, head_sym, &node);
     if (rc != mqs_ok)
         return rc;
-    mqs_taddr_t node = mqd_ptr(p, w, 0);
     unsigned char *buf = mqd_malloc((size_t)b->debugq_span);
     unsigned char *req = mqd_malloc((size_t)b->req_span);
     if (!buf || !req) {

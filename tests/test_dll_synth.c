@@ -256,27 +256,22 @@ static void test_synth__every_queue_both_orders_both_widths(void **state)
 {
     (void)state;
     for (size_t t = 0; t < sizeof targets / sizeof targets[0]; t++) {
-        struct synth *s = synth_new(targets[t].big_endian, targets[t].ptr);
         uint64_t comms[16];
-        int n;
-        build_rank(s, comms, &n);
-        struct result r;
         long before = synth_live_blocks();
+        struct synth *s = start(targets[t].big_endian, targets[t].ptr, comms);
+        struct result r;
         dump_process(s, &r, 0);
         check_rank(&r);
-        release(s);
+        finish(s);
         assert_int_equal(synth_live_blocks(), before);
-        synth_free(s);
     }
 }
 
 static void test_synth__communicators_come_and_go(void **state)
 {
     (void)state;
-    struct synth *s = synth_new(0, 8);
     uint64_t comms[16];
-    int n;
-    build_rank(s, comms, &n);
+    struct synth *s = start(0, 8, comms);
     struct result r;
     dump_process(s, &r, 0);
     assert_int_equal(r.ncomms, 5);
@@ -298,8 +293,7 @@ static void test_synth__communicators_come_and_go(void **state)
     dump_process(s, &r, 1);
     assert_int_equal(r.ncomms, 5);
     assert_string_equal(r.comms[4].c.name, "late");
-    release(s);
-    synth_free(s);
+    finish(s);
 }
 
 /* Corrupt memory: a specific error for the process, never a crash or hang. */
@@ -357,17 +351,14 @@ static void test_synth__corrupt_targets(void **state)
     dump_process(s, &r, 0);
     assert_int_equal(r.rc, mqs_ok);
     assert_int_equal(strlen(r.comms[2].c.name), 63);
-    release(s);
-    synth_free(s);
+    finish(s);
 }
 
 static void test_synth__missing_debug_information_is_named(void **state)
 {
     (void)state;
-    struct synth *s = synth_new(0, 8);
     uint64_t comms[16];
-    int n;
-    build_rank(s, comms, &n);
+    struct synth *s = start(0, 8, comms);
     synth_drop_type(s, "MPIDI_VCRT");
     struct result r;
     dump_process(s, &r, 0);
@@ -375,8 +366,7 @@ static void test_synth__missing_debug_information_is_named(void **state)
     assert_non_null(r.why);
     if (!strstr(r.why, "MPIDI_VCRT:size"))
         fail_msg("the message does not name what is missing: %s", r.why);
-    release(s);
-    synth_free(s);
+    finish(s);
 }
 
 /* mqs_malloc fails at the 1st, 2nd, ... call of a whole dump: each time a
@@ -384,10 +374,8 @@ static void test_synth__missing_debug_information_is_named(void **state)
 static void test_synth__malloc_fails_at_each_call(void **state)
 {
     (void)state;
-    struct synth *s = synth_new(0, 8);
     uint64_t comms[16];
-    int n;
-    build_rank(s, comms, &n);
+    struct synth *s = start(0, 8, comms);
     struct result r;
     long before = synth_live_blocks(), c0 = synth_malloc_calls();
     dump_process(s, &r, 0);
