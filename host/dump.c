@@ -319,17 +319,15 @@ static int target_dlls(struct hproc *p, char (*paths)[DLL_PATH_MAX], int max)
         mqdh_mem_read_string(&p->mem, addr, paths[n], DLL_PATH_MAX) == 0 && paths[n][0])
         n++;
     int ptr_size = p->img.elf_class == 2 ? 8 : 4;
-    unsigned char word[8];
+    int be = p->img.big_endian;
+    uint64_t list, entry;
     if (mqdh_image_symbol(&p->img, "mpimsgq_dll_locations", 0, &addr, NULL) != 0 ||
-        mqdh_mem_read(&p->mem, addr, word, (size_t)ptr_size) != 0)
+        mqdh_mem_read_word(&p->mem, addr, ptr_size, be, &list) != 0)
         return n;
-    uint64_t list = mqdh_target_word(word, ptr_size, p->img.big_endian);
     for (int i = 0; list && i < 64 && n < max; i++) {
-        if (mqdh_mem_read(&p->mem, list + (uint64_t)i * (uint64_t)ptr_size, word,
-                          (size_t)ptr_size) != 0)
-            break;
-        uint64_t entry = mqdh_target_word(word, ptr_size, p->img.big_endian);
-        if (!entry)
+        if (mqdh_mem_read_word(&p->mem, list + (uint64_t)i * (uint64_t)ptr_size, ptr_size, be,
+                               &entry) != 0 ||
+            !entry)
             break;
         if (mqdh_mem_read_string(&p->mem, entry, paths[n], DLL_PATH_MAX) == 0 && paths[n][0])
             n++;

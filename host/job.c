@@ -145,18 +145,17 @@ int mqdh_job_ranks(pid_t launcher, pid_t **pids, int **ranks, char ***hosts, int
         mqdh_detach(&att);
         return ranks_from_descendants(launcher, pids, ranks, hosts, n, err, errlen);
     }
-    unsigned char word[8];
     int wide = img.elf_class == 2, be = img.big_endian;
-    if (mqdh_mem_read(&mem, size_sym, word, 4) != 0) {
+    uint64_t word;
+    if (mqdh_mem_read_word(&mem, size_sym, 4, be, &word) != 0) {
         snprintf(err, errlen, "cannot read MPIR_proctable_size of process %d", (int)launcher);
         goto out;
     }
-    count = (int32_t)(uint32_t)mqdh_target_word(word, 4, be);
-    if (mqdh_mem_read(&mem, table_sym, word, wide ? 8 : 4) != 0) {
+    count = (int32_t)(uint32_t)word;
+    if (mqdh_mem_read_word(&mem, table_sym, wide ? 8 : 4, be, &table) != 0) {
         snprintf(err, errlen, "cannot read MPIR_proctable of process %d", (int)launcher);
         goto out;
     }
-    table = mqdh_target_word(word, wide ? 8 : 4, be);
     if (count <= 0 || count > 1 << 20 || !table) {
         snprintf(err, errlen, "process %d's MPIR_proctable is empty (size %d): the job has not "
                  "started its ranks yet", (int)launcher, (int)count);

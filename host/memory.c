@@ -174,6 +174,19 @@ uint64_t mqdh_target_word(const void *bytes, int size, int big_endian)
     return v;
 }
 
+int mqdh_mem_read_word(struct mqdh_mem *m, uint64_t addr, int size, int big_endian,
+                       uint64_t *out)
+{
+    unsigned char bytes[8];
+    *out = 0;
+    if (size < 1 || size > 8)
+        return -EINVAL;
+    int rc = mqdh_mem_read(m, addr, bytes, (size_t)size);
+    if (rc == 0)
+        *out = mqdh_target_word(bytes, size, big_endian);
+    return rc;
+}
+
 void mqdh_mem_flush(struct mqdh_mem *m)
 {
     for (unsigned b = 0; b < MQDH_MEM_BUCKETS; b++) {

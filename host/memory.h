@@ -61,6 +61,13 @@ void mqdh_target_to_host(int big_endian, const void *in, void *out, int size);
 /* The unsigned integer of size (1..8) bytes at bytes, in the target's order. */
 uint64_t mqdh_target_word(const void *bytes, int size, int big_endian);
 
+/*
+ * Read the size-byte (1..8) unsigned integer at addr, in the target's byte
+ * order, into *out.  0, or a negative errno as mqdh_mem_read.
+ */
+int mqdh_mem_read_word(struct mqdh_mem *m, uint64_t addr, int size, int big_endian,
+                       uint64_t *out);
+
 /* Forget every cached page (the process may have changed its memory). */
 void mqdh_mem_flush(struct mqdh_mem *m);
 

@@ -193,6 +193,16 @@ static void test_memory__strings_at_the_edge(void **state)
     assert_int_equal(mqdh_mem_read_string(&m, (uint64_t)(uintptr_t)(map + page - 64), buf,
                                           sizeof buf),
                      -EFAULT);
+    /* Words in either byte order; a bad size or a hole is an error. */
+    static const unsigned char word[4] = {0x12, 0x34, 0x56, 0x78};
+    uint64_t v;
+    assert_int_equal(mqdh_mem_read_word(&m, (uint64_t)(uintptr_t)word, 4, 1, &v), 0);
+    assert_true(v == 0x12345678u);
+    assert_int_equal(mqdh_mem_read_word(&m, (uint64_t)(uintptr_t)word, 4, 0, &v), 0);
+    assert_true(v == 0x78563412u);
+    assert_int_equal(mqdh_mem_read_word(&m, (uint64_t)(uintptr_t)word, 9, 0, &v), -EINVAL);
+    assert_int_equal(mqdh_mem_read_word(&m, (uint64_t)(uintptr_t)(map + page), 4, 0, &v),
+                     -EFAULT);
     mqdh_mem_fini(&m);
     munmap(map, (size_t)page);
 }
