@@ -104,13 +104,16 @@ static int path_offset(mqs_image *image, const mqs_image_callbacks *cb, const ch
 
 #define NELEMS(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
-static int span(const struct be_image *b, const enum field_id *ids, int n, int tail)
+/* How much of a structure (of type size[sz]) to read to cover fields ids:
+ * up to 8 bytes past the last one, never past the structure's end (the
+ * next page may be unmapped). */
+static int span(const struct be_image *b, const enum field_id *ids, int n, enum size_id sz)
 {
     int max = 0;
     for (int i = 0; i < n; i++)
-        if (b->off[ids[i]] >= 0 && b->off[ids[i]] + tail > max)
-            max = b->off[ids[i]] + tail;
-    return max;
+        if (b->off[ids[i]] >= 0 && b->off[ids[i]] + 8 > max)
+            max = b->off[ids[i]] + 8;
+    return b->size[sz] > 0 && b->size[sz] < max ? b->size[sz] : max;
 }
 
 int mqd_be_setup_image(mqs_image *image, struct mqd_image *im, void **backend)
@@ -168,12 +171,12 @@ int mqd_be_setup_image(mqs_image *image, struct mqd_image *im, void **backend)
                                                  F_SENDQ_CTX, F_SENDQ_NEXT};
     static const enum field_id dq_fields[] = {F_DQ_REQ, F_DQ_TAG, F_DQ_RANK, F_DQ_CTX,
                                               F_DQ_BUF, F_DQ_COUNT, F_DQ_NEXT};
-    b->comm_span = span(b, comm_fields, NELEMS(comm_fields), 8);
+    b->comm_span = span(b, comm_fields, NELEMS(comm_fields), S_SZ_COMM);
     if (b->off[F_COMM_NAME] >= 0 && b->off[F_COMM_NAME] + MQD_MAX_NAME > b->comm_span)
         b->comm_span = b->off[F_COMM_NAME] + MQD_MAX_NAME;
-    b->req_span = span(b, req_fields, NELEMS(req_fields), 8);
-    b->sendq_span = span(b, sendq_fields, NELEMS(sendq_fields), 8);
-    b->debugq_span = span(b, dq_fields, NELEMS(dq_fields), 8);
+    b->req_span = span(b, req_fields, NELEMS(req_fields), S_SZ_REQUEST);
+    b->sendq_span = span(b, sendq_fields, NELEMS(sendq_fields), S_SZ_SENDQ);
+    b->debugq_span = span(b, dq_fields, NELEMS(dq_fields), S_SZ_DEBUGQ);
     *backend = b;
     return mqs_ok;
 }

@@ -104,7 +104,11 @@ enum mpich_generation { MPICH_GEN_NONE, MPICH_GEN_CH3_402, MPICH_GEN_DEBUGQ };
     X(SZ_AINT, A, "MPI_Aint")                                                                \
     X(SZ_DATATYPE, A, "MPIR_Datatype")                                                       \
     X(SZ_RANK, C, "MPIDI_Rank_t")                                                            \
-    X(SZ_PMAP, A, "MPII_Group_pmap_t")
+    X(SZ_PMAP, A, "MPII_Group_pmap_t")                                                       \
+    X(SZ_COMM, A, "MPIR_Comm")                                                               \
+    X(SZ_REQUEST, A, "MPIR_Request")                                                         \
+    X(SZ_SENDQ, C, "MPIR_Sendq")                                                             \
+    X(SZ_DEBUGQ, D, "MPIR_Debugq")
 
 /* Context ids (src/include/mpir_contextid.h): bit 0 collective traffic,
  * bits 1-2 a node-level sub-communicator, bit 3 an intercommunicator's

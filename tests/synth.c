@@ -25,8 +25,20 @@ struct obj {
     void *info;
 };
 
+/* What the debugq generation records per list entry (its requests hold no
+ * envelope of their own). */
+struct rec {
+    uint64_t req;
+    unsigned ctx;
+    int rank, tag;
+    long count;
+};
+
 struct synth {
     int big_endian, ptr;
+    enum synth_gen gen;
+    int nrecs;
+    struct rec recs[64];
     unsigned char *mem;
     uint64_t used;
     int ntypes, nsyms;
@@ -99,31 +111,54 @@ void synth_drop_type(struct synth *s, const char *type)
         t->name[0] = '\0';
 }
 
-/* MPICH 4.0.2's types, laid out for this target's pointer size.  The
- * order of fields differs from MPICH's on purpose: the DLL must use the
- * offsets it is given, never assume any. */
+/* MPICH's types, laid out for this target's pointer size and generation.
+ * The order of fields differs from MPICH's on purpose: the DLL must use
+ * the offsets it is given, never assume any.  The debugq generation (MPICH
+ * 4.0.3 and later, e.g. ch4) has none of ch3's device types. */
 static void mpich_types(struct synth *s)
 {
-    int p = s->ptr;
+    int p = s->ptr, ch3 = s->gen == SYNTH_CH3_402;
     struct type *t;
     t = type_new(s, "MPIR_Context_id_t"); t->size = 2;
-    t = type_new(s, "MPIDI_Rank_t"); t->size = 2;
     t = type_new(s, "MPI_Aint"); t->size = p;
     t = type_new(s, "MPIR_Comm_list");
     add(t, "sequence_number", 4); add(t, "head", p); finish(t);
-    t = type_new(s, "MPIDI_CH3I_comm_t");
-    add(t, "anysource_enabled", 4); add(t, "vcrt", p); add(t, "local_vcrt", p); finish(t);
-    int ch3comm = t->size;
+    int ch3comm = 0, devreq = 0;
+    if (ch3) {
+        t = type_new(s, "MPIDI_Rank_t"); t->size = 2;
+        t = type_new(s, "MPIDI_CH3I_comm_t");
+        add(t, "anysource_enabled", 4); add(t, "vcrt", p); add(t, "local_vcrt", p); finish(t);
+        ch3comm = t->size;
+        t = type_new(s, "MPIDI_VCRT");
+        add(t, "handle", 4); add(t, "size", 4); add(t, "vcr_table", p); finish(t);
+        t = type_new(s, "MPIDI_VC");
+        add(t, "handle", 4); add(t, "pg", p); add(t, "pg_rank", 4); add(t, "lpid", 4); finish(t);
+        t = type_new(s, "MPIDI_Message_match_parts_t");
+        add(t, "tag", 4); add(t, "rank", 2); add(t, "context_id", 2); finish(t);
+        t = type_new(s, "MPIDI_Message_match");
+        add(t, "parts", 8); finish(t);
+        t = type_new(s, "MPIDI_Request");
+        add(t, "match", 8); add(t, "mask", 8); add(t, "user_buf", p); add(t, "user_count", p);
+        add(t, "datatype", 4); add(t, "datatype_ptr", p); add(t, "tmpbuf", p);
+        add(t, "recv_data_sz", p); finish(t);
+        devreq = t->size;
+        t = type_new(s, "MPIR_Sendq");
+        add(t, "sreq", p); add(t, "tag", 4); add(t, "rank", 4); add(t, "context_id", 4);
+        add(t, "next", p); add(t, "prev", p); finish(t);
+    } else {
+        t = type_new(s, "MPIR_Debugq");
+        add(t, "next", p); add(t, "prev", p); add(t, "count", p); add(t, "buf", p);
+        add(t, "context_id", 4); add(t, "req", p); add(t, "rank", 4); add(t, "tag", 4);
+        finish(t);
+    }
     t = type_new(s, "MPIR_Comm");
     add(t, "handle", 4); add(t, "ref_count", 4); add(t, "context_id", 2);
     add(t, "recvcontext_id", 2); add(t, "remote_size", 4); add(t, "rank", 4);
     add(t, "local_size", 4); add(t, "local_group", p); add(t, "remote_group", p);
     add(t, "comm_kind", 4); add(t, "name", 128); add(t, "comm_next", p);
-    add(t, "dev", ch3comm); finish(t);
-    t = type_new(s, "MPIDI_VCRT");
-    add(t, "handle", 4); add(t, "size", 4); add(t, "vcr_table", p); finish(t);
-    t = type_new(s, "MPIDI_VC");
-    add(t, "handle", 4); add(t, "pg", p); add(t, "pg_rank", 4); add(t, "lpid", 4); finish(t);
+    if (ch3)
+        add(t, "dev", ch3comm);
+    finish(t);
     t = type_new(s, "MPIR_Group");
     add(t, "handle", 4); add(t, "size", 4); add(t, "rank", 4); add(t, "lrank_to_lpid", p);
     finish(t);
@@ -132,22 +167,13 @@ static void mpich_types(struct synth *s)
     t = type_new(s, "MPI_Status");
     add(t, "count_lo", 4); add(t, "count_hi_and_cancelled", 4); add(t, "MPI_SOURCE", 4);
     add(t, "MPI_TAG", 4); add(t, "MPI_ERROR", 4); t->size = 20;
-    t = type_new(s, "MPIDI_Message_match_parts_t");
-    add(t, "tag", 4); add(t, "rank", 2); add(t, "context_id", 2); finish(t);
-    t = type_new(s, "MPIDI_Message_match");
-    add(t, "parts", 8); finish(t);
-    t = type_new(s, "MPIDI_Request");
-    add(t, "match", 8); add(t, "mask", 8); add(t, "user_buf", p); add(t, "user_count", p);
-    add(t, "datatype", 4); add(t, "datatype_ptr", p); add(t, "tmpbuf", p);
-    add(t, "recv_data_sz", p); finish(t);
-    int devreq = t->size;
     t = type_new(s, "MPIR_Request");
     add(t, "handle", 4); add(t, "ref_count", 4); add(t, "kind", 4); add(t, "cc_ptr", p);
     add(t, "cc", 4); add(t, "comm", p); add(t, "status", 20); add(t, "next", p);
-    add(t, "prev", p); add(t, "dev", devreq); finish(t);
-    t = type_new(s, "MPIR_Sendq");
-    add(t, "sreq", p); add(t, "tag", 4); add(t, "rank", 4); add(t, "context_id", 4);
-    add(t, "next", p); add(t, "prev", p); finish(t);
+    add(t, "prev", p);
+    if (ch3)
+        add(t, "dev", devreq);
+    finish(t);
     t = type_new(s, "MPIR_Datatype");
     add(t, "handle", 4); add(t, "ref_count", 4); add(t, "size", p); add(t, "extent", p);
     finish(t);
@@ -157,16 +183,27 @@ static void mpich_types(struct synth *s)
 
 struct synth *synth_new(int big_endian, int ptr_size)
 {
+    return synth_new_gen(big_endian, ptr_size, SYNTH_CH3_402);
+}
+
+struct synth *synth_new_gen(int big_endian, int ptr_size, enum synth_gen gen)
+{
     struct synth *s = calloc(1, sizeof *s);
     s->big_endian = big_endian;
     s->ptr = ptr_size;
+    s->gen = gen;
     s->mem = calloc(1, SYNTH_SIZE);
     s->used = 64;
     s->image.s = s->process.s = s;
     mpich_types(s);
-    /* The globals every MPICH 4.0.2 ch3 process has. */
+    /* The globals every MPICH process of this generation has. */
     synth_symbol(s, "MPIR_All_communicators", synth_alloc(s, synth_sizeof(s, "MPIR_Comm_list")));
     synth_symbol(s, "MPIR_Sendq_head", synth_alloc(s, ptr_size));
+    if (gen == SYNTH_DEBUGQ) {
+        synth_symbol(s, "MPIR_Recvq_head", synth_alloc(s, ptr_size));
+        synth_symbol(s, "MPIR_Unexpq_head", synth_alloc(s, ptr_size));
+        return s;
+    }
     uint64_t posted = synth_alloc(s, ptr_size), unexp = synth_alloc(s, ptr_size);
     uint64_t posted_ptr = synth_alloc(s, ptr_size), unexp_ptr = synth_alloc(s, ptr_size);
     synth_put(s, posted_ptr, posted, ptr_size);
@@ -210,6 +247,22 @@ void synth_symbol(struct synth *s, const char *name, uint64_t addr)
 {
     snprintf(s->syms[s->nsyms].name, sizeof s->syms[0].name, "%s", name);
     s->syms[s->nsyms++].addr = addr;
+}
+
+int synth_read_ptr(struct synth *s, const char *symbol, uint64_t *value)
+{
+    uint64_t addr = 0;
+    int i;
+    for (i = 0; i < s->nsyms && strcmp(s->syms[i].name, symbol) != 0; i++)
+        ;
+    if (i == s->nsyms)
+        return -1;
+    addr = s->syms[i].addr;
+    const unsigned char *m = s->mem + (addr - SYNTH_BASE);
+    *value = 0;
+    for (int k = 0; k < s->ptr; k++)
+        *value |= (uint64_t)m[s->big_endian ? s->ptr - 1 - k : k] << (8 * k);
+    return 0;
 }
 
 static uint64_t sym(struct synth *s, const char *name)
@@ -256,6 +309,20 @@ static uint64_t comm_common(struct synth *s, unsigned handle, unsigned ctx, int 
     return c;
 }
 
+/* debugq generation (and lazily in ch3): an MPIR_Group with its table. */
+static uint64_t group(struct synth *s, int n, const int *world)
+{
+    int esz = synth_sizeof(s, "MPII_Group_pmap_t");
+    uint64_t g = synth_alloc(s, synth_sizeof(s, "MPIR_Group"));
+    uint64_t map = synth_alloc(s, n * esz);
+    PUT(g, "MPIR_Group", "size", n, 4);
+    PUT(g, "MPIR_Group", "lrank_to_lpid", map, s->ptr);
+    for (int i = 0; i < n; i++)
+        synth_put(s, map + (uint64_t)(i * esz + synth_off(s, "MPII_Group_pmap_t", "lpid")),
+                  (uint64_t)(world ? world[i] : i), 8);
+    return g;
+}
+
 static int dev_off(struct synth *s, const char *field)
 {
     return synth_off(s, "MPIR_Comm", "dev") + synth_off(s, "MPIDI_CH3I_comm_t", field);
@@ -265,7 +332,10 @@ uint64_t synth_comm(struct synth *s, unsigned handle, unsigned ctx, int size, in
                     const char *name, const int *world_ranks)
 {
     uint64_t c = comm_common(s, handle, ctx, size, rank, size, 0, name);
-    synth_put(s, c + (uint64_t)dev_off(s, "vcrt"), vcrt(s, size, world_ranks), s->ptr);
+    if (s->gen == SYNTH_DEBUGQ)
+        PUT(c, "MPIR_Comm", "local_group", group(s, size, world_ranks), s->ptr);
+    else
+        synth_put(s, c + (uint64_t)dev_off(s, "vcrt"), vcrt(s, size, world_ranks), s->ptr);
     return c;
 }
 
@@ -273,6 +343,11 @@ uint64_t synth_intercomm(struct synth *s, unsigned handle, unsigned ctx, int lsi
                          int rsize, const char *name, const int *remote_world)
 {
     uint64_t c = comm_common(s, handle, ctx, lsize, rank, rsize, 1, name);
+    if (s->gen == SYNTH_DEBUGQ) {
+        PUT(c, "MPIR_Comm", "remote_group", group(s, rsize, remote_world), s->ptr);
+        PUT(c, "MPIR_Comm", "local_group", group(s, lsize, NULL), s->ptr);
+        return c;
+    }
     synth_put(s, c + (uint64_t)dev_off(s, "vcrt"), vcrt(s, rsize, remote_world), s->ptr);
     synth_put(s, c + (uint64_t)dev_off(s, "local_vcrt"), vcrt(s, lsize, NULL), s->ptr);
     return c;
@@ -298,6 +373,43 @@ static int match_off(struct synth *s, const char *part)
            synth_off(s, "MPIDI_Message_match_parts_t", part);
 }
 
+/* debugq: what an entry for request req will say. */
+static void remember(struct synth *s, uint64_t req, unsigned ctx, int rank, int tag, long count)
+{
+    if (s->nrecs == (int)(sizeof s->recs / sizeof s->recs[0]))
+        abort();
+    s->recs[s->nrecs++] = (struct rec){req, ctx, rank, tag, count};
+}
+
+static const struct rec *recalled(struct synth *s, uint64_t req)
+{
+    for (int i = 0; i < s->nrecs; i++)
+        if (s->recs[i].req == req)
+            return &s->recs[i];
+    abort();
+}
+
+/* debugq: link entries for reqs (oldest first) newest first at head. */
+static void debugq(struct synth *s, const char *head, const uint64_t *reqs, int n)
+{
+    uint64_t prev = 0;
+    for (int i = 0; i < n; i++) {
+        const struct rec *r = recalled(s, reqs[i]);
+        uint64_t e = synth_alloc(s, synth_sizeof(s, "MPIR_Debugq"));
+        PUT(e, "MPIR_Debugq", "req", r->req, s->ptr);
+        PUT(e, "MPIR_Debugq", "context_id", r->ctx, 4);
+        PUT(e, "MPIR_Debugq", "rank", (int64_t)r->rank, 4);
+        PUT(e, "MPIR_Debugq", "tag", (int64_t)r->tag, 4);
+        PUT(e, "MPIR_Debugq", "count", r->count, s->ptr);
+        PUT(e, "MPIR_Debugq", "buf", r->count ? 0x7000 : 0, s->ptr);
+        PUT(e, "MPIR_Debugq", "next", prev, s->ptr);
+        if (prev)
+            PUT(prev, "MPIR_Debugq", "prev", e, s->ptr);
+        prev = e;
+    }
+    synth_put(s, sym(s, head), prev, s->ptr);
+}
+
 uint64_t synth_recv(struct synth *s, unsigned ctx, int rank, int tag, long count,
                     unsigned datatype, int cc, long recv_sz)
 {
@@ -305,6 +417,10 @@ uint64_t synth_recv(struct synth *s, unsigned ctx, int rank, int tag, long count
     PUT(r, "MPIR_Request", "handle", 0xac000000u, 4);
     PUT(r, "MPIR_Request", "kind", 2, 4);
     PUT(r, "MPIR_Request", "cc", cc, 4);
+    if (s->gen == SYNTH_DEBUGQ) { /* the envelope lives in the list entry */
+        remember(s, r, ctx, rank, tag, count);
+        return r;
+    }
     synth_put(s, r + (uint64_t)match_off(s, "tag"), (uint64_t)(int64_t)tag, 4);
     synth_put(s, r + (uint64_t)match_off(s, "rank"), (uint64_t)(int64_t)rank, 2);
     synth_put(s, r + (uint64_t)match_off(s, "context_id"), ctx, 2);
@@ -317,12 +433,14 @@ uint64_t synth_recv(struct synth *s, unsigned ctx, int rank, int tag, long count
 
 void synth_recv_list(struct synth *s, int unexpected, const uint64_t *reqs, int n)
 {
-    uint64_t ptr = sym(s, unexpected ? "MPID_Recvq_unexpected_head_ptr"
-                                     : "MPID_Recvq_posted_head_ptr");
+    if (s->gen == SYNTH_DEBUGQ) {
+        debugq(s, unexpected ? "MPIR_Unexpq_head" : "MPIR_Recvq_head", reqs, n);
+        return;
+    }
     uint64_t head = 0;
-    const unsigned char *m = s->mem + (ptr - SYNTH_BASE);
-    for (int i = 0; i < s->ptr; i++)
-        head |= (uint64_t)m[s->big_endian ? s->ptr - 1 - i : i] << (8 * i);
+    if (synth_read_ptr(s, unexpected ? "MPID_Recvq_unexpected_head_ptr"
+                                     : "MPID_Recvq_posted_head_ptr", &head) != 0)
+        abort();
     synth_put(s, head, n ? reqs[0] : 0, s->ptr);
     for (int i = 0; i < n; i++) /* oldest first, as MPI matches */
         PUT(reqs[i], "MPIR_Request", "next", i + 1 < n ? reqs[i + 1] : 0, s->ptr);
@@ -334,6 +452,10 @@ uint64_t synth_send_req(struct synth *s, long count, unsigned datatype, int cc)
     PUT(r, "MPIR_Request", "handle", 0xac000001u, 4);
     PUT(r, "MPIR_Request", "kind", 1, 4);
     PUT(r, "MPIR_Request", "cc", cc, 4);
+    if (s->gen == SYNTH_DEBUGQ) {
+        remember(s, r, 0, 0, 0, count); /* the envelope comes with synth_sendq */
+        return r;
+    }
     synth_put(s, r + (uint64_t)req_dev(s, "user_count"), (uint64_t)count, s->ptr);
     synth_put(s, r + (uint64_t)req_dev(s, "datatype"), datatype, 4);
     synth_put(s, r + (uint64_t)req_dev(s, "user_buf"), 0x8000, s->ptr);
@@ -343,6 +465,16 @@ uint64_t synth_send_req(struct synth *s, long count, unsigned datatype, int cc)
 void synth_sendq(struct synth *s, const uint64_t *reqs, const int *ranks, const int *tags,
                  const unsigned *ctxs, int n)
 {
+    if (s->gen == SYNTH_DEBUGQ) {
+        for (int i = 0; i < n; i++) {
+            struct rec *r = (struct rec *)recalled(s, reqs[i]);
+            r->ctx = ctxs[i];
+            r->rank = ranks[i];
+            r->tag = tags[i];
+        }
+        debugq(s, "MPIR_Sendq_head", reqs, n);
+        return;
+    }
     uint64_t prev = 0;
     for (int i = 0; i < n; i++) { /* each new entry goes to the head */
         uint64_t e = synth_alloc(s, synth_sizeof(s, "MPIR_Sendq"));

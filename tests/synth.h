@@ -15,8 +15,13 @@
 
 struct synth;
 
+/* The MPICH generations (mpich_defs/mpich_defs.h): 4.0.2 with ch3's own
+ * request lists, and 4.0.3+ with flat MPIR_Debugq lists and groups. */
+enum synth_gen { SYNTH_CH3_402, SYNTH_DEBUGQ };
+
 /* A target: big_endian or not, pointers of ptr_size (4 or 8) bytes. */
-struct synth *synth_new(int big_endian, int ptr_size);
+struct synth *synth_new_gen(int big_endian, int ptr_size, enum synth_gen gen);
+struct synth *synth_new(int big_endian, int ptr_size); /* SYNTH_CH3_402 */
 void synth_free(struct synth *s);
 
 /* Target memory: allocate (zeroed) and store integers in target order. */
@@ -27,10 +32,13 @@ void synth_put_bytes(struct synth *s, uint64_t addr, const void *bytes, int n);
 int synth_off(struct synth *s, const char *type, const char *field);
 int synth_sizeof(struct synth *s, const char *type);
 void synth_symbol(struct synth *s, const char *name, uint64_t addr);
+/* The pointer stored at a symbol, in target order; -1 if no such symbol. */
+int synth_read_ptr(struct synth *s, const char *symbol, uint64_t *value);
 /* Forget a type (its field lookups then fail), as a build without it. */
 void synth_drop_type(struct synth *s, const char *type);
 
-/* MPICH 4.0.2 ch3 shapes.  Returns addresses in the target. */
+/* MPICH shapes, in the target's generation.  Returns addresses in the
+ * target (of requests, for the queue functions). */
 uint64_t synth_comm(struct synth *s, unsigned handle, unsigned ctx, int size, int rank,
                     const char *name, const int *world_ranks);
 uint64_t synth_intercomm(struct synth *s, unsigned handle, unsigned ctx, int lsize, int rank,

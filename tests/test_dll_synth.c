@@ -1,6 +1,7 @@
 /*
- * test_dll_synth.c - libmqd_mpich.so against synthetic MPICH 4.0.2 targets
- * (tests/synth.c) of both byte orders and both pointer widths: every
+ * test_dll_synth.c - libmqd_mpich.so against synthetic MPICH targets
+ * (tests/synth.c) of both generations (4.0.2 ch3 lists, 4.0.3+ debug
+ * queues), both byte orders and both pointer widths: every
  * queue, every status, wildcards, global ranks, intercommunicators,
  * internal communicators hidden, communicators appearing and vanishing,
  * corrupt memory (cycles, wild pointers, huge counts, unterminated names),
@@ -158,8 +159,11 @@ static void build_rank(struct synth *s, uint64_t *comms, int *n)
     synth_sendq(s, sreq, ranks, tags, ctxs, 2);
 }
 
-static void check_rank(const struct result *r)
+/* The debugq generation records element counts but no datatypes: its
+ * lengths are unknown (-1), and the counts are told in extra_text. */
+static void check_rank(const struct result *r, enum synth_gen gen)
 {
+    int dq = gen == SYNTH_DEBUGQ;
     if (r->rc != mqs_ok)
         fail_msg("dump failed: %d %s (%s)", r->rc, dll->dll_error_string(r->rc),
                  r->why ? r->why : "");
@@ -181,8 +185,8 @@ static void check_rank(const struct result *r)
     assert_int_equal(o->desired_global_rank, -1);
     assert_int_equal(o->tag_wild, 0);
     assert_int_equal(o->desired_tag, 5);
-    assert_int_equal(o->desired_length, 8); /* 2 x MPI_INT, in bytes */
-    assert_string_equal(o->extra_text[0], "receive: 2 x MPI_INT");
+    assert_int_equal(o->desired_length, dq ? -1 : 8); /* 2 x MPI_INT, in bytes */
+    assert_string_equal(o->extra_text[0], dq ? "receive: 2 elements" : "receive: 2 x MPI_INT");
     o = &w->ops[mqs_pending_receives][1];
     assert_int_equal(o->desired_tag, 7);
     assert_string_equal(o->extra_text[2], "part of a collective operation");
@@ -192,16 +196,20 @@ static void check_rank(const struct result *r)
     assert_int_equal(o->actual_local_rank, 2);
     assert_int_equal(o->actual_global_rank, 2);
     assert_int_equal(o->actual_tag, 11);
-    assert_int_equal(o->actual_length, 16);
+    assert_int_equal(o->actual_length, dq ? -1 : 16);
     o = &w->ops[mqs_unexpected_messages][1];
     assert_int_equal(o->status, mqs_st_pending);
-    assert_int_equal(o->actual_length, 1048576);
+    assert_int_equal(o->actual_length, dq ? -1 : 1048576);
+    assert_int_equal(o->actual_local_rank, 3);
+    assert_int_equal(o->actual_tag, 12);
     assert_int_equal(w->nops[mqs_pending_sends], 1);
     o = &w->ops[mqs_pending_sends][0];
     assert_int_equal(o->status, mqs_st_pending);
     assert_int_equal(o->desired_local_rank, 0);
     assert_int_equal(o->desired_tag, 12);
-    assert_int_equal(o->desired_length, 1048576);
+    assert_int_equal(o->desired_length, dq ? -1 : 1048576);
+    assert_string_equal(o->extra_text[0],
+                        dq ? "send: 131072 elements" : "send: 131072 x MPI_DOUBLE");
 
     const struct rcomm *u = comm_named(r, "unnamed communicator 0x84000003");
     assert_int_equal(u->nops[mqs_pending_receives], 1);
@@ -209,13 +217,13 @@ static void check_rank(const struct result *r)
     assert_int_equal(o->tag_wild, 1);
     assert_int_equal(o->desired_local_rank, 1);
     assert_int_equal(o->desired_global_rank, 3);
-    assert_int_equal(o->desired_length, 12);
+    assert_int_equal(o->desired_length, dq ? -1 : 12);
 
     const struct rcomm *d = comm_named(r, "mqd-dup");
     o = &d->ops[mqs_pending_receives][0];
     assert_int_equal(d->nops[mqs_pending_receives], 1);
     assert_int_equal(o->status, mqs_st_complete);
-    assert_int_equal(o->desired_length, 32);
+    assert_int_equal(o->desired_length, dq ? -1 : 32);
 
     const struct rcomm *x = comm_named(r, "mqd-inter");
     assert_int_equal(x->c.size, 2);
@@ -226,7 +234,7 @@ static void check_rank(const struct result *r)
     assert_int_equal(o->status, mqs_st_complete);
     assert_int_equal(o->desired_local_rank, 0);
     assert_int_equal(o->desired_global_rank, 2); /* the remote group's rank 0 */
-    assert_int_equal(o->desired_length, 4);
+    assert_int_equal(o->desired_length, dq ? -1 : 4);
     /* The self communicator: known to be empty, not "no information". */
     const struct rcomm *self = comm_named(r, "MPI_COMM_SELF");
     for (int q = 0; q < 3; q++)
@@ -234,12 +242,17 @@ static void check_rank(const struct result *r)
 }
 
 /* A target holding build_rank's state; finish() releases the DLL's data. */
-static struct synth *start(int big_endian, int ptr, uint64_t *comms)
+static struct synth *start_gen(int big_endian, int ptr, enum synth_gen gen, uint64_t *comms)
 {
-    struct synth *s = synth_new(big_endian, ptr);
+    struct synth *s = synth_new_gen(big_endian, ptr, gen);
     int n;
     build_rank(s, comms, &n);
     return s;
+}
+
+static struct synth *start(int big_endian, int ptr, uint64_t *comms)
+{
+    return start_gen(big_endian, ptr, SYNTH_CH3_402, comms);
 }
 
 static void finish(struct synth *s)
@@ -252,26 +265,37 @@ static const struct {
     int big_endian, ptr;
 } targets[] = {{0, 8}, {1, 8}, {0, 4}, {1, 4}};
 
-static void test_synth__every_queue_both_orders_both_widths(void **state)
+static void every_queue(enum synth_gen gen)
 {
-    (void)state;
     for (size_t t = 0; t < sizeof targets / sizeof targets[0]; t++) {
         uint64_t comms[16];
         long before = synth_live_blocks();
-        struct synth *s = start(targets[t].big_endian, targets[t].ptr, comms);
+        struct synth *s = start_gen(targets[t].big_endian, targets[t].ptr, gen, comms);
         struct result r;
         dump_process(s, &r, 0);
-        check_rank(&r);
+        check_rank(&r, gen);
         finish(s);
         assert_int_equal(synth_live_blocks(), before);
     }
 }
 
-static void test_synth__communicators_come_and_go(void **state)
+static void test_synth__every_queue_both_orders_both_widths(void **state)
 {
     (void)state;
+    every_queue(SYNTH_CH3_402);
+}
+
+/* MPICH 4.0.3 and later: no real build here, so this layout is the test. */
+static void test_synth__debugq_generation_every_queue(void **state)
+{
+    (void)state;
+    every_queue(SYNTH_DEBUGQ);
+}
+
+static void comms_come_and_go(enum synth_gen gen)
+{
     uint64_t comms[16];
-    struct synth *s = start(0, 8, comms);
+    struct synth *s = start_gen(0, 8, gen, comms);
     struct result r;
     dump_process(s, &r, 0);
     assert_int_equal(r.ncomms, 5);
@@ -296,6 +320,13 @@ static void test_synth__communicators_come_and_go(void **state)
     finish(s);
 }
 
+static void test_synth__communicators_come_and_go(void **state)
+{
+    (void)state;
+    comms_come_and_go(SYNTH_CH3_402);
+    comms_come_and_go(SYNTH_DEBUGQ);
+}
+
 /* Corrupt memory: a specific error for the process, never a crash or hang. */
 static void test_synth__corrupt_targets(void **state)
 {
@@ -312,6 +343,28 @@ static void test_synth__corrupt_targets(void **state)
     synth_put(s, b + (uint64_t)synth_off(s, "MPIR_Request", "next"), a, 8);
     dump_process(s, &r, 0);
     assert_non_null(strstr(dll->dll_error_string(r.rc), "loops back"));
+    finish(s);
+
+    /* A cycle in a debugq list (MPICH 4.0.3+), and a wild entry pointer. */
+    s = start_gen(1, 4, SYNTH_DEBUGQ, comms);
+    a = synth_recv(s, 0, 1, 1, 1, DT_INT, 1, 0);
+    b = synth_recv(s, 0, 1, 2, 1, DT_INT, 1, 0);
+    uint64_t dpair[] = {a, b};
+    synth_recv_list(s, 0, dpair, 2);
+    dump_process(s, &r, 0);
+    assert_int_equal(r.rc, mqs_ok);
+    assert_int_equal(r.comms[0].nops[mqs_pending_receives], 2);
+    release(s);
+    uint64_t newest = 0;
+    assert_int_equal(synth_read_ptr(s, "MPIR_Recvq_head", &newest), 0);
+    synth_put(s, newest + (uint64_t)synth_off(s, "MPIR_Debugq", "next"), newest, 4);
+    dump_process(s, &r, 0);
+    assert_non_null(strstr(dll->dll_error_string(r.rc), "loops back"));
+    release(s);
+    synth_put(s, newest + (uint64_t)synth_off(s, "MPIR_Debugq", "req"), 0xdead0000u, 4);
+    synth_put(s, newest + (uint64_t)synth_off(s, "MPIR_Debugq", "next"), 0, 4);
+    dump_process(s, &r, 0);
+    assert_non_null(strstr(dll->dll_error_string(r.rc), "cannot read"));
     finish(s);
 
     /* A cycle in the communicator list. */
@@ -371,15 +424,14 @@ static void test_synth__missing_debug_information_is_named(void **state)
 
 /* mqs_malloc fails at the 1st, 2nd, ... call of a whole dump: each time a
  * clean error or a correct dump, and nothing left allocated. */
-static void test_synth__malloc_fails_at_each_call(void **state)
+static void malloc_fails_at_each_call(enum synth_gen gen)
 {
-    (void)state;
     uint64_t comms[16];
-    struct synth *s = start(0, 8, comms);
+    struct synth *s = start_gen(0, 8, gen, comms);
     struct result r;
     long before = synth_live_blocks(), c0 = synth_malloc_calls();
     dump_process(s, &r, 0);
-    check_rank(&r);
+    check_rank(&r, gen);
     release(s);
     long total = synth_malloc_calls() - c0;
     assert_true(total > 5);
@@ -404,10 +456,18 @@ static void test_synth__malloc_fails_at_each_call(void **state)
     synth_free(s);
 }
 
+static void test_synth__malloc_fails_at_each_call(void **state)
+{
+    (void)state;
+    malloc_fails_at_each_call(SYNTH_CH3_402);
+    malloc_fails_at_each_call(SYNTH_DEBUGQ);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_synth__every_queue_both_orders_both_widths),
+        cmocka_unit_test(test_synth__debugq_generation_every_queue),
         cmocka_unit_test(test_synth__communicators_come_and_go),
         cmocka_unit_test(test_synth__corrupt_targets),
         cmocka_unit_test(test_synth__missing_debug_information_is_named),
