@@ -6,6 +6,7 @@
 #   make check      set up, build everything, run unit and integration tests
 #   make demo       run a sample and show its queues
 #   make bench      time mqdump on whole jobs of growing size
+#   make layouts    regenerate mpich_defs/layouts.h from the cached MPICH's DWARF
 #   make SANITIZER=address,undefined check    the same, sanitized
 
 BUILD     ?= build
@@ -26,7 +27,8 @@ SAN  := $(if $(SANITIZER),-fsanitize=$(SANITIZER) -fno-omit-frame-pointer -fno-s
 MQD_CFLAGS  = -std=c11 $(WARN) $(CFLAGS) $(SAN) -MMD -MP -I.
 MQD_LDFLAGS = $(SAN) $(LDFLAGS)
 
-.PHONY: all deps mpich samples unit-tests check check-unit check-integration demo bench clean
+.PHONY: all deps mpich samples unit-tests check check-unit check-integration demo bench clean \
+        layouts check-layouts
 .DEFAULT_GOAL := all
 
 # ---------------------------------------------------------------- set-up
@@ -51,7 +53,29 @@ $(BUILD)/samples/%.o: samples/%.c samples/sample.h $(MPICH_STAMP) | $(BUILD)/sam
 $(BUILD)/samples/%: $(BUILD)/samples/%.o $(BUILD)/samples/sample.o
 	$(MPICC) -g -o $@ $^
 
-samples: $(SAMPLE_BINS) $(BUILD)/bin/mqd-launch
+# The same sample naming mqd's DLL in its own MPIR_dll_name.
+$(BUILD)/samples/named_dll.o: samples/named_dll.c $(MPICH_STAMP) | $(BUILD)/samples
+	$(MPICC) -std=c11 $(WARN) -O1 -g -DMQD_DLL_PATH='"$(abspath $(BUILD))/lib/libmqd_mpich.so"' \
+	    -c -o $@ $<
+$(BUILD)/samples/unexpected-named: $(BUILD)/samples/unexpected.o $(BUILD)/samples/sample.o \
+                                   $(BUILD)/samples/named_dll.o
+	$(MPICC) -g -o $@ $^
+
+# The cached libmpi.so without its DWARF (objcopy --strip-debug), for the
+# known-layout tests; its DWARF is kept where only MQD_DEBUGINFO_PATH finds
+# it (by build id).
+STRIPPED := $(BUILD)/stripped
+$(STRIPPED)/libmpi.so.12: $(MPICH_STAMP)
+	rm -rf $(STRIPPED) && mkdir -p $(STRIPPED)/debug/.build-id
+	objcopy --strip-debug $(MQD_MPICH_PREFIX)/lib/libmpi.so.12 $@.tmp
+	! readelf -S $@.tmp | grep -q '\.debug_info'
+	id=$$(readelf -n $@.tmp | sed -n 's/.*Build ID: *//p') && [ -n "$$id" ] && \
+	    d=$(STRIPPED)/debug/.build-id/$$(echo $$id | cut -c1-2) && mkdir -p $$d && \
+	    cp $(MQD_MPICH_PREFIX)/lib/libmpi.so.12 $$d/$$(echo $$id | cut -c3-).debug
+	mv $@.tmp $@
+
+samples: $(SAMPLE_BINS) $(BUILD)/samples/unexpected-named $(STRIPPED)/libmpi.so.12 \
+         $(BUILD)/bin/mqd-launch
 
 # ---------------------------------------------------------------- host
 HOST_SRCS := host/memory.c host/attach.c host/image.c host/types.c host/loader.c \
@@ -108,6 +132,22 @@ $(BUILD)/dll/%.o: dll/%.c | $(BUILD)/dll
 	$(CC) $(MQD_CFLAGS) -fPIC -fvisibility=hidden -c -o $@ $<
 $(BUILD)/lib/libmqd_mpich.so: $(DLL_OBJS) | $(BUILD)/lib
 	$(CC) -shared -o $@ $^ $(MQD_LDFLAGS)
+
+# Known layouts (mpich_defs/layouts.h) are generated from the cached MPICH's
+# DWARF: `make layouts` after changing mpich_defs.h or the MPICH build.
+$(BUILD)/mpich_defs/gen_layout.o: mpich_defs/gen_layout.c | $(BUILD)/mpich_defs
+	$(CC) $(MQD_CFLAGS) -c -o $@ $<
+$(BUILD)/bin/gen_layout: $(BUILD)/mpich_defs/gen_layout.o $(BUILD)/host/libmqdhost-internal.a \
+                         | $(BUILD)/bin
+	$(CC) -o $@ $^ $(MQD_LDFLAGS) $(HOST_LIBS)
+layouts: $(BUILD)/bin/gen_layout $(MPICH_STAMP)
+	MQD_BUILD=$(BUILD) mpich_defs/gen-layouts.sh
+# The committed table must be what the cached build's DWARF says.
+check-layouts: $(BUILD)/bin/gen_layout $(MPICH_STAMP)
+	@MQD_BUILD=$(BUILD) mpich_defs/gen-layouts.sh $(BUILD)/layouts.h >/dev/null
+	@diff -u mpich_defs/layouts.h $(BUILD)/layouts.h || \
+	    { echo "mpich_defs/layouts.h does not match the DWARF of $(MQD_MPICH_PREFIX): make layouts" >&2; exit 1; }
+	@echo "mpich_defs/layouts.h matches the DWARF of the cached MPICH"
 
 $(BUILD)/tests/test_interface: $(BUILD)/tests/test_interface.o
 	$(CC) -o $@ $^ $(MQD_LDFLAGS) -lcmocka
@@ -178,7 +218,7 @@ check-integration: unit-tests samples $(INTEGRATION_TESTS)
 # that nothing is compiled before the headers it needs are installed.
 check: deps
 	@$(MAKE) --no-print-directory mpich
-	@$(MAKE) --no-print-directory unit-tests samples $(INTEGRATION_TESTS)
+	@$(MAKE) --no-print-directory unit-tests samples $(INTEGRATION_TESTS) check-layouts
 	@$(TEST_ENV) $(OMPI_ENV) scripts/run-tests.sh $(UNIT_TESTS) $(INTEGRATION_TESTS)
 
 demo: deps
@@ -192,7 +232,7 @@ bench: deps
 	@$(TEST_ENV) scripts/bench.sh
 
 $(BUILD)/bin $(BUILD)/samples $(BUILD)/tests $(BUILD)/tests/fake $(BUILD)/host $(BUILD)/lib \
-$(BUILD)/dll:
+$(BUILD)/dll $(BUILD)/mpich_defs:
 	mkdir -p $@
 
 clean:

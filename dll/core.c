@@ -131,6 +131,11 @@ void mqd_process_explain(struct mqd_process *p, const char *fmt, ...)
     va_end(ap);
 }
 
+long mqd_process_global_rank(const struct mqd_process *p)
+{
+    return p->cb->mqs_get_global_rank_fp(p->process);
+}
+
 const mqs_target_type_sizes *mqd_sizes(const struct mqd_process *p)
 {
     return &p->sizes;
@@ -190,6 +195,36 @@ int mqd_read_ptr(struct mqd_process *p, mqs_taddr_t addr, mqs_taddr_t *out)
     int rc = mqd_read(p, addr, buf, p->sizes.pointer_size);
     *out = rc == mqs_ok ? mqd_ptr(p, buf, 0) : 0;
     return rc;
+}
+
+int mqd_read_cstring(struct mqd_process *p, mqs_taddr_t addr, char *out, int len)
+{
+    int n = 0;
+    while (n + 1 < len) {
+        /* Never read across a page past the terminator: it may be unmapped. */
+        mqs_taddr_t at = addr + (mqs_taddr_t)n;
+        int chunk = (int)(4096 - (at & 4095));
+        if (chunk > len - 1 - n)
+            chunk = len - 1 - n;
+        int rc = mqd_read(p, at, out + n, chunk);
+        if (rc != mqs_ok && chunk > 1) {
+            /* The readable memory may end before the page does: byte by byte. */
+            for (int i = 0; i < chunk; i++) {
+                if ((rc = mqd_read(p, at + (mqs_taddr_t)i, out + n + i, 1)) != mqs_ok)
+                    return rc;
+                if (out[n + i] == '\0')
+                    return mqs_ok;
+            }
+        }
+        if (rc != mqs_ok)
+            return rc;
+        void *nul = memchr(out + n, '\0', (size_t)chunk);
+        if (nul)
+            return mqs_ok;
+        n += chunk;
+    }
+    out[len - 1] = '\0';
+    return mqs_ok;
 }
 
 /* ---------------------------------------------------------------- walks */

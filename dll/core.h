@@ -54,7 +54,10 @@ enum {
     X(MQD_ERR_BAD_QUEUE, "no such queue (mqs_setup_operation_iterator)")                        \
     X(MQD_ERR_BUF_SMALL, "the buffer given is too small")                                       \
     X(MQD_ERR_NOT_MPI2, "the debugger did not call mqs_setup_job: MPI-2 calls are unavailable") \
-    X(MQD_ERR_BAD_LAYOUT, "the debug information describes structures the DLL cannot use")
+    X(MQD_ERR_BAD_LAYOUT, "the debug information describes structures the DLL cannot use")    \
+    X(MQD_ERR_LAYOUT_MISFIT, "with no debug types, the DLL used the known layout of this "     \
+                             "MPI's version, and the process's memory does not fit it: "       \
+                             "install the MPI library's debug information")
 
 enum mqd_error {
     MQD_ERR_FIRST_ = mqs_first_user_code - 1,
@@ -115,6 +118,8 @@ MQD_HIDDEN mqs_image *mqd_process_mqs_image(const struct mqd_process *p);
 MQD_HIDDEN void mqd_process_explain(struct mqd_process *p, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 MQD_HIDDEN const mqs_target_type_sizes *mqd_sizes(const struct mqd_process *p);
+/* The process's rank in MPI_COMM_WORLD as the debugger knows it (-1 unknown). */
+MQD_HIDDEN long mqd_process_global_rank(const struct mqd_process *p);
 
 /* Read size bytes at addr (mqs_ok or MQD_ERR_READ). */
 MQD_HIDDEN int mqd_read(struct mqd_process *p, mqs_taddr_t addr, void *buf, int size);
@@ -125,6 +130,9 @@ MQD_HIDDEN int64_t mqd_int(struct mqd_process *p, const void *buf, int off, int 
 MQD_HIDDEN mqs_taddr_t mqd_ptr(struct mqd_process *p, const void *buf, int off);
 /* The target pointer stored at addr (mqs_ok or MQD_ERR_READ). */
 MQD_HIDDEN int mqd_read_ptr(struct mqd_process *p, mqs_taddr_t addr, mqs_taddr_t *out);
+/* The string at addr into out (len > 0 bytes, always terminated, cut if
+ * longer); reads never cross a page beyond the terminator. */
+MQD_HIDDEN int mqd_read_cstring(struct mqd_process *p, mqs_taddr_t addr, char *out, int len);
 
 /*
  * Walking a linked list in the target: start with the head, then call

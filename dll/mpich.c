@@ -46,12 +46,42 @@ static const struct {
 #undef S_DEF_
 };
 
+/*
+ * Known layouts of real builds, generated from their DWARF (make layouts):
+ * used when a libmpi.so has the symbols but its debug types are gone.
+ */
+struct known_layout {
+    const char *version, *device;
+    int pointer_size, big_endian, nfields, nsizes;
+    int off[F_COUNT];
+    int size[S_COUNT];
+};
+
+#define MPICH_LAYOUT_BEGIN(v, d, ps, be, nf, ns) {v, d, ps, be, nf, ns, {
+#define MPICH_LAYOUT_FIELD(id, o) [F_##id] = (o),
+#define MPICH_LAYOUT_SIZES }, {
+#define MPICH_LAYOUT_SIZE(id, sz) [S_##id] = (sz),
+#define MPICH_LAYOUT_END }},
+static const struct known_layout known_layouts[] = {
+#include "mpich_defs/layouts.h"
+};
+#undef MPICH_LAYOUT_BEGIN
+#undef MPICH_LAYOUT_FIELD
+#undef MPICH_LAYOUT_SIZES
+#undef MPICH_LAYOUT_SIZE
+#undef MPICH_LAYOUT_END
+
 /* Per image: every offset and size, -1 where the debug info has none. */
 struct be_image {
     int off[F_COUNT];
     int size[S_COUNT];
     /* How much of each structure to read: past the last field used. */
     int comm_span, req_span, sendq_span, debugq_span;
+    /* No usable DWARF (from_dwarf 0): the first process chooses a known
+     * layout; lacks says what the DWARF missed. */
+    int from_dwarf;
+    const struct known_layout *layout;
+    char lacks[160];
 };
 
 /* Per process: the symbols, and the generation they show. */
@@ -116,6 +146,28 @@ static int span(const struct be_image *b, const enum field_id *ids, int n, enum 
     return b->size[sz] > 0 && b->size[sz] < max ? b->size[sz] : max;
 }
 
+static void set_spans(struct be_image *b)
+{
+    static const enum field_id comm_fields[] = {
+        F_COMM_HANDLE, F_COMM_CTX,  F_COMM_RCTX,   F_COMM_RSIZE,  F_COMM_RANK, F_COMM_LSIZE,
+        F_COMM_KIND,   F_COMM_NEXT, F_COMM_LGROUP, F_COMM_RGROUP, F_COMM_VCRT, F_COMM_LVCRT};
+    static const enum field_id req_fields[] = {
+        F_REQ_HANDLE,     F_REQ_KIND,     F_REQ_CC,         F_REQ_STATUS_SOURCE,
+        F_REQ_STATUS_TAG, F_REQ_NEXT,     F_REQ_MATCH_TAG,  F_REQ_MATCH_RANK,
+        F_REQ_MATCH_CTX,  F_REQ_USER_BUF, F_REQ_USER_COUNT, F_REQ_DATATYPE,
+        F_REQ_DATATYPE_PTR, F_REQ_RECV_SZ, F_REQ_TMPBUF};
+    static const enum field_id sendq_fields[] = {F_SENDQ_REQ, F_SENDQ_TAG, F_SENDQ_RANK,
+                                                 F_SENDQ_CTX, F_SENDQ_NEXT};
+    static const enum field_id dq_fields[] = {F_DQ_REQ, F_DQ_TAG, F_DQ_RANK, F_DQ_CTX,
+                                              F_DQ_BUF, F_DQ_COUNT, F_DQ_NEXT};
+    b->comm_span = span(b, comm_fields, NELEMS(comm_fields), S_SZ_COMM);
+    if (b->off[F_COMM_NAME] >= 0 && b->off[F_COMM_NAME] + MQD_MAX_NAME > b->comm_span)
+        b->comm_span = b->off[F_COMM_NAME] + MQD_MAX_NAME;
+    b->req_span = span(b, req_fields, NELEMS(req_fields), S_SZ_REQUEST);
+    b->sendq_span = span(b, sendq_fields, NELEMS(sendq_fields), S_SZ_SENDQ);
+    b->debugq_span = span(b, dq_fields, NELEMS(dq_fields), S_SZ_DEBUGQ);
+}
+
 int mqd_be_setup_image(mqs_image *image, struct mqd_image *im, void **backend)
 {
     const mqs_image_callbacks *cb = mqd_image_cb(im);
@@ -151,32 +203,21 @@ int mqd_be_setup_image(mqs_image *image, struct mqd_image *im, void **backend)
             }
         }
     }
-    if (!have[1] && !have[2]) {
-        mqd_image_explain(im, "the debug information lacks %s (and, for MPICH 4.0.3 and "
-                              "later, %s): is libmpi.so built with -g, or its debug file "
-                              "installed?",
-                          missing[1], missing[2]);
-        mqd_free(b);
-        return MQD_ERR_NO_TYPE;
+    b->from_dwarf = have[1] || have[2];
+    if (b->from_dwarf) {
+        set_spans(b);
+    } else {
+        /* Perhaps a build without DWARF whose layout is known: the first
+         * process tells (choose_layout). */
+        snprintf(b->lacks, sizeof b->lacks, "%s (and, for MPICH 4.0.3 and later, %s)",
+                 missing[1], missing[2]);
+        if (NELEMS(known_layouts) == 0) {
+            mqd_image_explain(im, "the debug information lacks %s: is libmpi.so built with "
+                                  "-g, or its debug file installed?", b->lacks);
+            mqd_free(b);
+            return MQD_ERR_NO_TYPE;
+        }
     }
-    static const enum field_id comm_fields[] = {
-        F_COMM_HANDLE, F_COMM_CTX,  F_COMM_RCTX,   F_COMM_RSIZE,  F_COMM_RANK, F_COMM_LSIZE,
-        F_COMM_KIND,   F_COMM_NEXT, F_COMM_LGROUP, F_COMM_RGROUP, F_COMM_VCRT, F_COMM_LVCRT};
-    static const enum field_id req_fields[] = {
-        F_REQ_HANDLE,     F_REQ_KIND,     F_REQ_CC,         F_REQ_STATUS_SOURCE,
-        F_REQ_STATUS_TAG, F_REQ_NEXT,     F_REQ_MATCH_TAG,  F_REQ_MATCH_RANK,
-        F_REQ_MATCH_CTX,  F_REQ_USER_BUF, F_REQ_USER_COUNT, F_REQ_DATATYPE,
-        F_REQ_DATATYPE_PTR, F_REQ_RECV_SZ, F_REQ_TMPBUF};
-    static const enum field_id sendq_fields[] = {F_SENDQ_REQ, F_SENDQ_TAG, F_SENDQ_RANK,
-                                                 F_SENDQ_CTX, F_SENDQ_NEXT};
-    static const enum field_id dq_fields[] = {F_DQ_REQ, F_DQ_TAG, F_DQ_RANK, F_DQ_CTX,
-                                              F_DQ_BUF, F_DQ_COUNT, F_DQ_NEXT};
-    b->comm_span = span(b, comm_fields, NELEMS(comm_fields), S_SZ_COMM);
-    if (b->off[F_COMM_NAME] >= 0 && b->off[F_COMM_NAME] + MQD_MAX_NAME > b->comm_span)
-        b->comm_span = b->off[F_COMM_NAME] + MQD_MAX_NAME;
-    b->req_span = span(b, req_fields, NELEMS(req_fields), S_SZ_REQUEST);
-    b->sendq_span = span(b, sendq_fields, NELEMS(sendq_fields), S_SZ_SENDQ);
-    b->debugq_span = span(b, dq_fields, NELEMS(dq_fields), S_SZ_DEBUGQ);
     *backend = b;
     return mqs_ok;
 }
@@ -191,6 +232,65 @@ void mqd_be_destroy_image(void *backend)
 static const struct be_image *bimg(struct mqd_process *p)
 {
     return mqd_image_backend(mqd_process_image(p));
+}
+
+/*
+ * No DWARF types: take the known layout of this MPICH build, named by its
+ * version and device strings (read from the process), pointer size and
+ * byte order.  Every process of the image must name the same one.
+ */
+static int choose_layout(struct mqd_process *p, struct be_image *b)
+{
+    mqs_image *image = mqd_process_mqs_image(p);
+    const mqs_image_callbacks *cb = mqd_image_cb(mqd_process_image(p));
+    mqs_taddr_t vaddr, daddr;
+    char version[32] = "", device[64] = "";
+    if (cb->mqs_find_symbol_fp(image, (char *)MPICH_SYM_VERSION, &vaddr) != mqs_ok ||
+        cb->mqs_find_symbol_fp(image, (char *)MPICH_SYM_DEVICE, &daddr) != mqs_ok) {
+        mqd_process_explain(p, "the debug information lacks %s, and without %s and %s the "
+                               "DLL cannot tell which known layout applies", b->lacks,
+                            MPICH_SYM_VERSION, MPICH_SYM_DEVICE);
+        return MQD_ERR_NO_TYPE;
+    }
+    int rc = mqd_read_cstring(p, vaddr, version, sizeof version);
+    if (rc == mqs_ok)
+        rc = mqd_read_cstring(p, daddr, device, sizeof device);
+    if (rc != mqs_ok)
+        return rc;
+    static const unsigned char one[2] = {0, 1};
+    int big_endian = mqd_uint(p, one, 0, 2) == 1, ps = mqd_sizes(p)->pointer_size;
+    const struct known_layout *found = NULL;
+    for (int i = 0; i < NELEMS(known_layouts) && !found; i++) {
+        const struct known_layout *k = &known_layouts[i];
+        if (strcmp(k->version, version) == 0 && strcmp(k->device, device) == 0 &&
+            k->pointer_size == ps && k->big_endian == big_endian && k->nfields == F_COUNT &&
+            k->nsizes == S_COUNT)
+            found = k;
+    }
+    if (!found) {
+        mqd_process_explain(p, "the debug information lacks %s, and the DLL knows no layout "
+                               "for MPICH %s (%s, %d-bit %s-endian): install libmpi's debug "
+                               "information", b->lacks, version, device, ps * 8,
+                            big_endian ? "big" : "little");
+        return MQD_ERR_NO_TYPE;
+    }
+    if (b->layout && b->layout != found) {
+        mqd_process_explain(p, "this process runs MPICH %s (%s), another of the same program "
+                               "%s (%s)", version, device, b->layout->version,
+                            b->layout->device);
+        return MQD_ERR_BAD_LAYOUT;
+    }
+    if (!b->layout) {
+        b->layout = found;
+        memcpy(b->off, found->off, sizeof b->off);
+        memcpy(b->size, found->size, sizeof b->size);
+        set_spans(b);
+        char msg[160];
+        snprintf(msg, sizeof msg, "no DWARF types: using the known layout of MPICH %s (%s)",
+                 version, device);
+        mqd_debug(msg);
+    }
+    return mqs_ok;
 }
 
 int mqd_be_setup_process(mqs_process *process, struct mqd_process *p, void **backend)
@@ -226,6 +326,13 @@ int mqd_be_setup_process(mqs_process *process, struct mqd_process *p, void **bac
                                "(configure it with --enable-debuginfo)", why);
         mqd_free(bp);
         return MQD_ERR_NO_DEBUG_QUEUES;
+    }
+    if (!b->from_dwarf) {
+        int rc = choose_layout(p, (struct be_image *)b);
+        if (rc != mqs_ok) {
+            mqd_free(bp);
+            return rc;
+        }
     }
     /* Every field this generation reads must be known. */
     int g = bp->gen == MPICH_GEN_CH3_402 ? GEN_C : GEN_D;
@@ -481,6 +588,7 @@ int mqd_be_read_comms(struct mqd_process *p, struct mqd_comm **out, int *nout)
     struct mqd_comm *all = NULL;
     int n = 0, cap = 0;
     long world_size = -1;
+    int world = -1;
     while (rc == mqs_ok && node) {
         if (!cache) {
             rc = MQD_ERR_NOMEM;
@@ -510,13 +618,24 @@ int mqd_be_read_comms(struct mqd_process *p, struct mqd_comm **out, int *nout)
             mqd_free(all[n].local_global);
             break;
         }
-        if (handle == MPICH_COMM_WORLD_HANDLE)
+        if (handle == MPICH_COMM_WORLD_HANDLE) {
             world_size = all[n].size;
+            world = n;
+        }
         n++;
         node = next;
     }
     mqd_walk_fini(&walk);
     mqd_free(cache);
+    /* A known layout (no DWARF) must read cleanly and show MPI_COMM_WORLD
+     * by its name, with this process at the rank the debugger knows; else
+     * the layout does not fit (rather than "memory is corrupt"). */
+    if (b->layout && rc != MQD_ERR_NOMEM && (rc != mqs_ok || n > 0)) {
+        long known = mqd_process_global_rank(p);
+        if (rc != mqs_ok || world < 0 || strcmp(all[world].name, "MPI_COMM_WORLD") != 0 ||
+            (known >= 0 && all[world].local_rank != known))
+            rc = MQD_ERR_LAYOUT_MISFIT;
+    }
     if (rc != mqs_ok) {
         mqd_comms_free(all, n);
         return rc;

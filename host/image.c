@@ -10,7 +10,17 @@
 #include <string.h>
 #include <unistd.h>
 
-static char *debuginfo_path; /* libdwfl's default search path */
+/* Where separate debug files are looked for: libdwfl's default (the
+ * file's directory, its .debug, /usr/lib/debug, by debuglink and build
+ * id) unless $MQD_DEBUGINFO_PATH gives another, in elfutils' format (as
+ * eu-stack --debuginfo-path). */
+static char *debuginfo_path;
+
+static void set_debuginfo_path(void)
+{
+    const char *env = getenv("MQD_DEBUGINFO_PATH");
+    debuginfo_path = env && *env ? (char *)env : NULL;
+}
 
 static const Dwfl_Callbacks proc_callbacks = {
     .find_elf = dwfl_linux_proc_find_elf,
@@ -102,6 +112,7 @@ int mqdh_image_open_pid(struct mqdh_image *im, pid_t pid, char *err, size_t errl
         return -e;
     }
     im->exe_path[n] = '\0';
+    set_debuginfo_path();
     im->dwfl = dwfl_begin(&proc_callbacks);
     if (!im->dwfl) {
         snprintf(err, errlen, "libdwfl: %s", dwfl_errmsg(-1));
@@ -128,6 +139,7 @@ int mqdh_image_open_file(struct mqdh_image *im, const char *path, char *err, siz
         snprintf(err, errlen, "%s: %s", path, strerror(e));
         return -e;
     }
+    set_debuginfo_path();
     im->dwfl = dwfl_begin(&offline_callbacks);
     if (!im->dwfl) {
         snprintf(err, errlen, "libdwfl: %s", dwfl_errmsg(-1));

@@ -104,6 +104,12 @@ int synth_off(struct synth *s, const char *type, const char *field)
     abort();
 }
 
+void synth_drop_all_types(struct synth *s)
+{
+    for (int i = 0; i < s->ntypes; i++)
+        s->types[i].name[0] = '\0';
+}
+
 void synth_drop_type(struct synth *s, const char *type)
 {
     struct type *t = (struct type *)find_type(s, type);

@@ -36,6 +36,8 @@ void synth_symbol(struct synth *s, const char *name, uint64_t addr);
 int synth_read_ptr(struct synth *s, const char *symbol, uint64_t *value);
 /* Forget a type (its field lookups then fail), as a build without it. */
 void synth_drop_type(struct synth *s, const char *type);
+/* Forget every type: a libmpi.so stripped of its DWARF (symbols stay). */
+void synth_drop_all_types(struct synth *s);
 
 /* MPICH shapes, in the target's generation.  Returns addresses in the
  * target (of requests, for the queue functions). */

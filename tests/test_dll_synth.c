@@ -123,6 +123,16 @@ static const struct rcomm *comm_named(const struct result *r, const char *name)
     return NULL;
 }
 
+/* The DLL's code for the error whose message starts with prefix. */
+static int dll_code(const char *prefix)
+{
+    for (int c = mqs_first_user_code; c < mqs_first_user_code + 64; c++)
+        if (strncmp(dll->dll_error_string(c), prefix, strlen(prefix)) == 0)
+            return c;
+    fail_msg("no DLL error starts with \"%s\"", prefix);
+    return -1;
+}
+
 /* ---------------------------------------------------------------- a job */
 
 enum { DT_INT = 0x4c000405, DT_DOUBLE = 0x4c00080b };
@@ -422,6 +432,52 @@ static void test_synth__missing_debug_information_is_named(void **state)
     finish(s);
 }
 
+/* No DWARF types at all (libmpi.so stripped): the DLL's known layouts are
+ * for real builds only, chosen by MPICH's version and device strings, the
+ * pointer size and byte order; anything else is refused, saying why. */
+static void put_string_symbol(struct synth *s, const char *name, const char *value)
+{
+    uint64_t a = synth_alloc(s, (int)strlen(value) + 1);
+    synth_put_bytes(s, a, value, (int)strlen(value) + 1);
+    synth_symbol(s, name, a);
+}
+
+/* build_rank's state with no types; named: as MPICH 4.0.2 ch3:nemesis. */
+static void dump_stripped(int ptr, int named, struct result *r)
+{
+    uint64_t comms[16];
+    struct synth *s = start(0, ptr, comms);
+    synth_drop_all_types(s);
+    if (named) {
+        put_string_symbol(s, "MPII_Version_string", "4.0.2");
+        put_string_symbol(s, "MPII_Version_device", "ch3:nemesis");
+    }
+    dump_process(s, r, 0);
+    static char why[512]; /* the DLL's message dies with its process info */
+    snprintf(why, sizeof why, "%s", r->why ? r->why : "(none)");
+    r->why = why;
+    finish(s);
+}
+
+static void test_synth__no_dwarf_known_layouts_only(void **state)
+{
+    (void)state;
+    struct result r;
+    /* No version strings: cannot tell. */
+    dump_stripped(8, 0, &r);
+    assert_int_equal(r.rc, dll_code("a type or field"));
+    if (!strstr(r.why, "MPII_Version_string"))
+        fail_msg("no word of the version string: %s", r.why);
+    /* A build the DLL does not know. */
+    dump_stripped(4, 1, &r);
+    if (!strstr(r.why, "knows no layout for MPICH 4.0.2 (ch3:nemesis, 32-bit little-endian)"))
+        fail_msg("unexpected message: %s", r.why);
+    /* A known build's name on memory laid out otherwise (the synthetic
+     * layout is not MPICH's): an error, never a wrong answer. */
+    dump_stripped(8, 1, &r);
+    assert_int_equal(r.rc, dll_code("with no debug types, the DLL used the known layout"));
+}
+
 /* mqs_malloc fails at the 1st, 2nd, ... call of a whole dump: each time a
  * clean error or a correct dump, and nothing left allocated. */
 static void malloc_fails_at_each_call(enum synth_gen gen)
@@ -471,6 +527,7 @@ int main(void)
         cmocka_unit_test(test_synth__communicators_come_and_go),
         cmocka_unit_test(test_synth__corrupt_targets),
         cmocka_unit_test(test_synth__missing_debug_information_is_named),
+        cmocka_unit_test(test_synth__no_dwarf_known_layouts_only),
         cmocka_unit_test(test_synth__malloc_fails_at_each_call),
     };
     return cmocka_run_group_tests_name("dll_synth", tests, setup, NULL);

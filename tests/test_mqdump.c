@@ -6,7 +6,9 @@
  * libmqd_mpich.so, and with MPICH's own libtvmpich.so allowing only for
  * that DLL's limitations (TVMPICH_LIMITS below).
  * After every dump, every rank and mpiexec must be running and untraced.
- * Also: --job through a launcher without MPIR_proctable (mqd-launch), --pid,
+ * Also: a libmpi.so stripped of its DWARF (the DLL's known layout), a
+ * program naming the DLL in its own MPIR_dll_name, --job through a
+ * launcher without MPIR_proctable (mqd-launch), --pid,
  * the DLL the target names, Open MPI's DLL pointed at an MPICH process,
  * and bad command lines.
  *
@@ -146,28 +148,44 @@ static void released_and_stop(struct job *job)
     assert_int_equal(st, 0);
 }
 
-static void check_sample(const char *name, const char *dll, const struct dll_limits *lim)
+/*
+ * Run sample name (from program binary) and dump its job with dll; with
+ * dll NULL, no --dll: the program names the DLL, which must be mqd's.
+ */
+static void check_program(const char *name, const char *binary, const char *dll,
+                          const struct dll_limits *lim)
 {
     struct expect e;
     struct job job;
     load_expect(name, &e);
-    start(&job, name, e.np);
+    start(&job, binary, e.np);
     char pid[16], *out, *err;
     snprintf(pid, sizeof pid, "%d", (int)job.mpiexec);
-    const char *args[] = {"--job", pid, "--json", "--dll", dll, NULL};
+    const char *args[] = {"--job", pid, "--json", dll ? "--dll" : NULL, dll, NULL};
     int rc = run_mqdump(&out, &err, args);
-    char msg[8192];
+    char msg[8192] = "", want[PATH_MAX];
     struct json *j = json_parse(out, msg, sizeof msg);
     int ok = rc == 0 && j && compare_dump(j, &e, &job, lim, msg, sizeof msg) == 0;
     if (!ok && rc != 0)
         snprintf(msg, sizeof msg, "mqdump exited %d: %s", rc, err);
+    assert_non_null(realpath(mqd_dll(), want));
+    for (int i = 0; ok && !dll && i < e.np; i++) {
+        const char *used = json_get(&json_get(j, "processes")->items[i], "dll")->string;
+        if (!used || strcmp(used, want) != 0)
+            ok = 0, snprintf(msg, sizeof msg, "rank %d used %s", i, used ? used : "no DLL");
+    }
     json_free(j);
     free(out);
     free(err);
     released_and_stop(&job);
     expect_free(&e);
     if (!ok)
-        fail_msg("%s: %s", name, msg);
+        fail_msg("%s: %s", binary, msg);
+}
+
+static void check_sample(const char *name, const char *dll, const struct dll_limits *lim)
+{
+    check_program(name, name, dll, lim);
 }
 
 #define SAMPLE_TEST(name)                                                                     \
@@ -186,6 +204,92 @@ SAMPLE_TEST(unexpected)
 SAMPLE_TEST(wildcards)
 SAMPLE_TEST(comms)
 SAMPLE_TEST(intercomm)
+
+/* 1 if process pid maps a file whose path contains what. */
+static int maps_file(pid_t pid, const char *what)
+{
+    char path[64], line[4096];
+    snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
+    FILE *f = fopen(path, "r");
+    int found = 0;
+    while (f && !found && fgets(line, sizeof line, f))
+        found = strstr(line, what) != NULL;
+    if (f)
+        fclose(f);
+    return found;
+}
+
+/*
+ * libmpi.so without its DWARF (objcopy --strip-debug, build/stripped): the
+ * DLL falls back on the known layout generated from the real build
+ * (mpich_defs/layouts.h).  The dump must be exact, and byte for byte the
+ * dump made of the same processes when their DWARF is found again (by
+ * build id under $MQD_DEBUGINFO_PATH).
+ */
+static void check_stripped(const char *name)
+{
+    char rel[PATH_MAX], stripped[PATH_MAX], debug[PATH_MAX];
+    /* Absolute: libdwfl looks for build ids only under absolute paths. */
+    assert_non_null(realpath(job_build_path(rel, sizeof rel, "stripped"), stripped));
+    assert_non_null(realpath(job_build_path(rel, sizeof rel, "stripped/debug"), debug));
+    struct expect e;
+    struct job job;
+    load_expect(name, &e);
+    setenv("LD_LIBRARY_PATH", stripped, 1);
+    unsetenv("MQD_DEBUGINFO_PATH");
+    start(&job, name, e.np);
+    unsetenv("LD_LIBRARY_PATH");
+    for (int r = 0; r < job.np; r++)
+        if (!maps_file(job.ranks[r], "/stripped/libmpi.so"))
+            fail_msg("%s: rank %d does not run the stripped libmpi.so", name, r);
+    char pid[16], *out[2], *err[2];
+    snprintf(pid, sizeof pid, "%d", (int)job.mpiexec);
+    const char *args[] = {"--job", pid, "--json", "-v", "--dll", mqd_dll(), NULL};
+    int rc[2];
+    rc[0] = run_mqdump(&out[0], &err[0], args);
+    setenv("MQD_DEBUGINFO_PATH", debug, 1);
+    rc[1] = run_mqdump(&out[1], &err[1], args);
+    unsetenv("MQD_DEBUGINFO_PATH");
+    char msg[8192] = "";
+    struct json *j = json_parse(out[0], msg, sizeof msg);
+    int ok = rc[0] == 0 && rc[1] == 0 && j && compare_dump(j, &e, &job, &EXACT, msg, sizeof msg) == 0;
+    if (ok && !strstr(err[0], "using the known layout of MPICH 4.0.2 (ch3:nemesis)"))
+        ok = 0, snprintf(msg, sizeof msg, "the known layout was not used: %s", err[0]);
+    if (ok && strstr(err[1], "known layout"))
+        ok = 0, snprintf(msg, sizeof msg, "the DWARF was not found again: %s", err[1]);
+    if (ok && strcmp(out[0], out[1]) != 0)
+        ok = 0, snprintf(msg, sizeof msg, "dumps differ:\n%s\n---\n%s", out[0], out[1]);
+    if (!ok && (rc[0] || rc[1]))
+        snprintf(msg, sizeof msg, "mqdump exited %d/%d: %s%s", rc[0], rc[1], err[0], err[1]);
+    json_free(j);
+    for (int i = 0; i < 2; i++) {
+        free(out[i]);
+        free(err[i]);
+    }
+    released_and_stop(&job);
+    expect_free(&e);
+    if (!ok)
+        fail_msg("%s: %s", name, msg);
+}
+
+static void test_mqdump__stripped_libmpi_known_layout(void **state)
+{
+    (void)state;
+    static const char *const samples[] = {"ring", "unexpected", "wildcards", "comms",
+                                          "intercomm"};
+    for (size_t i = 0; i < sizeof samples / sizeof samples[0]; i++)
+        check_stripped(samples[i]);
+}
+
+/* A program whose own MPIR_dll_name names libmqd_mpich.so (samples/
+ * named_dll.c): mqdump loads that DLL without --dll, not the libtvmpich.so
+ * that libmpi.so's definition names, and the dump is exact. */
+static void test_mqdump__executable_names_the_dll(void **state)
+{
+    (void)state;
+    unsetenv("MQD_DLL");
+    check_program("unexpected", "unexpected-named", NULL, &EXACT);
+}
 
 /* Text output of --job lists every rank with its pid, whichever way the
  * ranks are found: hydra's MPIR_proctable, or the descendants of a
@@ -335,6 +439,8 @@ int main(void)
         cmocka_unit_test(test_mqdump__mqd_wildcards),
         cmocka_unit_test(test_mqdump__mqd_comms),
         cmocka_unit_test(test_mqdump__mqd_intercomm),
+        cmocka_unit_test(test_mqdump__stripped_libmpi_known_layout),
+        cmocka_unit_test(test_mqdump__executable_names_the_dll),
         cmocka_unit_test(test_mqdump__job_lists_every_rank),
         cmocka_unit_test(test_mqdump__pids_and_the_dll_the_target_names),
         cmocka_unit_test(test_mqdump__openmpi_dll_speaks_for_itself),
