@@ -36,8 +36,10 @@ struct mqd_process {
     int setup_rc; /* why backend is NULL */
     char explain[256];
 
-    /* Communicators: re-read only when the backend says the list moved. */
+    /* Communicators: re-read only when the backend says the list moved,
+     * or (MPI-2) when the job's identity table has changed since. */
     uint64_t stamp;
+    unsigned job_generation;
     int have_comms;
     struct mqd_comm *comms;
     int ncomms;
@@ -49,8 +51,18 @@ struct mqd_process {
     int op_queue, op_pos, op_state; /* op_state: 0 none, 1 iterating */
 };
 
+/* MPI-2: the translation table from the MPI library's own name of a
+ * process (a backend's key) to the identity the debugger gave it. */
+struct mqd_job_entry {
+    char key[MQD_MAX_KEY];
+    int identity;
+};
+
 struct mqd_job {
     const mqs_job_callbacks *cb;
+    int n, cap;
+    struct mqd_job_entry *v;
+    unsigned generation; /* moves whenever an entry is added or changed */
 };
 
 /* ---------------------------------------------------------------- helpers */
@@ -479,6 +491,51 @@ MQD_EXPORT void mqs_destroy_process_info(mqs_process_info *info)
  * only when the list changed.  On failure the previous list is kept only
  * if it is still current; otherwise there is none.
  */
+/* The job of a process, once the debugger has set one up (MPI-2). */
+static struct mqd_job *job_of(struct mqd_process *p)
+{
+    if (!host.mpi2 || !p->cb->mqs_get_process_job_fp)
+        return NULL;
+    mqs_job *job = p->cb->mqs_get_process_job_fp(p->process);
+    return job ? (struct mqd_job *)host.basic->mqs_get_job_info_fp(job) : NULL;
+}
+
+long mqd_job_identity(struct mqd_process *p, const char *key)
+{
+    struct mqd_job *job = job_of(p);
+    for (int i = 0; job && key[0] && i < job->n; i++)
+        if (strcmp(job->v[i].key, key) == 0)
+            return job->v[i].identity;
+    return -1;
+}
+
+static int job_register(struct mqd_job *job, const char *key, int identity)
+{
+    for (int i = 0; i < job->n; i++) {
+        if (strcmp(job->v[i].key, key) == 0) {
+            if (job->v[i].identity != identity)
+                job->generation++;
+            job->v[i].identity = identity;
+            return mqs_ok;
+        }
+    }
+    if (job->n == job->cap) {
+        int nc = job->cap ? job->cap * 2 : 16;
+        struct mqd_job_entry *nv = mqd_calloc((size_t)nc, sizeof *nv);
+        if (!nv)
+            return MQD_ERR_NOMEM;
+        if (job->n)
+            memcpy(nv, job->v, (size_t)job->n * sizeof *nv);
+        mqd_free(job->v);
+        job->v = nv;
+        job->cap = nc;
+    }
+    snprintf(job->v[job->n].key, MQD_MAX_KEY, "%s", key);
+    job->v[job->n++].identity = identity;
+    job->generation++;
+    return mqs_ok;
+}
+
 MQD_EXPORT int mqs_update_communicator_list(mqs_process *process)
 {
     struct mqd_process *p = proc(process);
@@ -489,8 +546,11 @@ MQD_EXPORT int mqs_update_communicator_list(mqs_process *process)
     int rc = mqd_be_comms_changed(p, &p->stamp, &changed);
     if (rc != mqs_ok)
         return rc;
-    if (p->have_comms && !changed)
+    struct mqd_job *job = job_of(p);
+    if (p->have_comms && !changed && (!job || job->generation == p->job_generation))
         return mqs_ok;
+    if (job)
+        p->job_generation = job->generation;
     struct mqd_comm *comms = NULL;
     int n = 0;
     rc = mqd_be_read_comms(p, &comms, &n);
@@ -657,7 +717,10 @@ MQD_EXPORT int mqs_setup_job(mqs_job *job, const mqs_job_callbacks *cb)
 
 MQD_EXPORT int mqs_destroy_job_info(mqs_job_info *info)
 {
-    mqd_free(info);
+    struct mqd_job *j = (struct mqd_job *)info;
+    if (j)
+        mqd_free(j->v);
+    mqd_free(j);
     return mqs_ok;
 }
 
@@ -669,7 +732,16 @@ MQD_EXPORT int mqs_set_process_identity(mqs_process *process, int identity)
     if (!p)
         return MQD_ERR_NOT_SET_UP;
     p->identity = identity;
-    return mqs_ok;
+    /* Enter this process in the job's table under the MPI library's own
+     * name for it, so that other processes can name it as a peer. */
+    struct mqd_job *job = job_of(p);
+    char key[MQD_MAX_KEY] = "";
+    if (!job || !p->backend)
+        return mqs_ok;
+    int rc = mqd_be_process_key(p, key, sizeof key);
+    if (rc != mqs_ok || !key[0])
+        return rc;
+    return job_register(job, key, identity);
 }
 
 MQD_EXPORT int mqs_spawn_breakpoint_name(mqs_process *process, char *buf, int len)

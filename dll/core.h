@@ -34,6 +34,7 @@ enum {
     MQD_MAX_LIST = 1 << 20,  /* entries in one list */
     MQD_MAX_COMM_SIZE = 1 << 24,
     MQD_MAX_NAME = 64,       /* the interface's name length */
+    MQD_MAX_KEY = 96,        /* a backend's name for a process (MPI-2 identities) */
 };
 
 /* Error codes: one table (core.c) with a message for each. */
@@ -78,8 +79,10 @@ struct mqd_comm {
     int internal;          /* created by MPI itself, not by the user */
     uint64_t send_context, recv_context; /* backend's matching keys */
     int remote_size;       /* peers of operations are ranks in the remote group */
-    long *peer_global;     /* remote_size entries: peer rank -> global rank (-1 unknown) */
+    long *peer_global;     /* remote_size entries: peer rank -> global rank (-1 unknown);
+                            * MPI-2: the debugger's identity of the peer */
     long *local_global;    /* size entries: local group rank -> global rank */
+    int globals_final;     /* backend: the two tables hold identities already */
 };
 
 /* One queue entry as a backend reads it.  Peers are local ranks (-1 any). */
@@ -118,6 +121,9 @@ MQD_HIDDEN mqs_image *mqd_process_mqs_image(const struct mqd_process *p);
 MQD_HIDDEN void mqd_process_explain(struct mqd_process *p, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 MQD_HIDDEN const mqs_target_type_sizes *mqd_sizes(const struct mqd_process *p);
+/* MPI-2: the identity the debugger gave the process the backend names key
+ * (mqd_be_process_key of that process), or -1 if none has that key. */
+MQD_HIDDEN long mqd_job_identity(struct mqd_process *p, const char *key);
 /* The process's rank in MPI_COMM_WORLD as the debugger knows it (-1 unknown). */
 MQD_HIDDEN long mqd_process_global_rank(const struct mqd_process *p);
 
@@ -178,6 +184,12 @@ MQD_HIDDEN int mqd_be_read_queue(struct mqd_process *p, int queue, struct mqd_op
  */
 MQD_HIDDEN int mqd_be_op_in_comm(const struct mqd_comm *comm, int queue,
                                  const struct mqd_raw_op *op);
+/*
+ * MPI-2: the MPI library's own name of process p, unique in the job (for
+ * MPICH ch3 its process group's id and its rank there); "" if unknown.
+ * The core files it under the identity the debugger gives p.
+ */
+MQD_HIDDEN int mqd_be_process_key(struct mqd_process *p, char *key, int len);
 /* The function on which a debugger should stop after a spawn. */
 MQD_HIDDEN const char *mqd_be_spawn_breakpoint(void);
 

@@ -13,6 +13,7 @@
 #define GEN_A 3
 #define GEN_C 1
 #define GEN_D 2
+#define GEN_O 0 /* optional */
 
 enum field_id {
 #define F_ENUM_(id, gen, path) F_##id,
@@ -89,6 +90,10 @@ struct be_process {
     enum mpich_generation gen;
     mqs_taddr_t comm_list, sendq, posted_ptr, unexpected_ptr, recvq, unexpq, dt_direct;
     long world_size; /* from MPI_COMM_WORLD; peers beyond are not in it */
+    /* ch3 process groups (0 if unknown): this process's, and the key that
+     * names it in an MPI-2 job ("PG-ID#RANK"). */
+    mqs_taddr_t my_pg;
+    char key[MQD_MAX_KEY];
 };
 
 static const char *const generation_names[] = {"none", "ch3 (MPICH 4.0.2 and older)",
@@ -293,6 +298,49 @@ static int choose_layout(struct mqd_process *p, struct be_image *b)
     return mqs_ok;
 }
 
+static int process_group_known(const struct be_image *b)
+{
+    return b->off[F_VC_PG] >= 0 && b->off[F_VC_PG_RANK] >= 0 && b->off[F_PG_ID] >= 0 &&
+           b->off[F_PROC_MY_PG] >= 0 && b->off[F_PROC_MY_PG_RANK] >= 0;
+}
+
+/* "PG-ID#RANK": the id string of process group pg and a rank in it. */
+static int pg_key(struct mqd_process *p, mqs_taddr_t pg, long rank, char *key, int len)
+{
+    mqs_taddr_t id;
+    char name[MQD_MAX_KEY - 12];
+    int rc = mqd_read_ptr(p, pg + (mqs_taddr_t)bimg(p)->off[F_PG_ID], &id);
+    if (rc == mqs_ok && id)
+        rc = mqd_read_cstring(p, id, name, sizeof name);
+    if (rc != mqs_ok || !id)
+        return rc != mqs_ok ? rc : MQD_ERR_BAD_VALUE;
+    snprintf(key, (size_t)len, "%s#%ld", name, rank);
+    return mqs_ok;
+}
+
+/* ch3: this process's group and key, from the MPIDI_Process variable at
+ * var.  Without them only MPI-1 global ranks are given (not an error). */
+static void my_process_group(struct mqd_process *p, struct be_process *bp, mqs_taddr_t var)
+{
+    const struct be_image *b = bimg(p);
+    mqs_taddr_t pg;
+    unsigned char rbuf[4];
+    if (mqd_read_ptr(p, var + (mqs_taddr_t)b->off[F_PROC_MY_PG], &pg) != mqs_ok || !pg ||
+        mqd_read(p, var + (mqs_taddr_t)b->off[F_PROC_MY_PG_RANK], rbuf, 4) != mqs_ok)
+        return;
+    if (pg_key(p, pg, (long)mqd_int(p, rbuf, 0, 4), bp->key, sizeof bp->key) == mqs_ok)
+        bp->my_pg = pg;
+    else
+        bp->key[0] = '\0';
+}
+
+int mqd_be_process_key(struct mqd_process *p, char *key, int len)
+{
+    struct be_process *bp = mqd_process_backend(p);
+    snprintf(key, (size_t)len, "%s", bp ? bp->key : "");
+    return mqs_ok;
+}
+
 int mqd_be_setup_process(mqs_process *process, struct mqd_process *p, void **backend)
 {
     struct mqd_image *im = mqd_process_image(p);
@@ -327,6 +375,9 @@ int mqd_be_setup_process(mqs_process *process, struct mqd_process *p, void **bac
         mqd_free(bp);
         return MQD_ERR_NO_DEBUG_QUEUES;
     }
+    mqs_taddr_t ch3_process;
+    if (bp->gen == MPICH_GEN_CH3_402 && cb->mqs_find_symbol_fp(image, (char *)MPICH_SYM_CH3_PROCESS, &ch3_process) == mqs_ok)
+        bp->my_pg = ch3_process; /* the variable, for now: read after the layout is known */
     if (!b->from_dwarf) {
         int rc = choose_layout(p, (struct be_image *)b);
         if (rc != mqs_ok) {
@@ -354,6 +405,12 @@ int mqd_be_setup_process(mqs_process *process, struct mqd_process *p, void **bac
         }
     }
     *backend = bp;
+    if (bp->my_pg) { /* the process group: where MPIDI_Process says */
+        mqs_taddr_t var = bp->my_pg;
+        bp->my_pg = 0;
+        if (process_group_known(b))
+            my_process_group(p, bp, var);
+    }
     return mqs_ok;
 }
 
@@ -378,29 +435,52 @@ int mqd_be_comms_changed(struct mqd_process *p, uint64_t *stamp, int *changed)
     return mqs_ok;
 }
 
-/* A small map from a VC's address to its lpid, for one read of the list. */
+/* A small map from a VC's address to its global rank, for one read of
+ * the list. */
 struct lpid_cache {
     int n;
     mqs_taddr_t addr[256];
-    long lpid[256];
+    long global[256];
 };
 
-static int vc_lpid(struct mqd_process *p, struct lpid_cache *c, mqs_taddr_t vc, long *lpid)
+/*
+ * ch3: the global rank of the process behind virtual connection vc.  With
+ * process groups known, that is the identity the debugger gave the process
+ * (MPI-2; -1 if it has none) or, with no job table, its rank in this
+ * process's MPI_COMM_WORLD (-1 if in another group).  Without them, the
+ * VC's lpid, which read_comms bounds by the world's size.
+ */
+static int vc_global(struct mqd_process *p, struct lpid_cache *c, mqs_taddr_t vc, long *global)
 {
+    const struct be_image *b = bimg(p);
+    struct be_process *bp = mqd_process_backend(p);
     for (int i = 0; i < c->n; i++) {
         if (c->addr[i] == vc) {
-            *lpid = c->lpid[i];
+            *global = c->global[i];
             return mqs_ok;
         }
     }
     unsigned char buf[4];
-    int rc = mqd_read(p, vc + (mqs_taddr_t)bimg(p)->off[F_VC_LPID], buf, 4);
+    int rc = mqd_read(p, vc + (mqs_taddr_t)b->off[F_VC_LPID], buf, 4);
     if (rc != mqs_ok)
         return rc;
-    *lpid = (long)mqd_int(p, buf, 0, 4);
+    *global = (long)mqd_int(p, buf, 0, 4);
+    if (bp->my_pg) {
+        mqs_taddr_t pg;
+        char key[MQD_MAX_KEY];
+        if ((rc = mqd_read_ptr(p, vc + (mqs_taddr_t)b->off[F_VC_PG], &pg)) != mqs_ok ||
+            (rc = mqd_read(p, vc + (mqs_taddr_t)b->off[F_VC_PG_RANK], buf, 4)) != mqs_ok ||
+            (rc = pg_key(p, pg, (long)mqd_int(p, buf, 0, 4), key, sizeof key)) != mqs_ok)
+            return rc;
+        long id = mqd_job_identity(p, key);
+        if (id >= 0 || mqd_job_identity(p, bp->key) >= 0) /* a job table: use it */
+            *global = id;
+        else if (pg != bp->my_pg)
+            *global = -1;
+    }
     if (c->n < 256) {
         c->addr[c->n] = vc;
-        c->lpid[c->n++] = *lpid;
+        c->global[c->n++] = *global;
     }
     return mqs_ok;
 }
@@ -446,7 +526,7 @@ static int read_vcrt(struct mqd_process *p, struct lpid_cache *cache, mqs_taddr_
     rc = mqd_read(p, vcrt + (mqs_taddr_t)b->off[F_VCRT_TABLE], table, (int)(n * ps));
     for (long i = 0; rc == mqs_ok && i < n; i++) {
         mqs_taddr_t vc = mqd_ptr(p, table, (int)(i * ps));
-        rc = vc ? vc_lpid(p, cache, vc, &lpids[i]) : MQD_ERR_BAD_VALUE;
+        rc = vc ? vc_global(p, cache, vc, &lpids[i]) : MQD_ERR_BAD_VALUE;
     }
     mqd_free(table);
     if (rc != mqs_ok) {
@@ -553,17 +633,28 @@ static int read_comm(struct mqd_process *p, struct lpid_cache *cache, mqs_taddr_
             *s = '?';
     if (!c->name[0])
         mqd_set_text(c->name, "unnamed %scommunicator 0x%x", inter ? "inter" : "", *handle);
-    /* Ranks to lpids: from the communicator's groups where MPICH has made
-     * them (it does so lazily), else (ch3) from its connection tables. */
+    /* Ranks to global ranks: in ch3 with its process groups known, through
+     * the connection tables (they name processes across jobs: MPI-2);
+     * else from the communicator's groups where MPICH has made them (it
+     * does so lazily), else (ch3) from the connection tables' lpids. */
     mqs_taddr_t rgroup = mqd_ptr(p, buf, o[F_COMM_RGROUP]);
     mqs_taddr_t lgroup = mqd_ptr(p, buf, o[F_COMM_LGROUP]);
     mqs_taddr_t peers = inter ? rgroup : lgroup;
-    if (peers)
+    if (bp->my_pg) {
+        c->globals_final = 1;
+        rc = read_vcrt(p, cache, mqd_ptr(p, buf, o[F_COMM_VCRT]), c->remote_size, 0,
+                       &c->peer_global);
+        if (rc == mqs_ok && inter)
+            rc = read_vcrt(p, cache, mqd_ptr(p, buf, o[F_COMM_LVCRT]), c->size, 1,
+                           &c->local_global);
+    } else if (peers)
         rc = read_group(p, peers, c->remote_size, &c->peer_global);
     else if (bp->gen == MPICH_GEN_CH3_402)
         rc = read_vcrt(p, cache, mqd_ptr(p, buf, o[F_COMM_VCRT]), c->remote_size, 0,
                        &c->peer_global);
-    if (rc == mqs_ok && inter && lgroup)
+    if (bp->my_pg)
+        ; /* done above */
+    else if (rc == mqs_ok && inter && lgroup)
         rc = read_group(p, lgroup, c->size, &c->local_global);
     else if (rc == mqs_ok && inter && bp->gen == MPICH_GEN_CH3_402)
         rc = read_vcrt(p, cache, mqd_ptr(p, buf, o[F_COMM_LVCRT]), c->size, 1,
@@ -644,7 +735,8 @@ int mqd_be_read_comms(struct mqd_process *p, struct mqd_comm **out, int *nout)
     /* Peers outside MPI_COMM_WORLD (spawned or connected processes) have
      * no world rank; without MPI-2 identities they are unknown (-1). */
     for (int i = 0; i < n; i++) {
-        for (long r = 0; all[i].peer_global && r < all[i].remote_size; r++)
+        for (long r = 0; !all[i].globals_final && all[i].peer_global && r < all[i].remote_size;
+             r++)
             if (world_size > 0 && all[i].peer_global[r] >= world_size)
                 all[i].peer_global[r] = -1;
         if (!all[i].local_global && all[i].remote_size == all[i].size && all[i].peer_global) {

@@ -49,6 +49,7 @@ struct hproc {
     mqs_process_info *info;
     struct hjob *job;
     int image_set_up, process_set_up;
+    int ready; /* set up (and named): its queues can be read */
 };
 
 /* mqs_job: every process dumped together. */
@@ -506,7 +507,10 @@ static void format_image_message(char *out, size_t len, const char *msg, const c
     out[o] = '\0';
 }
 
-static int dump_one(struct hproc *p, const struct mqdh_options *opt, struct hjob *job)
+/* Everything up to the queues; iterate() reads them once every process
+ * of the job is set up and named (MPI-2: a peer's identity is known only
+ * after mqs_set_process_identity on that peer). */
+static int setup_one(struct hproc *p, const struct mqdh_options *opt, struct hjob *job)
 {
     char err[1024];
     int rc;
@@ -563,7 +567,8 @@ static int dump_one(struct hproc *p, const struct mqdh_options *opt, struct hjob
         if (rc != mqs_ok)
             return dll_fail(p, "mqs_set_process_identity", rc);
     }
-    return iterate(p);
+    p->ready = 1;
+    return MQDH_OK;
 }
 
 /* ---------------------------------------------------------------- entry */
@@ -611,8 +616,19 @@ int mqdh_dump_processes(const pid_t *pids, const int *ranks, const char *const *
         if (p->out->error)
             continue;
         double t0 = now();
-        int rc = dump_one(p, opt, &job);
+        int rc = setup_one(p, opt, &job);
         p->out->stats.seconds = now() - t0;
+        if (rc != MQDH_OK && !first_error)
+            first_error = rc;
+    }
+    for (int i = 0; i < n; i++) {
+        struct hproc *p = &procs[i];
+        if (!p->ready)
+            continue;
+        double t0 = now();
+        current_proc = p;
+        int rc = iterate(p);
+        p->out->stats.seconds += now() - t0;
         if (rc != MQDH_OK && !first_error)
             first_error = rc;
     }

@@ -64,12 +64,12 @@ int main(int argc, char **argv)
     int nfields = 0, nsizes = 0;
 #define COUNT_(id, gen, x) n##gen##_++;
     {
-        int nA_ = 0, nC_ = 0, nD_ = 0;
+        int nA_ = 0, nC_ = 0, nD_ = 0, nO_ = 0;
         MPICH_FIELDS(COUNT_)
-        nfields = nA_ + nC_ + nD_;
-        nA_ = nC_ = nD_ = 0;
+        nfields = nA_ + nC_ + nD_ + nO_;
+        nA_ = nC_ = nD_ = nO_ = 0;
         MPICH_SIZES(COUNT_)
-        nsizes = nA_ + nC_ + nD_;
+        nsizes = nA_ + nC_ + nD_ + nO_;
     }
 #undef COUNT_
     printf("/*\n"

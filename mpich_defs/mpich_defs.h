@@ -34,12 +34,15 @@ enum mpich_generation { MPICH_GEN_NONE, MPICH_GEN_CH3_402, MPICH_GEN_DEBUGQ };
 #define MPICH_SYM_VERSION "MPII_Version_string"
 #define MPICH_SYM_DEVICE "MPII_Version_device"
 #define MPICH_SYM_CONFIGURE "MPII_Version_configure"
+#define MPICH_SYM_CH3_PROCESS "MPIDI_Process" /* ch3: this process's group */
 #define MPICH_SPAWN_BREAKPOINT "MPIR_Breakpoint"
 
 /*
  * Fields: X(ID, GENERATIONS, PATH).  GENERATIONS says which generations
  * need the field (A all, C ch3 4.0.2, D debugq 4.0.3+); a field needed by
- * the target's generation and missing stops the DLL with its name.
+ * the target's generation and missing stops the DLL with its name.  O is
+ * optional: ch3's process groups, which name processes across jobs for
+ * MPI-2 identities (without them, peers outside MPI_COMM_WORLD are -1).
  */
 #define MPICH_FIELDS(X)                                                                       \
     X(COMML_SEQ, A, "MPIR_Comm_list:sequence_number")                                       \
@@ -60,6 +63,11 @@ enum mpich_generation { MPICH_GEN_NONE, MPICH_GEN_CH3_402, MPICH_GEN_DEBUGQ };
     X(VCRT_SIZE, C, "MPIDI_VCRT:size")                                                       \
     X(VCRT_TABLE, C, "MPIDI_VCRT:vcr_table")                                                 \
     X(VC_LPID, C, "MPIDI_VC:lpid")                                                           \
+    X(VC_PG, O, "MPIDI_VC:pg")                                                               \
+    X(VC_PG_RANK, O, "MPIDI_VC:pg_rank")                                                     \
+    X(PG_ID, O, "MPIDI_PG_t:id")                                                             \
+    X(PROC_MY_PG, O, "MPIDI_Process_t:my_pg")                                                \
+    X(PROC_MY_PG_RANK, O, "MPIDI_Process_t:my_pg_rank")                                      \
     X(GROUP_SIZE, A, "MPIR_Group:size")                                                      \
     X(GROUP_MAP, A, "MPIR_Group:lrank_to_lpid")                                              \
     X(PMAP_LPID, A, "MPII_Group_pmap_t:lpid")                                                \

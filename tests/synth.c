@@ -37,6 +37,8 @@ struct rec {
 struct synth {
     int big_endian, ptr;
     enum synth_gen gen;
+    uint64_t my_pg, foreign_pg; /* ch3 process groups (0: none) */
+    int identity;               /* in the debugger's job */
     int nrecs;
     struct rec recs[64];
     unsigned char *mem;
@@ -148,6 +150,11 @@ static void mpich_types(struct synth *s)
         add(t, "datatype", 4); add(t, "datatype_ptr", p); add(t, "tmpbuf", p);
         add(t, "recv_data_sz", p); finish(t);
         devreq = t->size;
+        t = type_new(s, "MPIDI_PG_t");
+        add(t, "handle", 4); add(t, "ref_count", 4); add(t, "next", p); add(t, "size", 4);
+        add(t, "vct", p); add(t, "id", p); finish(t);
+        t = type_new(s, "MPIDI_Process_t");
+        add(t, "my_pg_rank", 4); add(t, "my_pg", p); finish(t);
         t = type_new(s, "MPIR_Sendq");
         add(t, "sreq", p); add(t, "tag", 4); add(t, "rank", 4); add(t, "context_id", 4);
         add(t, "next", p); add(t, "prev", p); finish(t);
@@ -284,7 +291,7 @@ static uint64_t sym(struct synth *s, const char *name)
 #define PUT(addr, type, field, value, size) \
     synth_put(s, (addr) + (uint64_t)synth_off(s, type, field), (uint64_t)(value), size)
 
-static uint64_t vcrt(struct synth *s, int n, const int *world)
+static uint64_t vcrt(struct synth *s, int n, const int *world, uint64_t pg)
 {
     int p = s->ptr;
     uint64_t v = synth_alloc(s, synth_sizeof(s, "MPIDI_VCRT") + n * p);
@@ -292,6 +299,8 @@ static uint64_t vcrt(struct synth *s, int n, const int *world)
     for (int i = 0; i < n; i++) {
         uint64_t vc = synth_alloc(s, synth_sizeof(s, "MPIDI_VC"));
         PUT(vc, "MPIDI_VC", "lpid", world ? world[i] : i, 4);
+        PUT(vc, "MPIDI_VC", "pg", pg, p);
+        PUT(vc, "MPIDI_VC", "pg_rank", world ? world[i] : i, 4);
         synth_put(s, v + (uint64_t)synth_off(s, "MPIDI_VCRT", "vcr_table") + (uint64_t)(i * p),
                   vc, p);
     }
@@ -341,7 +350,7 @@ uint64_t synth_comm(struct synth *s, unsigned handle, unsigned ctx, int size, in
     if (s->gen == SYNTH_DEBUGQ)
         PUT(c, "MPIR_Comm", "local_group", group(s, size, world_ranks), s->ptr);
     else
-        synth_put(s, c + (uint64_t)dev_off(s, "vcrt"), vcrt(s, size, world_ranks), s->ptr);
+        synth_put(s, c + (uint64_t)dev_off(s, "vcrt"), vcrt(s, size, world_ranks, s->my_pg), s->ptr);
     return c;
 }
 
@@ -354,9 +363,32 @@ uint64_t synth_intercomm(struct synth *s, unsigned handle, unsigned ctx, int lsi
         PUT(c, "MPIR_Comm", "local_group", group(s, lsize, NULL), s->ptr);
         return c;
     }
-    synth_put(s, c + (uint64_t)dev_off(s, "vcrt"), vcrt(s, rsize, remote_world), s->ptr);
-    synth_put(s, c + (uint64_t)dev_off(s, "local_vcrt"), vcrt(s, lsize, NULL), s->ptr);
+    synth_put(s, c + (uint64_t)dev_off(s, "vcrt"), vcrt(s, rsize, remote_world, s->foreign_pg ? s->foreign_pg : s->my_pg), s->ptr);
+    synth_put(s, c + (uint64_t)dev_off(s, "local_vcrt"), vcrt(s, lsize, NULL, s->my_pg), s->ptr);
     return c;
+}
+
+static uint64_t process_group(struct synth *s, const char *id)
+{
+    uint64_t pg = synth_alloc(s, synth_sizeof(s, "MPIDI_PG_t"));
+    uint64_t str = synth_alloc(s, (int)strlen(id) + 1);
+    synth_put_bytes(s, str, id, (int)strlen(id) + 1);
+    PUT(pg, "MPIDI_PG_t", "id", str, s->ptr);
+    return pg;
+}
+
+void synth_process_group(struct synth *s, const char *id, int rank)
+{
+    s->my_pg = process_group(s, id);
+    uint64_t var = synth_alloc(s, synth_sizeof(s, "MPIDI_Process_t"));
+    PUT(var, "MPIDI_Process_t", "my_pg", s->my_pg, s->ptr);
+    PUT(var, "MPIDI_Process_t", "my_pg_rank", rank, 4);
+    synth_symbol(s, "MPIDI_Process", var);
+}
+
+void synth_foreign_group(struct synth *s, const char *id)
+{
+    s->foreign_pg = process_group(s, id);
 }
 
 void synth_comm_list(struct synth *s, const uint64_t *comms, int n, int seq)
@@ -497,6 +529,20 @@ void synth_sendq(struct synth *s, const uint64_t *reqs, const int *ranks, const 
 /* ---------------------------------------------------------------- callbacks */
 
 static long fail_at, calls, live;
+static struct synth *job_members[8];
+static int njob_members;
+
+void synth_join_job(struct synth *s, int identity)
+{
+    s->identity = identity;
+    if (njob_members < 8)
+        job_members[njob_members++] = s;
+}
+
+void synth_leave_jobs(void)
+{
+    njob_members = 0;
+}
 
 void synth_fail_malloc_at(long n)
 {
@@ -660,14 +706,15 @@ static mqs_job *get_process_job(mqs_process *p)
 
 static int get_process_identity(mqs_process *p)
 {
-    (void)p;
-    return 0;
+    return ((struct obj *)p)->s->identity;
 }
 
 static mqs_process *get_process(mqs_job *j, int identity)
 {
     (void)j;
-    (void)identity;
+    for (int i = 0; i < njob_members; i++)
+        if (job_members[i]->identity == identity)
+            return (mqs_process *)&job_members[i]->process;
     return NULL;
 }
 

@@ -45,6 +45,14 @@ uint64_t synth_comm(struct synth *s, unsigned handle, unsigned ctx, int size, in
                     const char *name, const int *world_ranks);
 uint64_t synth_intercomm(struct synth *s, unsigned handle, unsigned ctx, int lsize, int rank,
                          int rsize, const char *name, const int *remote_world);
+/* ch3 process groups: this process's (MPIDI_Process, id and rank), and
+ * the one of intercommunicators' remote sides built afterwards (a spawned
+ * or connected job).  VCs built before either have no group. */
+void synth_process_group(struct synth *s, const char *id, int rank);
+void synth_foreign_group(struct synth *s, const char *id);
+/* The debugger's MPI-2 job: s is the process of that identity. */
+void synth_join_job(struct synth *s, int identity);
+void synth_leave_jobs(void);
 /* Link comms (newest first, as MPICH does) into MPIR_All_communicators. */
 void synth_comm_list(struct synth *s, const uint64_t *comms, int n, int seq);
 /* A request in the posted (unexpected=0) or unexpected (1) list. */

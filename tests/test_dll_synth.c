@@ -478,6 +478,84 @@ static void test_synth__no_dwarf_known_layouts_only(void **state)
     assert_int_equal(r.rc, dll_code("with no debug types, the DLL used the known layout"));
 }
 
+/*
+ * MPI-2: a parent job of two (process group "kvs_parent") spawned a child
+ * ("kvs_child").  The debugger names them 0, 1 and 7; every peer must be
+ * reported by that identity, in the parent and in the child, whose own
+ * world rank 0 is identity 7.  Without a job (an MPI-1 debugger) the child
+ * reports its world rank, and peers outside its world as unknown (-1).
+ */
+enum { CTX_SPAWN = 16 };
+
+static struct synth *spawn_process(int child, int rank)
+{
+    static const int parents[] = {0, 1}, children[] = {0};
+    struct synth *s = synth_new(0, 8);
+    uint64_t comms[2];
+    synth_process_group(s, child ? "kvs_child" : "kvs_parent", rank);
+    comms[0] = synth_comm(s, 0x44000000u, 0, child ? 1 : 2, rank, "MPI_COMM_WORLD",
+                          child ? children : parents);
+    synth_foreign_group(s, child ? "kvs_parent" : "kvs_child");
+    comms[1] = synth_intercomm(s, 0x84000001u, CTX_SPAWN, child ? 1 : 2, rank, child ? 2 : 1,
+                               child ? "to parents" : "to child", child ? parents : children);
+    synth_comm_list(s, comms, 2, 2);
+    if (child) { /* a receive from parent 1, and one from itself */
+        uint64_t posted[] = {synth_recv(s, CTX_SPAWN, 1, 3, 1, DT_INT, 1, 0),
+                             synth_recv(s, 0, 0, 4, 1, DT_INT, 1, 0)};
+        synth_recv_list(s, 0, posted, 2);
+    } else if (rank == 0) { /* a send to the child */
+        uint64_t sreq[] = {synth_send_req(s, 1, DT_INT, 1)};
+        int ranks[] = {0}, tags[] = {3};
+        unsigned ctxs[] = {CTX_SPAWN};
+        synth_sendq(s, sreq, ranks, tags, ctxs, 1);
+    }
+    return s;
+}
+
+/* The peer's global rank of the first operation of queue q in comm c. */
+static long peer_global(const struct result *r, int c, int q)
+{
+    if (r->rc != mqs_ok)
+        fail_msg("dump failed: %s (%s)", dll->dll_error_string(r->rc), r->why ? r->why : "");
+    assert_true(c < r->ncomms && r->comms[c].nops[q] > 0);
+    return r->comms[c].ops[q][0].desired_global_rank;
+}
+
+static void test_synth__mpi2_identities_across_a_spawn(void **state)
+{
+    (void)state;
+    struct synth *procs[3] = {spawn_process(0, 0), spawn_process(0, 1), spawn_process(1, 0)};
+    static const int identity[3] = {0, 1, 7};
+    int job;
+    const struct synth_host *h = synth_callbacks();
+    assert_int_equal(dll->setup_job((mqs_job *)&job, &h->job), mqs_ok);
+    struct result r[3];
+    for (int i = 0; i < 3; i++) { /* set up and name every process first */
+        synth_join_job(procs[i], identity[i]);
+        dump_process(procs[i], &r[i], 0);
+        assert_int_equal(r[i].rc, mqs_ok);
+        assert_int_equal(dll->set_process_identity(synth_process(procs[i]), identity[i]),
+                         mqs_ok);
+    }
+    for (int i = 0; i < 3; i++)
+        dump_process(procs[i], &r[i], 1);
+    assert_int_equal(peer_global(&r[0], 1, mqs_pending_sends), 7);     /* parent -> child */
+    assert_int_equal(peer_global(&r[2], 1, mqs_pending_receives), 1);  /* child <- parent 1 */
+    assert_int_equal(peer_global(&r[2], 0, mqs_pending_receives), 7);  /* child's own world */
+    for (int i = 0; i < 3; i++)
+        release(procs[i]);
+    mqs_job_info *info = h->basic.mqs_get_job_info_fp((mqs_job *)&job);
+    assert_int_equal(dll->destroy_job_info(info), mqs_ok);
+    h->basic.mqs_put_job_info_fp((mqs_job *)&job, NULL);
+    synth_leave_jobs();
+    /* No job: world ranks, and -1 outside the world. */
+    dump_process(procs[2], &r[2], 0);
+    assert_int_equal(peer_global(&r[2], 0, mqs_pending_receives), 0);
+    assert_int_equal(peer_global(&r[2], 1, mqs_pending_receives), -1);
+    for (int i = 0; i < 3; i++)
+        finish(procs[i]);
+}
+
 /* mqs_malloc fails at the 1st, 2nd, ... call of a whole dump: each time a
  * clean error or a correct dump, and nothing left allocated. */
 static void malloc_fails_at_each_call(enum synth_gen gen)
@@ -528,6 +606,7 @@ int main(void)
         cmocka_unit_test(test_synth__corrupt_targets),
         cmocka_unit_test(test_synth__missing_debug_information_is_named),
         cmocka_unit_test(test_synth__no_dwarf_known_layouts_only),
+        cmocka_unit_test(test_synth__mpi2_identities_across_a_spawn),
         cmocka_unit_test(test_synth__malloc_fails_at_each_call),
     };
     return cmocka_run_group_tests_name("dll_synth", tests, setup, NULL);
