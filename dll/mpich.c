@@ -441,7 +441,33 @@ struct lpid_cache {
     int n;
     mqs_taddr_t addr[256];
     long global[256];
+    /* Process groups' id strings, by the group's address. */
+    int npg;
+    mqs_taddr_t pg[8];
+    char pg_id[8][MQD_MAX_KEY - 12];
 };
+
+/* The id string of process group pg (cached per read of the list). */
+static int pg_name(struct mqd_process *p, struct lpid_cache *c, mqs_taddr_t pg,
+                   const char **name)
+{
+    for (int i = 0; i < c->npg; i++) {
+        if (c->pg[i] == pg) {
+            *name = c->pg_id[i];
+            return mqs_ok;
+        }
+    }
+    int slot = c->npg < 8 ? c->npg++ : 7;
+    mqs_taddr_t id;
+    int rc = mqd_read_ptr(p, pg + (mqs_taddr_t)bimg(p)->off[F_PG_ID], &id);
+    if (rc == mqs_ok && !id)
+        rc = MQD_ERR_BAD_VALUE;
+    if (rc == mqs_ok)
+        rc = mqd_read_cstring(p, id, c->pg_id[slot], sizeof c->pg_id[slot]);
+    c->pg[slot] = rc == mqs_ok ? pg : 0;
+    *name = c->pg_id[slot];
+    return rc;
+}
 
 /*
  * ch3: the global rank of the process behind virtual connection vc.  With
@@ -460,18 +486,31 @@ static int vc_global(struct mqd_process *p, struct lpid_cache *c, mqs_taddr_t vc
             return mqs_ok;
         }
     }
-    unsigned char buf[4];
-    int rc = mqd_read(p, vc + (mqs_taddr_t)b->off[F_VC_LPID], buf, 4);
+    /* lpid, and with groups known pg and pg_rank: one read over all. */
+    int lo = b->off[F_VC_LPID], hi = b->off[F_VC_LPID] + 4;
+    if (bp->my_pg) {
+        const int more[] = {b->off[F_VC_PG], b->off[F_VC_PG_RANK]};
+        const int len[] = {mqd_sizes(p)->pointer_size, 4};
+        for (int i = 0; i < 2; i++) {
+            lo = more[i] < lo ? more[i] : lo;
+            hi = more[i] + len[i] > hi ? more[i] + len[i] : hi;
+        }
+    }
+    unsigned char buf[64];
+    if (hi - lo > (int)sizeof buf)
+        return MQD_ERR_BAD_LAYOUT;
+    int rc = mqd_read(p, vc + (mqs_taddr_t)lo, buf, hi - lo);
     if (rc != mqs_ok)
         return rc;
-    *global = (long)mqd_int(p, buf, 0, 4);
+    *global = (long)mqd_int(p, buf, b->off[F_VC_LPID] - lo, 4);
     if (bp->my_pg) {
-        mqs_taddr_t pg;
+        mqs_taddr_t pg = mqd_ptr(p, buf, b->off[F_VC_PG] - lo);
+        const char *name;
         char key[MQD_MAX_KEY];
-        if ((rc = mqd_read_ptr(p, vc + (mqs_taddr_t)b->off[F_VC_PG], &pg)) != mqs_ok ||
-            (rc = mqd_read(p, vc + (mqs_taddr_t)b->off[F_VC_PG_RANK], buf, 4)) != mqs_ok ||
-            (rc = pg_key(p, pg, (long)mqd_int(p, buf, 0, 4), key, sizeof key)) != mqs_ok)
+        if ((rc = pg_name(p, c, pg, &name)) != mqs_ok)
             return rc;
+        snprintf(key, sizeof key, "%s#%ld", name,
+                 (long)mqd_int(p, buf, b->off[F_VC_PG_RANK] - lo, 4));
         long id = mqd_job_identity(p, key);
         if (id >= 0 || mqd_job_identity(p, bp->key) >= 0) /* a job table: use it */
             *global = id;
