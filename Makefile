@@ -78,7 +78,7 @@ samples: $(SAMPLE_BINS) $(BUILD)/samples/unexpected-named $(STRIPPED)/libmpi.so.
          $(BUILD)/bin/mqd-launch
 
 # ---------------------------------------------------------------- host
-HOST_SRCS := host/memory.c host/attach.c host/image.c host/types.c host/loader.c \
+HOST_SRCS := host/memory.c host/attach.c host/image.c host/types.c host/loader.c host/where.c \
              host/dump.c host/job.c host/proc.c
 HOST_OBJS := $(HOST_SRCS:%.c=$(BUILD)/%.o)
 HOST_LIBS := -ldw -lelf -ldl

@@ -17,6 +17,7 @@
 #include "memory.h"
 #include "proc.h"
 #include "types.h"
+#include "where.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -507,6 +508,24 @@ static void format_image_message(char *out, size_t len, const char *msg, const c
     out[o] = '\0';
 }
 
+/* Where the stopped process is (where.c); failing that is not fatal. */
+static void locate(struct hproc *p)
+{
+    struct mqdh_where w;
+    char err[512];
+    if (mqdh_where(p->img.dwfl, p->out->pid, &w, err, sizeof err) != 0) {
+        p->out->where_error = strdup(err);
+        return;
+    }
+    if (!w.call[0])
+        return;
+    p->out->where_call = strdup(w.call);
+    p->out->where_function = strdup(w.function[0] ? w.function : "??");
+    p->out->where_file = w.file[0] ? strdup(w.file) : NULL;
+    p->out->where_line = w.line;
+    p->out->where_tid = w.tid;
+}
+
 /* Everything up to the queues; iterate() reads them once every process
  * of the job is set up and named (MPI-2: a peer's identity is known only
  * after mqs_set_process_identity on that peer). */
@@ -523,6 +542,7 @@ static int setup_one(struct hproc *p, const struct mqdh_options *opt, struct hjo
     }
     p->have_img = 1;
     p->img.share = job->types;
+    locate(p);
     p->out->image = strdup(p->img.exe_path);
     if ((rc = choose_dll(p, opt)) != MQDH_OK)
         return rc;
@@ -681,6 +701,10 @@ void mqdh_dump_free(struct mqdh_dump *d)
         free(p->image);
         free(p->dll);
         free(p->error);
+        free(p->where_call);
+        free(p->where_function);
+        free(p->where_file);
+        free(p->where_error);
     }
     free(d->procs);
     free(d);

@@ -93,6 +93,16 @@ static void text_dump(const struct mqdh_dump *d, int stats)
         if (p->host)
             printf(", host %s", p->host);
         printf("%s%s\n", p->image ? ": " : "", p->image ? p->image : "");
+        if (p->where_call) {
+            printf("  in %s, called from %s", p->where_call, p->where_function);
+            if (p->where_file)
+                printf(" at %s:%d", p->where_file, p->where_line);
+            if (p->where_tid != p->pid)
+                printf(" (thread %d)", (int)p->where_tid);
+            printf("\n");
+        } else if (p->where_error) {
+            printf("  where: %s\n", p->where_error);
+        }
         if (p->error)
             printf("  error: %s\n", p->error);
         for (int c = 0; c < p->ncomms; c++) {
@@ -152,6 +162,18 @@ static void json_dump(const struct mqdh_dump *d, int stats)
         json_string(p->dll);
         printf(", \"error\": ");
         json_string(p->error);
+        printf(", \"where\": ");
+        if (p->where_call) {
+            printf("{\"call\": ");
+            json_string(p->where_call);
+            printf(", \"function\": ");
+            json_string(p->where_function);
+            printf(", \"file\": ");
+            json_string(p->where_file);
+            printf(", \"line\": %d, \"thread\": %d}", p->where_line, (int)p->where_tid);
+        } else {
+            printf("null");
+        }
         if (stats)
             printf(", \"stats\": {\"callbacks\": %lu, \"fetches\": %lu, \"bytes\": %lu, "
                    "\"syscalls\": %lu, \"seconds\": %.6f}",

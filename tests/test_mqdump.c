@@ -117,6 +117,18 @@ static int run_mqdump(char **out, char **errout, const char *const *args)
     return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
+/* mqdump args, which must succeed with JSON of nprocs processes. */
+static struct json *run_json(const char *const *args, int nprocs, char **out, char **err)
+{
+    int rc = run_mqdump(out, err, args);
+    char msg[512];
+    struct json *j = json_parse(*out, msg, sizeof msg);
+    if (rc != 0 || !j)
+        fail_msg("mqdump exited %d (%s): %s", rc, msg, *err);
+    assert_int_equal(json_get(j, "processes")->n, nprocs);
+    return j;
+}
+
 static void load_expect(const char *name, struct expect *e)
 {
     const char *dir = getenv("MQD_SAMPLES_SRC");
@@ -291,6 +303,67 @@ static void test_mqdump__executable_names_the_dll(void **state)
     check_program("unexpected", "unexpected-named", NULL, &EXACT);
 }
 
+/* The line of samples/sample.c that holds text (0 if none). */
+static int source_line(const char *file, const char *text)
+{
+    const char *dir = getenv("MQD_SAMPLES_SRC");
+    char path[PATH_MAX], line[512];
+    snprintf(path, sizeof path, "%s/%s", dir && *dir ? dir : "samples", file);
+    FILE *f = fopen(path, "r");
+    int n = 0, found = 0;
+    while (f && !found && fgets(line, sizeof line, f)) {
+        n++;
+        found = strstr(line, text) != NULL;
+    }
+    if (f)
+        fclose(f);
+    return found ? n : 0;
+}
+
+/* Where each rank is: every rank of ring waits in MPI_Waitall, called by
+ * sample_block at its line of samples/sample.c (unwound with libdwfl). */
+static void test_mqdump__where_each_rank_is(void **state)
+{
+    (void)state;
+    int want_line = source_line("sample.c", "MPI_Waitall(n, reqs, st);");
+    assert_true(want_line > 0);
+    struct job job;
+    start(&job, "ring", 4);
+    char pid[16], *out, *err;
+    snprintf(pid, sizeof pid, "%d", (int)job.mpiexec);
+    const char *args[] = {"--job", pid, "--json", "--dll", mqd_dll(), NULL};
+    struct json *j = run_json(args, 4, &out, &err);
+    const struct json *procs = json_get(j, "processes");
+    for (int i = 0; i < 4; i++) {
+        const struct json *w = json_get(&procs->items[i], "where");
+        assert_non_null(w);
+        if (w->kind == JSON_NULL)
+            fail_msg("rank %d: no where", i);
+        assert_string_equal(json_get(w, "call")->string, "MPI_Waitall");
+        assert_string_equal(json_get(w, "function")->string, "sample_block");
+        const char *file = json_get(w, "file")->string;
+        assert_non_null(file);
+        size_t n = strlen(file);
+        assert_true(n >= 8 && strcmp(file + n - 8, "sample.c") == 0);
+        assert_int_equal(json_get(w, "line")->number, want_line);
+        assert_int_equal(json_get(w, "thread")->number, job.ranks[i]);
+    }
+    json_free(j);
+    free(out);
+    free(err);
+    snprintf(pid, sizeof pid, "%d", (int)job.ranks[2]);
+    const char *targs[] = {"--pid", pid, NULL};
+    int rc = run_mqdump(&out, &err, targs);
+    char line[128];
+    snprintf(line, sizeof line, "  in MPI_Waitall, called from sample_block at samples/sample.c:%d\n",
+             want_line);
+    if (rc != 0 || !strstr(out, line))
+        fail_msg("no \"%s\" in:\n%s%s", line, out, err);
+    free(out);
+    free(err);
+    released_and_stop(&job);
+}
+
 /* Text output of --job lists every rank with its pid, whichever way the
  * ranks are found: hydra's MPIR_proctable, or the descendants of a
  * launcher that has none (mqd-launch). */
@@ -336,13 +409,8 @@ static void test_mqdump__pids_and_the_dll_the_target_names(void **state)
     snprintf(p1, sizeof p1, "%d", (int)job.ranks[1]);
     unsetenv("MQD_DLL");
     const char *args[] = {"--pid", p1, "--pid", p0, "--json", NULL};
-    int rc = run_mqdump(&out, &err, args);
-    char msg[512];
-    struct json *j = json_parse(out, msg, sizeof msg);
-    if (rc != 0 || !j)
-        fail_msg("mqdump exited %d (%s): %s", rc, msg, err);
+    struct json *j = run_json(args, 2, &out, &err);
     const struct json *procs = json_get(j, "processes");
-    assert_int_equal(procs->n, 2);
     for (int i = 0; i < 2; i++) {
         const struct json *p = &procs->items[i];
         int want_rank = i == 0 ? 1 : 0; /* in the order given */
@@ -441,6 +509,7 @@ int main(void)
         cmocka_unit_test(test_mqdump__mqd_intercomm),
         cmocka_unit_test(test_mqdump__stripped_libmpi_known_layout),
         cmocka_unit_test(test_mqdump__executable_names_the_dll),
+        cmocka_unit_test(test_mqdump__where_each_rank_is),
         cmocka_unit_test(test_mqdump__job_lists_every_rank),
         cmocka_unit_test(test_mqdump__pids_and_the_dll_the_target_names),
         cmocka_unit_test(test_mqdump__openmpi_dll_speaks_for_itself),

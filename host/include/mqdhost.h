@@ -110,6 +110,16 @@ struct mqdh_process {
     char *image;  /* the executable */
     char *dll;    /* the DLL used; NULL if none */
     char *error;  /* NULL if the dump succeeded */
+    /*
+     * Where it is: the innermost MPI call (MPI_ or PMPI_ frame) one of its
+     * threads is in, the main thread first (NULL: none, or not unwound;
+     * where_error then says why if unwinding failed), the function outside
+     * the MPI library that made the call, and its source position
+     * (where_file NULL and where_line 0 without line information).
+     */
+    char *where_call, *where_function, *where_file, *where_error;
+    int where_line;
+    pid_t where_tid;
     int ncomms;
     struct mqdh_comm *comms;
     struct mqdh_stats stats;

@@ -1,0 +1,113 @@
+/*
+ * where.c - where a stopped rank is: unwind every thread with libdwfl and
+ * find the MPI call it is in and the user's code that made it.
+ *
+ * The process must be ptrace-stopped by us (attach.c); libdwfl reads its
+ * registers and stack through ptrace and memory, and unwinds with CFI.
+ */
+#define _GNU_SOURCE
+#include "where.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct walk {
+    struct mqdh_where *w;
+    int depth;
+    int found;   /* frames seen since the MPI entry point (1: it, 2+: callers) */
+    Dwfl_Module *mpi_module;
+};
+
+/* "PMPI_Recv" and "MPI_Recv" are both the user's MPI_Recv. */
+static const char *mpi_entry(const char *name)
+{
+    if (!name)
+        return NULL;
+    if (strncmp(name, "PMPI_", 5) == 0)
+        return name + 1;
+    if (strncmp(name, "MPI_", 4) == 0)
+        return name;
+    return NULL;
+}
+
+static int frame_cb(Dwfl_Frame *frame, void *arg)
+{
+    struct walk *k = arg;
+    Dwarf_Addr pc;
+    bool activation;
+    if (++k->depth > 256 || !dwfl_frame_pc(frame, &pc, &activation))
+        return DWARF_CB_ABORT;
+    Dwarf_Addr at = activation ? pc : pc - 1; /* a return address: the call */
+    Dwfl *dwfl = dwfl_thread_dwfl(dwfl_frame_thread(frame));
+    Dwfl_Module *mod = dwfl_addrmodule(dwfl, at);
+    const char *name = mod ? dwfl_module_addrname(mod, at) : NULL;
+    const char *entry = mpi_entry(name);
+    if (entry) { /* the innermost MPI entry point wins; keep looking outward */
+        if (!k->found) {
+            snprintf(k->w->call, sizeof k->w->call, "%s", entry);
+            k->mpi_module = mod;
+            k->found = 1;
+        }
+        return DWARF_CB_OK;
+    }
+    if (k->found && mod != k->mpi_module) { /* the user's code that called it */
+        snprintf(k->w->function, sizeof k->w->function, "%s", name ? name : "??");
+        Dwfl_Line *line = dwfl_module_getsrc(mod, at);
+        int lineno = 0;
+        const char *file = line ? dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL) : NULL;
+        if (file) {
+            snprintf(k->w->file, sizeof k->w->file, "%s", file);
+            k->w->line = lineno;
+        }
+        return DWARF_CB_ABORT;
+    }
+    return DWARF_CB_OK;
+}
+
+struct threads {
+    struct mqdh_where *w;
+    pid_t main;
+};
+
+static int thread_cb(Dwfl_Thread *thread, void *arg)
+{
+    struct threads *th = arg;
+    pid_t tid = dwfl_thread_tid(thread);
+    if (tid == th->main)
+        return DWARF_CB_OK;
+    struct walk k = {th->w, 0, 0, NULL};
+    memset(th->w, 0, sizeof *th->w);
+    dwfl_thread_getframes(thread, frame_cb, &k);
+    if (k.found) {
+        th->w->tid = tid;
+        return DWARF_CB_ABORT;
+    }
+    memset(th->w, 0, sizeof *th->w);
+    return DWARF_CB_OK;
+}
+
+int mqdh_where(Dwfl *dwfl, pid_t pid, struct mqdh_where *w, char *err, size_t errlen)
+{
+    memset(w, 0, sizeof *w);
+    /* The threads are already ptrace-stopped (attach.c): libdwfl only reads. */
+    int rc = dwfl_linux_proc_attach(dwfl, pid, true);
+    if (rc != 0) {
+        snprintf(err, errlen, "cannot unwind process %d: %s", (int)pid,
+                 rc > 0 ? strerror(rc) : dwfl_errmsg(-1));
+        return -1;
+    }
+    /* The main thread first: that is where an MPI program usually waits;
+     * other threads only if it is in no MPI call. */
+    struct walk k = {w, 0, 0, NULL};
+    dwfl_getthread_frames(dwfl, pid, frame_cb, &k);
+    if (k.found) {
+        w->tid = pid;
+        return 0;
+    }
+    /* Other threads: the same walk on each, until one is in MPI. */
+    struct threads th = {w, pid};
+    dwfl_getthreads(dwfl, thread_cb, &th);
+    return 0;
+}
