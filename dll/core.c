@@ -500,24 +500,41 @@ static struct mqd_job *job_of(struct mqd_process *p)
     return job ? (struct mqd_job *)host.basic->mqs_get_job_info_fp(job) : NULL;
 }
 
+/* Where key is in the job's table (kept sorted: every peer of every
+ * process is looked up), or where it would go; *found says which. */
+static int job_find(const struct mqd_job *job, const char *key, int *found)
+{
+    int lo = 0, hi = job->n;
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2, c = strcmp(job->v[mid].key, key);
+        if (c == 0) {
+            *found = 1;
+            return mid;
+        }
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    *found = 0;
+    return lo;
+}
+
 long mqd_job_identity(struct mqd_process *p, const char *key)
 {
     struct mqd_job *job = job_of(p);
-    for (int i = 0; job && key[0] && i < job->n; i++)
-        if (strcmp(job->v[i].key, key) == 0)
-            return job->v[i].identity;
-    return -1;
+    int found = 0, i = job && key[0] ? job_find(job, key, &found) : 0;
+    return found ? job->v[i].identity : -1;
 }
 
 static int job_register(struct mqd_job *job, const char *key, int identity)
 {
-    for (int i = 0; i < job->n; i++) {
-        if (strcmp(job->v[i].key, key) == 0) {
-            if (job->v[i].identity != identity)
-                job->generation++;
-            job->v[i].identity = identity;
-            return mqs_ok;
-        }
+    int found, at = job_find(job, key, &found);
+    if (found) {
+        if (job->v[at].identity != identity)
+            job->generation++;
+        job->v[at].identity = identity;
+        return mqs_ok;
     }
     if (job->n == job->cap) {
         int nc = job->cap ? job->cap * 2 : 16;
@@ -530,8 +547,10 @@ static int job_register(struct mqd_job *job, const char *key, int identity)
         job->v = nv;
         job->cap = nc;
     }
-    snprintf(job->v[job->n].key, MQD_MAX_KEY, "%s", key);
-    job->v[job->n++].identity = identity;
+    memmove(&job->v[at + 1], &job->v[at], (size_t)(job->n - at) * sizeof job->v[0]);
+    snprintf(job->v[at].key, MQD_MAX_KEY, "%s", key);
+    job->v[at].identity = identity;
+    job->n++;
     job->generation++;
     return mqs_ok;
 }

@@ -304,18 +304,15 @@ static int process_group_known(const struct be_image *b)
            b->off[F_PROC_MY_PG] >= 0 && b->off[F_PROC_MY_PG_RANK] >= 0;
 }
 
-/* "PG-ID#RANK": the id string of process group pg and a rank in it. */
-static int pg_key(struct mqd_process *p, mqs_taddr_t pg, long rank, char *key, int len)
+/* The id string of ch3 process group pg ("kvs_..."). */
+enum { PG_ID_MAX = MQD_MAX_KEY - 12 }; /* room for "#RANK" in a key */
+static int read_pg_id(struct mqd_process *p, mqs_taddr_t pg, char *out, int len)
 {
     mqs_taddr_t id;
-    char name[MQD_MAX_KEY - 12];
     int rc = mqd_read_ptr(p, pg + (mqs_taddr_t)bimg(p)->off[F_PG_ID], &id);
-    if (rc == mqs_ok && id)
-        rc = mqd_read_cstring(p, id, name, sizeof name);
-    if (rc != mqs_ok || !id)
-        return rc != mqs_ok ? rc : MQD_ERR_BAD_VALUE;
-    snprintf(key, (size_t)len, "%s#%ld", name, rank);
-    return mqs_ok;
+    if (rc == mqs_ok && !id)
+        rc = MQD_ERR_BAD_VALUE;
+    return rc == mqs_ok ? mqd_read_cstring(p, id, out, len) : rc;
 }
 
 /* ch3: this process's group and key, from the MPIDI_Process variable at
@@ -328,10 +325,11 @@ static void my_process_group(struct mqd_process *p, struct be_process *bp, mqs_t
     if (mqd_read_ptr(p, var + (mqs_taddr_t)b->off[F_PROC_MY_PG], &pg) != mqs_ok || !pg ||
         mqd_read(p, var + (mqs_taddr_t)b->off[F_PROC_MY_PG_RANK], rbuf, 4) != mqs_ok)
         return;
-    if (pg_key(p, pg, (long)mqd_int(p, rbuf, 0, 4), bp->key, sizeof bp->key) == mqs_ok)
-        bp->my_pg = pg;
-    else
-        bp->key[0] = '\0';
+    char name[PG_ID_MAX];
+    if (read_pg_id(p, pg, name, sizeof name) != mqs_ok)
+        return;
+    snprintf(bp->key, sizeof bp->key, "%s#%ld", name, (long)mqd_int(p, rbuf, 0, 4));
+    bp->my_pg = pg;
 }
 
 int mqd_be_process_key(struct mqd_process *p, char *key, int len)
@@ -375,9 +373,10 @@ int mqd_be_setup_process(mqs_process *process, struct mqd_process *p, void **bac
         mqd_free(bp);
         return MQD_ERR_NO_DEBUG_QUEUES;
     }
-    mqs_taddr_t ch3_process;
-    if (bp->gen == MPICH_GEN_CH3_402 && cb->mqs_find_symbol_fp(image, (char *)MPICH_SYM_CH3_PROCESS, &ch3_process) == mqs_ok)
-        bp->my_pg = ch3_process; /* the variable, for now: read after the layout is known */
+    mqs_taddr_t ch3_process = 0; /* read once the layout is known */
+    if (bp->gen == MPICH_GEN_CH3_402 &&
+        cb->mqs_find_symbol_fp(image, (char *)MPICH_SYM_CH3_PROCESS, &ch3_process) != mqs_ok)
+        ch3_process = 0;
     if (!b->from_dwarf) {
         int rc = choose_layout(p, (struct be_image *)b);
         if (rc != mqs_ok) {
@@ -405,12 +404,8 @@ int mqd_be_setup_process(mqs_process *process, struct mqd_process *p, void **bac
         }
     }
     *backend = bp;
-    if (bp->my_pg) { /* the process group: where MPIDI_Process says */
-        mqs_taddr_t var = bp->my_pg;
-        bp->my_pg = 0;
-        if (process_group_known(b))
-            my_process_group(p, bp, var);
-    }
+    if (ch3_process && process_group_known(b))
+        my_process_group(p, bp, ch3_process);
     return mqs_ok;
 }
 
@@ -444,7 +439,8 @@ struct lpid_cache {
     /* Process groups' id strings, by the group's address. */
     int npg;
     mqs_taddr_t pg[8];
-    char pg_id[8][MQD_MAX_KEY - 12];
+    char pg_id[8][PG_ID_MAX];
+    int use_job; /* this process is in the debugger's job table (MPI-2) */
 };
 
 /* The id string of process group pg (cached per read of the list). */
@@ -458,12 +454,7 @@ static int pg_name(struct mqd_process *p, struct lpid_cache *c, mqs_taddr_t pg,
         }
     }
     int slot = c->npg < 8 ? c->npg++ : 7;
-    mqs_taddr_t id;
-    int rc = mqd_read_ptr(p, pg + (mqs_taddr_t)bimg(p)->off[F_PG_ID], &id);
-    if (rc == mqs_ok && !id)
-        rc = MQD_ERR_BAD_VALUE;
-    if (rc == mqs_ok)
-        rc = mqd_read_cstring(p, id, c->pg_id[slot], sizeof c->pg_id[slot]);
+    int rc = read_pg_id(p, pg, c->pg_id[slot], sizeof c->pg_id[slot]);
     c->pg[slot] = rc == mqs_ok ? pg : 0;
     *name = c->pg_id[slot];
     return rc;
@@ -511,9 +502,8 @@ static int vc_global(struct mqd_process *p, struct lpid_cache *c, mqs_taddr_t vc
             return rc;
         snprintf(key, sizeof key, "%s#%ld", name,
                  (long)mqd_int(p, buf, b->off[F_VC_PG_RANK] - lo, 4));
-        long id = mqd_job_identity(p, key);
-        if (id >= 0 || mqd_job_identity(p, bp->key) >= 0) /* a job table: use it */
-            *global = id;
+        if (c->use_job)
+            *global = mqd_job_identity(p, key);
         else if (pg != bp->my_pg)
             *global = -1;
     }
@@ -679,25 +669,20 @@ static int read_comm(struct mqd_process *p, struct lpid_cache *cache, mqs_taddr_
     mqs_taddr_t rgroup = mqd_ptr(p, buf, o[F_COMM_RGROUP]);
     mqs_taddr_t lgroup = mqd_ptr(p, buf, o[F_COMM_LGROUP]);
     mqs_taddr_t peers = inter ? rgroup : lgroup;
-    if (bp->my_pg) {
-        c->globals_final = 1;
+    int ch3 = bp->gen == MPICH_GEN_CH3_402;
+    c->globals_final = bp->my_pg != 0;
+    if (bp->my_pg || (ch3 && !peers))
         rc = read_vcrt(p, cache, mqd_ptr(p, buf, o[F_COMM_VCRT]), c->remote_size, 0,
                        &c->peer_global);
-        if (rc == mqs_ok && inter)
+    else if (peers)
+        rc = read_group(p, peers, c->remote_size, &c->peer_global);
+    if (rc == mqs_ok && inter) {
+        if (bp->my_pg || (ch3 && !lgroup))
             rc = read_vcrt(p, cache, mqd_ptr(p, buf, o[F_COMM_LVCRT]), c->size, 1,
                            &c->local_global);
-    } else if (peers)
-        rc = read_group(p, peers, c->remote_size, &c->peer_global);
-    else if (bp->gen == MPICH_GEN_CH3_402)
-        rc = read_vcrt(p, cache, mqd_ptr(p, buf, o[F_COMM_VCRT]), c->remote_size, 0,
-                       &c->peer_global);
-    if (bp->my_pg)
-        ; /* done above */
-    else if (rc == mqs_ok && inter && lgroup)
-        rc = read_group(p, lgroup, c->size, &c->local_global);
-    else if (rc == mqs_ok && inter && bp->gen == MPICH_GEN_CH3_402)
-        rc = read_vcrt(p, cache, mqd_ptr(p, buf, o[F_COMM_LVCRT]), c->size, 1,
-                       &c->local_global);
+        else if (lgroup)
+            rc = read_group(p, lgroup, c->size, &c->local_global);
+    }
     mqd_free(buf);
     return rc;
 }
@@ -713,6 +698,8 @@ int mqd_be_read_comms(struct mqd_process *p, struct mqd_comm **out, int *nout)
     if (rc != mqs_ok)
         return rc;
     struct lpid_cache *cache = mqd_calloc(1, sizeof *cache);
+    if (cache && bp->my_pg)
+        cache->use_job = mqd_job_identity(p, bp->key) >= 0;
     struct mqd_walk walk;
     mqd_walk_init(&walk);
     struct mqd_comm *all = NULL;

@@ -66,6 +66,24 @@ static int frame_cb(Dwfl_Frame *frame, void *arg)
     return DWARF_CB_OK;
 }
 
+/* Walk one thread (thread, or tid through dwfl) into w: 1 if it is in an
+ * MPI call (w filled, w->tid set), else 0 with w cleared. */
+static int walk_thread(Dwfl *dwfl, Dwfl_Thread *thread, pid_t tid, struct mqdh_where *w)
+{
+    struct walk k = {w, 0, 0, NULL};
+    memset(w, 0, sizeof *w);
+    if (thread)
+        dwfl_thread_getframes(thread, frame_cb, &k);
+    else
+        dwfl_getthread_frames(dwfl, tid, frame_cb, &k);
+    if (!k.found) {
+        memset(w, 0, sizeof *w);
+        return 0;
+    }
+    w->tid = tid;
+    return 1;
+}
+
 struct threads {
     struct mqdh_where *w;
     pid_t main;
@@ -75,16 +93,8 @@ static int thread_cb(Dwfl_Thread *thread, void *arg)
 {
     struct threads *th = arg;
     pid_t tid = dwfl_thread_tid(thread);
-    if (tid == th->main)
-        return DWARF_CB_OK;
-    struct walk k = {th->w, 0, 0, NULL};
-    memset(th->w, 0, sizeof *th->w);
-    dwfl_thread_getframes(thread, frame_cb, &k);
-    if (k.found) {
-        th->w->tid = tid;
+    if (tid != th->main && walk_thread(NULL, thread, tid, th->w))
         return DWARF_CB_ABORT;
-    }
-    memset(th->w, 0, sizeof *th->w);
     return DWARF_CB_OK;
 }
 
@@ -99,15 +109,10 @@ int mqdh_where(Dwfl *dwfl, pid_t pid, struct mqdh_where *w, char *err, size_t er
         return -1;
     }
     /* The main thread first: that is where an MPI program usually waits;
-     * other threads only if it is in no MPI call. */
-    struct walk k = {w, 0, 0, NULL};
-    dwfl_getthread_frames(dwfl, pid, frame_cb, &k);
-    if (k.found) {
-        w->tid = pid;
-        return 0;
+     * the others, until one is in MPI, only if it is in no MPI call. */
+    if (!walk_thread(dwfl, NULL, pid, w)) {
+        struct threads th = {w, pid};
+        dwfl_getthreads(dwfl, thread_cb, &th);
     }
-    /* Other threads: the same walk on each, until one is in MPI. */
-    struct threads th = {w, pid};
-    dwfl_getthreads(dwfl, thread_cb, &th);
     return 0;
 }

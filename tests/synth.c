@@ -262,28 +262,33 @@ void synth_symbol(struct synth *s, const char *name, uint64_t addr)
     s->syms[s->nsyms++].addr = addr;
 }
 
-int synth_read_ptr(struct synth *s, const char *symbol, uint64_t *value)
+/* The address of symbol name; 0 if there is none. */
+static uint64_t find_sym(struct synth *s, const char *name)
 {
-    uint64_t addr = 0;
-    int i;
-    for (i = 0; i < s->nsyms && strcmp(s->syms[i].name, symbol) != 0; i++)
-        ;
-    if (i == s->nsyms)
-        return -1;
-    addr = s->syms[i].addr;
-    const unsigned char *m = s->mem + (addr - SYNTH_BASE);
-    *value = 0;
-    for (int k = 0; k < s->ptr; k++)
-        *value |= (uint64_t)m[s->big_endian ? s->ptr - 1 - k : k] << (8 * k);
+    for (int i = 0; i < s->nsyms; i++)
+        if (strcmp(s->syms[i].name, name) == 0)
+            return s->syms[i].addr;
     return 0;
 }
 
 static uint64_t sym(struct synth *s, const char *name)
 {
-    for (int i = 0; i < s->nsyms; i++)
-        if (strcmp(s->syms[i].name, name) == 0)
-            return s->syms[i].addr;
-    abort();
+    uint64_t a = find_sym(s, name);
+    if (!a)
+        abort();
+    return a;
+}
+
+int synth_read_ptr(struct synth *s, const char *symbol, uint64_t *value)
+{
+    uint64_t addr = find_sym(s, symbol);
+    if (!addr)
+        return -1;
+    const unsigned char *m = s->mem + (addr - SYNTH_BASE);
+    *value = 0;
+    for (int k = 0; k < s->ptr; k++)
+        *value |= (uint64_t)m[s->big_endian ? s->ptr - 1 - k : k] << (8 * k);
+    return 0;
 }
 
 /* ---------------------------------------------------------------- MPICH shapes */
@@ -628,14 +633,11 @@ static void get_type_sizes(mqs_process *proc, mqs_target_type_sizes *ts)
 
 static int find_symbol(mqs_image *i, char *name, mqs_taddr_t *addr)
 {
-    struct synth *s = ((struct obj *)i)->s;
-    for (int k = 0; k < s->nsyms; k++) {
-        if (strcmp(s->syms[k].name, name) == 0) {
-            *addr = s->syms[k].addr;
-            return mqs_ok;
-        }
-    }
-    return 1001;
+    uint64_t a = find_sym(((struct obj *)i)->s, name); /* never 0: memory starts higher */
+    if (!a)
+        return 1001;
+    *addr = a;
+    return mqs_ok;
 }
 
 static int find_function(mqs_image *i, char *name, mqs_lang_code l, mqs_taddr_t *addr)
