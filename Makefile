@@ -44,7 +44,7 @@ $(BUILD)/bin/mqd-launch: samples/launch.c | $(BUILD)/bin
 	$(CC) $(MQD_CFLAGS) -o $@ $< $(MQD_LDFLAGS)
 
 # ---------------------------------------------------------------- samples
-SAMPLES := ring unexpected wildcards comms intercomm
+SAMPLES := ring unexpected wildcards comms intercomm crossed anysource mismatch inflight
 SAMPLE_BINS := $(SAMPLES:%=$(BUILD)/samples/%)
 
 # Compiled by the cached MPICH's mpicc, which links its libmpi.so by rpath.
@@ -79,6 +79,7 @@ samples: $(SAMPLE_BINS) $(BUILD)/samples/unexpected-named $(STRIPPED)/libmpi.so.
 
 # ---------------------------------------------------------------- host
 HOST_SRCS := host/memory.c host/attach.c host/image.c host/types.c host/loader.c host/where.c \
+             host/analyze.c \
              host/dump.c host/job.c host/proc.c
 HOST_OBJS := $(HOST_SRCS:%.c=$(BUILD)/%.o)
 HOST_LIBS := -ldw -lelf -ldl

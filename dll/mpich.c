@@ -801,7 +801,12 @@ int mqd_be_op_in_comm(const struct mqd_comm *comm, int queue, const struct mqd_r
     uint64_t key = queue == mqs_pending_sends ? comm->send_context : comm->recv_context;
     if (op->context == key)
         return 1;
-    if (op->context == (key | MPICH_CONTEXT_COLL_BIT) && !(key & MPICH_CONTEXT_COLL_BIT))
+    /* MPI's own traffic for a collective on this communicator: its
+     * collective context, or that of a node-level sub-communicator MPICH
+     * made of it (MPIR_Barrier_intra_smp and friends run on those). */
+    uint64_t internal = MPICH_CONTEXT_COLL_BIT | MPICH_CONTEXT_SUBCOMM_MASK;
+    if (!(key & (internal | MPICH_CONTEXT_LOCALCOMM_MASK)) && op->context != key &&
+        (op->context & ~(uint64_t)internal) == key)
         return 2;
     return 0;
 }

@@ -229,7 +229,166 @@ static void json_dump(const struct mqdh_dump *d, int stats)
         }
         printf("]}");
     }
-    printf("\n]}\n");
+    printf("\n]");
+}
+
+static const char *const wait_kinds[] = {"recv", "send", "collective"};
+
+static const char *wait_kind(enum mqdh_wait_kind k)
+{
+    return (unsigned)k < sizeof wait_kinds / sizeof wait_kinds[0] ? wait_kinds[k] : "?";
+}
+
+/* "0-3,5,7-8": ascending process indexes, as their ranks (pids if none). */
+static void print_ranks(const struct mqdh_dump *d, const int *idx, int n)
+{
+    for (int i = 0; i < n;) {
+        const struct mqdh_process *p = &d->procs[idx[i]];
+        int j = i;
+        while (p->rank >= 0 && j + 1 < n && d->procs[idx[j + 1]].rank == d->procs[idx[j]].rank + 1)
+            j++;
+        printf("%s", i ? "," : "");
+        if (p->rank < 0)
+            printf("pid %d", (int)p->pid);
+        else if (j > i)
+            printf("%d-%d", p->rank, d->procs[idx[j]].rank);
+        else
+            printf("%d", p->rank);
+        i = j + 1;
+    }
+}
+
+/*
+ * The deadlock section.  fold: explanations that are the same up to the
+ * waiting rank are printed once, under the ranks they hold for.
+ */
+static void text_analysis(const struct mqdh_dump *d, const struct mqdh_analysis *a, int fold)
+{
+    printf("\n");
+    for (int k = 0; k < a->ndeadlocks; k++) {
+        const struct mqdh_deadlock *dl = &a->deadlocks[k];
+        printf("DEADLOCK: a %s of %d process%s, ranks [", dl->knot ? "knot" : "cycle",
+               dl->nmembers, dl->nmembers == 1 ? "" : "es");
+        print_ranks(d, dl->members, dl->nmembers);
+        printf("]%s\n", dl->knot ? " (some wait for any one of several: all of those are in it)"
+                                 : " (every wait in it is needed)");
+        char *done = calloc((size_t)dl->nwaits + 1, 1);
+        int *who = malloc(((size_t)dl->nwaits + 1) * sizeof *who);
+        for (int e = 0; e < dl->nwaits; e++) {
+            const struct mqdh_wait *w = &a->waits[dl->waits[e]];
+            if (!fold || !done || !who) {
+                printf("  %s\n", w->why);
+                continue;
+            }
+            if (done[e])
+                continue;
+            char line[512], other[512];
+            mqdh_explain_wait(d, w, 1, line, sizeof line);
+            int n = 0;
+            for (int f = e; f < dl->nwaits; f++) {
+                const struct mqdh_wait *v = &a->waits[dl->waits[f]];
+                if (done[f])
+                    continue;
+                mqdh_explain_wait(d, v, 1, other, sizeof other);
+                if (strcmp(line, other) == 0) {
+                    done[f] = 1;
+                    if (!n || who[n - 1] != v->from)
+                        who[n++] = v->from;
+                }
+            }
+            if (n == 1) {
+                printf("  %s\n", w->why);
+            } else {
+                printf("  [");
+                print_ranks(d, who, n);
+                printf("] %s\n", line);
+            }
+        }
+        free(done);
+        free(who);
+    }
+    if (a->nbehind) {
+        printf("also stuck, waiting on %s: ranks [", a->ndeadlocks == 1 ? "it" : "them");
+        print_ranks(d, a->behind, a->nbehind);
+        printf("]\n");
+    }
+    if (!a->ndeadlocks) {
+        int blocked = 0, free_ = 0;
+        for (int i = 0; i < a->nprocs; i++) {
+            blocked += a->activity[i] == MQDH_ACT_BLOCKED;
+            free_ += a->activity[i] == MQDH_ACT_RUNNING || a->activity[i] == MQDH_ACT_IN_MPI;
+        }
+        printf("no deadlock found: %d of %d processes blocked in MPI, %d not blocked, "
+               "%d waits\n", blocked, a->nprocs, free_, a->nwaits);
+    }
+    if (a->nunseen) {
+        printf("the analysis could not see%s:\n",
+               a->ndeadlocks ? " (none of it can undo the deadlock)" : "");
+        for (int i = 0; i < a->nunseen; i++)
+            printf("  %s\n", a->unseen[i]);
+    }
+}
+
+static void json_int_array(const int *v, int n, const struct mqdh_dump *d)
+{
+    printf("[");
+    for (int i = 0; i < n; i++)
+        printf("%s%d", i ? ", " : "", d->procs[v[i]].rank);
+    printf("]");
+}
+
+static void json_wait(const struct mqdh_dump *d, const struct mqdh_wait *w)
+{
+    const struct mqdh_process *f = &d->procs[w->from], *t = &d->procs[w->to];
+    printf("{\"from\": %d, \"to\": %d, \"from_pid\": %d, \"to_pid\": %d, \"kind\": \"%s\", "
+           "\"any_source\": %s, \"call\": ",
+           f->rank, t->rank, (int)f->pid, (int)t->pid, wait_kind(w->kind),
+           w->any_source ? "true" : "false");
+    json_string(f->where_call);
+    printf(", \"comm\": ");
+    json_string(f->comms[w->comm].name);
+    if (w->tag_wild || w->kind == MQDH_WAIT_COLLECTIVE)
+        printf(", \"tag\": null");
+    else
+        printf(", \"tag\": %ld", w->tag);
+    printf(", \"group\": %d, \"in_deadlock\": %s, \"why\": ", w->group,
+           w->in_deadlock ? "true" : "false");
+    json_string(w->why);
+    printf("}");
+}
+
+static void json_analysis(const struct mqdh_dump *d, const struct mqdh_analysis *a)
+{
+    static const char *const acts[] = {"unknown", "running", "in_mpi", "blocked"};
+    printf(",\n\"deadlock\": {\"found\": %s, \"deadlocks\": [", a->ndeadlocks ? "true" : "false");
+    for (int k = 0; k < a->ndeadlocks; k++) {
+        const struct mqdh_deadlock *dl = &a->deadlocks[k];
+        printf("%s\n  {\"kind\": \"%s\", \"ranks\": ", k ? "," : "", dl->knot ? "knot" : "cycle");
+        json_int_array(dl->members, dl->nmembers, d);
+        printf(", \"edges\": [");
+        for (int e = 0; e < dl->nwaits; e++) {
+            printf("%s\n   ", e ? "," : "");
+            json_wait(d, &a->waits[dl->waits[e]]);
+        }
+        printf("]}");
+    }
+    printf("],\n \"behind\": ");
+    json_int_array(a->behind, a->nbehind, d);
+    printf(",\n \"activity\": [");
+    for (int i = 0; i < a->nprocs; i++)
+        printf("%s{\"rank\": %d, \"state\": \"%s\"}", i ? ", " : "", d->procs[i].rank,
+               acts[a->activity[i]]);
+    printf("],\n \"unseen\": [");
+    for (int i = 0; i < a->nunseen; i++) {
+        printf("%s", i ? ", " : "");
+        json_string(a->unseen[i]);
+    }
+    printf("],\n \"waits\": [");
+    for (int w = 0; w < a->nwaits; w++) {
+        printf("%s\n  ", w ? "," : "");
+        json_wait(d, &a->waits[w]);
+    }
+    printf("]}");
 }
 
 /* Interrupted mid-dump: let every process go, then die of the signal. */
@@ -354,10 +513,20 @@ int main(int argc, char **argv)
                             d->procs[i].error);
             }
         }
-        if (json)
+        struct mqdh_analysis *a = NULL;
+        if (mqdh_analyze(d, &a) != MQDH_OK)
+            fprintf(stderr, "mqdump: the wait-for analysis ran out of memory\n");
+        if (json) {
             json_dump(d, stats);
-        else
+            if (a)
+                json_analysis(d, a);
+            printf("}\n");
+        } else {
             text_dump(d, stats);
+            if (a)
+                text_analysis(d, a, 1);
+        }
+        mqdh_analysis_free(a);
         status = failed == 0 ? 0 : failed < d->nprocs ? 1 : 2;
     }
     mqdh_dump_free(d);

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 static int world_rank = -1;
@@ -61,6 +62,24 @@ _Noreturn void sample_block(MPI_Request *reqs, int n)
         MPI_Abort(MPI_COMM_WORLD, 70);
     MPI_Waitall(n, reqs, st);
     fprintf(stderr, "rank %d: requests completed that never should\n", world_rank);
+    MPI_Abort(MPI_COMM_WORLD, 70);
+    abort();
+}
+
+_Noreturn void sample_compute(void)
+{
+    volatile double x = 1.0;
+    for (;;) {
+        for (int i = 0; i < 1000; i++)
+            x = x * 1.000001 + 1e-9;
+        struct timespec ts = {0, 10 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+}
+
+_Noreturn void sample_stop(void)
+{
+    fprintf(stderr, "rank %d: a call returned that never should\n", world_rank);
     MPI_Abort(MPI_COMM_WORLD, 70);
     abort();
 }

@@ -30,6 +30,13 @@ void sample_ready(void);
 /* Block this rank forever inside MPI, as a hung job does (n <= 8). */
 _Noreturn void sample_block(MPI_Request *reqs, int n);
 
+/* Compute forever outside MPI, as a rank busy with its own work is (never
+ * returns; sleeps most of the time so as not to take a core). */
+_Noreturn void sample_compute(void);
+
+/* A blocking call a sample expected never to return did: say so, abort. */
+_Noreturn void sample_stop(void);
+
 /* This rank in MPI_COMM_WORLD (valid after sample_init). */
 int sample_rank(void);
 

@@ -214,3 +214,102 @@ int compare_dump(const struct json *dump, const struct expect *e, const struct j
     }
     return 0;
 }
+
+/* ---------------------------------------------------------------- analysis */
+
+int compare_where(const struct json *dump, const struct expect *e, char *err, int errlen)
+{
+    const struct json *procs = json_get(dump, "processes");
+    for (int i = 0; procs && i < procs->n; i++) {
+        const struct json *p = &procs->items[i];
+        int rank = (int)json_get(p, "rank")->number;
+        const struct json *w = json_get(p, "where");
+        const char *call = w && w->kind == JSON_OBJECT ? json_get(w, "call")->string : NULL;
+        for (int k = 0; k < e->nwheres; k++) {
+            const struct expect_where *x = &e->wheres[k];
+            if (x->rank != EXPECT_ALL_RANKS && x->rank != rank)
+                continue;
+            if (x->call[0] ? !call || strcmp(call, x->call) != 0 : call != NULL) {
+                snprintf(err, (size_t)errlen, "rank %d is in %s, not in %s", rank,
+                         call ? call : "no MPI call", x->call[0] ? x->call : "no MPI call");
+                return -1;
+            }
+        }
+    }
+    return 0;
+}
+
+/* "0,1,5" from a JSON array of numbers. */
+static void joined(const struct json *a, char *buf, size_t len)
+{
+    size_t at = 0;
+    buf[0] = '\0';
+    for (int i = 0; a && a->kind == JSON_ARRAY && i < a->n && at < len; i++)
+        at += (size_t)snprintf(buf + at, len - at, "%s%lld", i ? "," : "", a->items[i].number);
+}
+
+int compare_deadlock(const struct json *dump, const struct expect *e, char *err, int errlen)
+{
+    const struct json *dl = json_get(dump, "deadlock");
+    const struct json *list = dl ? json_get(dl, "deadlocks") : NULL;
+    char got[256];
+    if (!list || list->kind != JSON_ARRAY) {
+        snprintf(err, (size_t)errlen, "no \"deadlock\" object with its \"deadlocks\"");
+        return -1;
+    }
+    if (json_get(dl, "found")->number != (e->ndeadlocks > 0) || list->n != e->ndeadlocks) {
+        snprintf(err, (size_t)errlen, "%d deadlocks reported, %d expected", list->n,
+                 e->ndeadlocks);
+        return -1;
+    }
+    int nedges = 0;
+    for (int i = 0; i < list->n; i++) {
+        const struct json *d = &list->items[i];
+        const char *kind = json_get(d, "kind")->string;
+        joined(json_get(d, "ranks"), got, sizeof got);
+        if (strcmp(kind, e->deadlocks[i].knot ? "knot" : "cycle") != 0 ||
+            strcmp(got, e->deadlocks[i].ranks) != 0) {
+            snprintf(err, (size_t)errlen, "deadlock %d: a %s of ranks %s, expected a %s of %s",
+                     i, kind, got, e->deadlocks[i].knot ? "knot" : "cycle",
+                     e->deadlocks[i].ranks);
+            return -1;
+        }
+        nedges += json_get(d, "edges")->n;
+    }
+    joined(json_get(dl, "behind"), got, sizeof got);
+    if (strcmp(got, e->behind) != 0) {
+        snprintf(err, (size_t)errlen, "ranks behind the deadlock: [%s], expected [%s]", got,
+                 e->behind);
+        return -1;
+    }
+    if (nedges != e->nwaits) {
+        snprintf(err, (size_t)errlen, "%d edges explain the deadlocks, %d expected", nedges,
+                 e->nwaits);
+        return -1;
+    }
+    /* Every expected edge, each reported edge used once. */
+    char *used = calloc((size_t)e->nwaits + 1, 1);
+    int rc = used ? 0 : -1;
+    for (int i = 0; rc == 0 && i < list->n; i++) {
+        const struct json *edges = json_get(&list->items[i], "edges");
+        for (int k = 0; rc == 0 && k < edges->n; k++) {
+            const struct json *g = &edges->items[k];
+            int from = (int)json_get(g, "from")->number, to = (int)json_get(g, "to")->number;
+            const char *kind = json_get(g, "kind")->string;
+            int hit = -1;
+            for (int x = 0; hit < 0 && x < e->nwaits; x++)
+                if (!used[x] && e->waits[x].from == from && e->waits[x].to == to &&
+                    strcmp(e->waits[x].kind, kind) == 0)
+                    hit = x;
+            if (hit < 0) {
+                snprintf(err, (size_t)errlen, "unexpected edge %d -> %d (%s): %s", from, to,
+                         kind, json_get(g, "why")->string);
+                rc = -1;
+            } else {
+                used[hit] = 1;
+            }
+        }
+    }
+    free(used);
+    return rc;
+}

@@ -36,4 +36,15 @@ struct dll_limits {
 int compare_dump(const struct json *dump, const struct expect *e, const struct job *job,
                  const struct dll_limits *lim, char *err, int errlen);
 
+/* 0 if every rank is in the MPI call e's `where` lines name; else -1 and
+ * the first that is not, in err. */
+int compare_where(const struct json *dump, const struct expect *e, char *err, int errlen);
+
+/*
+ * 0 if the dump's "deadlock" object reports exactly e's deadlocks (kind
+ * and ranks, in order), the ranks behind them and the edges explaining
+ * them (as a multiset of from, to, kind); else -1 with the difference.
+ */
+int compare_deadlock(const struct json *dump, const struct expect *e, char *err, int errlen);
+
 #endif

@@ -30,6 +30,56 @@ static int copy_name(char dst[64], const char *src)
     return 0;
 }
 
+/* Append item (size bytes) to the array *arr of *n. */
+static int push(void *arr, int *n, size_t size, const void *item)
+{
+    void **a = arr;
+    char *m = realloc(*a, (size_t)(*n + 1) * size);
+    if (!m)
+        return -1;
+    memcpy(m + (size_t)*n * size, item, size);
+    *a = m;
+    (*n)++;
+    return 0;
+}
+
+/* "0,1,5": ascending ranks, each once. */
+static int rank_list(char dst[256], const char *src)
+{
+    long prev = -1;
+    const char *p = src;
+    if (strlen(src) >= 256)
+        return -1;
+    for (;;) {
+        char *end;
+        errno = 0;
+        long v = strtol(p, &end, 10);
+        if (errno || end == p || v <= prev)
+            return -1;
+        prev = v;
+        if (*end == '\0')
+            break;
+        if (*end != ',')
+            return -1;
+        p = end + 1;
+    }
+    strcpy(dst, src);
+    return 0;
+}
+
+static int parse_rank(const char *s, int *rank)
+{
+    long v;
+    if (strcmp(s, "*") == 0) {
+        *rank = EXPECT_ALL_RANKS;
+        return 0;
+    }
+    if (parse_long(s, 0, &v) || v < 0 || v > 4095)
+        return -1;
+    *rank = (int)v;
+    return 0;
+}
+
 static int parse_line(char *line, struct expect *e)
 {
     char *tok[10];
@@ -51,21 +101,10 @@ static int parse_line(char *line, struct expect *e)
     }
     if (strcmp(tok[0], "comm") == 0 && n == 5) {
         struct expect_comm c;
-        if (strcmp(tok[1], "*") == 0)
-            c.rank = EXPECT_ALL_RANKS;
-        else if (parse_long(tok[1], 0, &v[0]) || v[0] < 0)
+        if (parse_rank(tok[1], &c.rank) || copy_name(c.name, tok[2]) ||
+            parse_long(tok[3], 0, &c.size) || parse_long(tok[4], 0, &c.local_rank))
             return -1;
-        else
-            c.rank = (int)v[0];
-        if (copy_name(c.name, tok[2]) || parse_long(tok[3], 0, &c.size) ||
-            parse_long(tok[4], 0, &c.local_rank))
-            return -1;
-        struct expect_comm *m = realloc(e->comms, (size_t)(e->ncomms + 1) * sizeof *m);
-        if (!m)
-            return -1;
-        e->comms = m;
-        e->comms[e->ncomms++] = c;
-        return 0;
+        return push(&e->comms, &e->ncomms, sizeof c, &c);
     }
     if (strcmp(tok[0], "op") == 0 && n == 9) {
         static const char *const queues[] = {"send", "recv", "unexpected"};
@@ -86,12 +125,36 @@ static int parse_line(char *line, struct expect *e)
             return -1;
         o.queue = (enum expect_queue)q;
         o.status = s;
-        struct expect_op *m = realloc(e->ops, (size_t)(e->nops + 1) * sizeof *m);
-        if (!m)
+        return push(&e->ops, &e->nops, sizeof o, &o);
+    }
+    if (strcmp(tok[0], "where") == 0 && n == 3) {
+        struct expect_where w;
+        if (parse_rank(tok[1], &w.rank) || copy_name(w.call, tok[2]))
             return -1;
-        e->ops = m;
-        e->ops[e->nops++] = o;
-        return 0;
+        return push(&e->wheres, &e->nwheres, sizeof w, &w);
+    }
+    if (strcmp(tok[0], "deadlock") == 0 && n == 2 && strcmp(tok[1], "none") == 0) {
+        e->analysed = 1;
+        return e->ndeadlocks ? -1 : 0;
+    }
+    if (strcmp(tok[0], "deadlock") == 0 && n == 3) {
+        struct expect_deadlock d;
+        d.knot = strcmp(tok[1], "knot") == 0;
+        if ((!d.knot && strcmp(tok[1], "cycle") != 0) || rank_list(d.ranks, tok[2]))
+            return -1;
+        e->analysed = 1;
+        return push(&e->deadlocks, &e->ndeadlocks, sizeof d, &d);
+    }
+    if (strcmp(tok[0], "behind") == 0 && n == 2)
+        return rank_list(e->behind, tok[1]);
+    if (strcmp(tok[0], "wait") == 0 && n == 4) {
+        struct expect_wait w;
+        if (parse_rank(tok[1], &w.from) || parse_rank(tok[2], &w.to) || w.from < 0 ||
+            w.to < 0 || (strcmp(tok[3], "recv") && strcmp(tok[3], "send") &&
+                         strcmp(tok[3], "collective")))
+            return -1;
+        strcpy(w.kind, tok[3]);
+        return push(&e->waits, &e->nwaits, sizeof w, &w);
     }
     return -1;
 }
@@ -143,5 +206,8 @@ void expect_free(struct expect *e)
         return;
     free(e->comms);
     free(e->ops);
+    free(e->wheres);
+    free(e->deadlocks);
+    free(e->waits);
     memset(e, 0, sizeof *e);
 }

@@ -5,6 +5,10 @@
  *   np N
  *   comm RANK|* NAME|- SIZE LOCAL_RANK
  *   op RANK COMM|- QUEUE STATUS PEER GPEER TAG BYTES
+ *   where RANK|* CALL
+ *   deadlock cycle|knot RANK,RANK,...   or   deadlock none
+ *   behind RANK,RANK,...
+ *   wait FROM TO recv|send|collective
  * with QUEUE one of send, recv, unexpected; STATUS pending, matched,
  * complete; PEER, GPEER and TAG a number or ANY.
  */
@@ -30,11 +34,34 @@ struct expect_op {
     long peer, gpeer, tag, bytes; /* EXPECT_ANY for ANY */
 };
 
+/* The MPI call a rank is blocked in once the sample is in its state. */
+struct expect_where {
+    int rank; /* EXPECT_ALL_RANKS for '*' */
+    char call[64];
+};
+
+/* One deadlock the analysis must report: its kind and its ranks ("0,1"). */
+struct expect_deadlock {
+    int knot;
+    char ranks[256];
+};
+
+/* One edge of a reported deadlock. */
+struct expect_wait {
+    int from, to;
+    char kind[16];
+};
+
 struct expect {
     int np;
-    int ncomms, nops;
+    int ncomms, nops, nwheres, ndeadlocks, nwaits;
     struct expect_comm *comms;
     struct expect_op *ops;
+    struct expect_where *wheres;
+    struct expect_deadlock *deadlocks; /* none with analysed set: none found */
+    struct expect_wait *waits;
+    int analysed;                      /* a deadlock line says what to find */
+    char behind[256];                  /* "" if none */
 };
 
 /*

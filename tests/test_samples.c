@@ -181,6 +181,10 @@ SAMPLE_TEST(unexpected)
 SAMPLE_TEST(wildcards)
 SAMPLE_TEST(comms)
 SAMPLE_TEST(intercomm)
+SAMPLE_TEST(crossed)
+SAMPLE_TEST(anysource)
+SAMPLE_TEST(mismatch)
+SAMPLE_TEST(inflight)
 
 /* A launcher told to stop by a signal still kills and reaps the whole job. */
 static void test_samples__sigterm_cleans_up(void **state)
@@ -220,6 +224,10 @@ int main(void)
         cmocka_unit_test(test_samples__wildcards),
         cmocka_unit_test(test_samples__comms),
         cmocka_unit_test(test_samples__intercomm),
+        cmocka_unit_test(test_samples__crossed),
+        cmocka_unit_test(test_samples__anysource),
+        cmocka_unit_test(test_samples__mismatch),
+        cmocka_unit_test(test_samples__inflight),
         cmocka_unit_test(test_samples__sigterm_cleans_up),
         cmocka_unit_test(test_samples__failure_is_reported),
     };

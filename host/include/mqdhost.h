@@ -169,6 +169,96 @@ MQDH_API void mqdh_dump_free(struct mqdh_dump *d);
  */
 MQDH_API void mqdh_release_all(void);
 
+/* ---------------------------------------------------------------- analysis */
+
+/* What a process is doing, as far as the wait-for analysis can tell. */
+enum mqdh_activity {
+    MQDH_ACT_UNKNOWN, /* not dumped, or not unwound: nothing is known */
+    MQDH_ACT_RUNNING, /* not inside MPI */
+    MQDH_ACT_IN_MPI,  /* in an MPI call that returns by itself (MPI_Test, ...) */
+    MQDH_ACT_BLOCKED  /* in an MPI call that waits (MPI_Recv, MPI_Waitall, MPI_Barrier, ...) */
+};
+
+/* Why one process waits for another. */
+enum mqdh_wait_kind {
+    MQDH_WAIT_RECV,      /* a posted receive from it (or from any member: any_source) */
+    MQDH_WAIT_SEND,      /* a send to it that waits for its receive */
+    MQDH_WAIT_COLLECTIVE /* a collective it has not entered */
+};
+
+/*
+ * One edge of the wait-for graph: process `from` cannot go on until process
+ * `to` acts.  A process's edges with the same `group` are alternatives (an
+ * OR: any one of them acting may free it); different groups are all needed
+ * (an AND).  Indexes are into the dump's procs.
+ */
+struct mqdh_wait {
+    int from, to, group;
+    enum mqdh_wait_kind kind;
+    int any_source;   /* a receive from MPI_ANY_SOURCE: one edge per member */
+    int comm;         /* index into from's comms */
+    long peer_local;  /* the peer as from's operation names it; -1 ANY */
+    long peer_global;
+    long tag;         /* -1 with tag_wild */
+    int tag_wild;
+    long bytes;
+    int in_deadlock;  /* one of the edges that explain a deadlock */
+    char why[320];    /* one line: "rank 3 waits in MPI_Recv(source=4, ...) - ..." */
+};
+
+/*
+ * A set of processes that can never go on: a cycle (AND model: each waits
+ * for all its edges) or a knot (OR model: some wait for any one of several
+ * processes, and every one of those is in the knot too).  Trimmed to the
+ * processes that cause it: those merely waiting on it are `behind` it.
+ */
+struct mqdh_deadlock {
+    int knot;
+    int nmembers;
+    int *members; /* process indexes, ascending */
+    int nwaits;
+    int *waits;   /* indexes into the analysis's waits, by member */
+};
+
+struct mqdh_analysis {
+    int nprocs;
+    enum mqdh_activity *activity; /* per process */
+    int *stuck;                   /* per process: 1 if it can never go on */
+    int nwaits;
+    struct mqdh_wait *waits;      /* the whole wait-for graph */
+    int ndeadlocks;
+    struct mqdh_deadlock *deadlocks;
+    int nbehind;
+    int *behind;                  /* stuck, but only waiting on a deadlock */
+    int nunseen;
+    char **unseen;                /* what the analysis could not see, one line each */
+};
+
+/*
+ * Build the job's wait-for graph from a dump (its queues and where each
+ * process is) and find what is provably deadlocked.  It only claims a
+ * deadlock a process cannot leave whatever the parts it could not see hold;
+ * those parts are listed in `unseen`.  Returns MQDH_OK, or MQDH_E_NOMEM or
+ * MQDH_E_USAGE with *out NULL.
+ */
+MQDH_API int mqdh_analyze(const struct mqdh_dump *d, struct mqdh_analysis **out);
+MQDH_API void mqdh_analysis_free(struct mqdh_analysis *a);
+
+/*
+ * The one-line explanation of wait w into buf[len].  relative: peers named
+ * relative to the waiting process's rank ("rank-1": modulo the job's size),
+ * and the waiting process left out, for views that fold ranks together.
+ */
+MQDH_API void mqdh_explain_wait(const struct mqdh_dump *d, const struct mqdh_wait *w,
+                                int relative, char *buf, size_t len);
+
+/* How to name a process: "rank 3", else "pid 4242", into buf[len]. */
+MQDH_API void mqdh_process_label(const struct mqdh_process *p, char *buf, size_t len);
+
+/* A peer, as the global rank g, seen from rank `self` of a job of n ranks:
+ * "rank+1", "rank-2", "rank" (relative), or "rank 5" (relative 0). */
+MQDH_API void mqdh_peer_label(long g, int self, int n, int relative, char *buf, size_t len);
+
 /*
  * The ranks of a job from its launcher (e.g. hydra's mpiexec): its
  * MPIR_proctable, else the launcher's descendant processes that have an MPI

@@ -1,0 +1,791 @@
+/*
+ * analyze.c - who waits for whom in a dumped job, and what is deadlocked.
+ *
+ * The graph is built from what a dump holds: where each process is (the MPI
+ * call it is blocked in) and its queues.  The MQD interface cannot say which
+ * requests a call was given, so a process's wait is taken from the call and
+ * the operations it has pending:
+ *
+ *   MPI_Waitall, MPI_Sendrecv      every pending operation is needed (AND)
+ *   MPI_Recv, MPI_Send, MPI_Wait   one of them is (OR over the candidates;
+ *                                  exact when there is one)
+ *   MPI_Waitany, MPI_Waitsome      any one of them (OR)
+ *   a collective                   every member of its communicator that is
+ *                                  not in the same collective (AND)
+ *
+ * An operation whose partner already holds its match (a send for a posted
+ * receive, a posted receive for a send) is in flight: it needs nobody.  A
+ * receive from MPI_ANY_SOURCE waits for any member of its communicator.
+ *
+ * Deadlock is the greatest fixpoint of "cannot go on": a process is free if
+ * it is not blocked, if nothing it waits for can be seen, or if each of its
+ * AND groups has a free member; whatever never becomes free is stuck.  The
+ * causes are the stuck strongly connected components no stuck edge leaves
+ * (found with Tarjan's algorithm): cycles when every edge in them is needed,
+ * knots when some are alternatives.  The rest of the stuck processes are
+ * behind a deadlock.  Whatever could not be seen makes the analysis assume
+ * the process is free, so a reported deadlock holds whatever it hides.
+ */
+#define _GNU_SOURCE
+#include "mqdhost.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* How a call waits; see above. */
+enum call_kind {
+    CALL_NOT_MPI,
+    CALL_RETURNS,  /* MPI_Test, MPI_Iprobe, MPI_Comm_rank, ...: not blocked */
+    CALL_ONE_RECV, /* one receive */
+    CALL_ONE_SEND, /* one send */
+    CALL_ONE,      /* one request, either */
+    CALL_ALL,
+    CALL_ANY,
+    CALL_PROBE,    /* waits for a message the queues do not show */
+    CALL_COLLECTIVE
+};
+
+static const struct {
+    const char *name;
+    enum call_kind kind;
+} known_calls[] = {
+    {"MPI_Recv", CALL_ONE_RECV},       {"MPI_Mrecv", CALL_ONE_RECV},
+    {"MPI_Send", CALL_ONE_SEND},       {"MPI_Ssend", CALL_ONE_SEND},
+    {"MPI_Rsend", CALL_ONE_SEND},      {"MPI_Bsend", CALL_ONE_SEND},
+    {"MPI_Wait", CALL_ONE},            {"MPI_Waitall", CALL_ALL},
+    {"MPI_Sendrecv", CALL_ALL},        {"MPI_Sendrecv_replace", CALL_ALL},
+    {"MPI_Waitany", CALL_ANY},         {"MPI_Waitsome", CALL_ANY},
+    {"MPI_Probe", CALL_PROBE},         {"MPI_Mprobe", CALL_PROBE},
+    {"MPI_Barrier", CALL_COLLECTIVE},  {"MPI_Bcast", CALL_COLLECTIVE},
+    {"MPI_Reduce", CALL_COLLECTIVE},   {"MPI_Allreduce", CALL_COLLECTIVE},
+    {"MPI_Gather", CALL_COLLECTIVE},   {"MPI_Gatherv", CALL_COLLECTIVE},
+    {"MPI_Scatter", CALL_COLLECTIVE},  {"MPI_Scatterv", CALL_COLLECTIVE},
+    {"MPI_Allgather", CALL_COLLECTIVE}, {"MPI_Allgatherv", CALL_COLLECTIVE},
+    {"MPI_Alltoall", CALL_COLLECTIVE}, {"MPI_Alltoallv", CALL_COLLECTIVE},
+    {"MPI_Alltoallw", CALL_COLLECTIVE}, {"MPI_Reduce_scatter", CALL_COLLECTIVE},
+    {"MPI_Reduce_scatter_block", CALL_COLLECTIVE}, {"MPI_Scan", CALL_COLLECTIVE},
+    {"MPI_Exscan", CALL_COLLECTIVE},   {"MPI_Comm_dup", CALL_COLLECTIVE},
+    {"MPI_Comm_dup_with_info", CALL_COLLECTIVE}, {"MPI_Comm_split", CALL_COLLECTIVE},
+    {"MPI_Comm_split_type", CALL_COLLECTIVE}, {"MPI_Comm_create", CALL_COLLECTIVE},
+    {"MPI_Intercomm_create", CALL_COLLECTIVE}, {"MPI_Intercomm_merge", CALL_COLLECTIVE},
+    {"MPI_Win_fence", CALL_COLLECTIVE}, {"MPI_Finalize", CALL_COLLECTIVE},
+};
+
+static enum call_kind classify(const char *call)
+{
+    if (!call)
+        return CALL_NOT_MPI;
+    for (size_t i = 0; i < sizeof known_calls / sizeof known_calls[0]; i++)
+        if (strcmp(call, known_calls[i].name) == 0)
+            return known_calls[i].kind;
+    if (strncmp(call, "MPI_Neighbor_", 13) == 0)
+        return CALL_COLLECTIVE;
+    return CALL_RETURNS;
+}
+
+/* The DLL marks MPI's own traffic for a collective (mqd's libmqd_mpich.so). */
+static int op_is_collective(const struct mqdh_op *o)
+{
+    for (int l = 0; l < 5 && o->extra_text[l][0]; l++)
+        if (strstr(o->extra_text[l], "collective"))
+            return 1;
+    return 0;
+}
+
+/* ---------------------------------------------------------------- naming */
+
+void mqdh_process_label(const struct mqdh_process *p, char *buf, size_t len)
+{
+    if (p->rank >= 0)
+        snprintf(buf, len, "rank %d", p->rank);
+    else
+        snprintf(buf, len, "pid %d", (int)p->pid);
+}
+
+void mqdh_peer_label(long g, int self, int n, int relative, char *buf, size_t len)
+{
+    if (!relative || self < 0 || n <= 0 || g < 0 || g >= n) {
+        snprintf(buf, len, "rank %ld", g);
+        return;
+    }
+    long dist = ((g - self) % n + n) % n;
+    if (dist == 0)
+        snprintf(buf, len, "rank");
+    else if (dist <= n / 2)
+        snprintf(buf, len, "rank+%ld", dist);
+    else
+        snprintf(buf, len, "rank-%ld", n - dist);
+}
+
+/* ---------------------------------------------------------------- building */
+
+struct builder {
+    const struct mqdh_dump *d;
+    struct mqdh_analysis *a;
+    long *ids;      /* per process: the global rank its peers name it by */
+    int *coll_comm; /* per process: the communicator of its collective, -1 */
+    int cap_waits, cap_unseen, nomem;
+};
+
+static void unseen(struct builder *b, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void unseen(struct builder *b, const char *fmt, ...)
+{
+    char line[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    struct mqdh_analysis *a = b->a;
+    for (int i = 0; i < a->nunseen; i++)
+        if (strcmp(a->unseen[i], line) == 0)
+            return;
+    if (a->nunseen == b->cap_unseen) {
+        int cap = b->cap_unseen ? 2 * b->cap_unseen : 8;
+        char **n = realloc(a->unseen, (size_t)cap * sizeof *n);
+        if (!n) {
+            b->nomem = 1;
+            return;
+        }
+        a->unseen = n;
+        b->cap_unseen = cap;
+    }
+    if (!(a->unseen[a->nunseen] = strdup(line)))
+        b->nomem = 1;
+    else
+        a->nunseen++;
+}
+
+static const char *label(const struct builder *b, int i, char *buf, size_t len)
+{
+    mqdh_process_label(&b->d->procs[i], buf, len);
+    return buf;
+}
+
+/* The process the peers name global rank g, or -1 if none was dumped. */
+static int proc_of(const struct builder *b, long g)
+{
+    if (g < 0)
+        return -1;
+    for (int i = 0; i < b->d->nprocs; i++)
+        if (b->ids[i] == g)
+            return i;
+    return -1;
+}
+
+/* Process i's communicator that is `c` of another process: the same name
+ * and size (the interface gives no job-wide identity), or -1. */
+static int same_comm(const struct mqdh_process *p, const struct mqdh_comm *c)
+{
+    for (int k = 0; k < p->ncomms; k++)
+        if (p->comms[k].size == c->size && strcmp(p->comms[k].name, c->name) == 0)
+            return k;
+    return -1;
+}
+
+static int tags_match(long want, int wild, long tag)
+{
+    return wild || want == tag;
+}
+
+/* Does process t hold the partner of process i's operation o (queue q of
+ * communicator c)?  1 yes, 0 no, -1 cannot be seen. */
+static int partner_pending(const struct builder *b, int i, int t, const struct mqdh_comm *c,
+                           int q, const struct mqdh_op *o)
+{
+    const struct mqdh_process *tp = &b->d->procs[t];
+    int k = same_comm(tp, c);
+    if (k < 0)
+        return tp->error ? -1 : 0;
+    const struct mqdh_queue *tq = &tp->comms[k].queues[q == MQDH_SENDS ? MQDH_RECEIVES : MQDH_SENDS];
+    if (tq->state != MQDH_QUEUE_OK)
+        return -1;
+    for (int n = 0; n < tq->nops; n++) {
+        const struct mqdh_op *m = &tq->ops[n];
+        if (op_is_collective(m) || m->status == 2)
+            continue;
+        if (q == MQDH_SENDS) { /* t's receive must take i's send */
+            int from_i = m->desired_local_rank < 0 || m->desired_global_rank == b->ids[i] ||
+                         (m->desired_global_rank < 0 && m->desired_local_rank == c->local_rank);
+            if (from_i && tags_match(m->desired_tag, m->tag_wild, o->desired_tag))
+                return 1;
+        } else { /* t's send must match i's receive */
+            int to_i = m->desired_global_rank == b->ids[i] ||
+                       (m->desired_global_rank < 0 && m->desired_local_rank == c->local_rank);
+            if (to_i && tags_match(o->desired_tag, o->tag_wild, m->desired_tag))
+                return 1;
+        }
+    }
+    return 0;
+}
+
+static struct mqdh_wait *add_wait(struct builder *b)
+{
+    struct mqdh_analysis *a = b->a;
+    if (a->nwaits == b->cap_waits) {
+        int cap = b->cap_waits ? 2 * b->cap_waits : 16;
+        struct mqdh_wait *n = realloc(a->waits, (size_t)cap * sizeof *n);
+        if (!n) {
+            b->nomem = 1;
+            return NULL;
+        }
+        a->waits = n;
+        b->cap_waits = cap;
+    }
+    struct mqdh_wait *w = &a->waits[a->nwaits++];
+    memset(w, 0, sizeof *w);
+    return w;
+}
+
+/* One operation's targets, pending edges before they are committed. */
+struct target {
+    int proc;
+    int any;
+};
+
+/*
+ * The processes i's operation o waits for, into t (room for nprocs).
+ * Returns their number; 0 with *free set when it needs nobody (in flight)
+ * or when what it needs cannot be seen.
+ */
+static int op_targets(struct builder *b, int i, int ci, int q, const struct mqdh_op *o,
+                      struct target *t, int *free)
+{
+    const struct mqdh_process *p = &b->d->procs[i];
+    const struct mqdh_comm *c = &p->comms[ci];
+    char me[32], peer[32];
+    int n = 0;
+    *free = 0;
+    if (q == MQDH_RECEIVES && o->desired_local_rank < 0) { /* any member */
+        for (int m = 0; m < b->d->nprocs; m++) {
+            if (m == i || same_comm(&b->d->procs[m], c) < 0)
+                continue;
+            int has = partner_pending(b, i, m, c, q, o);
+            if (has) {
+                if (has < 0)
+                    unseen(b, "%s's queues on \"%s\" (a member %s's receive from "
+                              "MPI_ANY_SOURCE might match)", label(b, m, peer, sizeof peer),
+                           c->name, label(b, i, me, sizeof me));
+                *free = 1;
+                return 0;
+            }
+            t[n].proc = m;
+            t[n++].any = 1;
+        }
+        if (n < c->size - 1) {
+            unseen(b, "%ld of the %ld members of \"%s\" that %s receives from with "
+                      "MPI_ANY_SOURCE", c->size - 1 - n, c->size - 1, c->name,
+                   label(b, i, me, sizeof me));
+            *free = 1;
+            return 0;
+        }
+        return n;
+    }
+    int tp = proc_of(b, o->desired_global_rank);
+    if (tp < 0) {
+        unseen(b, "global rank %ld, which %s %s on \"%s\" (not in the dump)",
+               o->desired_global_rank, label(b, i, me, sizeof me),
+               q == MQDH_SENDS ? "sends to" : "receives from", c->name);
+        *free = 1;
+        return 0;
+    }
+    int has = partner_pending(b, i, tp, c, q, o);
+    if (has) {
+        if (has < 0)
+            unseen(b, "%s's queues on \"%s\" (%s waits for it there)",
+                   label(b, tp, peer, sizeof peer), c->name, label(b, i, me, sizeof me));
+        *free = 1;
+        return 0;
+    }
+    t[0].proc = tp;
+    t[0].any = 0;
+    return 1;
+}
+
+static void commit(struct builder *b, int i, int group, int ci, int q, const struct mqdh_op *o,
+                   const struct target *t, int n)
+{
+    for (int k = 0; k < n && !b->nomem; k++) {
+        struct mqdh_wait *w = add_wait(b);
+        if (!w)
+            return;
+        w->from = i;
+        w->to = t[k].proc;
+        w->group = group;
+        w->comm = ci;
+        w->kind = q == MQDH_SENDS ? MQDH_WAIT_SEND : MQDH_WAIT_RECV;
+        w->any_source = t[k].any;
+        w->peer_local = o->desired_local_rank;
+        w->peer_global = o->desired_global_rank;
+        w->tag = o->tag_wild ? -1 : o->desired_tag;
+        w->tag_wild = o->tag_wild;
+        w->bytes = o->desired_length;
+    }
+}
+
+/* Point-to-point waits of blocked process i in a call of kind k; t has
+ * room for every process. */
+static void p2p_waits(struct builder *b, int i, enum call_kind k, struct target *t)
+{
+    const struct mqdh_process *p = &b->d->procs[i];
+    char me[32];
+    int candidates = 0, group = 0, free_any = 0, incomplete = 0;
+    /* one request among the candidates: a single OR group */
+    int one = k == CALL_ONE || k == CALL_ONE_RECV || k == CALL_ONE_SEND || k == CALL_ANY;
+    int first_wait = b->a->nwaits;
+
+    for (int ci = 0; ci < p->ncomms; ci++) {
+        for (int q = MQDH_SENDS; q <= MQDH_RECEIVES; q++) {
+            if ((k == CALL_ONE_RECV && q != MQDH_RECEIVES) ||
+                (k == CALL_ONE_SEND && q != MQDH_SENDS))
+                continue;
+            const struct mqdh_queue *qu = &p->comms[ci].queues[q];
+            if (qu->state != MQDH_QUEUE_OK) {
+                unseen(b, "%s's %s on \"%s\" (%s)", label(b, i, me, sizeof me),
+                       q == MQDH_SENDS ? "pending sends" : "pending receives", p->comms[ci].name,
+                       qu->state == MQDH_QUEUE_NO_INFO ? "the DLL has no information" : "error");
+                incomplete = 1;
+                continue;
+            }
+            for (int n = 0; n < qu->nops; n++) {
+                const struct mqdh_op *o = &qu->ops[n];
+                if (op_is_collective(o) || o->status == 2) /* not the user's, or done */
+                    continue;
+                candidates++;
+                if (q == MQDH_RECEIVES && o->status == 1) { /* matched: data arriving */
+                    free_any = 1;
+                    continue;
+                }
+                int fr;
+                int nt = op_targets(b, i, ci, q, o, t, &fr);
+                if (fr)
+                    free_any = 1;
+                else
+                    commit(b, i, one ? 0 : group++, ci, q, o, t, nt);
+            }
+        }
+    }
+    if (candidates == 0) {
+        unseen(b, "what %s waits for in %s (nothing of it is in its queues)",
+               label(b, i, me, sizeof me), p->where_call);
+        b->a->nwaits = first_wait;
+    } else if (one && (free_any || incomplete)) { /* an alternative needs nobody */
+        b->a->nwaits = first_wait;
+    }
+}
+
+/* The communicator process i's collective runs on: the one whose queues
+ * hold MPI's traffic for a collective, or -1. */
+static int collective_comm(const struct mqdh_process *p)
+{
+    for (int ci = 0; ci < p->ncomms; ci++)
+        for (int q = MQDH_SENDS; q <= MQDH_RECEIVES; q++) {
+            const struct mqdh_queue *qu = &p->comms[ci].queues[q];
+            for (int n = 0; qu->state == MQDH_QUEUE_OK && n < qu->nops; n++)
+                if (op_is_collective(&qu->ops[n]))
+                    return ci;
+        }
+    return -1;
+}
+
+static void collective_waits(struct builder *b, int i)
+{
+    const struct mqdh_process *p = &b->d->procs[i];
+    char me[32], who[32];
+    int ci = b->coll_comm[i];
+    if (ci < 0) {
+        unseen(b, "the communicator of %s's %s (its queues show no traffic of it)",
+               label(b, i, me, sizeof me), p->where_call);
+        return;
+    }
+    const struct mqdh_comm *c = &p->comms[ci];
+    int members = 0, first_wait = b->a->nwaits, group = 0;
+    for (int m = 0; m < b->d->nprocs; m++) {
+        if (m == i)
+            continue;
+        const struct mqdh_process *mp = &b->d->procs[m];
+        int mk = same_comm(mp, c);
+        if (mk < 0)
+            continue;
+        members++;
+        if (b->a->activity[m] == MQDH_ACT_UNKNOWN) {
+            unseen(b, "whether %s is in %s's %s on \"%s\"", label(b, m, who, sizeof who),
+                   label(b, i, me, sizeof me), p->where_call, c->name);
+            b->a->nwaits = first_wait;
+            return;
+        }
+        int in_it = mp->where_call && strcmp(mp->where_call, p->where_call) == 0 &&
+                    (b->coll_comm[m] < 0 || b->coll_comm[m] == mk);
+        if (in_it)
+            continue;
+        struct mqdh_wait *w = add_wait(b);
+        if (!w)
+            return;
+        w->from = i;
+        w->to = m;
+        w->group = group++;
+        w->kind = MQDH_WAIT_COLLECTIVE;
+        w->comm = ci;
+        w->peer_local = mp->comms[mk].local_rank;
+        w->peer_global = b->ids[m];
+        w->tag = -1;
+    }
+    if (members != c->size - 1) { /* a member not dumped, or names that clash */
+        unseen(b, "%ld of the members of \"%s\" where %s is in %s",
+               c->size - 1 > members ? c->size - 1 - members : members - (c->size - 1),
+               c->name, label(b, i, me, sizeof me), p->where_call);
+        b->a->nwaits = first_wait;
+    }
+}
+
+/* ---------------------------------------------------------------- explaining */
+
+static void peer_text(const struct mqdh_dump *d, const struct mqdh_wait *w, long g, int rel,
+                      char *buf, size_t len)
+{
+    const struct mqdh_process *p = &d->procs[w->from];
+    mqdh_peer_label(g, p->rank, d->nprocs, rel, buf, len);
+}
+
+void mqdh_explain_wait(const struct mqdh_dump *d, const struct mqdh_wait *w, int relative,
+                       char *buf, size_t len)
+{
+    const struct mqdh_process *p = &d->procs[w->from], *t = &d->procs[w->to];
+    const struct mqdh_comm *c = &p->comms[w->comm];
+    char me[32], them[32], args[200], state[96];
+    const char *call = p->where_call ? p->where_call : "MPI";
+    mqdh_process_label(p, me, sizeof me);
+    peer_text(d, w, t->rank >= 0 ? t->rank : -1, relative, them, sizeof them);
+    if (t->rank < 0)
+        mqdh_process_label(t, them, sizeof them);
+
+    if (t->where_call)
+        snprintf(state, sizeof state, " (it is in %s)", t->where_call);
+    else if (t->where_error || t->error)
+        snprintf(state, sizeof state, " (where it is is not known)");
+    else
+        snprintf(state, sizeof state, " (it is not in MPI)");
+
+    char peer[48], tag[32];
+    if (w->tag_wild)
+        snprintf(tag, sizeof tag, "ANY");
+    else
+        snprintf(tag, sizeof tag, "%ld", w->tag);
+    if (w->any_source)
+        snprintf(peer, sizeof peer, "ANY");
+    else if (relative)
+        snprintf(peer, sizeof peer, "%s", them);
+    else if (w->peer_global >= 0 && w->peer_global != w->peer_local)
+        snprintf(peer, sizeof peer, "%ld (world %ld)", w->peer_local, w->peer_global);
+    else
+        snprintf(peer, sizeof peer, "%ld", w->peer_local);
+
+    int own = 0; /* the call is the operation itself: MPI_Recv(source=...) */
+    enum call_kind k = classify(p->where_call);
+    const char *reason;
+    switch (w->kind) {
+    case MQDH_WAIT_RECV:
+        own = k == CALL_ONE_RECV;
+        snprintf(args, sizeof args, "%ssource=%s, tag=%s, comm=%s", own ? "" : "receive(",
+                 peer, tag, c->name);
+        reason = "has no matching send pending";
+        break;
+    case MQDH_WAIT_SEND:
+        own = k == CALL_ONE_SEND;
+        snprintf(args, sizeof args, "%sdest=%s, tag=%s, comm=%s", own ? "" : "send(", peer, tag,
+                 c->name);
+        reason = "has posted no matching receive";
+        break;
+    case MQDH_WAIT_COLLECTIVE:
+        own = 1;
+        snprintf(args, sizeof args, "comm=%s", c->name);
+        reason = "has not entered it";
+        break;
+    default:
+        args[0] = '\0';
+        reason = "?";
+    }
+    snprintf(buf, len, "%s%swaits in %s%s%s%s - %s %s%s", relative ? "" : me,
+             relative ? "" : " ", call, own ? "(" : ": ", args, ")", them, reason, state);
+}
+
+/* ---------------------------------------------------------------- deadlock */
+
+struct tarjan {
+    const struct mqdh_analysis *a;
+    int *index, *low, *on_stack, *stack, *comp;
+    int **adj, *nadj;
+    int next, sp, ncomp;
+};
+
+static void strongconnect(struct tarjan *t, int v)
+{
+    t->index[v] = t->low[v] = t->next++;
+    t->stack[t->sp++] = v;
+    t->on_stack[v] = 1;
+    for (int e = 0; e < t->nadj[v]; e++) {
+        int w = t->adj[v][e];
+        if (t->index[w] < 0) {
+            strongconnect(t, w);
+            if (t->low[w] < t->low[v])
+                t->low[v] = t->low[w];
+        } else if (t->on_stack[w] && t->index[w] < t->low[v]) {
+            t->low[v] = t->index[w];
+        }
+    }
+    if (t->low[v] == t->index[v]) {
+        int w;
+        do {
+            w = t->stack[--t->sp];
+            t->on_stack[w] = 0;
+            t->comp[w] = t->ncomp;
+        } while (w != v);
+        t->ncomp++;
+    }
+}
+
+/* Is group g of process i held only by stuck processes? */
+static int group_stuck(const struct mqdh_analysis *a, int i, int g, const int *first,
+                       const int *count)
+{
+    int any = 0;
+    for (int e = first[i]; e < first[i] + count[i]; e++) {
+        if (a->waits[e].group != g)
+            continue;
+        any = 1;
+        if (!a->stuck[a->waits[e].to])
+            return 0;
+    }
+    return any;
+}
+
+static int find_deadlocks(struct mqdh_analysis *a)
+{
+    int n = a->nprocs, rc = MQDH_E_NOMEM;
+    int *first = calloc((size_t)n, sizeof *first), *count = calloc((size_t)n, sizeof *count);
+    int *ngroups = calloc((size_t)n, sizeof *ngroups);
+    struct tarjan t = {.a = a};
+    t.index = malloc((size_t)n * sizeof *t.index);
+    t.low = calloc((size_t)n, sizeof *t.low);
+    t.on_stack = calloc((size_t)n, sizeof *t.on_stack);
+    t.stack = calloc((size_t)n, sizeof *t.stack);
+    t.comp = calloc((size_t)n, sizeof *t.comp);
+    t.adj = calloc((size_t)n, sizeof *t.adj);
+    t.nadj = calloc((size_t)n, sizeof *t.nadj);
+    int *leaves = NULL;
+    if (!first || !count || !ngroups || !t.index || !t.low || !t.on_stack || !t.stack ||
+        !t.comp || !t.adj || !t.nadj)
+        goto out;
+    /* Edges are added process by process: each one's are contiguous. */
+    for (int e = a->nwaits - 1; e >= 0; e--) {
+        first[a->waits[e].from] = e;
+        count[a->waits[e].from]++;
+        if (a->waits[e].group + 1 > ngroups[a->waits[e].from])
+            ngroups[a->waits[e].from] = a->waits[e].group + 1;
+    }
+    /* Greatest fixpoint: blocked with waits is stuck until shown free. */
+    for (int i = 0; i < n; i++)
+        a->stuck[i] = a->activity[i] == MQDH_ACT_BLOCKED && count[i] > 0;
+    for (int changed = 1; changed;) {
+        changed = 0;
+        for (int i = 0; i < n; i++) {
+            if (!a->stuck[i])
+                continue;
+            int held = 0;
+            for (int g = 0; g < ngroups[i] && !held; g++)
+                held = group_stuck(a, i, g, first, count);
+            if (!held) {
+                a->stuck[i] = 0;
+                changed = 1;
+            }
+        }
+    }
+    /* The graph of what holds the stuck: edges of their all-stuck groups. */
+    for (int i = 0; i < n; i++) {
+        t.index[i] = -1;
+        if (!a->stuck[i])
+            continue;
+        t.adj[i] = malloc((size_t)count[i] * sizeof *t.adj[i]);
+        if (!t.adj[i])
+            goto out;
+        for (int e = first[i]; e < first[i] + count[i]; e++) {
+            if (group_stuck(a, i, a->waits[e].group, first, count)) {
+                a->waits[e].in_deadlock = 1;
+                int dup = 0;
+                for (int x = 0; x < t.nadj[i]; x++)
+                    dup |= t.adj[i][x] == a->waits[e].to;
+                if (!dup)
+                    t.adj[i][t.nadj[i]++] = a->waits[e].to;
+            }
+        }
+    }
+    for (int i = 0; i < n; i++)
+        if (a->stuck[i] && t.index[i] < 0)
+            strongconnect(&t, i);
+    /* Components no edge leaves are the causes. */
+    leaves = calloc((size_t)(t.ncomp ? t.ncomp : 1), sizeof *leaves);
+    if (!leaves)
+        goto out;
+    for (int c = 0; c < t.ncomp; c++)
+        leaves[c] = 1;
+    for (int i = 0; i < n; i++)
+        for (int x = 0; a->stuck[i] && x < t.nadj[i]; x++)
+            if (t.comp[t.adj[i][x]] != t.comp[i])
+                leaves[t.comp[i]] = 0;
+    int nleaves = 0;
+    for (int c = 0; c < t.ncomp; c++)
+        nleaves += leaves[c];
+    a->deadlocks = calloc((size_t)(nleaves ? nleaves : 1), sizeof *a->deadlocks);
+    a->behind = calloc((size_t)(n ? n : 1), sizeof *a->behind);
+    if (!a->deadlocks || !a->behind)
+        goto out;
+    for (int i = 0; i < n; i++)
+        if (a->stuck[i] && !leaves[t.comp[i]])
+            a->behind[a->nbehind++] = i;
+    /* Deadlocks in the order of their lowest member. */
+    for (int i = 0; i < n; i++) {
+        if (!a->stuck[i] || !leaves[t.comp[i]])
+            continue;
+        int c = t.comp[i];
+        leaves[c] = 0; /* done */
+        struct mqdh_deadlock *dl = &a->deadlocks[a->ndeadlocks++];
+        int m = 0;
+        for (int j = i; j < n; j++)
+            m += a->stuck[j] && t.comp[j] == c;
+        dl->members = malloc((size_t)m * sizeof *dl->members);
+        dl->waits = malloc((size_t)(a->nwaits ? a->nwaits : 1) * sizeof *dl->waits);
+        if (!dl->members || !dl->waits)
+            goto out;
+        for (int j = i; j < n; j++) {
+            if (!a->stuck[j] || t.comp[j] != c)
+                continue;
+            dl->members[dl->nmembers++] = j;
+            for (int e = first[j]; e < first[j] + count[j]; e++) {
+                if (!a->waits[e].in_deadlock)
+                    continue;
+                dl->waits[dl->nwaits++] = e;
+                int alternatives = 0;
+                for (int f = first[j]; f < first[j] + count[j]; f++)
+                    alternatives += a->waits[f].group == a->waits[e].group &&
+                                    a->waits[f].to != a->waits[e].to;
+                if (alternatives)
+                    dl->knot = 1;
+            }
+        }
+    }
+    /* Waits out of behind processes are not what explains a deadlock. */
+    for (int k = 0; k < a->nbehind; k++)
+        for (int e = first[a->behind[k]]; e < first[a->behind[k]] + count[a->behind[k]]; e++)
+            a->waits[e].in_deadlock = 0;
+    rc = MQDH_OK;
+out:
+    for (int i = 0; t.adj && i < n; i++)
+        free(t.adj[i]);
+    free(t.adj);
+    free(t.nadj);
+    free(t.index);
+    free(t.low);
+    free(t.on_stack);
+    free(t.stack);
+    free(t.comp);
+    free(first);
+    free(count);
+    free(ngroups);
+    free(leaves);
+    return rc;
+}
+
+/* ---------------------------------------------------------------- entry */
+
+int mqdh_analyze(const struct mqdh_dump *d, struct mqdh_analysis **out)
+{
+    if (!out)
+        return MQDH_E_USAGE;
+    *out = NULL;
+    if (!d || d->nprocs < 0)
+        return MQDH_E_USAGE;
+    int n = d->nprocs;
+    struct mqdh_analysis *a = calloc(1, sizeof *a);
+    struct builder b = {.d = d, .a = a};
+    struct target *t = NULL;
+    if (!a)
+        return MQDH_E_NOMEM;
+    a->nprocs = n;
+    size_t m = (size_t)(n ? n : 1);
+    a->activity = calloc(m, sizeof *a->activity);
+    a->stuck = calloc(m, sizeof *a->stuck);
+    b.ids = calloc(m, sizeof *b.ids);
+    b.coll_comm = calloc(m, sizeof *b.coll_comm);
+    t = calloc(m, sizeof *t);
+    if (!a->activity || !a->stuck || !b.ids || !b.coll_comm || !t)
+        goto nomem;
+
+    char me[32];
+    for (int i = 0; i < n; i++) {
+        const struct mqdh_process *p = &d->procs[i];
+        b.ids[i] = p->identity >= 0 ? p->identity : p->rank;
+        b.coll_comm[i] = collective_comm(p);
+        if (p->error && p->ncomms == 0) {
+            a->activity[i] = MQDH_ACT_UNKNOWN;
+            unseen(&b, "%s: not dumped (%s)", label(&b, i, me, sizeof me), p->error);
+        } else if (!p->where_call && p->where_error) {
+            a->activity[i] = MQDH_ACT_UNKNOWN;
+            unseen(&b, "where %s is (%s)", label(&b, i, me, sizeof me), p->where_error);
+        } else {
+            enum call_kind k = classify(p->where_call);
+            a->activity[i] = k == CALL_NOT_MPI  ? MQDH_ACT_RUNNING
+                             : k == CALL_RETURNS ? MQDH_ACT_IN_MPI
+                                                 : MQDH_ACT_BLOCKED;
+        }
+    }
+    for (int i = 0; i < n && !b.nomem; i++) {
+        if (a->activity[i] != MQDH_ACT_BLOCKED)
+            continue;
+        enum call_kind k = classify(d->procs[i].where_call);
+        if (k == CALL_COLLECTIVE)
+            collective_waits(&b, i);
+        else if (k == CALL_PROBE)
+            unseen(&b, "what %s waits for in %s (a probe posts nothing)",
+                   label(&b, i, me, sizeof me), d->procs[i].where_call);
+        else
+            p2p_waits(&b, i, k, t);
+    }
+    if (b.nomem)
+        goto nomem;
+    if (find_deadlocks(a) != MQDH_OK)
+        goto nomem;
+    for (int w = 0; w < a->nwaits; w++)
+        mqdh_explain_wait(d, &a->waits[w], 0, a->waits[w].why, sizeof a->waits[w].why);
+    free(t);
+    free(b.ids);
+    free(b.coll_comm);
+    *out = a;
+    return MQDH_OK;
+nomem:
+    free(t);
+    free(b.ids);
+    free(b.coll_comm);
+    mqdh_analysis_free(a);
+    return MQDH_E_NOMEM;
+}
+
+void mqdh_analysis_free(struct mqdh_analysis *a)
+{
+    if (!a)
+        return;
+    for (int i = 0; i < a->ndeadlocks; i++) {
+        free(a->deadlocks[i].members);
+        free(a->deadlocks[i].waits);
+    }
+    for (int i = 0; i < a->nunseen; i++)
+        free(a->unseen[i]);
+    free(a->unseen);
+    free(a->deadlocks);
+    free(a->behind);
+    free(a->waits);
+    free(a->activity);
+    free(a->stuck);
+    free(a);
+}
