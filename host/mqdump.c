@@ -38,6 +38,8 @@ static void usage(FILE *f)
           "      --trust-target-dll  load the DLL the process names even if it fails\n"
           "                          the ownership and permission checks\n"
           "      --check-dll PATH    load and validate a debug DLL, print its version\n"
+          "      --full              every process in full, not processes in the same\n"
+          "                          state folded together under their ranks\n"
           "      --json              one JSON object instead of text\n"
           "      --stats             per process: DLL callbacks, bytes, system calls, time\n"
           "  -v, --verbose           show the DLL's diagnostic messages\n"
@@ -46,43 +48,120 @@ static void usage(FILE *f)
           f);
 }
 
-static void print_peer(long local, long global)
+/*
+ * How a process's state is written.  EXACT: as it is.  Folded views write
+ * what may be the same in many processes: no addresses, a rank in a
+ * communicator the size of the job that is the world rank as such, and peers as ranks (FOLD_ABS) or
+ * relative to the process's own rank (FOLD_REL: "rank-1", modulo the job).
+ */
+enum render { EXACT, FOLD_ABS, FOLD_REL };
+
+struct view {
+    FILE *f;
+    const struct mqdh_dump *d;
+    const struct mqdh_process *p;
+    enum render mode;
+};
+
+static void print_peer(const struct view *v, long local, long global)
 {
-    if (local < 0)
-        printf("ANY");
-    else if (global >= 0 && global != local)
-        printf("%ld (world %ld)", local, global);
-    else
-        printf("%ld", local);
+    char rel[32];
+    if (local < 0) {
+        fprintf(v->f, "ANY");
+    } else if (v->mode == FOLD_REL && global >= 0 && v->p->rank >= 0) {
+        mqdh_peer_label(global, v->p->rank, v->d->nprocs, 1, rel, sizeof rel);
+        fprintf(v->f, "%s", rel);
+    } else if (global >= 0 && global != local) {
+        fprintf(v->f, "%ld (world %ld)", local, global);
+    } else {
+        fprintf(v->f, "%ld", local);
+    }
 }
 
-static void text_op(const struct mqdh_op *o, int q)
+static void text_op(const struct view *v, const struct mqdh_op *o, int q)
 {
-    printf("      %-8s ", status_name(o->status));
+    FILE *f = v->f;
+    fprintf(f, "      %-8s ", status_name(o->status));
     if (q == MQDH_UNEXPECTED) {
-        printf("from ");
-        print_peer(o->actual_local_rank, o->actual_global_rank);
-        printf(" tag %ld, %ld bytes", o->actual_tag, o->actual_length);
+        fprintf(f, "from ");
+        print_peer(v, o->actual_local_rank, o->actual_global_rank);
+        fprintf(f, " tag %ld, %ld bytes", o->actual_tag, o->actual_length);
     } else {
-        printf(q == MQDH_SENDS ? "to " : "from ");
-        print_peer(o->desired_local_rank, o->desired_global_rank);
+        fprintf(f, q == MQDH_SENDS ? "to " : "from ");
+        print_peer(v, o->desired_local_rank, o->desired_global_rank);
         if (o->tag_wild)
-            printf(" tag ANY");
+            fprintf(f, " tag ANY");
         else
-            printf(" tag %ld", o->desired_tag);
-        printf(", %ld bytes", o->desired_length);
+            fprintf(f, " tag %ld", o->desired_tag);
+        fprintf(f, ", %ld bytes", o->desired_length);
         if (q == MQDH_RECEIVES && o->status >= 1) {
-            printf(" <- matched ");
-            print_peer(o->actual_local_rank, o->actual_global_rank);
-            printf(" tag %ld, %ld bytes", o->actual_tag, o->actual_length);
+            fprintf(f, " <- matched ");
+            print_peer(v, o->actual_local_rank, o->actual_global_rank);
+            fprintf(f, " tag %ld, %ld bytes", o->actual_tag, o->actual_length);
         }
     }
-    printf(", buffer 0x%llx%s\n", (unsigned long long)o->buffer,
-           o->system_buffer ? " (system)" : "");
+    if (v->mode == EXACT)
+        fprintf(f, ", buffer 0x%llx%s", (unsigned long long)o->buffer,
+                o->system_buffer ? " (system)" : "");
+    else if (o->system_buffer)
+        fprintf(f, ", system buffer");
+    fprintf(f, "\n");
     for (int l = 0; l < 5 && o->extra_text[l][0]; l++)
-        printf("               %s\n", o->extra_text[l]);
+        if (v->mode == EXACT || !strstr(o->extra_text[l], "0x"))
+            fprintf(f, "               %s\n", o->extra_text[l]);
 }
 
+/* Where the process is, its error and its communicators, indented. */
+static void text_state(const struct view *v)
+{
+    const struct mqdh_process *p = v->p;
+    FILE *f = v->f;
+    if (p->where_call) {
+        fprintf(f, "  in %s, called from %s", p->where_call, p->where_function);
+        if (p->where_file)
+            fprintf(f, " at %s:%d", p->where_file, p->where_line);
+        if (p->where_tid != p->pid)
+            fprintf(f, v->mode == EXACT ? " (thread %d)" : " (not the main thread)",
+                    (int)p->where_tid);
+        fprintf(f, "\n");
+    } else if (p->where_error) {
+        fprintf(f, "  where: %s\n", p->where_error);
+    } else if (!p->error) {
+        fprintf(f, "  not in MPI\n");
+    }
+    if (p->error)
+        fprintf(f, "  error: %s\n", p->error);
+    for (int c = 0; c < p->ncomms; c++) {
+        const struct mqdh_comm *cm = &p->comms[c];
+        if (v->mode != EXACT && cm->local_rank == p->rank && p->rank >= 0 &&
+            cm->size == v->d->nprocs)
+            fprintf(f, "  communicator \"%s\" (size %ld, rank = world rank)\n", cm->name,
+                    cm->size);
+        else
+            fprintf(f, "  communicator \"%s\" (size %ld, rank %ld)\n", cm->name, cm->size,
+                    cm->local_rank);
+        for (int q = 0; q < MQDH_NQUEUES; q++) {
+            const struct mqdh_queue *qu = &cm->queues[q];
+            if (qu->state == MQDH_QUEUE_NO_INFO) {
+                fprintf(f, "    %s: no information\n", queue_names[q]);
+            } else if (qu->state == MQDH_QUEUE_ERROR) {
+                fprintf(f, "    %s: error: %s\n", queue_names[q], qu->error ? qu->error : "?");
+            } else if (qu->nops) {
+                fprintf(f, "    %s: %d\n", queue_names[q], qu->nops);
+                for (int o = 0; o < qu->nops; o++)
+                    text_op(v, &qu->ops[o], q);
+            }
+        }
+    }
+}
+
+static void print_stats(FILE *f, const struct mqdh_stats *st)
+{
+    fprintf(f, "  stats: %lu callbacks (%lu fetches), %lu bytes in %lu system calls, %.3f s\n",
+            st->callbacks, st->fetches, st->bytes, st->syscalls, st->seconds);
+}
+
+/* --full: every process in turn. */
 static void text_dump(const struct mqdh_dump *d, int stats)
 {
     for (int i = 0; i < d->nprocs; i++) {
@@ -93,41 +172,133 @@ static void text_dump(const struct mqdh_dump *d, int stats)
         if (p->host)
             printf(", host %s", p->host);
         printf("%s%s\n", p->image ? ": " : "", p->image ? p->image : "");
-        if (p->where_call) {
-            printf("  in %s, called from %s", p->where_call, p->where_function);
-            if (p->where_file)
-                printf(" at %s:%d", p->where_file, p->where_line);
-            if (p->where_tid != p->pid)
-                printf(" (thread %d)", (int)p->where_tid);
-            printf("\n");
-        } else if (p->where_error) {
-            printf("  where: %s\n", p->where_error);
-        }
-        if (p->error)
-            printf("  error: %s\n", p->error);
-        for (int c = 0; c < p->ncomms; c++) {
-            const struct mqdh_comm *cm = &p->comms[c];
-            printf("  communicator \"%s\" (size %ld, rank %ld)\n", cm->name, cm->size,
-                   cm->local_rank);
-            for (int q = 0; q < MQDH_NQUEUES; q++) {
-                const struct mqdh_queue *qu = &cm->queues[q];
-                if (qu->state == MQDH_QUEUE_NO_INFO) {
-                    printf("    %s: no information\n", queue_names[q]);
-                } else if (qu->state == MQDH_QUEUE_ERROR) {
-                    printf("    %s: error: %s\n", queue_names[q], qu->error ? qu->error : "?");
-                } else if (qu->nops) {
-                    printf("    %s: %d\n", queue_names[q], qu->nops);
-                    for (int o = 0; o < qu->nops; o++)
-                        text_op(&qu->ops[o], q);
-                }
-            }
-        }
+        struct view v = {stdout, d, p, EXACT};
+        text_state(&v);
         if (stats)
-            printf("  stats: %lu callbacks (%lu fetches), %lu bytes in %lu system calls, "
-                   "%.3f s\n",
-                   p->stats.callbacks, p->stats.fetches, p->stats.bytes, p->stats.syscalls,
-                   p->stats.seconds);
+            print_stats(stdout, &p->stats);
     }
+}
+
+static void print_ranks(const struct mqdh_dump *d, const int *idx, int n);
+
+/* Process i's state written in mode, as one malloc'd string (NULL: no memory). */
+static char *state_string(const struct mqdh_dump *d, int i, enum render mode)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f)
+        return NULL;
+    struct view v = {f, d, &d->procs[i], mode};
+    text_state(&v);
+    if (fclose(f) != 0) {
+        free(buf);
+        return NULL;
+    }
+    return buf;
+}
+
+/*
+ * The compressed view: processes whose state is the same, with peers as
+ * ranks or else relative to their own rank, are written once under the
+ * ranks they are ("ranks [0-31,33-63]").  Returns -1 out of memory.
+ */
+static int text_folded(const struct mqdh_dump *d, int stats)
+{
+    int n = d->nprocs, rc = -1;
+    char **abs = calloc((size_t)n + 1, sizeof *abs), **rel = calloc((size_t)n + 1, sizeof *rel);
+    int *group = malloc(((size_t)n + 1) * sizeof *group), *members = malloc(((size_t)n + 1) * sizeof *members);
+    enum render *mode = malloc(((size_t)n + 1) * sizeof *mode);
+    if (!abs || !rel || !group || !members || !mode)
+        goto out;
+    for (int i = 0; i < n; i++) {
+        abs[i] = state_string(d, i, FOLD_ABS);
+        rel[i] = state_string(d, i, FOLD_REL);
+        if (!abs[i] || !rel[i])
+            goto out;
+        group[i] = -1;
+    }
+    /* The same with peers as they are first, then the same relative. */
+    for (int pass = 0; pass < 2; pass++) {
+        char **sig = pass ? rel : abs;
+        for (int i = 0; i < n; i++) {
+            if (group[i] >= 0)
+                continue;
+            int k = 0;
+            for (int j = i + 1; j < n; j++)
+                k += group[j] < 0 && strcmp(sig[i], sig[j]) == 0;
+            if (!k)
+                continue;
+            group[i] = i;
+            mode[i] = pass ? FOLD_REL : FOLD_ABS;
+            for (int j = i + 1; j < n; j++)
+                if (group[j] < 0 && strcmp(sig[i], sig[j]) == 0)
+                    group[j] = i;
+        }
+    }
+    int same_image = 1;
+    for (int i = 1; i < n; i++)
+        same_image &= d->procs[i].image && d->procs[0].image &&
+                      strcmp(d->procs[i].image, d->procs[0].image) == 0;
+    if (n > 1 && same_image)
+        printf("%d processes, all running %s\n", n, d->procs[0].image);
+    for (int i = 0; i < n; i++) {
+        const struct mqdh_process *p = &d->procs[i];
+        if (group[i] >= 0 && group[i] != i)
+            continue;
+        if (group[i] < 0) { /* alone: as it is */
+            if (p->rank >= 0)
+                printf("rank %d (pid %d)", p->rank, (int)p->pid);
+            else
+                printf("pid %d", (int)p->pid);
+            if (!same_image || n == 1)
+                printf(": %s", p->image ? p->image : "?");
+            printf("\n");
+            struct view v = {stdout, d, p, EXACT};
+            text_state(&v);
+            if (stats)
+                print_stats(stdout, &p->stats);
+            continue;
+        }
+        int m = 0;
+        for (int j = i; j < n; j++)
+            if (group[j] == i)
+                members[m++] = j;
+        printf("ranks [");
+        print_ranks(d, members, m);
+        printf("] (%d processes%s)", m,
+               mode[i] == FOLD_REL ? ", peers relative to each: rank+1 is the next, modulo the "
+                                     "job"
+                                   : "");
+        if (!same_image)
+            printf(": %s", p->image ? p->image : "?");
+        printf("\n%s", mode[i] == FOLD_REL ? rel[i] : abs[i]);
+        if (stats) {
+            struct mqdh_stats sum = {0};
+            for (int k = 0; k < m; k++) {
+                const struct mqdh_stats *st = &d->procs[members[k]].stats;
+                sum.callbacks += st->callbacks;
+                sum.fetches += st->fetches;
+                sum.bytes += st->bytes;
+                sum.syscalls += st->syscalls;
+                sum.seconds += st->seconds;
+            }
+            printf("  (stats summed over these %d)\n", m);
+            print_stats(stdout, &sum);
+        }
+    }
+    rc = 0;
+out:
+    for (int i = 0; abs && rel && i < n; i++) {
+        free(abs[i]);
+        free(rel[i]);
+    }
+    free(abs);
+    free(rel);
+    free(group);
+    free(members);
+    free(mode);
+    return rc;
 }
 
 static void json_string(const char *s)
@@ -415,10 +586,11 @@ int main(int argc, char **argv)
         {"json", no_argument, NULL, 'J'},       {"stats", no_argument, NULL, 'S'},
         {"verbose", no_argument, NULL, 'v'},    {"help", no_argument, NULL, 'h'},
         {"check-dll", required_argument, NULL, 'C'},
+        {"full", no_argument, NULL, 'F'},
         {NULL, 0, NULL, 0},
     };
     pid_t *pids = NULL;
-    int npids = 0, json = 0, stats = 0, opt;
+    int npids = 0, json = 0, stats = 0, full = 0, opt;
     long job = 0;
     const char *check = NULL;
     struct mqdh_options o = {0};
@@ -458,6 +630,9 @@ int main(int argc, char **argv)
             break;
         case 'S':
             stats = 1;
+            break;
+        case 'F':
+            full = 1;
             break;
         case 'v':
             o.verbose = 1;
@@ -522,9 +697,10 @@ int main(int argc, char **argv)
                 json_analysis(d, a);
             printf("}\n");
         } else {
-            text_dump(d, stats);
+            if (full || text_folded(d, stats) != 0)
+                text_dump(d, stats);
             if (a)
-                text_analysis(d, a, 1);
+                text_analysis(d, a, !full);
         }
         mqdh_analysis_free(a);
         status = failed == 0 ? 0 : failed < d->nprocs ? 1 : 2;

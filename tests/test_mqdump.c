@@ -394,6 +394,65 @@ static void test_mqdump__where_each_rank_is(void **state)
     released_and_stop(&job);
 }
 
+/* The lines of text that hold what, counted. */
+static int count_lines(const char *text, const char *what)
+{
+    int n = 0;
+    for (const char *p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+        const char *end = strchr(p, '\n');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        char line[1024];
+        snprintf(line, sizeof line, "%.*s", (int)(len < sizeof line ? len : sizeof line - 1), p);
+        n += what == NULL || strstr(line, what) != NULL;
+    }
+    return n;
+}
+
+/*
+ * The folded text view: a 64-rank ring reads in a screen.  Ranks 0-63 are
+ * one group (rank 0's receive from 63 is "rank-1" like every other's), the
+ * deadlock is one cycle of 64 explained in one folded line, and the whole
+ * output is at most 25 lines; --full still shows all 64 processes.
+ */
+static void test_mqdump__folded_64_rank_ring(void **state)
+{
+    (void)state;
+    struct job job;
+    start(&job, "ring", 64);
+    char pid[16], *out, *err;
+    snprintf(pid, sizeof pid, "%d", (int)job.mpiexec);
+    const char *args[] = {"--job", pid, "--dll", mqd_dll(), NULL};
+    int rc = run_mqdump(&out, &err, args);
+    if (rc != 0)
+        fail_msg("mqdump exited %d: %s", rc, err);
+    static const char *const want[] = {
+        "64 processes, all running ",
+        "ranks [0-63] (64 processes, peers relative to each: rank+1 is the next, modulo the job)",
+        "  in MPI_Waitall, called from sample_block at samples/sample.c:",
+        "  communicator \"MPI_COMM_WORLD\" (size 64, rank = world rank)",
+        "      pending  from rank-1 tag 7, 32 bytes",
+        "DEADLOCK: a cycle of 64 processes, ranks [0-63] (every wait in it is needed)",
+        "  [0-63] waits in MPI_Waitall: receive(source=rank-1, tag=7, comm=MPI_COMM_WORLD) - "
+        "rank-1 has no matching send pending (it is in MPI_Waitall)",
+    };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+        if (count_lines(out, want[i]) != 1)
+            fail_msg("not once: \"%s\" in:\n%s", want[i], out);
+    int lines = count_lines(out, NULL);
+    if (lines > 25)
+        fail_msg("%d lines:\n%s", lines, out);
+    free(out);
+    free(err);
+    const char *full[] = {"--job", pid, "--dll", mqd_dll(), "--full", NULL};
+    rc = run_mqdump(&out, &err, full);
+    assert_int_equal(rc, 0);
+    assert_int_equal(count_lines(out, "  in MPI_Waitall, called from sample_block"), 64);
+    assert_int_equal(count_lines(out, "rank 63 waits in MPI_Waitall: receive(source=62, tag=7"), 1);
+    free(out);
+    free(err);
+    released_and_stop(&job);
+}
+
 /* Text output of --job lists every rank with its pid, whichever way the
  * ranks are found: hydra's MPIR_proctable, or the descendants of a
  * launcher that has none (mqd-launch). */
@@ -406,7 +465,7 @@ static void test_mqdump__job_lists_every_rank(void **state)
     for (int l = 0; l < 2; l++) {
         char pid[16], *out, *err;
         snprintf(pid, sizeof pid, "%d", (int)launchers[l]);
-        const char *args[] = {"--job", pid, "--dll", tvmpich(), "--stats", NULL};
+        const char *args[] = {"--job", pid, "--dll", tvmpich(), "--stats", "--full", NULL};
         int rc = run_mqdump(&out, &err, args);
         int nproc = 0;
         for (const char *p = out; (p = strstr(p, "process ")); p++)
@@ -545,6 +604,7 @@ int main(void)
         cmocka_unit_test(test_mqdump__executable_names_the_dll),
         cmocka_unit_test(test_mqdump__where_each_rank_is),
         cmocka_unit_test(test_mqdump__job_lists_every_rank),
+        cmocka_unit_test(test_mqdump__folded_64_rank_ring),
         cmocka_unit_test(test_mqdump__pids_and_the_dll_the_target_names),
         cmocka_unit_test(test_mqdump__openmpi_dll_speaks_for_itself),
         cmocka_unit_test(test_mqdump__bad_command_lines),
