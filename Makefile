@@ -97,8 +97,10 @@ $(BUILD)/host/libmqdhost-internal.a: $(HOST_OBJS)
 $(BUILD)/lib/libmqdhost.so: $(HOST_OBJS) host/libmqdhost.map | $(BUILD)/lib
 	$(CC) -shared -o $@ $(HOST_OBJS) -Wl,--version-script=host/libmqdhost.map $(MQD_LDFLAGS) $(HOST_LIBS)
 
-$(BUILD)/bin/mqdump: host/mqdump.c $(BUILD)/lib/libmqdhost.so | $(BUILD)/bin
-	$(CC) $(MQD_CFLAGS) -Ihost/include -o $@ $< -L$(BUILD)/lib -lmqdhost -Wl,-rpath,'$$ORIGIN/../lib' $(MQD_LDFLAGS)
+MQDUMP_SRCS := host/mqdump.c host/mqdump_graph.c
+$(BUILD)/bin/mqdump: $(MQDUMP_SRCS) host/mqdump_graph.h $(BUILD)/lib/libmqdhost.so | $(BUILD)/bin
+	$(CC) $(MQD_CFLAGS) -Ihost/include -o $@ $(MQDUMP_SRCS) -L$(BUILD)/lib -lmqdhost \
+	    -Wl,-rpath,'$$ORIGIN/../lib' $(MQD_LDFLAGS)
 
 # ---------------------------------------------------------------- tests
 # The interface header alone, as C11 and C++11, MPI-1 and MPI-2.

@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE
 #include "mqdhost.h"
+#include "mqdump_graph.h"
 
 #include <getopt.h>
 #include <signal.h>
@@ -41,6 +42,8 @@ static void usage(FILE *f)
           "      --full              every process in full, not processes in the same\n"
           "                          state folded together under their ranks\n"
           "      --json              one JSON object instead of text\n"
+          "      --graph FILE        the queues and deadlocks as a Graphviz graph: DOT,\n"
+          "                          or SVG/PNG/PDF (by FILE's suffix) rendered by dot\n"
           "      --stats             per process: DLL callbacks, bytes, system calls, time\n"
           "  -v, --verbose           show the DLL's diagnostic messages\n"
           "  -h, --help              this text\n\n"
@@ -587,12 +590,13 @@ int main(int argc, char **argv)
         {"verbose", no_argument, NULL, 'v'},    {"help", no_argument, NULL, 'h'},
         {"check-dll", required_argument, NULL, 'C'},
         {"full", no_argument, NULL, 'F'},
+        {"graph", required_argument, NULL, 'G'},
         {NULL, 0, NULL, 0},
     };
     pid_t *pids = NULL;
     int npids = 0, json = 0, stats = 0, full = 0, opt;
     long job = 0;
-    const char *check = NULL;
+    const char *check = NULL, *graph = NULL;
     struct mqdh_options o = {0};
 
     while ((opt = getopt_long(argc, argv, "p:j:d:vh", longopts, NULL)) != -1) {
@@ -633,6 +637,9 @@ int main(int argc, char **argv)
             break;
         case 'F':
             full = 1;
+            break;
+        case 'G':
+            graph = optarg;
             break;
         case 'v':
             o.verbose = 1;
@@ -688,6 +695,7 @@ int main(int argc, char **argv)
                             d->procs[i].error);
             }
         }
+        status = failed == 0 ? 0 : failed < d->nprocs ? 1 : 2;
         struct mqdh_analysis *a = NULL;
         if (mqdh_analyze(d, &a) != MQDH_OK)
             fprintf(stderr, "mqdump: the wait-for analysis ran out of memory\n");
@@ -702,8 +710,13 @@ int main(int argc, char **argv)
             if (a)
                 text_analysis(d, a, !full);
         }
+        char gerr[4600];
+        if (graph && graph_write(graph, d, a, gerr, sizeof gerr) != 0) {
+            fprintf(stderr, "mqdump: --graph: %s\n", gerr);
+            if (status == 0)
+                status = 1;
+        }
         mqdh_analysis_free(a);
-        status = failed == 0 ? 0 : failed < d->nprocs ? 1 : 2;
     }
     mqdh_dump_free(d);
     if (job)

@@ -10,6 +10,7 @@ packages=(
     dpkg-dev xz-utils                # apt-get source mpich, and unpacking it
     binutils                         # nm, objcopy: the MPICH build check, stripped copies
     procps                           # ps/pgrep in the scripts' diagnostics
+    graphviz                         # dot: mqdump --graph pictures, and the test that renders them
 )
 
 missing=()

@@ -453,6 +453,73 @@ static void test_mqdump__folded_64_rank_ring(void **state)
     released_and_stop(&job);
 }
 
+/* The whole of a file, malloc'd (NULL if it cannot be read). */
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return NULL;
+    char *buf = NULL;
+    size_t len = 0, cap = 0, n;
+    char chunk[4096];
+    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) {
+        if (len + n + 1 > cap) {
+            cap = 2 * (len + n + 1);
+            char *m = realloc(buf, cap);
+            if (!m)
+                break;
+            buf = m;
+        }
+        memcpy(buf + len, chunk, n);
+        len += n;
+        buf[len] = '\0';
+    }
+    fclose(f);
+    return buf;
+}
+
+/*
+ * --graph: the 4-rank ring as DOT and rendered to SVG by Graphviz dot.
+ * The DOT holds every process and exactly the four red waits of the
+ * cycle, rank r to rank r-1; dot parses it (it made the SVG).
+ */
+static void test_mqdump__graph_shows_the_cycle(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/mqd-graph-XXXXXX", svg[64], dotfile[80];
+    assert_non_null(mkdtemp(dir));
+    snprintf(svg, sizeof svg, "%s/ring.svg", dir);
+    snprintf(dotfile, sizeof dotfile, "%s.dot", svg);
+    struct job job;
+    start(&job, "ring", 4);
+    char pid[16], *out, *err;
+    snprintf(pid, sizeof pid, "%d", (int)job.mpiexec);
+    const char *args[] = {"--job", pid, "--dll", mqd_dll(), "--graph", svg, NULL};
+    int rc = run_mqdump(&out, &err, args);
+    released_and_stop(&job);
+    if (rc != 0)
+        fail_msg("mqdump exited %d: %s", rc, err);
+    char *dot = slurp(dotfile), *pic = slurp(svg);
+    assert_non_null(dot);
+    if (!pic || !strstr(pic, "<svg") || !strstr(pic, "rank 3"))
+        fail_msg("no SVG of the ring in %s", svg);
+    assert_int_equal(count_lines(dot, "[color=red, fontcolor=red"), 4);
+    for (int r = 0; r < 4; r++) {
+        char node[32], wait[32];
+        snprintf(node, sizeof node, "  p%d [label=\"rank %d\\n", r, r);
+        snprintf(wait, sizeof wait, "  p%d -> p%d [color=red", r, (r + 3) % 4);
+        if (count_lines(dot, node) != 1 || count_lines(dot, wait) != 1)
+            fail_msg("no \"%s\" or \"%s\" in:\n%s", node, wait, dot);
+    }
+    free(dot);
+    free(pic);
+    free(out);
+    free(err);
+    unlink(dotfile);
+    unlink(svg);
+    rmdir(dir);
+}
+
 /* Text output of --job lists every rank with its pid, whichever way the
  * ranks are found: hydra's MPIR_proctable, or the descendants of a
  * launcher that has none (mqd-launch). */
@@ -605,6 +672,7 @@ int main(void)
         cmocka_unit_test(test_mqdump__where_each_rank_is),
         cmocka_unit_test(test_mqdump__job_lists_every_rank),
         cmocka_unit_test(test_mqdump__folded_64_rank_ring),
+        cmocka_unit_test(test_mqdump__graph_shows_the_cycle),
         cmocka_unit_test(test_mqdump__pids_and_the_dll_the_target_names),
         cmocka_unit_test(test_mqdump__openmpi_dll_speaks_for_itself),
         cmocka_unit_test(test_mqdump__bad_command_lines),

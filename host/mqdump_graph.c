@@ -1,0 +1,237 @@
+/*
+ * mqdump_graph.c - mqdump --graph: the job's message queues as a Graphviz
+ * graph, its deadlocks highlighted.  Public libmqdhost API only.
+ *
+ * Nodes are processes (filled by what the analysis says of them); grey
+ * edges are queue entries in the direction the message goes (solid: a
+ * pending send, dashed: a posted receive, dotted: an unexpected message),
+ * labelled with their tags; red edges are the waits that explain a
+ * deadlock, from the waiting process to the one it waits for.
+ */
+#define _GNU_SOURCE
+#include "mqdump_graph.h"
+
+#include <errno.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+/* A DOT string: quotes and backslashes escaped, newlines as \n. */
+static void dot_string(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; s && *s; s++) {
+        if (*s == '"' || *s == '\\')
+            fprintf(f, "\\%c", *s);
+        else if (*s == '\n')
+            fputs("\\n", f);
+        else if ((unsigned char)*s >= 0x20)
+            fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+/* The process that global rank g names, or -1. */
+static int proc_of(const struct mqdh_dump *d, long g)
+{
+    for (int i = 0; g >= 0 && i < d->nprocs; i++)
+        if ((d->procs[i].identity >= 0 ? d->procs[i].identity : d->procs[i].rank) == g)
+            return i;
+    return -1;
+}
+
+static void node(FILE *f, const struct mqdh_dump *d, const struct mqdh_analysis *a, int i,
+                 const int *in_deadlock)
+{
+    const struct mqdh_process *p = &d->procs[i];
+    char label[1024], who[32];
+    int n = 0;
+    mqdh_process_label(p, who, sizeof who);
+    n += snprintf(label + n, sizeof label - (size_t)n, "%s\npid %d", who, (int)p->pid);
+    if (p->where_call)
+        n += snprintf(label + n, sizeof label - (size_t)n, "\n%s", p->where_call);
+    if (p->where_file) {
+        const char *base = strrchr(p->where_file, '/');
+        n += snprintf(label + n, sizeof label - (size_t)n, "\n%s:%d",
+                      base ? base + 1 : p->where_file, p->where_line);
+    }
+    /* Receives from MPI_ANY_SOURCE have no one edge: listed on the node. */
+    for (int c = 0; c < p->ncomms; c++) {
+        const struct mqdh_queue *q = &p->comms[c].queues[MQDH_RECEIVES];
+        for (int o = 0; q->state == MQDH_QUEUE_OK && o < q->nops; o++)
+            if (q->ops[o].desired_local_rank < 0 && n < (int)sizeof label - 64) {
+                if (q->ops[o].tag_wild)
+                    n += snprintf(label + n, sizeof label - (size_t)n,
+                                  "\nrecv ANY tag ANY (%s)", p->comms[c].name);
+                else
+                    n += snprintf(label + n, sizeof label - (size_t)n,
+                                  "\nrecv ANY tag %ld (%s)", q->ops[o].desired_tag,
+                                  p->comms[c].name);
+            }
+    }
+    if (p->error && n < (int)sizeof label - 64)
+        snprintf(label + n, sizeof label - (size_t)n, "\nnot dumped");
+    const char *fill = "white";
+    if (in_deadlock[i])
+        fill = "#f4a6a6";
+    else if (a && a->stuck[i])
+        fill = "#f8d49a";
+    else if (a && a->activity[i] == MQDH_ACT_RUNNING)
+        fill = "#c8e6c0";
+    else if (a && a->activity[i] == MQDH_ACT_UNKNOWN)
+        fill = "#dddddd";
+    fprintf(f, "  p%d [label=", i);
+    dot_string(f, label);
+    fprintf(f, ", fillcolor=\"%s\"%s];\n", fill, in_deadlock[i] ? ", color=red, penwidth=2" : "");
+}
+
+static void queue_edges(FILE *f, const struct mqdh_dump *d, int i)
+{
+    static const char *const style[MQDH_NQUEUES] = {"solid", "dashed", "dotted"};
+    static const char *const what[MQDH_NQUEUES] = {"send", "recv", "unexpected"};
+    const struct mqdh_process *p = &d->procs[i];
+    for (int c = 0; c < p->ncomms; c++) {
+        for (int q = 0; q < MQDH_NQUEUES; q++) {
+            const struct mqdh_queue *qu = &p->comms[c].queues[q];
+            for (int o = 0; qu->state == MQDH_QUEUE_OK && o < qu->nops; o++) {
+                const struct mqdh_op *op = &qu->ops[o];
+                long g = q == MQDH_UNEXPECTED ? op->actual_global_rank : op->desired_global_rank;
+                int peer = proc_of(d, g);
+                if (peer < 0) /* ANY_SOURCE (on the node), or not in the dump */
+                    continue;
+                char label[160], tag[24];
+                long t = q == MQDH_UNEXPECTED ? op->actual_tag : op->desired_tag;
+                if (q != MQDH_UNEXPECTED && op->tag_wild)
+                    snprintf(tag, sizeof tag, "ANY");
+                else
+                    snprintf(tag, sizeof tag, "%ld", t);
+                snprintf(label, sizeof label, "%s tag %s\n%s", what[q], tag, p->comms[c].name);
+                /* The message's way: from the sender to the receiver. */
+                int from = q == MQDH_SENDS ? i : peer, to = q == MQDH_SENDS ? peer : i;
+                fprintf(f, "  p%d -> p%d [style=%s, color=gray40, fontcolor=gray30, label=", from,
+                        to, style[q]);
+                dot_string(f, label);
+                fprintf(f, "];\n");
+            }
+        }
+    }
+}
+
+int graph_write_dot(FILE *f, const struct mqdh_dump *d, const struct mqdh_analysis *a)
+{
+    int *in_deadlock = calloc((size_t)d->nprocs + 1, sizeof *in_deadlock);
+    if (!in_deadlock)
+        return -1;
+    for (int k = 0; a && k < a->ndeadlocks; k++)
+        for (int m = 0; m < a->deadlocks[k].nmembers; m++)
+            in_deadlock[a->deadlocks[k].members[m]] = 1;
+    char title[256];
+    if (!a)
+        snprintf(title, sizeof title, "message queues of %d processes", d->nprocs);
+    else if (a->ndeadlocks)
+        snprintf(title, sizeof title,
+                 "message queues of %d processes: %d deadlock%s (red: waits for)", d->nprocs,
+                 a->ndeadlocks, a->ndeadlocks == 1 ? "" : "s");
+    else
+        snprintf(title, sizeof title, "message queues of %d processes: no deadlock found",
+                 d->nprocs);
+    fprintf(f, "digraph mqd {\n"
+               "  graph [label=");
+    strncat(title, "\ngrey: the way messages go (solid: pending send, dashed: posted receive, "
+                   "dotted: unexpected)", sizeof title - strlen(title) - 1);
+    dot_string(f, title);
+    fprintf(f, ", labelloc=t, fontname=\"Helvetica\", nodesep=0.6];\n"
+               "  node [shape=box, style=\"rounded,filled\", fontname=\"Helvetica\", "
+               "fontsize=11];\n"
+               "  edge [fontname=\"Helvetica\", fontsize=9];\n");
+    for (int i = 0; i < d->nprocs; i++)
+        node(f, d, a, i, in_deadlock);
+    for (int i = 0; i < d->nprocs; i++)
+        queue_edges(f, d, i);
+    for (int k = 0; a && k < a->ndeadlocks; k++) {
+        const struct mqdh_deadlock *dl = &a->deadlocks[k];
+        for (int e = 0; e < dl->nwaits; e++) {
+            const struct mqdh_wait *w = &a->waits[dl->waits[e]];
+            char label[160];
+            if (w->kind == MQDH_WAIT_COLLECTIVE)
+                snprintf(label, sizeof label, "waits: %s not entered",
+                         d->procs[w->from].where_call ? d->procs[w->from].where_call : "?");
+            else if (w->tag_wild)
+                snprintf(label, sizeof label, "waits: %s%s tag ANY",
+                         w->kind == MQDH_WAIT_SEND ? "send" : "recv",
+                         w->any_source ? " ANY" : "");
+            else
+                snprintf(label, sizeof label, "waits: %s%s tag %ld",
+                         w->kind == MQDH_WAIT_SEND ? "send" : "recv",
+                         w->any_source ? " ANY" : "", w->tag);
+            fprintf(f, "  p%d -> p%d [color=red, fontcolor=red, penwidth=2.5, constraint=false, "
+                       "label=", w->from, w->to);
+            dot_string(f, label);
+            fprintf(f, ", tooltip=");
+            dot_string(f, w->why);
+            fprintf(f, "];\n");
+        }
+    }
+    fprintf(f, "}\n");
+    free(in_deadlock);
+    return ferror(f) ? -1 : 0;
+}
+
+/* Run dot -T<format> -o out dotfile; 0, or -1 with the reason in err. */
+static int render(const char *dotfile, const char *format, const char *out, char *err,
+                  size_t errlen)
+{
+    char fmt[16];
+    snprintf(fmt, sizeof fmt, "-T%s", format);
+    char *argv[] = {"dot", fmt, "-o", (char *)out, (char *)dotfile, NULL};
+    pid_t pid;
+    int rc = posix_spawnp(&pid, "dot", NULL, NULL, argv, environ);
+    if (rc != 0) {
+        snprintf(err, errlen, "cannot run Graphviz dot (%s): the DOT is in %s", strerror(rc),
+                 dotfile);
+        return -1;
+    }
+    int st;
+    while (waitpid(pid, &st, 0) < 0)
+        if (errno != EINTR) {
+            snprintf(err, errlen, "waiting for dot: %s", strerror(errno));
+            return -1;
+        }
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+        snprintf(err, errlen, "dot failed to render %s (the DOT is in %s)", out, dotfile);
+        return -1;
+    }
+    return 0;
+}
+
+int graph_write(const char *path, const struct mqdh_dump *d, const struct mqdh_analysis *a,
+                char *err, size_t errlen)
+{
+    const char *ext = strrchr(path, '.');
+    const char *format = NULL;
+    if (ext && (strcmp(ext, ".svg") == 0 || strcmp(ext, ".png") == 0 || strcmp(ext, ".pdf") == 0))
+        format = ext + 1;
+    /* A picture is rendered from the DOT written beside it (PATH.dot). */
+    char dotpath[4096];
+    if (snprintf(dotpath, sizeof dotpath, "%s%s", path, format ? ".dot" : "") >=
+        (int)sizeof dotpath) {
+        snprintf(err, errlen, "%s: path too long", path);
+        return -1;
+    }
+    FILE *f = fopen(dotpath, "w");
+    if (!f) {
+        snprintf(err, errlen, "cannot write %s: %s", dotpath, strerror(errno));
+        return -1;
+    }
+    int rc = graph_write_dot(f, d, a);
+    if (fclose(f) != 0 || rc != 0) {
+        snprintf(err, errlen, "cannot write %s: %s", dotpath, strerror(errno));
+        return -1;
+    }
+    return format ? render(dotpath, format, path, err, errlen) : 0;
+}
