@@ -121,10 +121,10 @@ $(BUILD)/tests/%.o: tests/%.c | $(BUILD)/tests
 UNIT_TESTS := $(BUILD)/tests/test_interface $(BUILD)/tests/test_expect \
               $(BUILD)/tests/test_memory $(BUILD)/tests/test_attach \
               $(BUILD)/tests/test_image $(BUILD)/tests/test_loader $(BUILD)/tests/test_dump \
-              $(BUILD)/tests/test_dll $(BUILD)/tests/test_dll_synth
+              $(BUILD)/tests/test_dll $(BUILD)/tests/test_dll_synth $(BUILD)/tests/test_analyze
 HOST_UNIT_TESTS := $(BUILD)/tests/test_memory $(BUILD)/tests/test_attach \
                    $(BUILD)/tests/test_image $(BUILD)/tests/test_loader $(BUILD)/tests/test_dump \
-                   $(BUILD)/tests/test_dll $(BUILD)/tests/test_dll_synth
+                   $(BUILD)/tests/test_dll $(BUILD)/tests/test_dll_synth $(BUILD)/tests/test_analyze
 INTEGRATION_TESTS := $(BUILD)/tests/test_samples $(BUILD)/tests/test_mqdump
 
 # ---------------------------------------------------------------- the DLL
@@ -173,7 +173,8 @@ $(HOST_UNIT_TESTS): $(BUILD)/tests/%: $(BUILD)/tests/%.o $(BUILD)/host/libmqdhos
 	$(CC) -o $@ $(filter-out %.a,$^) $(BUILD)/host/libmqdhost-internal.a $(MQD_LDFLAGS) \
 	    $(HOST_LIBS) -lpthread -lcmocka
 $(BUILD)/tests/test_attach $(BUILD)/tests/test_dump: $(BUILD)/tests/procstate.o
-$(BUILD)/tests/test_loader.o $(BUILD)/tests/test_dump.o $(BUILD)/tests/test_dll.o: \
+$(BUILD)/tests/test_loader.o $(BUILD)/tests/test_dump.o $(BUILD)/tests/test_dll.o \
+$(BUILD)/tests/test_analyze.o: \
     MQD_CFLAGS += -Ihost/include
 $(BUILD)/tests/test_dll $(BUILD)/tests/test_dll_synth: | $(BUILD)/lib/libmqd_mpich.so
 $(BUILD)/tests/test_dll_synth: $(BUILD)/tests/synth.o

@@ -1,0 +1,370 @@
+/*
+ * test_analyze.c - the wait-for analysis (host/analyze.c) on dumps built
+ * by hand: which calls need all their operations and which one of them,
+ * in-flight operations, MPI_ANY_SOURCE knots, collectives, ranks behind a
+ * deadlock, and everything the analysis cannot see making it assume the
+ * process is free.  The real MPICH jobs are in test_mqdump.c.
+ */
+#define _GNU_SOURCE
+#include "mqdhost.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+/* n processes, ranks 0..n-1, each with MPI_COMM_WORLD and empty queues,
+ * not in MPI. */
+static struct mqdh_dump *job(int n)
+{
+    struct mqdh_dump *d = calloc(1, sizeof *d);
+    assert_non_null(d);
+    d->nprocs = n;
+    d->procs = calloc((size_t)n, sizeof *d->procs);
+    assert_non_null(d->procs);
+    for (int i = 0; i < n; i++) {
+        struct mqdh_process *p = &d->procs[i];
+        p->pid = 1000 + i;
+        p->rank = p->identity = i;
+        p->ncomms = 1;
+        p->comms = calloc(1, sizeof *p->comms);
+        assert_non_null(p->comms);
+        strcpy(p->comms[0].name, "MPI_COMM_WORLD");
+        p->comms[0].size = n;
+        p->comms[0].local_rank = i;
+    }
+    return d;
+}
+
+static void in_call(struct mqdh_dump *d, int rank, const char *call)
+{
+    free(d->procs[rank].where_call);
+    free(d->procs[rank].where_function);
+    d->procs[rank].where_call = strdup(call);
+    d->procs[rank].where_function = strdup("main");
+}
+
+/* An operation of rank on MPI_COMM_WORLD: peer and tag -1 for ANY. */
+static struct mqdh_op *op(struct mqdh_dump *d, int rank, int q, long peer, long tag)
+{
+    struct mqdh_queue *qu = &d->procs[rank].comms[0].queues[q];
+    struct mqdh_op *m = realloc(qu->ops, (size_t)(qu->nops + 1) * sizeof *m);
+    assert_non_null(m);
+    qu->ops = m;
+    struct mqdh_op *o = &m[qu->nops++];
+    memset(o, 0, sizeof *o);
+    o->desired_local_rank = o->desired_global_rank = peer;
+    o->tag_wild = tag < 0;
+    o->desired_tag = tag;
+    o->desired_length = 4;
+    o->actual_local_rank = o->actual_global_rank = o->actual_tag = o->actual_length = -1;
+    return o;
+}
+
+static struct mqdh_analysis *analyze(const struct mqdh_dump *d)
+{
+    struct mqdh_analysis *a = NULL;
+    assert_int_equal(mqdh_analyze(d, &a), MQDH_OK);
+    assert_non_null(a);
+    return a;
+}
+
+/* "0,1,2" of a deadlock's members or the ranks behind. */
+static const char *ranks(const struct mqdh_dump *d, const int *v, int n)
+{
+    static char buf[256];
+    int at = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < n; i++)
+        at += snprintf(buf + at, sizeof buf - (size_t)at, "%s%d", i ? "," : "",
+                       d->procs[v[i]].rank);
+    return buf;
+}
+
+/* Is there an unseen line containing what? */
+static int unseen_says(const struct mqdh_analysis *a, const char *what)
+{
+    for (int i = 0; i < a->nunseen; i++)
+        if (strstr(a->unseen[i], what))
+            return 1;
+    return 0;
+}
+
+/* A ring of three in MPI_Waitall: one cycle, each rank one wait. */
+static void test_analyze__ring_is_a_cycle(void **state)
+{
+    (void)state;
+    struct mqdh_dump *d = job(3);
+    for (int r = 0; r < 3; r++) {
+        in_call(d, r, "MPI_Waitall");
+        op(d, r, MQDH_RECEIVES, (r + 2) % 3, 7);
+    }
+    struct mqdh_analysis *a = analyze(d);
+    assert_int_equal(a->ndeadlocks, 1);
+    assert_false(a->deadlocks[0].knot);
+    assert_string_equal(ranks(d, a->deadlocks[0].members, a->deadlocks[0].nmembers), "0,1,2");
+    assert_int_equal(a->deadlocks[0].nwaits, 3);
+    assert_int_equal(a->nbehind, 0);
+    assert_int_equal(a->nunseen, 0);
+    const struct mqdh_wait *w = &a->waits[a->deadlocks[0].waits[0]];
+    assert_int_equal(w->from, 0);
+    assert_int_equal(w->to, 2);
+    assert_int_equal(w->kind, MQDH_WAIT_RECV);
+    assert_string_equal(w->why, "rank 0 waits in MPI_Waitall: receive(source=2, tag=7, "
+                                "comm=MPI_COMM_WORLD) - rank 2 has no matching send pending "
+                                "(it is in MPI_Waitall)");
+    char rel[320];
+    mqdh_explain_wait(d, w, 1, rel, sizeof rel);
+    assert_string_equal(rel, "waits in MPI_Waitall: receive(source=rank-1, tag=7, "
+                             "comm=MPI_COMM_WORLD) - rank-1 has no matching send pending "
+                             "(it is in MPI_Waitall)");
+    mqdh_analysis_free(a);
+    /* Rank 1 computing instead: nothing is stuck. */
+    free(d->procs[1].where_call);
+    d->procs[1].where_call = NULL;
+    a = analyze(d);
+    assert_int_equal(a->ndeadlocks, 0);
+    assert_int_equal(a->activity[1], MQDH_ACT_RUNNING);
+    for (int r = 0; r < 3; r++)
+        assert_false(a->stuck[r]);
+    assert_int_equal(a->nwaits, 2); /* the waits are there, just not stuck */
+    mqdh_analysis_free(a);
+    mqdh_dump_free(d);
+}
+
+/*
+ * Rank 0 has receives pending from rank 1 (blocked, waiting for rank 0)
+ * and from rank 2 (computing).  In MPI_Waitall it needs both: a cycle with
+ * rank 1.  In MPI_Recv or MPI_Wait it needs one of them, which rank 2 may
+ * yet send: nothing is provably stuck.
+ */
+static void test_analyze__waitall_needs_all_recv_needs_one(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *call;
+        int deadlock;
+    } cases[] = {
+        {"MPI_Waitall", 1}, {"MPI_Sendrecv", 1}, {"MPI_Recv", 0},
+        {"MPI_Wait", 0},    {"MPI_Waitany", 0},  {"MPI_Test", 0},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        struct mqdh_dump *d = job(3);
+        in_call(d, 0, cases[c].call);
+        op(d, 0, MQDH_RECEIVES, 1, 1);
+        op(d, 0, MQDH_RECEIVES, 2, 2);
+        in_call(d, 1, "MPI_Recv");
+        op(d, 1, MQDH_RECEIVES, 0, 3);
+        struct mqdh_analysis *a = analyze(d);
+        if (a->ndeadlocks != cases[c].deadlock)
+            fail_msg("%s: %d deadlocks", cases[c].call, a->ndeadlocks);
+        if (cases[c].deadlock) {
+            assert_string_equal(ranks(d, a->deadlocks[0].members, a->deadlocks[0].nmembers),
+                                "0,1");
+            assert_int_equal(a->deadlocks[0].nwaits, 2); /* not the wait for rank 2 */
+            for (int e = 0; e < a->deadlocks[0].nwaits; e++)
+                assert_int_not_equal(a->waits[a->deadlocks[0].waits[e]].to, 2);
+        }
+        mqdh_analysis_free(a);
+        mqdh_dump_free(d);
+    }
+}
+
+/* A receive whose sender already has the matching send pending is in
+ * flight (and so is that send): two blocked ranks, no deadlock.  With the
+ * tags crossed, both wait for each other twice. */
+static void test_analyze__in_flight_is_not_a_wait(void **state)
+{
+    (void)state;
+    for (int crossed = 0; crossed < 2; crossed++) {
+        struct mqdh_dump *d = job(2);
+        for (int r = 0; r < 2; r++) {
+            in_call(d, r, "MPI_Waitall");
+            op(d, r, MQDH_RECEIVES, 1 - r, crossed ? 2 : 1);
+            op(d, r, MQDH_SENDS, 1 - r, 1);
+        }
+        struct mqdh_analysis *a = analyze(d);
+        if (!crossed) {
+            assert_int_equal(a->ndeadlocks, 0);
+            assert_int_equal(a->nwaits, 0);
+        } else {
+            assert_int_equal(a->ndeadlocks, 1);
+            assert_int_equal(a->deadlocks[0].nwaits, 4);
+            assert_non_null(strstr(a->waits[a->deadlocks[0].waits[0]].why,
+                                   "has posted no matching receive"));
+        }
+        mqdh_analysis_free(a);
+        mqdh_dump_free(d);
+    }
+}
+
+/* Everyone receives from MPI_ANY_SOURCE: a knot of all.  One rank
+ * computing can send to any of them: no deadlock at all. */
+static void test_analyze__any_source_knot(void **state)
+{
+    (void)state;
+    struct mqdh_dump *d = job(4);
+    for (int r = 0; r < 4; r++) {
+        in_call(d, r, "MPI_Wait");
+        op(d, r, MQDH_RECEIVES, -1, 5);
+    }
+    struct mqdh_analysis *a = analyze(d);
+    assert_int_equal(a->ndeadlocks, 1);
+    assert_true(a->deadlocks[0].knot);
+    assert_string_equal(ranks(d, a->deadlocks[0].members, a->deadlocks[0].nmembers), "0,1,2,3");
+    assert_int_equal(a->deadlocks[0].nwaits, 12);
+    assert_true(a->waits[0].any_source);
+    assert_non_null(strstr(a->waits[0].why, "receive(source=ANY, tag=5"));
+    mqdh_analysis_free(a);
+    free(d->procs[3].where_call);
+    d->procs[3].where_call = NULL;
+    a = analyze(d);
+    assert_int_equal(a->ndeadlocks, 0);
+    assert_int_equal(a->nbehind, 0);
+    mqdh_analysis_free(a);
+    mqdh_dump_free(d);
+}
+
+/*
+ * Ranks 0 and 2 in MPI_Barrier, rank 1 in MPI_Recv from rank 0: the
+ * barrier (its communicator known from MPI's own traffic) waits for rank
+ * 1 only.  A cycle 0-1, rank 2 behind it.  Without that traffic the
+ * barrier's communicator is unseen, and nothing is claimed.
+ */
+static void test_analyze__collective_not_entered(void **state)
+{
+    (void)state;
+    for (int traffic = 1; traffic >= 0; traffic--) {
+        struct mqdh_dump *d = job(3);
+        in_call(d, 0, "MPI_Barrier");
+        in_call(d, 2, "MPI_Barrier");
+        in_call(d, 1, "MPI_Recv");
+        op(d, 1, MQDH_RECEIVES, 0, 5);
+        for (int r = 0; traffic && r < 3; r += 2)
+            strcpy(op(d, r, MQDH_RECEIVES, 1, 1)->extra_text[0], "part of a collective operation");
+        struct mqdh_analysis *a = analyze(d);
+        if (traffic) {
+            assert_int_equal(a->ndeadlocks, 1);
+            assert_string_equal(ranks(d, a->deadlocks[0].members, a->deadlocks[0].nmembers),
+                                "0,1");
+            assert_string_equal(ranks(d, a->behind, a->nbehind), "2");
+            const struct mqdh_wait *w = &a->waits[a->deadlocks[0].waits[0]];
+            assert_int_equal(w->kind, MQDH_WAIT_COLLECTIVE);
+            assert_string_equal(w->why, "rank 0 waits in MPI_Barrier(comm=MPI_COMM_WORLD) - "
+                                        "rank 1 has not entered it (it is in MPI_Recv)");
+        } else {
+            assert_int_equal(a->ndeadlocks, 0);
+            assert_true(unseen_says(a, "the communicator of rank 0's MPI_Barrier"));
+        }
+        mqdh_analysis_free(a);
+        mqdh_dump_free(d);
+    }
+}
+
+/*
+ * What cannot be seen makes the rank concerned free: a peer not dumped, a
+ * peer not unwound, a queue without information in a call that needs only
+ * one operation, a probe.  Each is said in `unseen`.
+ */
+static void test_analyze__unseen_is_never_a_deadlock(void **state)
+{
+    (void)state;
+    static const char *const says[] = {
+        "rank 1: not dumped (cannot attach)",
+        "where rank 1 is (no stack)",
+        "rank 0's pending sends on \"MPI_COMM_WORLD\" (the DLL has no information)",
+        "what rank 0 waits for in MPI_Probe (a probe posts nothing)",
+        "global rank 7, which rank 0 receives from on \"MPI_COMM_WORLD\" (not in the dump)",
+    };
+    for (size_t c = 0; c < sizeof says / sizeof says[0]; c++) {
+        struct mqdh_dump *d = job(2);
+        in_call(d, 0, c == 2 ? "MPI_Wait" : "MPI_Waitall");
+        op(d, 0, MQDH_RECEIVES, c == 4 ? 7 : 1, 1);
+        in_call(d, 1, "MPI_Waitall");
+        op(d, 1, MQDH_RECEIVES, 0, 2);
+        struct mqdh_process *p1 = &d->procs[1];
+        switch (c) {
+        case 0:
+            p1->error = strdup("cannot attach");
+            for (int q = 0; q < MQDH_NQUEUES; q++)
+                free(p1->comms[0].queues[q].ops);
+            free(p1->comms);
+            p1->comms = NULL;
+            p1->ncomms = 0;
+            break;
+        case 1:
+            free(p1->where_call);
+            p1->where_call = NULL;
+            p1->where_error = strdup("no stack");
+            break;
+        case 2:
+            d->procs[0].comms[0].queues[MQDH_SENDS].state = MQDH_QUEUE_NO_INFO;
+            break;
+        case 3:
+            in_call(d, 0, "MPI_Probe");
+            break;
+        default:
+            break;
+        }
+        struct mqdh_analysis *a = analyze(d);
+        if (a->ndeadlocks != 0 || !unseen_says(a, says[c])) {
+            for (int i = 0; i < a->nunseen; i++)
+                fprintf(stderr, "unseen: %s\n", a->unseen[i]);
+            fail_msg("case %zu: %d deadlocks, want none and \"%s\"", c, a->ndeadlocks, says[c]);
+        }
+        mqdh_analysis_free(a);
+        /* In MPI_Waitall rank 0 needs its receive whatever its unseen
+         * sends are, but rank 1's receive may be met by one of them. */
+        if (c == 2) {
+            in_call(d, 0, "MPI_Waitall");
+            a = analyze(d);
+            assert_int_equal(a->ndeadlocks, 0);
+            assert_true(unseen_says(a, "rank 0's queues on \"MPI_COMM_WORLD\" (rank 1 waits "
+                                       "for it there)"));
+            mqdh_analysis_free(a);
+        }
+        mqdh_dump_free(d);
+    }
+}
+
+static void test_analyze__peer_labels_and_bad_arguments(void **state)
+{
+    (void)state;
+    char buf[32];
+    mqdh_peer_label(63, 0, 64, 1, buf, sizeof buf);
+    assert_string_equal(buf, "rank-1");
+    mqdh_peer_label(2, 0, 64, 1, buf, sizeof buf);
+    assert_string_equal(buf, "rank+2");
+    mqdh_peer_label(5, 5, 64, 1, buf, sizeof buf);
+    assert_string_equal(buf, "rank");
+    mqdh_peer_label(5, 1, 64, 0, buf, sizeof buf);
+    assert_string_equal(buf, "rank 5");
+    struct mqdh_analysis *a = (void *)1;
+    assert_int_equal(mqdh_analyze(NULL, &a), MQDH_E_USAGE);
+    assert_null(a);
+    assert_int_equal(mqdh_analyze(NULL, NULL), MQDH_E_USAGE);
+    mqdh_analysis_free(NULL);
+    struct mqdh_dump empty = {0};
+    a = analyze(&empty);
+    assert_int_equal(a->ndeadlocks, 0);
+    mqdh_analysis_free(a);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_analyze__ring_is_a_cycle),
+        cmocka_unit_test(test_analyze__waitall_needs_all_recv_needs_one),
+        cmocka_unit_test(test_analyze__in_flight_is_not_a_wait),
+        cmocka_unit_test(test_analyze__any_source_knot),
+        cmocka_unit_test(test_analyze__collective_not_entered),
+        cmocka_unit_test(test_analyze__unseen_is_never_a_deadlock),
+        cmocka_unit_test(test_analyze__peer_labels_and_bad_arguments),
+    };
+    return cmocka_run_group_tests_name("analyze", tests, NULL, NULL);
+}
