@@ -433,9 +433,9 @@ static void collective_waits(struct builder *b, int i)
         w->tag = -1;
     }
     if (members != c->size - 1) { /* a member not dumped, or names that clash */
-        unseen(b, "%ld of the members of \"%s\" where %s is in %s",
-               c->size - 1 > members ? c->size - 1 - members : members - (c->size - 1),
-               c->name, label(b, i, me, sizeof me), p->where_call);
+        unseen(b, "which processes are the %ld other members of \"%s\", where %s is in %s "
+                  "(%d found: not all dumped, or communicators sharing its name)",
+               c->size - 1, c->name, label(b, i, me, sizeof me), p->where_call, members);
         b->a->nwaits = first_wait;
     }
 }
