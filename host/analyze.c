@@ -164,13 +164,16 @@ static const char *label(const struct builder *b, int i, char *buf, size_t len)
     return buf;
 }
 
-/* The process the peers name global rank g, or -1 if none was dumped. */
-static int proc_of(const struct builder *b, long g)
+/* The global rank a DLL names process p by. */
+static long global_id(const struct mqdh_process *p)
 {
-    if (g < 0)
-        return -1;
-    for (int i = 0; i < b->d->nprocs; i++)
-        if (b->ids[i] == g)
+    return p->identity >= 0 ? p->identity : p->rank;
+}
+
+int mqdh_process_by_global(const struct mqdh_dump *d, long g)
+{
+    for (int i = 0; d && g >= 0 && i < d->nprocs; i++)
+        if (global_id(&d->procs[i]) == g)
             return i;
     return -1;
 }
@@ -283,7 +286,7 @@ static int op_targets(struct builder *b, int i, int ci, int q, const struct mqdh
         }
         return n;
     }
-    int tp = proc_of(b, o->desired_global_rank);
+    int tp = mqdh_process_by_global(b->d, o->desired_global_rank);
     if (tp < 0) {
         unseen(b, "global rank %ld, which %s %s on \"%s\" (not in the dump)",
                o->desired_global_rank, label(b, i, me, sizeof me),
@@ -442,13 +445,6 @@ static void collective_waits(struct builder *b, int i)
 
 /* ---------------------------------------------------------------- explaining */
 
-static void peer_text(const struct mqdh_dump *d, const struct mqdh_wait *w, long g, int rel,
-                      char *buf, size_t len)
-{
-    const struct mqdh_process *p = &d->procs[w->from];
-    mqdh_peer_label(g, p->rank, d->nprocs, rel, buf, len);
-}
-
 void mqdh_explain_wait(const struct mqdh_dump *d, const struct mqdh_wait *w, int relative,
                        char *buf, size_t len)
 {
@@ -457,8 +453,9 @@ void mqdh_explain_wait(const struct mqdh_dump *d, const struct mqdh_wait *w, int
     char me[32], them[32], args[200], state[96];
     const char *call = p->where_call ? p->where_call : "MPI";
     mqdh_process_label(p, me, sizeof me);
-    peer_text(d, w, t->rank >= 0 ? t->rank : -1, relative, them, sizeof them);
-    if (t->rank < 0)
+    if (t->rank >= 0)
+        mqdh_peer_label(t->rank, p->rank, d->nprocs, relative, them, sizeof them);
+    else
         mqdh_process_label(t, them, sizeof them);
 
     if (t->where_call)
@@ -725,7 +722,7 @@ int mqdh_analyze(const struct mqdh_dump *d, struct mqdh_analysis **out)
     char me[32];
     for (int i = 0; i < n; i++) {
         const struct mqdh_process *p = &d->procs[i];
-        b.ids[i] = p->identity >= 0 ? p->identity : p->rank;
+        b.ids[i] = global_id(p);
         b.coll_comm[i] = collective_comm(p);
         if (p->error && p->ncomms == 0) {
             a->activity[i] = MQDH_ACT_UNKNOWN;

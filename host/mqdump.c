@@ -54,8 +54,9 @@ static void usage(FILE *f)
 /*
  * How a process's state is written.  EXACT: as it is.  Folded views write
  * what may be the same in many processes: no addresses, a rank in a
- * communicator the size of the job that is the world rank as such, and peers as ranks (FOLD_ABS) or
- * relative to the process's own rank (FOLD_REL: "rank-1", modulo the job).
+ * communicator the size of the job that is the world rank as such, and
+ * peers as ranks (FOLD_ABS) or relative to the process's own rank
+ * (FOLD_REL: "rank-1", modulo the job).
  */
 enum render { EXACT, FOLD_ABS, FOLD_REL };
 
@@ -182,7 +183,24 @@ static void text_dump(const struct mqdh_dump *d, int stats)
     }
 }
 
-static void print_ranks(const struct mqdh_dump *d, const int *idx, int n);
+/* "0-3,5,7-8": ascending process indexes, as their ranks (pids if none). */
+static void print_ranks(const struct mqdh_dump *d, const int *idx, int n)
+{
+    for (int i = 0; i < n;) {
+        const struct mqdh_process *p = &d->procs[idx[i]];
+        int j = i;
+        while (p->rank >= 0 && j + 1 < n && d->procs[idx[j + 1]].rank == d->procs[idx[j]].rank + 1)
+            j++;
+        printf("%s", i ? "," : "");
+        if (p->rank < 0)
+            printf("pid %d", (int)p->pid);
+        else if (j > i)
+            printf("%d-%d", p->rank, d->procs[idx[j]].rank);
+        else
+            printf("%d", p->rank);
+        i = j + 1;
+    }
+}
 
 /* Process i's state written in mode, as one malloc'd string (NULL: no memory). */
 static char *state_string(const struct mqdh_dump *d, int i, enum render mode)
@@ -413,23 +431,50 @@ static const char *wait_kind(enum mqdh_wait_kind k)
     return (unsigned)k < sizeof wait_kinds / sizeof wait_kinds[0] ? wait_kinds[k] : "?";
 }
 
-/* "0-3,5,7-8": ascending process indexes, as their ranks (pids if none). */
-static void print_ranks(const struct mqdh_dump *d, const int *idx, int n)
+/*
+ * Deadlock dl's waits, those whose explanations read the same relative to
+ * the waiting rank once, under the ranks they hold for.  -1 out of memory
+ * (nothing printed).
+ */
+static int fold_waits(const struct mqdh_dump *d, const struct mqdh_analysis *a,
+                      const struct mqdh_deadlock *dl)
 {
-    for (int i = 0; i < n;) {
-        const struct mqdh_process *p = &d->procs[idx[i]];
-        int j = i;
-        while (p->rank >= 0 && j + 1 < n && d->procs[idx[j + 1]].rank == d->procs[idx[j]].rank + 1)
-            j++;
-        printf("%s", i ? "," : "");
-        if (p->rank < 0)
-            printf("pid %d", (int)p->pid);
-        else if (j > i)
-            printf("%d-%d", p->rank, d->procs[idx[j]].rank);
-        else
-            printf("%d", p->rank);
-        i = j + 1;
+    size_t n = (size_t)dl->nwaits + 1;
+    char (*rel)[320] = malloc(n * sizeof *rel);
+    char *done = calloc(n, 1);
+    int *who = malloc(n * sizeof *who);
+    if (!rel || !done || !who) {
+        free(rel);
+        free(done);
+        free(who);
+        return -1;
     }
+    for (int e = 0; e < dl->nwaits; e++)
+        mqdh_explain_wait(d, &a->waits[dl->waits[e]], 1, rel[e], sizeof rel[e]);
+    for (int e = 0; e < dl->nwaits; e++) {
+        if (done[e])
+            continue;
+        int k = 0;
+        for (int f = e; f < dl->nwaits; f++) {
+            int from = a->waits[dl->waits[f]].from;
+            if (done[f] || strcmp(rel[e], rel[f]) != 0)
+                continue;
+            done[f] = 1;
+            if (!k || who[k - 1] != from)
+                who[k++] = from;
+        }
+        if (k == 1) {
+            printf("  %s\n", a->waits[dl->waits[e]].why);
+        } else {
+            printf("  [");
+            print_ranks(d, who, k);
+            printf("] %s\n", rel[e]);
+        }
+    }
+    free(rel);
+    free(done);
+    free(who);
+    return 0;
 }
 
 /*
@@ -446,40 +491,9 @@ static void text_analysis(const struct mqdh_dump *d, const struct mqdh_analysis 
         print_ranks(d, dl->members, dl->nmembers);
         printf("]%s\n", dl->knot ? " (some wait for any one of several: all of those are in it)"
                                  : " (every wait in it is needed)");
-        char *done = calloc((size_t)dl->nwaits + 1, 1);
-        int *who = malloc(((size_t)dl->nwaits + 1) * sizeof *who);
-        for (int e = 0; e < dl->nwaits; e++) {
-            const struct mqdh_wait *w = &a->waits[dl->waits[e]];
-            if (!fold || !done || !who) {
-                printf("  %s\n", w->why);
-                continue;
-            }
-            if (done[e])
-                continue;
-            char line[512], other[512];
-            mqdh_explain_wait(d, w, 1, line, sizeof line);
-            int n = 0;
-            for (int f = e; f < dl->nwaits; f++) {
-                const struct mqdh_wait *v = &a->waits[dl->waits[f]];
-                if (done[f])
-                    continue;
-                mqdh_explain_wait(d, v, 1, other, sizeof other);
-                if (strcmp(line, other) == 0) {
-                    done[f] = 1;
-                    if (!n || who[n - 1] != v->from)
-                        who[n++] = v->from;
-                }
-            }
-            if (n == 1) {
-                printf("  %s\n", w->why);
-            } else {
-                printf("  [");
-                print_ranks(d, who, n);
-                printf("] %s\n", line);
-            }
-        }
-        free(done);
-        free(who);
+        if (!fold || fold_waits(d, a, dl) != 0)
+            for (int e = 0; e < dl->nwaits; e++)
+                printf("  %s\n", a->waits[dl->waits[e]].why);
     }
     if (a->nbehind) {
         printf("also stuck, waiting on %s: ranks [", a->ndeadlocks == 1 ? "it" : "them");

@@ -36,15 +36,6 @@ static void dot_string(FILE *f, const char *s)
     fputc('"', f);
 }
 
-/* The process that global rank g names, or -1. */
-static int proc_of(const struct mqdh_dump *d, long g)
-{
-    for (int i = 0; g >= 0 && i < d->nprocs; i++)
-        if ((d->procs[i].identity >= 0 ? d->procs[i].identity : d->procs[i].rank) == g)
-            return i;
-    return -1;
-}
-
 static void node(FILE *f, const struct mqdh_dump *d, const struct mqdh_analysis *a, int i,
                  const int *in_deadlock)
 {
@@ -101,7 +92,7 @@ static void queue_edges(FILE *f, const struct mqdh_dump *d, int i)
             for (int o = 0; qu->state == MQDH_QUEUE_OK && o < qu->nops; o++) {
                 const struct mqdh_op *op = &qu->ops[o];
                 long g = q == MQDH_UNEXPECTED ? op->actual_global_rank : op->desired_global_rank;
-                int peer = proc_of(d, g);
+                int peer = mqdh_process_by_global(d, g);
                 if (peer < 0) /* ANY_SOURCE (on the node), or not in the dump */
                     continue;
                 char label[160], tag[24];

@@ -344,6 +344,16 @@ static void test_analyze__peer_labels_and_bad_arguments(void **state)
     assert_string_equal(buf, "rank");
     mqdh_peer_label(5, 1, 64, 0, buf, sizeof buf);
     assert_string_equal(buf, "rank 5");
+    /* Peers are named by MPI-2 identity, else (MPI-1 DLL) by rank. */
+    struct mqdh_dump *d = job(3);
+    d->procs[2].identity = 7;
+    assert_int_equal(mqdh_process_by_global(d, 7), 2);
+    assert_int_equal(mqdh_process_by_global(d, 2), -1);
+    d->procs[1].identity = -1;
+    assert_int_equal(mqdh_process_by_global(d, 1), 1);
+    assert_int_equal(mqdh_process_by_global(d, -1), -1);
+    assert_int_equal(mqdh_process_by_global(NULL, 0), -1);
+    mqdh_dump_free(d);
     struct mqdh_analysis *a = (void *)1;
     assert_int_equal(mqdh_analyze(NULL, &a), MQDH_E_USAGE);
     assert_null(a);

@@ -252,6 +252,13 @@ MQDH_API void mqdh_analysis_free(struct mqdh_analysis *a);
 MQDH_API void mqdh_explain_wait(const struct mqdh_dump *d, const struct mqdh_wait *w,
                                 int relative, char *buf, size_t len);
 
+/*
+ * The index in d->procs of the process a DLL's global rank g names: the
+ * process with that MPI-2 identity, or with that rank for an MPI-1 DLL.
+ * -1 if none (g < 0, or not in the dump).
+ */
+MQDH_API int mqdh_process_by_global(const struct mqdh_dump *d, long g);
+
 /* How to name a process: "rank 3", else "pid 4242", into buf[len]. */
 MQDH_API void mqdh_process_label(const struct mqdh_process *p, char *buf, size_t len);
 
