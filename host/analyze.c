@@ -98,10 +98,20 @@ static int op_is_collective(const struct mqdh_op *o)
 
 void mqdh_process_label(const struct mqdh_process *p, char *buf, size_t len)
 {
-    if (p->rank >= 0)
+    if (p->rank >= 0 && p->world > 0)
+        snprintf(buf, len, "world %d rank %d", p->world, p->rank);
+    else if (p->rank >= 0)
         snprintf(buf, len, "rank %d", p->rank);
     else
         snprintf(buf, len, "pid %d", (int)p->pid);
+}
+
+int mqdh_world_size(const struct mqdh_dump *d, int world)
+{
+    int n = 0;
+    for (int i = 0; d && i < d->nprocs; i++)
+        n += d->procs[i].world == world || (world <= 0 && d->procs[i].world <= 0);
+    return n;
 }
 
 void mqdh_peer_label(long g, int self, int n, int relative, char *buf, size_t len)
@@ -172,10 +182,39 @@ static long global_id(const struct mqdh_process *p)
 
 int mqdh_process_by_global(const struct mqdh_dump *d, long g)
 {
-    for (int i = 0; d && g >= 0 && i < d->nprocs; i++)
-        if (global_id(&d->procs[i]) == g)
-            return i;
-    return -1;
+    int found = -1;
+    for (int i = 0; d && g >= 0 && i < d->nprocs; i++) {
+        if (global_id(&d->procs[i]) != g)
+            continue;
+        if (found >= 0)
+            return -1; /* ranks of two worlds, from an MPI-1 DLL */
+        found = i;
+    }
+    return found;
+}
+
+void mqdh_peer_text(const struct mqdh_dump *d, int self, long local, long global, int relative,
+                    char *buf, size_t len)
+{
+    const struct mqdh_process *p = &d->procs[self];
+    int ti = mqdh_process_by_global(d, global);
+    const struct mqdh_process *t = ti >= 0 ? &d->procs[ti] : NULL;
+    char who[48];
+    if (local < 0) {
+        snprintf(buf, len, "ANY");
+    } else if (!t) {
+        if (global >= 0 && global != local)
+            snprintf(buf, len, "%ld (global %ld)", local, global);
+        else
+            snprintf(buf, len, "%ld", local);
+    } else if (relative && t->world == p->world && t->rank >= 0 && p->rank >= 0) {
+        mqdh_peer_label(t->rank, p->rank, mqdh_world_size(d, p->world), 1, buf, len);
+    } else if (t->world == p->world && t->rank == local) {
+        snprintf(buf, len, "%ld", local);
+    } else {
+        mqdh_process_label(t, who, sizeof who);
+        snprintf(buf, len, "%ld (%s)", local, who);
+    }
 }
 
 /* Process i's communicator that is `c` of another process: the same name
@@ -450,11 +489,11 @@ void mqdh_explain_wait(const struct mqdh_dump *d, const struct mqdh_wait *w, int
 {
     const struct mqdh_process *p = &d->procs[w->from], *t = &d->procs[w->to];
     const struct mqdh_comm *c = &p->comms[w->comm];
-    char me[32], them[32], args[200], state[96];
+    char me[48], them[48], args[200], state[96];
     const char *call = p->where_call ? p->where_call : "MPI";
     mqdh_process_label(p, me, sizeof me);
-    if (t->rank >= 0)
-        mqdh_peer_label(t->rank, p->rank, d->nprocs, relative, them, sizeof them);
+    if (relative && t->rank >= 0 && t->world == p->world)
+        mqdh_peer_label(t->rank, p->rank, mqdh_world_size(d, p->world), 1, them, sizeof them);
     else
         mqdh_process_label(t, them, sizeof them);
 
@@ -465,19 +504,15 @@ void mqdh_explain_wait(const struct mqdh_dump *d, const struct mqdh_wait *w, int
     else
         snprintf(state, sizeof state, " (it is not in MPI)");
 
-    char peer[48], tag[32];
+    char peer[64], tag[32];
     if (w->tag_wild)
         snprintf(tag, sizeof tag, "ANY");
     else
         snprintf(tag, sizeof tag, "%ld", w->tag);
     if (w->any_source)
         snprintf(peer, sizeof peer, "ANY");
-    else if (relative)
-        snprintf(peer, sizeof peer, "%s", them);
-    else if (w->peer_global >= 0 && w->peer_global != w->peer_local)
-        snprintf(peer, sizeof peer, "%ld (world %ld)", w->peer_local, w->peer_global);
     else
-        snprintf(peer, sizeof peer, "%ld", w->peer_local);
+        mqdh_peer_text(d, w->from, w->peer_local, w->peer_global, relative, peer, sizeof peer);
 
     int own = 0; /* the call is the operation itself: MPI_Recv(source=...) */
     enum call_kind k = classify(p->where_call);

@@ -593,6 +593,87 @@ static int setup_one(struct hproc *p, const struct mqdh_options *opt, struct hjo
 
 /* ---------------------------------------------------------------- entry */
 
+/* A process's place in the order identities are handed out in. */
+struct order {
+    int later; /* 0 world 0 with a rank, 1 another world, 2 neither */
+    int world, rank, index;
+    pid_t spawner;
+};
+
+static int cmp_order(const void *a, const void *b)
+{
+    const struct order *x = a, *y = b;
+    if (x->later != y->later)
+        return x->later - y->later;
+    if (x->world != y->world)
+        return x->world - y->world;
+    if (x->spawner != y->spawner)
+        return (x->spawner > y->spawner) - (x->spawner < y->spawner);
+    if (x->rank != y->rank)
+        return x->rank - y->rank;
+    return x->index - y->index;
+}
+
+/*
+ * Each process's world, and an identity no other process in the dump has,
+ * for the DLL to name it by: a world 0 process's own rank (so a DLL's
+ * global ranks read as ranks, as they do without spawns), then the other
+ * worlds' processes by world and rank, and last any whose rank is unknown
+ * or taken twice.  Spawned processes whose spawn hydra did not number are
+ * put in worlds of their own after the numbered ones, one per parent.
+ * Returns MQDH_OK or MQDH_E_NOMEM.
+ */
+static int name_processes(struct mqdh_process *procs, int n)
+{
+    struct order *o = calloc((size_t)(n ? n : 1), sizeof *o);
+    if (!o)
+        return MQDH_E_NOMEM;
+    int top = 0;
+    for (int i = 0; i < n; i++) {
+        o[i].index = i;
+        o[i].rank = procs[i].rank;
+        o[i].world = mqdh_proc_world(procs[i].pid, &o[i].spawner);
+        if (o[i].world == -1 && procs[i].rank >= 0)
+            o[i].world = 0; /* a rank the caller gave: a launched process */
+        if (o[i].world > top)
+            top = o[i].world;
+    }
+    /* Unnumbered spawns: one new world per spawner, in spawner order. */
+    for (;;) {
+        pid_t next = -1;
+        for (int i = 0; i < n; i++)
+            if (o[i].world == -2 && (next < 0 || o[i].spawner < next))
+                next = o[i].spawner;
+        if (next < 0)
+            break;
+        top++;
+        for (int i = 0; i < n; i++)
+            if (o[i].world == -2 && o[i].spawner == next)
+                o[i].world = top;
+    }
+    for (int i = 0; i < n; i++) {
+        procs[i].world = o[i].world;
+        o[i].spawner = 0;
+        o[i].later = o[i].rank < 0 || o[i].world < 0 ? 2 : o[i].world > 0;
+    }
+    qsort(o, (size_t)n, sizeof *o, cmp_order);
+    int next = 0, k = 0;
+    for (; k < n && o[k].later == 0; k++) {
+        struct mqdh_process *p = &procs[o[k].index];
+        if (p->rank >= next) {
+            p->identity = p->rank;
+            next = p->rank + 1;
+        } else {
+            p->identity = -1; /* a second process with this rank */
+        }
+    }
+    for (int i = 0; i < n; i++)
+        if (procs[o[i].index].identity < 0 || i >= k)
+            procs[o[i].index].identity = next++;
+    free(o);
+    return MQDH_OK;
+}
+
 int mqdh_dump_processes(const pid_t *pids, const int *ranks, const char *const *hosts, int n,
                         const struct mqdh_options *opt, struct mqdh_dump **out)
 {
@@ -613,6 +694,17 @@ int mqdh_dump_processes(const pid_t *pids, const int *ranks, const char *const *
     current_job = &job;
     int first_error = MQDH_OK;
 
+    for (int i = 0; i < n; i++) {
+        d->procs[i].pid = pids[i];
+        d->procs[i].rank = ranks && ranks[i] >= 0 ? ranks[i] : mqdh_proc_env_rank(pids[i]);
+    }
+    if (name_processes(d->procs, n) != MQDH_OK) {
+        mqdh_dump_free(d);
+        free(procs);
+        mqdh_typeshare_free(job.types);
+        current_job = NULL;
+        return MQDH_E_NOMEM;
+    }
     /* Stop everything first: one consistent state across the job. */
     for (int i = 0; i < n; i++) {
         struct hproc *p = &procs[i];
@@ -620,9 +712,6 @@ int mqdh_dump_processes(const pid_t *pids, const int *ranks, const char *const *
         p->out = &d->procs[i];
         p->image.proc = p;
         p->job = &job;
-        p->out->pid = pids[i];
-        p->out->rank = ranks && ranks[i] >= 0 ? ranks[i] : mqdh_proc_env_rank(pids[i]);
-        p->out->identity = p->out->rank >= 0 ? p->out->rank : i;
         p->out->host = hosts && hosts[i] ? strdup(hosts[i]) : NULL;
         mqdh_mem_init(&p->mem, pids[i]);
         if (mqdh_attach(&p->att, pids[i], err, sizeof err) != 0) {

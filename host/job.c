@@ -7,6 +7,9 @@
  * stopped only while the table is read.  A launcher without it (a stripped
  * distribution mpiexec, a batch script, mqd-launch) has its ranks found
  * among its descendants: the processes with a rank in their environment.
+ * Neither lists the processes the ranks start with MPI_Comm_spawn: they are
+ * found among the launcher's descendants too (hydra runs them under a proxy
+ * of its own and marks them PMI_SPAWNED), after the launched ranks.
  */
 #define _GNU_SOURCE
 #include "mqdhost.h"
@@ -49,9 +52,10 @@ static int ranks_from_descendants(pid_t launcher, pid_t **pids, int **ranks, cha
     int cap = 0;
     pid_t *by_rank = NULL;
     for (int i = 0; i < ndesc; i++) {
+        pid_t spawner;
         int r = mqdh_proc_env_rank(desc[i]);
-        if (r < 0)
-            continue;
+        if (r < 0 || mqdh_proc_world(desc[i], &spawner) != 0)
+            continue; /* not an MPI process, or a spawned one (add_spawned) */
         if (r >= cap) {
             int nc = r + 1 > 2 * cap ? r + 1 : 2 * cap;
             pid_t *nb = realloc(by_rank, (size_t)nc * sizeof *nb);
@@ -117,8 +121,90 @@ static int ranks_from_descendants(pid_t launcher, pid_t **pids, int **ranks, cha
     return MQDH_OK;
 }
 
-int mqdh_job_ranks(pid_t launcher, pid_t **pids, int **ranks, char ***hosts, int *n, char *err,
-                   size_t errlen)
+struct spawned {
+    pid_t pid;
+    int world, rank;
+};
+
+static int cmp_spawned(const void *a, const void *b)
+{
+    const struct spawned *x = a, *y = b;
+    unsigned wx = (unsigned)x->world, wy = (unsigned)y->world; /* unnumbered (-2) last */
+    if (wx != wy)
+        return wx < wy ? -1 : 1;
+    if (x->rank != y->rank)
+        return x->rank - y->rank;
+    return (x->pid > y->pid) - (x->pid < y->pid);
+}
+
+/*
+ * Append to the job's n processes those its ranks spawned (MPI_Comm_spawn):
+ * the launcher's descendants that hydra marks as spawned, by world and
+ * rank.  No launcher table lists them.  Of a process and its descendant
+ * with the same rank and world (a wrapper and the program it runs), the
+ * descendant.  Returns MQDH_OK (none is not an error) or MQDH_E_NOMEM.
+ */
+static int add_spawned(pid_t launcher, pid_t **pids, int **ranks, char ***hosts, int *n)
+{
+    pid_t *desc;
+    int ndesc;
+    if (mqdh_proc_descendants(launcher, &desc, &ndesc) != 0 || ndesc == 0)
+        return MQDH_OK; /* the launched ranks are still dumped */
+    struct spawned *sp = calloc((size_t)ndesc, sizeof *sp);
+    if (!sp) {
+        free(desc);
+        return MQDH_E_NOMEM;
+    }
+    int m = 0;
+    for (int i = 0; i < ndesc; i++) {
+        pid_t spawner;
+        int w = mqdh_proc_world(desc[i], &spawner), r = mqdh_proc_env_rank(desc[i]);
+        if (r >= 0 && (w > 0 || w == -2))
+            sp[m++] = (struct spawned){desc[i], w == -2 ? -2 : w, r};
+    }
+    free(desc);
+    int keep = 0;
+    for (int i = 0; i < m; i++) {
+        int wrapper = 0;
+        for (int j = 0; j < m && !wrapper; j++)
+            wrapper = j != i && sp[j].rank == sp[i].rank && sp[j].world == sp[i].world &&
+                      is_ancestor(sp[i].pid, sp[j].pid);
+        if (!wrapper)
+            sp[keep++] = sp[i];
+    }
+    m = keep;
+    if (m == 0) {
+        free(sp);
+        return MQDH_OK;
+    }
+    qsort(sp, (size_t)m, sizeof *sp, cmp_spawned);
+    pid_t *np = realloc(*pids, (size_t)(*n + m) * sizeof *np);
+    if (np)
+        *pids = np;
+    int *nr = np ? realloc(*ranks, (size_t)(*n + m) * sizeof *nr) : NULL;
+    if (nr)
+        *ranks = nr;
+    char **nh = nr ? realloc(*hosts, (size_t)(*n + m) * sizeof *nh) : NULL;
+    if (!nh) {
+        free(sp);
+        return MQDH_E_NOMEM;
+    }
+    *hosts = nh;
+    char hostname[256] = "";
+    gethostname(hostname, sizeof hostname - 1);
+    for (int i = 0; i < m; i++) {
+        (*pids)[*n] = sp[i].pid;
+        (*ranks)[*n] = sp[i].rank;
+        (*hosts)[*n] = hostname[0] ? strdup(hostname) : NULL;
+        (*n)++;
+    }
+    free(sp);
+    return MQDH_OK;
+}
+
+/* The ranks the launcher started: its MPIR_proctable, else its descendants. */
+static int launched_ranks(pid_t launcher, pid_t **pids, int **ranks, char ***hosts, int *n,
+                          char *err, size_t errlen)
 {
     struct mqdh_attach att;
     struct mqdh_image img;
@@ -203,6 +289,21 @@ out:
         *pids = NULL;
         *ranks = NULL;
         *hosts = NULL;
+    }
+    return rc;
+}
+
+int mqdh_job_ranks(pid_t launcher, pid_t **pids, int **ranks, char ***hosts, int *n, char *err,
+                   size_t errlen)
+{
+    int rc = launched_ranks(launcher, pids, ranks, hosts, n, err, errlen);
+    if (rc == MQDH_OK && (rc = add_spawned(launcher, pids, ranks, hosts, n)) != MQDH_OK) {
+        snprintf(err, errlen, "out of memory");
+        mqdh_job_free(*pids, *ranks, *hosts, *n);
+        *pids = NULL;
+        *ranks = NULL;
+        *hosts = NULL;
+        *n = 0;
     }
     return rc;
 }

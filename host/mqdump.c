@@ -69,17 +69,10 @@ struct view {
 
 static void print_peer(const struct view *v, long local, long global)
 {
-    char rel[32];
-    if (local < 0) {
-        fprintf(v->f, "ANY");
-    } else if (v->mode == FOLD_REL && global >= 0 && v->p->rank >= 0) {
-        mqdh_peer_label(global, v->p->rank, v->d->nprocs, 1, rel, sizeof rel);
-        fprintf(v->f, "%s", rel);
-    } else if (global >= 0 && global != local) {
-        fprintf(v->f, "%ld (world %ld)", local, global);
-    } else {
-        fprintf(v->f, "%ld", local);
-    }
+    char peer[96];
+    mqdh_peer_text(v->d, (int)(v->p - v->d->procs), local, global, v->mode == FOLD_REL, peer,
+                   sizeof peer);
+    fprintf(v->f, "%s", peer);
 }
 
 static void text_op(const struct view *v, const struct mqdh_op *o, int q)
@@ -138,7 +131,7 @@ static void text_state(const struct view *v)
     for (int c = 0; c < p->ncomms; c++) {
         const struct mqdh_comm *cm = &p->comms[c];
         if (v->mode != EXACT && cm->local_rank == p->rank && p->rank >= 0 &&
-            cm->size == v->d->nprocs)
+            cm->size == mqdh_world_size(v->d, p->world))
             fprintf(f, "  communicator \"%s\" (size %ld, rank = world rank)\n", cm->name,
                     cm->size);
         else
@@ -171,7 +164,9 @@ static void text_dump(const struct mqdh_dump *d, int stats)
     for (int i = 0; i < d->nprocs; i++) {
         const struct mqdh_process *p = &d->procs[i];
         printf("process %d", (int)p->pid);
-        if (p->rank >= 0)
+        if (p->rank >= 0 && p->world > 0)
+            printf(", world %d rank %d", p->world, p->rank);
+        else if (p->rank >= 0)
             printf(", rank %d", p->rank);
         if (p->host)
             printf(", host %s", p->host);
@@ -183,15 +178,19 @@ static void text_dump(const struct mqdh_dump *d, int stats)
     }
 }
 
-/* "0-3,5,7-8": ascending process indexes, as their ranks (pids if none). */
+/* "0-3,5,7-8": ascending process indexes, as their ranks (pids if none);
+ * a spawned world's after "world W: ". */
 static void print_ranks(const struct mqdh_dump *d, const int *idx, int n)
 {
     for (int i = 0; i < n;) {
-        const struct mqdh_process *p = &d->procs[idx[i]];
+        const struct mqdh_process *p = &d->procs[idx[i]], *q;
         int j = i;
-        while (p->rank >= 0 && j + 1 < n && d->procs[idx[j + 1]].rank == d->procs[idx[j]].rank + 1)
+        while (p->rank >= 0 && j + 1 < n && (q = &d->procs[idx[j + 1]])->world == p->world &&
+               q->rank == d->procs[idx[j]].rank + 1)
             j++;
         printf("%s", i ? "," : "");
+        if (p->world > 0 && p->rank >= 0 && (i == 0 || d->procs[idx[i - 1]].world != p->world))
+            printf("%sworld %d: ", i ? " " : "", p->world);
         if (p->rank < 0)
             printf("pid %d", (int)p->pid);
         else if (j > i)
@@ -257,7 +256,10 @@ static int text_folded(const struct mqdh_dump *d, int stats)
                     group[j] = i;
         }
     }
-    int same_image = 1;
+    int same_image = 1, worlds = 1;
+    for (int i = 0; i < n; i++)
+        if (d->procs[i].world >= worlds)
+            worlds = d->procs[i].world + 1;
     for (int i = 1; i < n; i++)
         same_image &= d->procs[i].image && d->procs[0].image &&
                       strcmp(d->procs[i].image, d->procs[0].image) == 0;
@@ -268,10 +270,12 @@ static int text_folded(const struct mqdh_dump *d, int stats)
         if (group[i] >= 0 && group[i] != i)
             continue;
         if (group[i] < 0) { /* alone: as it is */
+            char who[48];
+            mqdh_process_label(p, who, sizeof who);
             if (p->rank >= 0)
-                printf("rank %d (pid %d)", p->rank, (int)p->pid);
+                printf("%s (pid %d)", who, (int)p->pid);
             else
-                printf("pid %d", (int)p->pid);
+                printf("%s", who);
             if (!same_image || n == 1)
                 printf(": %s", p->image ? p->image : "?");
             printf("\n");
@@ -288,9 +292,11 @@ static int text_folded(const struct mqdh_dump *d, int stats)
         printf("ranks [");
         print_ranks(d, members, m);
         printf("] (%d processes%s)", m,
-               mode[i] == FOLD_REL ? ", peers relative to each: rank+1 is the next, modulo the "
-                                     "job"
-                                   : "");
+               mode[i] != FOLD_REL ? ""
+               : worlds > 1        ? ", peers relative to each: rank+1 is the next, modulo "
+                                     "its world"
+                                   : ", peers relative to each: rank+1 is the next, modulo the "
+                                     "job");
         if (!same_image)
             printf(": %s", p->image ? p->image : "?");
         printf("\n%s", mode[i] == FOLD_REL ? rel[i] : abs[i]);
@@ -345,8 +351,8 @@ static void json_dump(const struct mqdh_dump *d, int stats)
     printf("{\"processes\": [");
     for (int i = 0; i < d->nprocs; i++) {
         const struct mqdh_process *p = &d->procs[i];
-        printf("%s\n {\"pid\": %d, \"rank\": %d, \"identity\": %d, \"host\": ", i ? "," : "",
-               (int)p->pid, p->rank, p->identity);
+        printf("%s\n {\"pid\": %d, \"rank\": %d, \"world\": %d, \"identity\": %d, \"host\": ",
+               i ? "," : "", (int)p->pid, p->rank, p->world, p->identity);
         json_string(p->host);
         printf(", \"image\": ");
         json_string(p->image);
@@ -517,21 +523,28 @@ static void text_analysis(const struct mqdh_dump *d, const struct mqdh_analysis 
     }
 }
 
-static void json_int_array(const int *v, int n, const struct mqdh_dump *d)
+/* Processes v[0..n-1]: "KEY": [their ranks], "PKEY": [their indexes in
+ * "processes"], which also tell apart equal ranks of different worlds. */
+static void json_members(const char *key, const char *pkey, const int *v, int n,
+                         const struct mqdh_dump *d)
 {
-    printf("[");
+    printf("\"%s\": [", key);
     for (int i = 0; i < n; i++)
         printf("%s%d", i ? ", " : "", d->procs[v[i]].rank);
+    printf("], \"%s\": [", pkey);
+    for (int i = 0; i < n; i++)
+        printf("%s%d", i ? ", " : "", v[i]);
     printf("]");
 }
 
 static void json_wait(const struct mqdh_dump *d, const struct mqdh_wait *w)
 {
     const struct mqdh_process *f = &d->procs[w->from], *t = &d->procs[w->to];
-    printf("{\"from\": %d, \"to\": %d, \"from_pid\": %d, \"to_pid\": %d, \"kind\": \"%s\", "
-           "\"any_source\": %s, \"call\": ",
-           f->rank, t->rank, (int)f->pid, (int)t->pid, wait_kind(w->kind),
-           w->any_source ? "true" : "false");
+    printf("{\"from\": %d, \"to\": %d, \"from_world\": %d, \"to_world\": %d, "
+           "\"from_process\": %d, \"to_process\": %d, \"from_pid\": %d, \"to_pid\": %d, "
+           "\"kind\": \"%s\", \"any_source\": %s, \"call\": ",
+           f->rank, t->rank, f->world, t->world, w->from, w->to, (int)f->pid, (int)t->pid,
+           wait_kind(w->kind), w->any_source ? "true" : "false");
     json_string(f->where_call);
     printf(", \"comm\": ");
     json_string(f->comms[w->comm].name);
@@ -551,8 +564,8 @@ static void json_analysis(const struct mqdh_dump *d, const struct mqdh_analysis 
     printf(",\n\"deadlock\": {\"found\": %s, \"deadlocks\": [", a->ndeadlocks ? "true" : "false");
     for (int k = 0; k < a->ndeadlocks; k++) {
         const struct mqdh_deadlock *dl = &a->deadlocks[k];
-        printf("%s\n  {\"kind\": \"%s\", \"ranks\": ", k ? "," : "", dl->knot ? "knot" : "cycle");
-        json_int_array(dl->members, dl->nmembers, d);
+        printf("%s\n  {\"kind\": \"%s\", ", k ? "," : "", dl->knot ? "knot" : "cycle");
+        json_members("ranks", "processes", dl->members, dl->nmembers, d);
         printf(", \"edges\": [");
         for (int e = 0; e < dl->nwaits; e++) {
             printf("%s\n   ", e ? "," : "");
@@ -560,12 +573,12 @@ static void json_analysis(const struct mqdh_dump *d, const struct mqdh_analysis 
         }
         printf("]}");
     }
-    printf("],\n \"behind\": ");
-    json_int_array(a->behind, a->nbehind, d);
+    printf("],\n ");
+    json_members("behind", "behind_processes", a->behind, a->nbehind, d);
     printf(",\n \"activity\": [");
     for (int i = 0; i < a->nprocs; i++)
-        printf("%s{\"rank\": %d, \"state\": \"%s\"}", i ? ", " : "", d->procs[i].rank,
-               acts[a->activity[i]]);
+        printf("%s{\"rank\": %d, \"world\": %d, \"state\": \"%s\"}", i ? ", " : "",
+               d->procs[i].rank, d->procs[i].world, acts[a->activity[i]]);
     printf("],\n \"unseen\": [");
     for (int i = 0; i < a->nunseen; i++) {
         printf("%s", i ? ", " : "");

@@ -6,7 +6,8 @@
  * edges are queue entries in the direction the message goes (solid: a
  * pending send, dashed: a posted receive, dotted: an unexpected message),
  * labelled with their tags; red edges are the waits that explain a
- * deadlock, from the waiting process to the one it waits for.
+ * deadlock, from the waiting process to the one it waits for.  A job with
+ * spawned processes has each of its MPI_COMM_WORLDs in a box of its own.
  */
 #define _GNU_SOURCE
 #include "mqdump_graph.h"
@@ -40,7 +41,7 @@ static void node(FILE *f, const struct mqdh_dump *d, const struct mqdh_analysis 
                  const int *in_deadlock)
 {
     const struct mqdh_process *p = &d->procs[i];
-    char label[1024], who[32];
+    char label[1024], who[48];
     int n = 0;
     mqdh_process_label(p, who, sizeof who);
     n += snprintf(label + n, sizeof label - (size_t)n, "%s\npid %d", who, (int)p->pid);
@@ -140,8 +141,33 @@ int graph_write_dot(FILE *f, const struct mqdh_dump *d, const struct mqdh_analys
                "  node [shape=box, style=\"rounded,filled\", fontname=\"Helvetica\", "
                "fontsize=11];\n"
                "  edge [fontname=\"Helvetica\", fontsize=9];\n");
+    /* A job with spawned processes: each MPI_COMM_WORLD in a box. */
+    int top = 0;
     for (int i = 0; i < d->nprocs; i++)
-        node(f, d, a, i, in_deadlock);
+        if (d->procs[i].world > top)
+            top = d->procs[i].world;
+    for (int w = top ? -1 : 0; w <= top; w++) {
+        int any = 0;
+        for (int i = 0; i < d->nprocs; i++) {
+            if (top && d->procs[i].world != w)
+                continue;
+            if (top && !any++) {
+                char box[64];
+                if (w < 0)
+                    snprintf(box, sizeof box, "world not known");
+                else if (w == 0)
+                    snprintf(box, sizeof box, "world 0 (launched)");
+                else
+                    snprintf(box, sizeof box, "world %d (spawned)", w);
+                fprintf(f, "  subgraph cluster_world%d {\n    label=", w + 1);
+                dot_string(f, box);
+                fprintf(f, "; style=dashed; color=grey50; fontname=\"Helvetica\";\n");
+            }
+            node(f, d, a, i, in_deadlock);
+        }
+        if (top && any)
+            fprintf(f, "  }\n");
+    }
     for (int i = 0; i < d->nprocs; i++)
         queue_edges(f, d, i);
     for (int k = 0; a && k < a->ndeadlocks; k++) {

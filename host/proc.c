@@ -8,50 +8,113 @@
 #include <stdlib.h>
 #include <string.h>
 
-int mqdh_proc_env_rank(pid_t pid)
+/* The whole of /proc/PID/NAME (NUL-separated strings), NUL-terminated, in a
+ * malloc'd buffer of *n bytes; NULL if it cannot be read. */
+static char *read_proc_file(pid_t pid, const char *name, size_t *n)
 {
-    static const char *const vars[] = {"PMI_RANK=", "PMI_ID=", "OMPI_COMM_WORLD_RANK=",
-                                       "PMIX_RANK="};
     char path[64];
-    snprintf(path, sizeof path, "/proc/%d/environ", (int)pid);
+    snprintf(path, sizeof path, "/proc/%d/%s", (int)pid, name);
     FILE *f = fopen(path, "r");
     if (!f)
-        return -1;
-    /* The whole environment, however long. */
+        return NULL;
     char *buf = NULL;
-    size_t n = 0, cap = 0;
+    size_t cap = 0;
+    *n = 0;
     for (;;) {
-        if (cap - n < 4096) {
+        if (cap - *n < 4096) {
             char *nb = realloc(buf, cap + 65536);
             if (!nb)
                 break;
             buf = nb;
             cap += 65536;
         }
-        size_t got = fread(buf + n, 1, cap - n - 1, f);
-        n += got;
+        size_t got = fread(buf + *n, 1, cap - *n - 1, f);
+        *n += got;
         if (got == 0)
             break;
     }
     fclose(f);
-    if (!buf)
+    if (buf)
+        buf[*n] = '\0';
+    return buf;
+}
+
+/* The value of variable name ("PMI_RANK=") in env[n], or NULL. */
+static const char *env_value(const char *env, size_t n, const char *name)
+{
+    size_t len = strlen(name);
+    for (size_t i = 0; i < n; i += strlen(env + i) + 1)
+        if (strncmp(env + i, name, len) == 0)
+            return env + i + len;
+    return NULL;
+}
+
+/* A decimal number in [0, 2^30) that is all of s; -1 if s is not one. */
+static int small_number(const char *s)
+{
+    char *end;
+    long v = s ? strtol(s, &end, 10) : -1;
+    return s && end != s && *end == '\0' && v >= 0 && v < (1L << 30) ? (int)v : -1;
+}
+
+int mqdh_proc_env_rank(pid_t pid)
+{
+    static const char *const vars[] = {"PMI_RANK=", "PMI_ID=", "OMPI_COMM_WORLD_RANK=",
+                                       "PMIX_RANK="};
+    size_t n;
+    char *env = read_proc_file(pid, "environ", &n);
+    if (!env)
         return -1;
-    buf[n] = '\0';
     int rank = -1;
     for (size_t v = 0; v < sizeof vars / sizeof vars[0] && rank < 0; v++) {
-        size_t len = strlen(vars[v]);
-        for (size_t i = 0; i < n; i += strlen(buf + i) + 1) {
-            if (strncmp(buf + i, vars[v], len) != 0)
-                continue;
-            char *end;
-            long r = strtol(buf + i + len, &end, 10);
-            if (end != buf + i + len && *end == '\0' && r >= 0 && r < (1L << 30))
-                rank = (int)r;
+        const char *val = env_value(env, n, vars[v]);
+        if (val) {
+            rank = small_number(val);
             break;
         }
     }
-    free(buf);
+    free(env);
     return rank;
+}
+
+/* The N of "--pgid N" on pid's command line (hydra's proxy), or -1. */
+static int proxy_pgid(pid_t pid)
+{
+    size_t n;
+    char *cmd = read_proc_file(pid, "cmdline", &n);
+    int pgid = -1;
+    for (size_t i = 0; cmd && i < n; i += strlen(cmd + i) + 1)
+        if (strcmp(cmd + i, "--pgid") == 0 && i + 7 < n) {
+            pgid = small_number(cmd + i + 7);
+            break;
+        }
+    free(cmd);
+    return pgid;
+}
+
+int mqdh_proc_world(pid_t pid, pid_t *spawner)
+{
+    *spawner = -1;
+    size_t n;
+    char *env = read_proc_file(pid, "environ", &n);
+    if (!env)
+        return -1;
+    const char *spawned = env_value(env, n, "PMI_SPAWNED=");
+    int is_spawned = spawned && strcmp(spawned, "0") != 0 && *spawned;
+    free(env);
+    if (!is_spawned)
+        return 0;
+    /* Hydra starts each MPI_Comm_spawn's processes under a proxy of its
+     * own, "hydra_pmi_proxy ... --pgid N": N numbers the spawns from 1. */
+    pid_t up = mqdh_proc_parent(pid);
+    for (int depth = 0; depth < 8 && up > 1; depth++) {
+        int pgid = proxy_pgid(up);
+        if (pgid > 0)
+            return pgid;
+        up = mqdh_proc_parent(up);
+    }
+    *spawner = mqdh_proc_parent(pid);
+    return -2;
 }
 
 pid_t mqdh_proc_parent(pid_t pid)

@@ -1,7 +1,7 @@
 /*
  * proc.h - what /proc tells about MPI processes without stopping them: the
- * rank a launcher gave a process in its environment, and the processes
- * descending from a launcher.
+ * rank a launcher gave a process in its environment, the world it was
+ * started in, and the processes descending from a launcher.
  */
 #ifndef MQDH_PROC_H
 #define MQDH_PROC_H
@@ -14,6 +14,16 @@
  * -1 when none is set or the environment cannot be read.
  */
 int mqdh_proc_env_rank(pid_t pid);
+
+/*
+ * Which MPI_COMM_WORLD of a job pid belongs to: 0 for the world the job was
+ * launched with, W > 0 for the processes of the W-th MPI_Comm_spawn (hydra
+ * marks them PMI_SPAWNED in their environment and numbers them in its
+ * proxy's "--pgid W").  -2: spawned, but by which spawn is unknown; then
+ * *spawner is its parent, the same for the processes started together.  -1
+ * when the environment cannot be read.
+ */
+int mqdh_proc_world(pid_t pid, pid_t *spawner);
 
 /*
  * Every live process descending from root (root excluded), in ascending pid

@@ -22,6 +22,37 @@ static const char *str(const struct json *obj, const char *key)
     return v && v->kind == JSON_STRING ? v->string : NULL;
 }
 
+/* A shown process as a number (EXPECT_WORLD): world * EXPECT_WORLD + rank. */
+static int proc_key(const struct json *proc)
+{
+    long rank = num(proc, "rank"), world = num(proc, "world");
+    if (world == -999999)
+        world = 0; /* a dump from before worlds */
+    return rank < 0 || world < 0 ? -1 : (int)(world * EXPECT_WORLD + rank);
+}
+
+/* The process a DLL's global rank g names, as a number: the one it gave
+ * that identity (MPI-2), else world 0's rank g; -2 if none, g if g < 0. */
+static long global_key(const struct json *procs, long g)
+{
+    if (g < 0)
+        return g;
+    for (int i = 0; procs && i < procs->n; i++) {
+        const struct json *p = &procs->items[i];
+        long id = num(p, "identity");
+        if (id >= 0 ? id == g : proc_key(p) == g)
+            return proc_key(p);
+    }
+    return -2;
+}
+
+/* Process index i of the dump's "processes", as a number. */
+static int index_key(const struct json *dump, long i)
+{
+    const struct json *procs = json_get(dump, "processes");
+    return procs && i >= 0 && i < procs->n ? proc_key(&procs->items[i]) : -1;
+}
+
 /* Does a dump communicator's name stand for the expected one? */
 static int name_matches(const char *shown, const char *want, const struct expect *e,
                         const struct dll_limits *lim)
@@ -53,14 +84,14 @@ static int length_ok(long shown, long bytes, int in_elements)
 }
 
 static int op_matches(const struct json *op, int queue, const struct expect_op *x,
-                      const struct dll_limits *lim)
+                      const struct json *procs, const struct dll_limits *lim)
 {
     const char *st = str(op, "status");
     if (!st || x->status < 0 || x->status > 2 || strcmp(st, status_names[x->status]) != 0)
         return 0;
     int unexp = queue == EXPECT_UNEXPECTED;
     long peer = num(op, unexp ? "actual_local_rank" : "desired_local_rank");
-    long gpeer = num(op, unexp ? "actual_global_rank" : "desired_global_rank");
+    long gpeer = global_key(procs, num(op, unexp ? "actual_global_rank" : "desired_global_rank"));
     long tag = num(op, unexp ? "actual_tag" : "desired_tag");
     long len = num(op, unexp ? "actual_length" : "desired_length");
     if (x->peer == EXPECT_ANY ? peer != -1 : peer != x->peer)
@@ -103,22 +134,26 @@ static void describe_ops(char *err, int errlen, const struct shown_op *ops, int 
 }
 
 static int compare_rank(const struct json *proc, int r, const struct expect *e,
-                        const struct job *job, const struct dll_limits *lim, char *err,
-                        int errlen)
+                        const struct json *procs, const struct job *job,
+                        const struct dll_limits *lim, char *err, int errlen)
 {
+    char who[32];
+    const char *rs = expect_process_text(r, who, sizeof who);
     const char *perr = str(proc, "error");
     if (perr) {
-        snprintf(err, (size_t)errlen, "rank %d: error: %s", r, perr);
+        snprintf(err, (size_t)errlen, "rank %s: error: %s", rs, perr);
         return -1;
     }
-    if (num(proc, "pid") != job->ranks[r]) {
-        snprintf(err, (size_t)errlen, "rank %d: pid %ld, the launcher said %d", r,
+    /* The launcher knows the pids of the ranks it started, not of those
+     * they spawned. */
+    if (r < EXPECT_WORLD && num(proc, "pid") != job->ranks[r]) {
+        snprintf(err, (size_t)errlen, "rank %s: pid %ld, the launcher said %d", rs,
                  num(proc, "pid"), (int)job->ranks[r]);
         return -1;
     }
     const struct json *comms = json_get(proc, "communicators");
     if (!comms || comms->kind != JSON_ARRAY) {
-        snprintf(err, (size_t)errlen, "rank %d: no communicators array", r);
+        snprintf(err, (size_t)errlen, "rank %s: no communicators array", rs);
         return -1;
     }
     int want_comms = 0;
@@ -134,14 +169,14 @@ static int compare_rank(const struct json *proc, int r, const struct expect *e,
                     num(cm, "size") == x->size && num(cm, "local_rank") == x->local_rank;
         }
         if (!found) {
-            snprintf(err, (size_t)errlen, "rank %d: no communicator \"%s\" of size %ld where "
-                     "it has rank %ld", r, x->name[0] ? x->name : "(unnamed)", x->size,
+            snprintf(err, (size_t)errlen, "rank %s: no communicator \"%s\" of size %ld where "
+                     "it has rank %ld", rs, x->name[0] ? x->name : "(unnamed)", x->size,
                      x->local_rank);
             return -1;
         }
     }
     if (!lim->shows_internal_comms && comms->n != want_comms) {
-        snprintf(err, (size_t)errlen, "rank %d: %d communicators shown, the sample has %d", r,
+        snprintf(err, (size_t)errlen, "rank %s: %d communicators shown, the sample has %d", rs,
                  comms->n, want_comms);
         return -1;
     }
@@ -166,13 +201,13 @@ static int compare_rank(const struct json *proc, int r, const struct expect *e,
         for (int k = 0; k < nops && !found; k++) {
             if (ops[k].used || ops[k].queue != (int)x->queue ||
                 !name_matches(ops[k].comm, x->comm, e, lim) ||
-                !op_matches(ops[k].op, ops[k].queue, x, lim))
+                !op_matches(ops[k].op, ops[k].queue, x, procs, lim))
                 continue;
             ops[k].used = found = 1;
         }
         if (!found) {
-            snprintf(err, (size_t)errlen, "rank %d: nothing shown for: %s %s %s peer %ld "
-                     "global %ld tag %ld bytes %ld", r, x->comm[0] ? x->comm : "(unnamed)",
+            snprintf(err, (size_t)errlen, "rank %s: nothing shown for: %s %s %s peer %ld "
+                     "global %ld tag %ld bytes %ld", rs, x->comm[0] ? x->comm : "(unnamed)",
                      queue_keys[x->queue], status_names[x->status], x->peer, x->gpeer, x->tag,
                      x->bytes);
             describe_ops(err, errlen, ops, nops);
@@ -180,7 +215,7 @@ static int compare_rank(const struct json *proc, int r, const struct expect *e,
         }
     }
     if (nops != want_ops) {
-        snprintf(err, (size_t)errlen, "rank %d: %d operations shown, the sample left %d", r,
+        snprintf(err, (size_t)errlen, "rank %s: %d operations shown, the sample left %d", rs,
                  nops, want_ops);
         describe_ops(err, errlen, ops, nops);
         return -1;
@@ -196,20 +231,24 @@ int compare_dump(const struct json *dump, const struct expect *e, const struct j
         snprintf(err, (size_t)errlen, "no processes array");
         return -1;
     }
-    if (procs->n != e->np) {
-        snprintf(err, (size_t)errlen, "%d processes shown, the job has %d", procs->n, e->np);
+    if (procs->n != expect_nprocs(e)) {
+        snprintf(err, (size_t)errlen, "%d processes shown, the job has %d", procs->n,
+                 expect_nprocs(e));
         return -1;
     }
-    for (int r = 0; r < e->np; r++) {
+    for (int k = 0; k < expect_nprocs(e); k++) {
+        int r = expect_process(e, k);
         const struct json *proc = NULL;
         for (int i = 0; i < procs->n && !proc; i++)
-            if (num(&procs->items[i], "rank") == r)
+            if (proc_key(&procs->items[i]) == r)
                 proc = &procs->items[i];
         if (!proc) {
-            snprintf(err, (size_t)errlen, "rank %d is not shown", r);
+            char who[32];
+            snprintf(err, (size_t)errlen, "rank %s is not shown",
+                     expect_process_text(r, who, sizeof who));
             return -1;
         }
-        if (compare_rank(proc, r, e, job, lim, err, errlen) != 0)
+        if (compare_rank(proc, r, e, procs, job, lim, err, errlen) != 0)
             return -1;
     }
     return 0;
@@ -222,7 +261,8 @@ int compare_where(const struct json *dump, const struct expect *e, char *err, in
     const struct json *procs = json_get(dump, "processes");
     for (int i = 0; procs && i < procs->n; i++) {
         const struct json *p = &procs->items[i];
-        int rank = (int)json_get(p, "rank")->number;
+        int rank = proc_key(p);
+        char who[32];
         const struct json *w = json_get(p, "where");
         const char *call = w && w->kind == JSON_OBJECT ? json_get(w, "call")->string : NULL;
         for (int k = 0; k < e->nwheres; k++) {
@@ -230,7 +270,8 @@ int compare_where(const struct json *dump, const struct expect *e, char *err, in
             if (x->rank != EXPECT_ALL_RANKS && x->rank != rank)
                 continue;
             if (x->call[0] ? !call || strcmp(call, x->call) != 0 : call != NULL) {
-                snprintf(err, (size_t)errlen, "rank %d is in %s, not in %s", rank,
+                snprintf(err, (size_t)errlen, "rank %s is in %s, not in %s",
+                         expect_process_text(rank, who, sizeof who),
                          call ? call : "no MPI call", x->call[0] ? x->call : "no MPI call");
                 return -1;
             }
@@ -239,13 +280,16 @@ int compare_where(const struct json *dump, const struct expect *e, char *err, in
     return 0;
 }
 
-/* "0,1,5" from a JSON array of numbers. */
-static void joined(const struct json *a, char *buf, size_t len)
+/* "0,1,1:0" from a JSON array of indexes into the dump's processes. */
+static void joined(const struct json *dump, const struct json *a, char *buf, size_t len)
 {
     size_t at = 0;
+    char who[32];
     buf[0] = '\0';
     for (int i = 0; a && a->kind == JSON_ARRAY && i < a->n && at < len; i++)
-        at += (size_t)snprintf(buf + at, len - at, "%s%lld", i ? "," : "", a->items[i].number);
+        at += (size_t)snprintf(buf + at, len - at, "%s%s", i ? "," : "",
+                               expect_process_text(index_key(dump, (long)a->items[i].number),
+                                                   who, sizeof who));
 }
 
 int compare_deadlock(const struct json *dump, const struct expect *e, char *err, int errlen)
@@ -266,7 +310,7 @@ int compare_deadlock(const struct json *dump, const struct expect *e, char *err,
     for (int i = 0; i < list->n; i++) {
         const struct json *d = &list->items[i];
         const char *kind = json_get(d, "kind")->string;
-        joined(json_get(d, "ranks"), got, sizeof got);
+        joined(dump, json_get(d, "processes"), got, sizeof got);
         if (strcmp(kind, e->deadlocks[i].knot ? "knot" : "cycle") != 0 ||
             strcmp(got, e->deadlocks[i].ranks) != 0) {
             snprintf(err, (size_t)errlen, "deadlock %d: a %s of ranks %s, expected a %s of %s",
@@ -276,7 +320,7 @@ int compare_deadlock(const struct json *dump, const struct expect *e, char *err,
         }
         nedges += json_get(d, "edges")->n;
     }
-    joined(json_get(dl, "behind"), got, sizeof got);
+    joined(dump, json_get(dl, "behind_processes"), got, sizeof got);
     if (strcmp(got, e->behind) != 0) {
         snprintf(err, (size_t)errlen, "ranks behind the deadlock: [%s], expected [%s]", got,
                  e->behind);
@@ -294,7 +338,8 @@ int compare_deadlock(const struct json *dump, const struct expect *e, char *err,
         const struct json *edges = json_get(&list->items[i], "edges");
         for (int k = 0; rc == 0 && k < edges->n; k++) {
             const struct json *g = &edges->items[k];
-            int from = (int)json_get(g, "from")->number, to = (int)json_get(g, "to")->number;
+            int from = index_key(dump, num(g, "from_process")),
+                to = index_key(dump, num(g, "to_process"));
             const char *kind = json_get(g, "kind")->string;
             int hit = -1;
             for (int x = 0; hit < 0 && x < e->nwaits; x++)
@@ -302,8 +347,10 @@ int compare_deadlock(const struct json *dump, const struct expect *e, char *err,
                     strcmp(e->waits[x].kind, kind) == 0)
                     hit = x;
             if (hit < 0) {
-                snprintf(err, (size_t)errlen, "unexpected edge %d -> %d (%s): %s", from, to,
-                         kind, json_get(g, "why")->string);
+                char a[32], b[32];
+                snprintf(err, (size_t)errlen, "unexpected edge %s -> %s (%s): %s",
+                         expect_process_text(from, a, sizeof a),
+                         expect_process_text(to, b, sizeof b), kind, json_get(g, "why")->string);
                 rc = -1;
             } else {
                 used[hit] = 1;

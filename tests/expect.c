@@ -43,20 +43,39 @@ static int push(void *arr, int *n, size_t size, const void *item)
     return 0;
 }
 
-/* "0,1,5": ascending ranks, each once. */
+/* "R" or "W:R" into a process number; its end in *end. */
+static int parse_process(const char *s, int *key, char **end)
+{
+    long w = 0, r;
+    errno = 0;
+    r = strtol(s, end, 10);
+    if (errno || *end == s)
+        return -1;
+    if (**end == ':') {
+        const char *at = *end + 1;
+        w = r;
+        r = strtol(at, end, 10);
+        if (errno || *end == at || w < 1 || w >= EXPECT_MAX_WORLDS)
+            return -1;
+    }
+    if (r < 0 || r >= EXPECT_WORLD)
+        return -1;
+    *key = (int)(w * EXPECT_WORLD + r);
+    return 0;
+}
+
+/* "0,1,1:0": processes in ascending order, each once. */
 static int rank_list(char dst[256], const char *src)
 {
-    long prev = -1;
+    int prev = -1, key;
     const char *p = src;
     if (strlen(src) >= 256)
         return -1;
     for (;;) {
         char *end;
-        errno = 0;
-        long v = strtol(p, &end, 10);
-        if (errno || end == p || v <= prev)
+        if (parse_process(p, &key, &end) || key <= prev)
             return -1;
-        prev = v;
+        prev = key;
         if (*end == '\0')
             break;
         if (*end != ',')
@@ -69,14 +88,25 @@ static int rank_list(char dst[256], const char *src)
 
 static int parse_rank(const char *s, int *rank)
 {
-    long v;
+    char *end;
     if (strcmp(s, "*") == 0) {
         *rank = EXPECT_ALL_RANKS;
         return 0;
     }
-    if (parse_long(s, 0, &v) || v < 0 || v > 4095)
+    return parse_process(s, rank, &end) || *end ? -1 : 0;
+}
+
+/* A GPEER: a process or ANY. */
+static int parse_peer(const char *s, long *out)
+{
+    int key;
+    if (strcmp(s, "ANY") == 0) {
+        *out = EXPECT_ANY;
+        return 0;
+    }
+    if (parse_rank(s, &key) || key < 0)
         return -1;
-    *rank = (int)v;
+    *out = key;
     return 0;
 }
 
@@ -96,7 +126,18 @@ static int parse_line(char *line, struct expect *e)
     if (strcmp(tok[0], "np") == 0 && n == 2) {
         if (parse_long(tok[1], 0, &v[0]) || v[0] < 1 || v[0] > 4096)
             return -1;
-        e->np = (int)v[0];
+        e->np = e->world_size[0] = (int)v[0];
+        if (!e->nworlds)
+            e->nworlds = 1;
+        return 0;
+    }
+    if (strcmp(tok[0], "world") == 0 && n == 3) {
+        if (parse_long(tok[1], 0, &v[0]) || v[0] < 1 || v[0] >= EXPECT_MAX_WORLDS ||
+            parse_long(tok[2], 0, &v[1]) || v[1] < 1 || v[1] > EXPECT_WORLD)
+            return -1;
+        e->world_size[v[0]] = (int)v[1];
+        if (e->nworlds < v[0] + 1)
+            e->nworlds = (int)v[0] + 1;
         return 0;
     }
     if (strcmp(tok[0], "comm") == 0 && n == 5) {
@@ -111,16 +152,15 @@ static int parse_line(char *line, struct expect *e)
         static const char *const statuses[] = {"pending", "matched", "complete"};
         struct expect_op o;
         int q = -1, s = -1;
-        if (parse_long(tok[1], 0, &v[0]) || v[0] < 0 || copy_name(o.comm, tok[2]))
+        if (parse_rank(tok[1], &o.rank) || o.rank < 0 || copy_name(o.comm, tok[2]))
             return -1;
-        o.rank = (int)v[0];
         for (int i = 0; i < 3; i++) {
             if (strcmp(tok[3], queues[i]) == 0)
                 q = i;
             if (strcmp(tok[4], statuses[i]) == 0)
                 s = i;
         }
-        if (q < 0 || s < 0 || parse_long(tok[5], 1, &o.peer) || parse_long(tok[6], 1, &o.gpeer) ||
+        if (q < 0 || s < 0 || parse_long(tok[5], 1, &o.peer) || parse_peer(tok[6], &o.gpeer) ||
             parse_long(tok[7], 1, &o.tag) || parse_long(tok[8], 0, &o.bytes))
             return -1;
         o.queue = (enum expect_queue)q;
@@ -181,10 +221,20 @@ int expect_load(const char *path, struct expect *out, char *err, int errlen)
             goto out;
         }
     }
+    for (int w = 1; w < out->nworlds; w++) {
+        if (!out->world_size[w]) {
+            snprintf(err, (size_t)errlen, "%s: no 'world %d' line, but world %d has one", path,
+                     w, out->nworlds - 1);
+            rc = -1;
+            goto out;
+        }
+    }
     for (int i = 0; i < out->nops; i++) {
-        if (out->ops[i].rank >= out->np) {
-            snprintf(err, (size_t)errlen, "%s: op for rank %d, but np is %d", path,
-                     out->ops[i].rank, out->np);
+        int key = out->ops[i].rank, w = key / EXPECT_WORLD;
+        if (w >= out->nworlds || key % EXPECT_WORLD >= out->world_size[w]) {
+            char who[32];
+            snprintf(err, (size_t)errlen, "%s: op for rank %s, which the job does not have", path,
+                     expect_process_text(key, who, sizeof who));
             rc = -1;
             goto out;
         }
@@ -210,4 +260,31 @@ void expect_free(struct expect *e)
     free(e->deadlocks);
     free(e->waits);
     memset(e, 0, sizeof *e);
+}
+
+int expect_nprocs(const struct expect *e)
+{
+    int n = 0;
+    for (int w = 0; w < e->nworlds; w++)
+        n += e->world_size[w];
+    return n;
+}
+
+int expect_process(const struct expect *e, int n)
+{
+    for (int w = 0; w < e->nworlds; w++) {
+        if (n < e->world_size[w])
+            return w * EXPECT_WORLD + n;
+        n -= e->world_size[w];
+    }
+    return -1;
+}
+
+const char *expect_process_text(int key, char *buf, int len)
+{
+    if (key >= EXPECT_WORLD)
+        snprintf(buf, (size_t)len, "%d:%d", key / EXPECT_WORLD, key % EXPECT_WORLD);
+    else
+        snprintf(buf, (size_t)len, "%d", key);
+    return buf;
 }

@@ -3,6 +3,7 @@
  *
  * Format (samples/README.md): '#' starts a comment; lines are
  *   np N
+ *   world W N                       (W >= 1: the W-th spawn's N processes)
  *   comm RANK|* NAME|- SIZE LOCAL_RANK
  *   op RANK COMM|- QUEUE STATUS PEER GPEER TAG BYTES
  *   where RANK|* CALL
@@ -10,7 +11,8 @@
  *   behind RANK,RANK,...
  *   wait FROM TO recv|send|collective
  * with QUEUE one of send, recv, unexpected; STATUS pending, matched,
- * complete; PEER, GPEER and TAG a number or ANY.
+ * complete; PEER, GPEER and TAG a number or ANY.  A RANK (and a GPEER) is
+ * "R" for rank R of the launched world and "W:R" for rank R of world W.
  */
 #ifndef MQD_TESTS_EXPECT_H
 #define MQD_TESTS_EXPECT_H
@@ -18,16 +20,20 @@
 #define EXPECT_ANY (-1L)
 #define EXPECT_ALL_RANKS (-1)
 
+/* A process as a number: rank R of world W is W * EXPECT_WORLD + R. */
+#define EXPECT_WORLD 4096
+#define EXPECT_MAX_WORLDS 16
+
 enum expect_queue { EXPECT_SEND, EXPECT_RECV, EXPECT_UNEXPECTED };
 
 struct expect_comm {
-    int rank; /* EXPECT_ALL_RANKS for '*' */
+    int rank; /* a process (EXPECT_WORLD); EXPECT_ALL_RANKS for '*' */
     char name[64]; /* "" for an unnamed user communicator ('-') */
     long size, local_rank;
 };
 
 struct expect_op {
-    int rank;
+    int rank; /* a process (EXPECT_WORLD); gpeer too */
     char comm[64];
     enum expect_queue queue;
     int status; /* enum mqs_status */
@@ -53,7 +59,9 @@ struct expect_wait {
 };
 
 struct expect {
-    int np;
+    int np;                            /* world 0's processes */
+    int nworlds;                       /* 1 + the spawned worlds */
+    int world_size[EXPECT_MAX_WORLDS]; /* world_size[0] is np */
     int ncomms, nops, nwheres, ndeadlocks, nwaits;
     struct expect_comm *comms;
     struct expect_op *ops;
@@ -70,5 +78,14 @@ struct expect {
  */
 int expect_load(const char *path, struct expect *out, char *err, int errlen);
 void expect_free(struct expect *e);
+
+/* All the job's processes: np plus every spawned world's. */
+int expect_nprocs(const struct expect *e);
+
+/* The n-th process of the job (0 <= n < expect_nprocs), world by world. */
+int expect_process(const struct expect *e, int n);
+
+/* A process as a file writes it, "R" or "W:R", into buf[len]; buf. */
+const char *expect_process_text(int key, char *buf, int len);
 
 #endif

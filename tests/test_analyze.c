@@ -365,6 +365,74 @@ static void test_analyze__peer_labels_and_bad_arguments(void **state)
     mqdh_analysis_free(a);
 }
 
+/* MPI-2: world 0 ranks 0-1 and the two processes they spawned (world 1),
+ * named apart; a cycle across the worlds. */
+static void test_analyze__spawned_worlds(void **state)
+{
+    (void)state;
+    char buf[64];
+    struct mqdh_dump *d = job(4);
+    for (int i = 2; i < 4; i++) {
+        d->procs[i].world = 1;
+        d->procs[i].rank = i - 2;
+        d->procs[i].comms[0].size = 2;
+        d->procs[i].comms[0].local_rank = i - 2;
+    }
+    d->procs[0].comms[0].size = d->procs[1].comms[0].size = 2;
+    mqdh_process_label(&d->procs[3], buf, sizeof buf);
+    assert_string_equal(buf, "world 1 rank 1");
+    mqdh_process_label(&d->procs[1], buf, sizeof buf);
+    assert_string_equal(buf, "rank 1");
+    assert_int_equal(mqdh_world_size(d, 0), 2);
+    assert_int_equal(mqdh_world_size(d, 1), 2);
+    assert_int_equal(mqdh_world_size(d, 2), 0);
+    /* Remote rank 1 of an intercommunicator, identity 3: world 1's rank 1. */
+    mqdh_peer_text(d, 0, 1, 3, 0, buf, sizeof buf);
+    assert_string_equal(buf, "1 (world 1 rank 1)");
+    mqdh_peer_text(d, 0, 1, 3, 1, buf, sizeof buf);
+    assert_string_equal(buf, "1 (world 1 rank 1)"); /* not relative across worlds */
+    mqdh_peer_text(d, 3, 1, 1, 0, buf, sizeof buf);
+    assert_string_equal(buf, "1 (rank 1)");
+    mqdh_peer_text(d, 2, 1, 3, 1, buf, sizeof buf);
+    assert_string_equal(buf, "rank+1"); /* modulo world 1's 2 */
+    mqdh_peer_text(d, 0, 1, 1, 0, buf, sizeof buf);
+    assert_string_equal(buf, "1");
+    mqdh_peer_text(d, 0, 1, 9, 0, buf, sizeof buf);
+    assert_string_equal(buf, "1 (global 9)");
+    mqdh_peer_text(d, 0, -1, -1, 0, buf, sizeof buf);
+    assert_string_equal(buf, "ANY");
+
+    in_call(d, 0, "MPI_Recv");
+    op(d, 0, MQDH_RECEIVES, 1, 3)->desired_global_rank = 3;
+    in_call(d, 3, "MPI_Recv");
+    op(d, 3, MQDH_RECEIVES, 0, 5)->desired_global_rank = 0;
+    in_call(d, 1, "MPI_Recv");
+    op(d, 1, MQDH_RECEIVES, 1, 6)->desired_global_rank = 3;
+    in_call(d, 2, "MPI_Barrier");
+    struct mqdh_analysis *a = analyze(d);
+    assert_int_equal(a->ndeadlocks, 1);
+    assert_false(a->deadlocks[0].knot);
+    assert_int_equal(a->deadlocks[0].nmembers, 2);
+    assert_int_equal(a->deadlocks[0].members[0], 0);
+    assert_int_equal(a->deadlocks[0].members[1], 3);
+    assert_int_equal(a->nbehind, 1);
+    assert_int_equal(a->behind[0], 1);
+    const struct mqdh_wait *w = &a->waits[a->deadlocks[0].waits[0]];
+    assert_non_null(strstr(w->why, "rank 0 waits in MPI_Recv(source=1 (world 1 rank 1), tag=3"));
+    assert_non_null(strstr(w->why, "- world 1 rank 1 has no matching send pending"));
+    mqdh_explain_wait(d, w, 1, buf, sizeof buf);
+    assert_non_null(strstr(buf, "world 1 rank 1")); /* never "rank+1" across worlds */
+    mqdh_analysis_free(a);
+
+    /* An MPI-1 DLL names peers by rank, which two worlds share: unknown. */
+    for (int i = 0; i < 4; i++)
+        d->procs[i].identity = -1;
+    assert_int_equal(mqdh_process_by_global(d, 1), -1);
+    d->procs[3].rank = 7;
+    assert_int_equal(mqdh_process_by_global(d, 1), 1);
+    mqdh_dump_free(d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -375,6 +443,7 @@ int main(void)
         cmocka_unit_test(test_analyze__collective_not_entered),
         cmocka_unit_test(test_analyze__unseen_is_never_a_deadlock),
         cmocka_unit_test(test_analyze__peer_labels_and_bad_arguments),
+        cmocka_unit_test(test_analyze__spawned_worlds),
     };
     return cmocka_run_group_tests_name("analyze", tests, NULL, NULL);
 }

@@ -54,6 +54,38 @@ static void test_expect__parses_fields(void **state)
     expect_free(&e);
 }
 
+static void test_expect__spawned_worlds(void **state)
+{
+    (void)state;
+    char path[64], err[256], who[32];
+    struct expect e;
+    write_tmp("np 2\nworld 1 3\n"
+              "comm 1:2 MPI_COMM_WORLD 3 2\n"
+              "op 1:2 x recv pending 1 1 5 8\n"
+              "op 0 x send pending 0 1:0 5 8\n"
+              "where 1:0 MPI_Recv\n"
+              "deadlock cycle 1,1:0,1:2\n"
+              "wait 1:2 1 recv\n",
+              path, sizeof path);
+    assert_int_equal(expect_load(path, &e, err, sizeof err), 0);
+    unlink(path);
+    assert_int_equal(e.nworlds, 2);
+    assert_int_equal(expect_nprocs(&e), 5);
+    assert_int_equal(expect_process(&e, 1), 1);
+    assert_int_equal(expect_process(&e, 2), EXPECT_WORLD);
+    assert_int_equal(expect_process(&e, 4), EXPECT_WORLD + 2);
+    assert_int_equal(expect_process(&e, 5), -1);
+    assert_int_equal(e.comms[0].rank, EXPECT_WORLD + 2);
+    assert_int_equal(e.ops[0].rank, EXPECT_WORLD + 2);
+    assert_int_equal(e.ops[1].gpeer, EXPECT_WORLD);
+    assert_int_equal(e.wheres[0].rank, EXPECT_WORLD);
+    assert_string_equal(e.deadlocks[0].ranks, "1,1:0,1:2");
+    assert_int_equal(e.waits[0].from, EXPECT_WORLD + 2);
+    assert_string_equal(expect_process_text(EXPECT_WORLD + 2, who, sizeof who), "1:2");
+    assert_string_equal(expect_process_text(3, who, sizeof who), "3");
+    expect_free(&e);
+}
+
 static void test_expect__rejects_malformed(void **state)
 {
     (void)state;
@@ -67,6 +99,12 @@ static void test_expect__rejects_malformed(void **state)
         "np 2\nnp\n",                               /* np without value */
         "np 2\nbogus 1\n",                          /* unknown keyword */
         "np 2\ncomm 0 W 4x 0\n",                    /* not a number */
+        "np 2\nop 1:0 W recv pending 1 1 1 4\n",    /* a world with no world line */
+        "np 2\nworld 1 2\nop 1:2 W recv pending 1 1 1 4\n", /* beyond that world */
+        "np 2\nworld 0 2\n",                       /* world 0 is np's */
+        "np 2\nworld 2 2\n",                       /* world 1 missing */
+        "np 2\ncomm 0:1 W 2 0\n",                  /* world 0 is written "R" */
+        "np 2\ndeadlock cycle 1:0,1\n",            /* not ascending */
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         char path[64], err[256] = "";
@@ -101,6 +139,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_expect__parses_fields),
+        cmocka_unit_test(test_expect__spawned_worlds),
         cmocka_unit_test(test_expect__rejects_malformed),
         cmocka_unit_test(test_expect__every_sample_file),
     };

@@ -197,10 +197,18 @@ static void check_program(const char *name, const char *binary, const char *dll,
     if (!ok && rc != 0)
         snprintf(msg, sizeof msg, "mqdump exited %d: %s", rc, err);
     assert_non_null(realpath(mqd_dll(), want));
-    for (int i = 0; ok && !dll && i < e.np; i++) {
-        const char *used = json_get(&json_get(j, "processes")->items[i], "dll")->string;
+    const struct json *procs = j ? json_get(j, "processes") : NULL;
+    for (int i = 0; ok && !dll && i < procs->n; i++) {
+        const char *used = json_get(&procs->items[i], "dll")->string;
         if (!used || strcmp(used, want) != 0)
-            ok = 0, snprintf(msg, sizeof msg, "rank %d used %s", i, used ? used : "no DLL");
+            ok = 0, snprintf(msg, sizeof msg, "process %d used %s", i, used ? used : "no DLL");
+    }
+    /* Spawned processes too are left running and untraced. */
+    for (int i = 0; procs && i < procs->n; i++) {
+        char why[256];
+        if (proc_released((pid_t)json_get(&procs->items[i], "pid")->number, why,
+                          sizeof why) != 0 && ok)
+            ok = 0, snprintf(msg, sizeof msg, "after mqdump: %s", why);
     }
     json_free(j);
     free(out);
@@ -246,6 +254,8 @@ ANALYSIS_TEST(crossed)
 ANALYSIS_TEST(anysource)
 ANALYSIS_TEST(mismatch)
 ANALYSIS_TEST(inflight)
+/* MPI-2: parents and the children they spawned, one job of two worlds. */
+ANALYSIS_TEST(spawn)
 
 /* 1 if process pid maps a file whose path contains what. */
 static int maps_file(pid_t pid, const char *what)
@@ -520,6 +530,75 @@ static void test_mqdump__graph_shows_the_cycle(void **state)
     rmdir(dir);
 }
 
+/*
+ * MPI-2 end to end in text: `spawn`'s launched ranks and the two processes
+ * they spawned are one job, found through either launcher (hydra's table
+ * lists only the launched ranks), named apart, with the messages between
+ * them put on the right process, the deadlock across the worlds, and each
+ * world in a box of the graph.
+ */
+static void test_mqdump__spawn_is_one_job(void **state)
+{
+    (void)state;
+    static const char *const want[] = {
+        "4 processes, all running ",
+        "\nrank 0 (pid ",
+        "\nworld 1 rank 0 (pid ",
+        "\nworld 1 rank 1 (pid ",
+        "      pending  from 1 (world 1 rank 1) tag 3, 4 bytes, buffer 0x",
+        "      pending  from 0 (world 1 rank 0) tag 4, 1048576 bytes, buffer 0x0 (system)\n",
+        "      pending  to 1 (rank 1) tag 4, 1048576 bytes, buffer 0x",
+        "\nDEADLOCK: a cycle of 2 processes, ranks [0, world 1: 1] (every wait in it is needed)\n",
+        "\n  rank 0 waits in MPI_Waitall: receive(source=1 (world 1 rank 1), tag=3, "
+        "comm=mqd-spawn) - world 1 rank 1 has no matching send pending (it is in MPI_Waitall)\n",
+        "\nalso stuck, waiting on it: ranks [1, world 1: 0]\n",
+    };
+    char dir[] = "/tmp/mqd-spawn-XXXXXX", dotfile[64];
+    assert_non_null(mkdtemp(dir));
+    snprintf(dotfile, sizeof dotfile, "%s/spawn.dot", dir);
+    struct job job;
+    start(&job, "spawn", 2);
+    pid_t launchers[2] = {job.mpiexec, job.launcher};
+    char msg[8192] = "";
+    for (int l = 0; l < 2 && !msg[0]; l++) {
+        char pid[16], *out = NULL, *err = NULL;
+        snprintf(pid, sizeof pid, "%d", (int)launchers[l]);
+        const char *args[] = {"--job", pid, "--dll", mqd_dll(), "--graph", dotfile, NULL};
+        /* A child may still be leaving the barrier it announced with. */
+        for (int attempt = 0; attempt <= 50; attempt++) {
+            free(out);
+            free(err);
+            int rc = run_mqdump(&out, &err, args);
+            msg[0] = '\0';
+            for (size_t k = 0; k < sizeof want / sizeof want[0] && !msg[0]; k++)
+                if (rc != 0 || !strstr(out, want[k]))
+                    snprintf(msg, sizeof msg, "launcher %d: exit %d, no \"%s\" in:\n%s%s",
+                             (int)launchers[l], rc, want[k], out, err);
+            if (!msg[0])
+                break;
+            usleep(100 * 1000);
+        }
+        free(out);
+        free(err);
+    }
+    released_and_stop(&job);
+    if (msg[0])
+        fail_msg("%s", msg);
+    char *dot = slurp(dotfile);
+    assert_non_null(dot);
+    if (count_lines(dot, "  subgraph cluster_world1 {") != 1 ||
+        count_lines(dot, "  subgraph cluster_world2 {") != 1 ||
+        !strstr(dot, "label=\"world 1 (spawned)\"") ||
+        count_lines(dot, "  p3 [label=\"world 1 rank 1\\n") != 1 ||
+        count_lines(dot, "  p0 -> p3 [color=red") != 1 ||
+        count_lines(dot, "  p3 -> p0 [color=red") != 1 ||
+        count_lines(dot, "[color=red, fontcolor=red") != 2)
+        fail_msg("not the two worlds and their cycle in:\n%s", dot);
+    free(dot);
+    unlink(dotfile);
+    rmdir(dir);
+}
+
 /* Text output of --job lists every rank with its pid, whichever way the
  * ranks are found: hydra's MPIR_proctable, or the descendants of a
  * launcher that has none (mqd-launch). */
@@ -667,12 +746,14 @@ int main(void)
         cmocka_unit_test(test_mqdump__analysis_anysource),
         cmocka_unit_test(test_mqdump__analysis_mismatch),
         cmocka_unit_test(test_mqdump__analysis_inflight),
+        cmocka_unit_test(test_mqdump__analysis_spawn),
         cmocka_unit_test(test_mqdump__stripped_libmpi_known_layout),
         cmocka_unit_test(test_mqdump__executable_names_the_dll),
         cmocka_unit_test(test_mqdump__where_each_rank_is),
         cmocka_unit_test(test_mqdump__job_lists_every_rank),
         cmocka_unit_test(test_mqdump__folded_64_rank_ring),
         cmocka_unit_test(test_mqdump__graph_shows_the_cycle),
+        cmocka_unit_test(test_mqdump__spawn_is_one_job),
         cmocka_unit_test(test_mqdump__pids_and_the_dll_the_target_names),
         cmocka_unit_test(test_mqdump__openmpi_dll_speaks_for_itself),
         cmocka_unit_test(test_mqdump__bad_command_lines),

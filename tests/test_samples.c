@@ -185,6 +185,7 @@ SAMPLE_TEST(crossed)
 SAMPLE_TEST(anysource)
 SAMPLE_TEST(mismatch)
 SAMPLE_TEST(inflight)
+SAMPLE_TEST(spawn)
 
 /* A launcher told to stop by a signal still kills and reaps the whole job. */
 static void test_samples__sigterm_cleans_up(void **state)
@@ -228,6 +229,7 @@ int main(void)
         cmocka_unit_test(test_samples__anysource),
         cmocka_unit_test(test_samples__mismatch),
         cmocka_unit_test(test_samples__inflight),
+        cmocka_unit_test(test_samples__spawn),
         cmocka_unit_test(test_samples__sigterm_cleans_up),
         cmocka_unit_test(test_samples__failure_is_reported),
     };

@@ -104,8 +104,18 @@ struct mqdh_stats {
 
 struct mqdh_process {
     pid_t pid;
-    int rank;     /* in MPI_COMM_WORLD; -1 if unknown */
-    int identity; /* MPI-2 identity given to the DLL; -1 if not MPI-2 */
+    int rank;     /* in its MPI_COMM_WORLD; -1 if unknown */
+    /*
+     * Which MPI_COMM_WORLD: 0 the job's own, W > 0 that of the W-th
+     * MPI_Comm_spawn (its processes have ranks from 0 again); -1 unknown.
+     */
+    int world;
+    /*
+     * The MPI-2 identity given to the DLL, which names the process by it as
+     * a global rank: unique in the dump; the rank itself in world 0, and
+     * numbers after world 0's in the others.  -1 if the DLL is not MPI-2.
+     */
+    int identity;
     char *host;   /* NULL if unknown */
     char *image;  /* the executable */
     char *dll;    /* the DLL used; NULL if none */
@@ -255,23 +265,43 @@ MQDH_API void mqdh_explain_wait(const struct mqdh_dump *d, const struct mqdh_wai
 /*
  * The index in d->procs of the process a DLL's global rank g names: the
  * process with that MPI-2 identity, or with that rank for an MPI-1 DLL.
- * -1 if none (g < 0, or not in the dump).
+ * -1 if none (g < 0, or not in the dump) or if that is ambiguous (an MPI-1
+ * DLL's rank, in a dump of more than one world).
  */
 MQDH_API int mqdh_process_by_global(const struct mqdh_dump *d, long g);
 
-/* How to name a process: "rank 3", else "pid 4242", into buf[len]. */
+/* How to name a process: "rank 3" (world 0), "world 1 rank 0" (spawned),
+ * else "pid 4242", into buf[len]. */
 MQDH_API void mqdh_process_label(const struct mqdh_process *p, char *buf, size_t len);
+
+/* How many of the dump's processes are in world `world` (0 counts those of
+ * unknown world too): the modulus of relative ranks. */
+MQDH_API int mqdh_world_size(const struct mqdh_dump *d, int world);
+
+/*
+ * A peer that an operation of process `self` (index in d->procs) names by
+ * its rank `local` in the communicator and the DLL's global rank `global`,
+ * into buf[len]: "ANY" (local < 0); "3" when that is the process's rank in
+ * self's world; else with the process's label, "1 (rank 3)", "0 (world 1
+ * rank 0)"; "1 (global 9)" for a process not in the dump.  relative: a peer
+ * in self's world as "rank+1", "rank-1" (mqdh_peer_label).
+ */
+MQDH_API void mqdh_peer_text(const struct mqdh_dump *d, int self, long local, long global,
+                             int relative, char *buf, size_t len);
 
 /* A peer, as the global rank g, seen from rank `self` of a job of n ranks:
  * "rank+1", "rank-2", "rank" (relative), or "rank 5" (relative 0). */
 MQDH_API void mqdh_peer_label(long g, int self, int n, int relative, char *buf, size_t len);
 
 /*
- * The ranks of a job from its launcher (e.g. hydra's mpiexec): its
+ * The processes of a job from its launcher (e.g. hydra's mpiexec): its
  * MPIR_proctable, else the launcher's descendant processes that have an MPI
- * rank in their environment.  On success *pids, *ranks and *hosts (arrays
- * of *n, rank order; hosts entries may be NULL) belong to the caller: free
- * them with mqdh_job_free.  err[errlen] says why on failure.
+ * rank in their environment; then the processes its ranks spawned
+ * (MPI_Comm_spawn), which no table lists, found among the launcher's
+ * descendants, ranks in their own worlds.  On success *pids, *ranks and
+ * *hosts (arrays of *n: the launched ranks in rank order, then the spawned
+ * ones by world and rank; hosts entries may be NULL) belong to the caller:
+ * free them with mqdh_job_free.  err[errlen] says why on failure.
  */
 MQDH_API int mqdh_job_ranks(pid_t launcher, pid_t **pids, int **ranks, char ***hosts, int *n, char *err,
                    size_t errlen);
