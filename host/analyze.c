@@ -327,9 +327,14 @@ static int op_targets(struct builder *b, int i, int ci, int q, const struct mqdh
     }
     int tp = mqdh_process_by_global(b->d, o->desired_global_rank);
     if (tp < 0) {
-        unseen(b, "global rank %ld, which %s %s on \"%s\" (not in the dump)",
-               o->desired_global_rank, label(b, i, me, sizeof me),
-               q == MQDH_SENDS ? "sends to" : "receives from", c->name);
+        int shared = 0; /* an MPI-1 DLL's rank, which two worlds have */
+        for (int m = 0; m < b->d->nprocs; m++)
+            shared += b->ids[m] == o->desired_global_rank;
+        unseen(b, "global rank %ld, which %s %s on \"%s\" (%s)", o->desired_global_rank,
+               label(b, i, me, sizeof me), q == MQDH_SENDS ? "sends to" : "receives from",
+               c->name,
+               shared ? "a rank of more than one world: the DLL does not say which"
+                      : "not in the dump");
         *free = 1;
         return 0;
     }

@@ -428,6 +428,13 @@ static void test_analyze__spawned_worlds(void **state)
     for (int i = 0; i < 4; i++)
         d->procs[i].identity = -1;
     assert_int_equal(mqdh_process_by_global(d, 1), -1);
+    a = analyze(d);
+    assert_int_equal(a->ndeadlocks, 0);
+    assert_true(unseen_says(a, "global rank 0, which world 1 rank 1 receives from on "
+                               "\"MPI_COMM_WORLD\" (a rank of more than one world"));
+    assert_true(unseen_says(a, "global rank 3, which rank 0 receives from on "
+                               "\"MPI_COMM_WORLD\" (not in the dump)"));
+    mqdh_analysis_free(a);
     d->procs[3].rank = 7;
     assert_int_equal(mqdh_process_by_global(d, 1), 1);
     mqdh_dump_free(d);
