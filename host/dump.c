@@ -607,15 +607,14 @@ static int cmp_order(const void *a, const void *b)
         return x->later - y->later;
     if (x->world != y->world)
         return x->world - y->world;
-    if (x->spawner != y->spawner)
-        return (x->spawner > y->spawner) - (x->spawner < y->spawner);
     if (x->rank != y->rank)
         return x->rank - y->rank;
     return x->index - y->index;
 }
 
 /*
- * Each process's world, and an identity no other process in the dump has,
+ * Each process's rank (ranks[i] if given and >= 0, else from its
+ * environment), its world, and an identity no other process in the dump has,
  * for the DLL to name it by: a world 0 process's own rank (so a DLL's
  * global ranks read as ranks, as they do without spawns), then the other
  * worlds' processes by world and rank, and last any whose rank is unknown
@@ -623,16 +622,17 @@ static int cmp_order(const void *a, const void *b)
  * put in worlds of their own after the numbered ones, one per parent.
  * Returns MQDH_OK or MQDH_E_NOMEM.
  */
-static int name_processes(struct mqdh_process *procs, int n)
+static int name_processes(struct mqdh_process *procs, const int *ranks, int n)
 {
     struct order *o = calloc((size_t)(n ? n : 1), sizeof *o);
     if (!o)
         return MQDH_E_NOMEM;
     int top = 0;
     for (int i = 0; i < n; i++) {
+        int env = mqdh_proc_env_rank(procs[i].pid, &o[i].world, &o[i].spawner);
+        procs[i].rank = ranks && ranks[i] >= 0 ? ranks[i] : env;
         o[i].index = i;
         o[i].rank = procs[i].rank;
-        o[i].world = mqdh_proc_world(procs[i].pid, &o[i].spawner);
         if (o[i].world == -1 && procs[i].rank >= 0)
             o[i].world = 0; /* a rank the caller gave: a launched process */
         if (o[i].world > top)
@@ -653,7 +653,6 @@ static int name_processes(struct mqdh_process *procs, int n)
     }
     for (int i = 0; i < n; i++) {
         procs[i].world = o[i].world;
-        o[i].spawner = 0;
         o[i].later = o[i].rank < 0 || o[i].world < 0 ? 2 : o[i].world > 0;
     }
     qsort(o, (size_t)n, sizeof *o, cmp_order);
@@ -694,11 +693,9 @@ int mqdh_dump_processes(const pid_t *pids, const int *ranks, const char *const *
     current_job = &job;
     int first_error = MQDH_OK;
 
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; i < n; i++)
         d->procs[i].pid = pids[i];
-        d->procs[i].rank = ranks && ranks[i] >= 0 ? ranks[i] : mqdh_proc_env_rank(pids[i]);
-    }
-    if (name_processes(d->procs, n) != MQDH_OK) {
+    if (name_processes(d->procs, ranks, n) != MQDH_OK) {
         mqdh_dump_free(d);
         free(procs);
         mqdh_typeshare_free(job.types);

@@ -36,99 +36,15 @@ static int is_ancestor(pid_t a, pid_t b)
     return 0;
 }
 
-static int ranks_from_descendants(pid_t launcher, pid_t **pids, int **ranks, char ***hosts,
-                                  int *n, char *err, size_t errlen)
-{
-    pid_t *desc;
-    int ndesc, count = 0, rc;
-    if ((rc = mqdh_proc_descendants(launcher, &desc, &ndesc)) != 0) {
-        snprintf(err, errlen, "cannot list the processes under %d: %s", (int)launcher,
-                 strerror(-rc));
-        return MQDH_E_JOB;
-    }
-    /* Slot r holds the process with rank r; of a process and its
-     * descendant with the same rank (a wrapper script and the program it
-     * runs), the descendant. */
-    int cap = 0;
-    pid_t *by_rank = NULL;
-    for (int i = 0; i < ndesc; i++) {
-        pid_t spawner;
-        int r = mqdh_proc_env_rank(desc[i]);
-        if (r < 0 || mqdh_proc_world(desc[i], &spawner) != 0)
-            continue; /* not an MPI process, or a spawned one (add_spawned) */
-        if (r >= cap) {
-            int nc = r + 1 > 2 * cap ? r + 1 : 2 * cap;
-            pid_t *nb = realloc(by_rank, (size_t)nc * sizeof *nb);
-            if (!nb) {
-                free(by_rank);
-                free(desc);
-                snprintf(err, errlen, "out of memory");
-                return MQDH_E_NOMEM;
-            }
-            memset(nb + cap, 0, (size_t)(nc - cap) * sizeof *nb);
-            by_rank = nb;
-            cap = nc;
-        }
-        if (by_rank[r] && !is_ancestor(by_rank[r], desc[i])) {
-            if (is_ancestor(desc[i], by_rank[r]))
-                continue;
-            snprintf(err, errlen, "processes %d and %d under %d both have rank %d: more than "
-                     "one job runs under this process; give its mpiexec, or the ranks with "
-                     "--pid", (int)by_rank[r], (int)desc[i], (int)launcher, r);
-            free(by_rank);
-            free(desc);
-            return MQDH_E_JOB;
-        }
-        by_rank[r] = desc[i];
-        if (r + 1 > count)
-            count = r + 1;
-    }
-    free(desc);
-    if (count == 0) {
-        snprintf(err, errlen, "process %d has no MPIR_proctable and no descendant with an MPI "
-                 "rank in its environment: not an MPI launcher, or its job has not started",
-                 (int)launcher);
-        free(by_rank);
-        return MQDH_E_JOB;
-    }
-    for (int r = 0; r < count; r++) {
-        if (!by_rank[r]) {
-            snprintf(err, errlen, "no process under %d has rank %d (ranks up to %d were "
-                     "found): the job spans other hosts, or is still starting", (int)launcher,
-                     r, count - 1);
-            free(by_rank);
-            return MQDH_E_JOB;
-        }
-    }
-    char hostname[256] = "";
-    gethostname(hostname, sizeof hostname - 1);
-    *pids = by_rank;
-    *ranks = calloc((size_t)count, sizeof **ranks);
-    *hosts = calloc((size_t)count, sizeof **hosts);
-    if (!*ranks || !*hosts) {
-        mqdh_job_free(*pids, *ranks, *hosts, 0);
-        *pids = NULL;
-        *ranks = NULL;
-        *hosts = NULL;
-        snprintf(err, errlen, "out of memory");
-        return MQDH_E_NOMEM;
-    }
-    for (int r = 0; r < count; r++) {
-        (*ranks)[r] = r;
-        (*hosts)[r] = hostname[0] ? strdup(hostname) : NULL;
-    }
-    *n = count;
-    return MQDH_OK;
-}
-
-struct spawned {
+/* An MPI process under the launcher, as its environment describes it. */
+struct member {
     pid_t pid;
-    int world, rank;
+    int rank, world; /* world: -2 spawned by an unnumbered spawn */
 };
 
-static int cmp_spawned(const void *a, const void *b)
+static int cmp_member(const void *a, const void *b)
 {
-    const struct spawned *x = a, *y = b;
+    const struct member *x = a, *y = b;
     unsigned wx = (unsigned)x->world, wy = (unsigned)y->world; /* unnumbered (-2) last */
     if (wx != wy)
         return wx < wy ? -1 : 1;
@@ -138,73 +54,134 @@ static int cmp_spawned(const void *a, const void *b)
 }
 
 /*
- * Append to the job's n processes those its ranks spawned (MPI_Comm_spawn):
- * the launcher's descendants that hydra marks as spawned, by world and
- * rank.  No launcher table lists them.  Of a process and its descendant
- * with the same rank and world (a wrapper and the program it runs), the
- * descendant.  Returns MQDH_OK (none is not an error) or MQDH_E_NOMEM.
+ * The MPI processes under launcher: its descendants with a rank in their
+ * environment (each environment read once), by world (the launched one
+ * first), rank and pid.  Of a process and its descendant with the same
+ * world and rank (a wrapper script and the program it runs), only the
+ * descendant.  0, or a negative errno.
  */
-static int add_spawned(pid_t launcher, pid_t **pids, int **ranks, char ***hosts, int *n)
+static int job_members(pid_t launcher, struct member **out, int *n)
 {
     pid_t *desc;
-    int ndesc;
-    if (mqdh_proc_descendants(launcher, &desc, &ndesc) != 0 || ndesc == 0)
-        return MQDH_OK; /* the launched ranks are still dumped */
-    struct spawned *sp = calloc((size_t)ndesc, sizeof *sp);
-    if (!sp) {
+    int ndesc, k = 0;
+    *out = NULL;
+    *n = 0;
+    int rc = mqdh_proc_descendants(launcher, &desc, &ndesc);
+    if (rc || ndesc == 0)
+        return rc;
+    struct member *m = malloc((size_t)ndesc * sizeof *m);
+    char *wrapper = calloc((size_t)ndesc, 1);
+    if (!m || !wrapper) {
+        free(m);
+        free(wrapper);
         free(desc);
-        return MQDH_E_NOMEM;
+        return -ENOMEM;
     }
-    int m = 0;
     for (int i = 0; i < ndesc; i++) {
-        pid_t spawner;
-        int w = mqdh_proc_world(desc[i], &spawner), r = mqdh_proc_env_rank(desc[i]);
-        if (r >= 0 && (w > 0 || w == -2))
-            sp[m++] = (struct spawned){desc[i], w == -2 ? -2 : w, r};
+        int world, rank = mqdh_proc_env_rank(desc[i], &world, NULL);
+        if (rank >= 0 && world != -1)
+            m[k++] = (struct member){desc[i], rank, world};
     }
     free(desc);
+    qsort(m, (size_t)k, sizeof *m, cmp_member);
+    for (int s = 0, e; s < k; s = e) {
+        for (e = s + 1; e < k && m[e].world == m[s].world && m[e].rank == m[s].rank; e++)
+            ;
+        for (int i = s; i < e; i++)
+            for (int j = s; j < e && !wrapper[i]; j++)
+                wrapper[i] = j != i && is_ancestor(m[i].pid, m[j].pid);
+    }
     int keep = 0;
-    for (int i = 0; i < m; i++) {
-        int wrapper = 0;
-        for (int j = 0; j < m && !wrapper; j++)
-            wrapper = j != i && sp[j].rank == sp[i].rank && sp[j].world == sp[i].world &&
-                      is_ancestor(sp[i].pid, sp[j].pid);
-        if (!wrapper)
-            sp[keep++] = sp[i];
-    }
-    m = keep;
-    if (m == 0) {
-        free(sp);
-        return MQDH_OK;
-    }
-    qsort(sp, (size_t)m, sizeof *sp, cmp_spawned);
-    pid_t *np = realloc(*pids, (size_t)(*n + m) * sizeof *np);
+    for (int i = 0; i < k; i++)
+        if (!wrapper[i])
+            m[keep++] = m[i];
+    free(wrapper);
+    *out = m;
+    *n = keep;
+    return 0;
+}
+
+/* Room for more entries in the caller's three arrays of *n; MQDH_E_NOMEM. */
+static int grow(pid_t **pids, int **ranks, char ***hosts, int n, int more)
+{
+    pid_t *np = realloc(*pids, (size_t)(n + more) * sizeof *np);
     if (np)
         *pids = np;
-    int *nr = np ? realloc(*ranks, (size_t)(*n + m) * sizeof *nr) : NULL;
+    int *nr = np ? realloc(*ranks, (size_t)(n + more) * sizeof *nr) : NULL;
     if (nr)
         *ranks = nr;
-    char **nh = nr ? realloc(*hosts, (size_t)(*n + m) * sizeof *nh) : NULL;
-    if (!nh) {
-        free(sp);
+    char **nh = nr ? realloc(*hosts, (size_t)(n + more) * sizeof *nh) : NULL;
+    if (nh)
+        *hosts = nh;
+    return nh ? MQDH_OK : MQDH_E_NOMEM;
+}
+
+/* Append members m[0..k-1], on this host, to the caller's arrays of *n. */
+static int append(const struct member *m, int k, pid_t **pids, int **ranks, char ***hosts,
+                  int *n)
+{
+    if (k == 0)
+        return MQDH_OK;
+    if (grow(pids, ranks, hosts, *n, k) != MQDH_OK)
         return MQDH_E_NOMEM;
-    }
-    *hosts = nh;
     char hostname[256] = "";
     gethostname(hostname, sizeof hostname - 1);
-    for (int i = 0; i < m; i++) {
-        (*pids)[*n] = sp[i].pid;
-        (*ranks)[*n] = sp[i].rank;
+    for (int i = 0; i < k; i++) {
+        (*pids)[*n] = m[i].pid;
+        (*ranks)[*n] = m[i].rank;
         (*hosts)[*n] = hostname[0] ? strdup(hostname) : NULL;
         (*n)++;
     }
-    free(sp);
+    return MQDH_OK;
+}
+
+/* The launched ranks from the launcher's members (their world 0 comes
+ * first): every rank from 0 up, once.  mrc: job_members' result. */
+static int ranks_from_descendants(pid_t launcher, const struct member *m, int nm, int mrc,
+                                  pid_t **pids, int **ranks, char ***hosts, int *n, char *err,
+                                  size_t errlen)
+{
+    if (mrc) {
+        snprintf(err, errlen, "cannot list the processes under %d: %s", (int)launcher,
+                 strerror(-mrc));
+        return mrc == -ENOMEM ? MQDH_E_NOMEM : MQDH_E_JOB;
+    }
+    int count = 0;
+    while (count < nm && m[count].world == 0)
+        count++;
+    if (count == 0) {
+        snprintf(err, errlen, "process %d has no MPIR_proctable and no descendant with an MPI "
+                 "rank in its environment: not an MPI launcher, or its job has not started",
+                 (int)launcher);
+        return MQDH_E_JOB;
+    }
+    for (int i = 1; i < count; i++) {
+        if (m[i].rank == m[i - 1].rank) {
+            snprintf(err, errlen, "processes %d and %d under %d both have rank %d: more than "
+                     "one job runs under this process; give its mpiexec, or the ranks with "
+                     "--pid", (int)m[i - 1].pid, (int)m[i].pid, (int)launcher, m[i].rank);
+            return MQDH_E_JOB;
+        }
+    }
+    for (int r = 0; r < count; r++) {
+        if (m[r].rank != r) {
+            snprintf(err, errlen, "no process under %d has rank %d (ranks up to %d were "
+                     "found): the job spans other hosts, or is still starting", (int)launcher,
+                     r, m[count - 1].rank);
+            return MQDH_E_JOB;
+        }
+    }
+    if (append(m, count, pids, ranks, hosts, n) != MQDH_OK) {
+        snprintf(err, errlen, "out of memory");
+        return MQDH_E_NOMEM;
+    }
     return MQDH_OK;
 }
 
 /* The ranks the launcher started: its MPIR_proctable, else its descendants. */
-static int launched_ranks(pid_t launcher, pid_t **pids, int **ranks, char ***hosts, int *n,
-                          char *err, size_t errlen)
+static int launched_ranks(pid_t launcher, const struct member *m, int nm, int mrc,
+                          pid_t **pids, int **ranks, char ***hosts, int *n, char *err,
+                          size_t errlen)
 {
     struct mqdh_attach att;
     struct mqdh_image img;
@@ -229,7 +206,8 @@ static int launched_ranks(pid_t launcher, pid_t **pids, int **ranks, char ***hos
         mqdh_image_close(&img);
         mqdh_mem_fini(&mem);
         mqdh_detach(&att);
-        return ranks_from_descendants(launcher, pids, ranks, hosts, n, err, errlen);
+        return ranks_from_descendants(launcher, m, nm, mrc, pids, ranks, hosts, n, err,
+                                      errlen);
     }
     int wide = img.elf_class == 2, be = img.big_endian;
     uint64_t word;
@@ -296,9 +274,20 @@ out:
 int mqdh_job_ranks(pid_t launcher, pid_t **pids, int **ranks, char ***hosts, int *n, char *err,
                    size_t errlen)
 {
-    int rc = launched_ranks(launcher, pids, ranks, hosts, n, err, errlen);
-    if (rc == MQDH_OK && (rc = add_spawned(launcher, pids, ranks, hosts, n)) != MQDH_OK) {
-        snprintf(err, errlen, "out of memory");
+    /* Read once: the launched ranks if there is no MPIR_proctable, and the
+     * spawned processes, which no table lists, either way. */
+    struct member *m;
+    int nm, mrc = job_members(launcher, &m, &nm);
+    int rc = launched_ranks(launcher, m, nm, mrc, pids, ranks, hosts, n, err, errlen);
+    if (rc == MQDH_OK) {
+        int first = 0; /* the spawned: after world 0 */
+        while (first < nm && m[first].world == 0)
+            first++;
+        if ((rc = append(m + first, nm - first, pids, ranks, hosts, n)) != MQDH_OK)
+            snprintf(err, errlen, "out of memory");
+    }
+    free(m);
+    if (rc != MQDH_OK) {
         mqdh_job_free(*pids, *ranks, *hosts, *n);
         *pids = NULL;
         *ranks = NULL;

@@ -164,11 +164,11 @@ static void text_dump(const struct mqdh_dump *d, int stats)
 {
     for (int i = 0; i < d->nprocs; i++) {
         const struct mqdh_process *p = &d->procs[i];
+        char who[48];
+        mqdh_process_label(p, who, sizeof who);
         printf("process %d", (int)p->pid);
-        if (p->rank >= 0 && p->world > 0)
-            printf(", world %d rank %d", p->world, p->rank);
-        else if (p->rank >= 0)
-            printf(", rank %d", p->rank);
+        if (p->rank >= 0)
+            printf(", %s", who);
         if (p->host)
             printf(", host %s", p->host);
         printf("%s%s\n", p->image ? ": " : "", p->image ? p->image : "");

@@ -57,26 +57,6 @@ static int small_number(const char *s)
     return s && end != s && *end == '\0' && v >= 0 && v < (1L << 30) ? (int)v : -1;
 }
 
-int mqdh_proc_env_rank(pid_t pid)
-{
-    static const char *const vars[] = {"PMI_RANK=", "PMI_ID=", "OMPI_COMM_WORLD_RANK=",
-                                       "PMIX_RANK="};
-    size_t n;
-    char *env = read_proc_file(pid, "environ", &n);
-    if (!env)
-        return -1;
-    int rank = -1;
-    for (size_t v = 0; v < sizeof vars / sizeof vars[0] && rank < 0; v++) {
-        const char *val = env_value(env, n, vars[v]);
-        if (val) {
-            rank = small_number(val);
-            break;
-        }
-    }
-    free(env);
-    return rank;
-}
-
 /* The N of "--pgid N" on pid's command line (hydra's proxy), or -1. */
 static int proxy_pgid(pid_t pid)
 {
@@ -92,18 +72,9 @@ static int proxy_pgid(pid_t pid)
     return pgid;
 }
 
-int mqdh_proc_world(pid_t pid, pid_t *spawner)
+/* The world of a process hydra marked spawned (mqdh_proc_env_rank). */
+static int spawned_world(pid_t pid, pid_t *spawner)
 {
-    *spawner = -1;
-    size_t n;
-    char *env = read_proc_file(pid, "environ", &n);
-    if (!env)
-        return -1;
-    const char *spawned = env_value(env, n, "PMI_SPAWNED=");
-    int is_spawned = spawned && strcmp(spawned, "0") != 0 && *spawned;
-    free(env);
-    if (!is_spawned)
-        return 0;
     /* Hydra starts each MPI_Comm_spawn's processes under a proxy of its
      * own, "hydra_pmi_proxy ... --pgid N": N numbers the spawns from 1. */
     pid_t up = mqdh_proc_parent(pid);
@@ -115,6 +86,36 @@ int mqdh_proc_world(pid_t pid, pid_t *spawner)
     }
     *spawner = mqdh_proc_parent(pid);
     return -2;
+}
+
+int mqdh_proc_env_rank(pid_t pid, int *world, pid_t *spawner)
+{
+    static const char *const vars[] = {"PMI_RANK=", "PMI_ID=", "OMPI_COMM_WORLD_RANK=",
+                                       "PMIX_RANK="};
+    pid_t unused;
+    if (!spawner)
+        spawner = &unused;
+    *spawner = -1;
+    if (world)
+        *world = -1;
+    size_t n;
+    char *env = read_proc_file(pid, "environ", &n);
+    if (!env)
+        return -1;
+    int rank = -1;
+    for (size_t v = 0; v < sizeof vars / sizeof vars[0] && rank < 0; v++) {
+        const char *val = env_value(env, n, vars[v]);
+        if (val) {
+            rank = small_number(val);
+            break;
+        }
+    }
+    const char *spawned = env_value(env, n, "PMI_SPAWNED=");
+    int is_spawned = spawned && *spawned && strcmp(spawned, "0") != 0;
+    free(env);
+    if (world)
+        *world = is_spawned ? spawned_world(pid, spawner) : 0;
+    return rank;
 }
 
 pid_t mqdh_proc_parent(pid_t pid)

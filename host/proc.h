@@ -12,18 +12,16 @@
  * The rank in MPI_COMM_WORLD from pid's environment: PMI_RANK, PMI_ID
  * (hydra's port mode), OMPI_COMM_WORLD_RANK or PMIX_RANK, first found.
  * -1 when none is set or the environment cannot be read.
+ *
+ * With world non-NULL, also which MPI_COMM_WORLD of its job it is in, from
+ * the same reading: 0 for the world the job was launched with, W > 0 for
+ * the processes of the W-th MPI_Comm_spawn (hydra marks them PMI_SPAWNED
+ * and numbers them in their proxy's "--pgid W"); -2: spawned, but by which
+ * spawn is unknown, and then *spawner (if non-NULL) is its parent, the same
+ * for the processes started together; -1 when the environment cannot be
+ * read.
  */
-int mqdh_proc_env_rank(pid_t pid);
-
-/*
- * Which MPI_COMM_WORLD of a job pid belongs to: 0 for the world the job was
- * launched with, W > 0 for the processes of the W-th MPI_Comm_spawn (hydra
- * marks them PMI_SPAWNED in their environment and numbers them in its
- * proxy's "--pgid W").  -2: spawned, but by which spawn is unknown; then
- * *spawner is its parent, the same for the processes started together.  -1
- * when the environment cannot be read.
- */
-int mqdh_proc_world(pid_t pid, pid_t *spawner);
+int mqdh_proc_env_rank(pid_t pid, int *world, pid_t *spawner);
 
 /*
  * Every live process descending from root (root excluded), in ascending pid
