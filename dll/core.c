@@ -88,9 +88,11 @@ void *mqd_calloc(size_t n, size_t size)
     return p;
 }
 
+/* mqs_dprints_fp may be NULL: MPICH's stub debugger leaves it so, and
+ * libtvmpich never calls it. */
 void mqd_debug(const char *msg)
 {
-    if (host.basic)
+    if (host.basic && host.basic->mqs_dprints_fp)
         host.basic->mqs_dprints_fp(msg);
 }
 
@@ -366,9 +368,18 @@ MQD_EXPORT int mqs_dll_taddr_width(void)
     return (int)sizeof(mqs_taddr_t);
 }
 
+/*
+ * The basic callbacks the DLL cannot work without.  Every other member may
+ * be NULL (real debuggers leave mqs_dprints_fp and mqs_errorstring_fp so)
+ * and is checked before each call; a table missing one of these is
+ * refused, so the DLL stays unset-up and every later call fails cleanly.
+ */
 MQD_EXPORT void mqs_setup_basic_callbacks(const mqs_basic_callbacks *cb)
 {
-    host.basic = cb;
+    int usable = cb && cb->mqs_malloc_fp && cb->mqs_free_fp && cb->mqs_put_image_info_fp &&
+                 cb->mqs_get_image_info_fp && cb->mqs_put_process_info_fp &&
+                 cb->mqs_get_process_info_fp;
+    host.basic = usable ? cb : NULL;
     host.mpi2 = 0;
 }
 
@@ -378,6 +389,9 @@ MQD_EXPORT int mqs_setup_image(mqs_image *image, const mqs_image_callbacks *cb)
 {
     if (!host.basic)
         return MQD_ERR_NOT_SET_UP;
+    /* Required; mqs_sizeof_fp and mqs_find_function_fp may be NULL. */
+    if (!cb || !cb->mqs_get_type_sizes_fp || !cb->mqs_find_symbol_fp)
+        return MQD_ERR_MISSING_CALLBACK;
     struct mqd_image *im = mqd_calloc(1, sizeof *im);
     if (!im)
         return MQD_ERR_NOMEM;
@@ -426,6 +440,10 @@ MQD_EXPORT int mqs_setup_process(mqs_process *process, const mqs_process_callbac
 {
     if (!host.basic)
         return MQD_ERR_NOT_SET_UP;
+    /* Required; the MPI-2 members exist only in an MPI-2 debugger's table. */
+    if (!cb || !cb->mqs_get_image_fp || !cb->mqs_fetch_data_fp || !cb->mqs_target_to_host_fp ||
+        !cb->mqs_get_global_rank_fp)
+        return MQD_ERR_MISSING_CALLBACK;
     mqs_image *image = cb->mqs_get_image_fp(process);
     struct mqd_image *im = (struct mqd_image *)host.basic->mqs_get_image_info_fp(image);
     if (!im || !im->backend)
@@ -644,8 +662,13 @@ MQD_EXPORT int mqs_get_comm_group(mqs_process *process, int *group)
     if (p->comm_pos < 0 || p->comm_pos >= p->ncomms)
         return MQD_ERR_NO_COMM;
     const struct mqd_comm *c = &p->comms[p->comm_pos];
+    if (!group)
+        return MQD_ERR_BUF_SMALL;
+    /* Only a group the backend knows, whole: never a guess, never -1s. */
+    if (!c->local_global)
+        return mqs_no_information;
     for (long i = 0; i < c->size; i++)
-        group[i] = c->local_global ? (int)c->local_global[i] : -1;
+        group[i] = (int)c->local_global[i];
     return mqs_ok;
 }
 

@@ -58,7 +58,9 @@ enum {
     X(MQD_ERR_BAD_LAYOUT, "the debug information describes structures the DLL cannot use")    \
     X(MQD_ERR_LAYOUT_MISFIT, "with no debug types, the DLL used the known layout of this "     \
                              "MPI's version, and the process's memory does not fit it: "       \
-                             "install the MPI library's debug information")
+                             "install the MPI library's debug information")             \
+    X(MQD_ERR_MISSING_CALLBACK, "the debugger's callback table lacks a function the DLL "     \
+                                "cannot do without")
 
 enum mqd_error {
     MQD_ERR_FIRST_ = mqs_first_user_code - 1,
@@ -81,7 +83,9 @@ struct mqd_comm {
     int remote_size;       /* peers of operations are ranks in the remote group */
     long *peer_global;     /* remote_size entries: peer rank -> global rank (-1 unknown);
                             * MPI-2: the debugger's identity of the peer */
-    long *local_global;    /* size entries: local group rank -> global rank */
+    long *local_global;    /* size entries: local group rank -> global rank; NULL when
+                            * the backend cannot tell (mqs_get_comm_group: no information) */
+    int inter;             /* an intercommunicator: peers are in the remote group */
     int globals_final;     /* backend: the two tables hold identities already */
 };
 

@@ -82,7 +82,7 @@ struct be_image {
      * layout; lacks says what the DWARF missed. */
     int from_dwarf;
     const struct known_layout *layout;
-    char lacks[160];
+    char lacks[256];
 };
 
 /* Per process: the symbols, and the generation they show. */
@@ -111,11 +111,45 @@ const char *mqd_be_spawn_breakpoint(void)
 
 /* ---------------------------------------------------------------- image */
 
+/*
+ * A type by name, as every kind of debugger can resolve it.  Hosts differ:
+ * one that indexes DWARF finds a struct by its tag ("MPIDI_VC") and by its
+ * typedef ("MPIDI_VC_t"); one that evaluates C type names as gdb does
+ * knows the typedef or "struct MPIDI_VC", never the bare tag; MPICH's stub
+ * debugger knows only the names libtvmpich asks for.  So try the name as
+ * written, then "struct NAME", then the other half of MPICH's "typedef
+ * struct X {...} X_t" convention (X_t for X, X and struct X for X_t).
+ */
+static mqs_type *find_type(mqs_image *image, const mqs_image_callbacks *cb, const char *name)
+{
+    char alt[4][160];
+    size_t len = strlen(name);
+    int n = 0;
+    if (!cb->mqs_find_type_fp || len + 8 > sizeof alt[0])
+        return NULL;
+    snprintf(alt[n++], sizeof alt[0], "%s", name);
+    snprintf(alt[n++], sizeof alt[0], "struct %s", name);
+    if (len > 2 && strcmp(name + len - 2, "_t") == 0) {
+        snprintf(alt[n++], sizeof alt[0], "%.*s", (int)(len - 2), name);
+        snprintf(alt[n++], sizeof alt[0], "struct %.*s", (int)(len - 2), name);
+    } else {
+        snprintf(alt[n++], sizeof alt[0], "%s_t", name);
+    }
+    for (int i = 0; i < n; i++) {
+        mqs_type *t = cb->mqs_find_type_fp(image, alt[i], mqs_lang_c);
+        if (t)
+            return t;
+    }
+    return NULL;
+}
+
 /* The offset of one field path ("T1:f1/T2:f2"), or -1. */
 static int path_offset(mqs_image *image, const mqs_image_callbacks *cb, const char *path)
 {
     int total = 0;
     char buf[256];
+    if (!cb->mqs_field_offset_fp)
+        return -1;
     snprintf(buf, sizeof buf, "%s", path);
     for (char *step = buf; step && *step;) {
         char *next = strchr(step, '/');
@@ -125,7 +159,7 @@ static int path_offset(mqs_image *image, const mqs_image_callbacks *cb, const ch
         if (!colon)
             return -1;
         *colon = '\0';
-        mqs_type *t = cb->mqs_find_type_fp(image, step, mqs_lang_c);
+        mqs_type *t = find_type(image, cb, step);
         if (!t)
             return -1;
         int off = cb->mqs_field_offset_fp(t, colon + 1);
@@ -199,7 +233,8 @@ int mqd_be_setup_image(mqs_image *image, struct mqd_image *im, void **backend)
         }
     }
     for (int s = 0; s < S_COUNT; s++) {
-        mqs_type *t = cb->mqs_find_type_fp(image, (char *)size_defs[s].type, mqs_lang_c);
+        /* mqs_sizeof_fp may be NULL (MPICH's stub debugger): sizes unknown. */
+        mqs_type *t = cb->mqs_sizeof_fp ? find_type(image, cb, size_defs[s].type) : NULL;
         b->size[s] = t ? cb->mqs_sizeof_fp(t) : -1;
         for (int g = 1; g <= 2; g++) {
             if (b->size[s] <= 0 && (size_defs[s].gens & g) && have[g]) {
@@ -214,8 +249,11 @@ int mqd_be_setup_image(mqs_image *image, struct mqd_image *im, void **backend)
     } else {
         /* Perhaps a build without DWARF whose layout is known: the first
          * process tells (choose_layout). */
-        snprintf(b->lacks, sizeof b->lacks, "%s (and, for MPICH 4.0.3 and later, %s)",
-                 missing[1], missing[2]);
+        if (missing[1] && missing[2] && strcmp(missing[1], missing[2]) != 0)
+            snprintf(b->lacks, sizeof b->lacks, "%s (and, for MPICH 4.0.3 and later, %s)",
+                     missing[1], missing[2]);
+        else
+            snprintf(b->lacks, sizeof b->lacks, "%s", missing[1] ? missing[1] : missing[2]);
         if (NELEMS(known_layouts) == 0) {
             mqd_image_explain(im, "the debug information lacks %s: is libmpi.so built with "
                                   "-g, or its debug file installed?", b->lacks);
@@ -240,9 +278,32 @@ static const struct be_image *bimg(struct mqd_process *p)
 }
 
 /*
- * No DWARF types: take the known layout of this MPICH build, named by its
- * version and device strings (read from the process), pointer size and
- * byte order.  Every process of the image must name the same one.
+ * Does known layout k fit this image: the same pointer size and byte
+ * order, and every offset and size the debugger did resolve (a host may
+ * know some types and not others) the same as k's?
+ */
+static int layout_fits(const struct be_image *b, const struct known_layout *k, int ps, int be)
+{
+    if (k->pointer_size != ps || k->big_endian != be || k->nfields != F_COUNT ||
+        k->nsizes != S_COUNT)
+        return 0;
+    for (int f = 0; f < F_COUNT; f++)
+        if (b->off[f] >= 0 && b->off[f] != k->off[f])
+            return 0;
+    for (int s = 0; s < S_COUNT; s++)
+        if (b->size[s] > 0 && b->size[s] != k->size[s])
+            return 0;
+    return 1;
+}
+
+/*
+ * No usable DWARF types: take the known layout of this MPICH build, named
+ * by its version and device strings (read from the process), pointer size
+ * and byte order.  A debugger that cannot find those symbols (MPICH's stub
+ * debugger knows only libtvmpich's) gets the one known layout that fits
+ * what it did resolve, if exactly one does.  Either way read_comms then
+ * checks the layout against MPI_COMM_WORLD and the debugger's rank.  Every
+ * process of the image must come to the same layout.
  */
 static int choose_layout(struct mqd_process *p, struct be_image *b)
 {
@@ -250,36 +311,48 @@ static int choose_layout(struct mqd_process *p, struct be_image *b)
     const mqs_image_callbacks *cb = mqd_image_cb(mqd_process_image(p));
     mqs_taddr_t vaddr, daddr;
     char version[32] = "", device[64] = "";
-    if (cb->mqs_find_symbol_fp(image, (char *)MPICH_SYM_VERSION, &vaddr) != mqs_ok ||
-        cb->mqs_find_symbol_fp(image, (char *)MPICH_SYM_DEVICE, &daddr) != mqs_ok) {
-        mqd_process_explain(p, "the debug information lacks %s, and without %s and %s the "
-                               "DLL cannot tell which known layout applies", b->lacks,
-                            MPICH_SYM_VERSION, MPICH_SYM_DEVICE);
-        return MQD_ERR_NO_TYPE;
-    }
-    int rc = mqd_read_cstring(p, vaddr, version, sizeof version);
-    if (rc == mqs_ok)
-        rc = mqd_read_cstring(p, daddr, device, sizeof device);
-    if (rc != mqs_ok)
-        return rc;
     static const unsigned char one[2] = {0, 1};
     int big_endian = mqd_uint(p, one, 0, 2) == 1, ps = mqd_sizes(p)->pointer_size;
-    const struct known_layout *found = NULL;
-    for (int i = 0; i < NELEMS(known_layouts) && !found; i++) {
-        const struct known_layout *k = &known_layouts[i];
-        if (strcmp(k->version, version) == 0 && strcmp(k->device, device) == 0 &&
-            k->pointer_size == ps && k->big_endian == big_endian && k->nfields == F_COUNT &&
-            k->nsizes == S_COUNT)
-            found = k;
+    int named = cb->mqs_find_symbol_fp(image, (char *)MPICH_SYM_VERSION, &vaddr) == mqs_ok &&
+                cb->mqs_find_symbol_fp(image, (char *)MPICH_SYM_DEVICE, &daddr) == mqs_ok;
+    if (named) {
+        int rc = mqd_read_cstring(p, vaddr, version, sizeof version);
+        if (rc == mqs_ok)
+            rc = mqd_read_cstring(p, daddr, device, sizeof device);
+        if (rc != mqs_ok)
+            return rc;
     }
-    if (!found) {
+    const struct known_layout *found = NULL;
+    int nfit = 0;
+    for (int i = 0; i < NELEMS(known_layouts); i++) {
+        const struct known_layout *k = &known_layouts[i];
+        if (!named && b->layout == k) { /* an earlier process chose it */
+            found = k;
+            nfit = 1;
+            break;
+        }
+        /* Once chosen, b->off is that layout's own: compare by name only. */
+        if ((!b->layout && !layout_fits(b, k, ps, big_endian)) ||
+            (named && (strcmp(k->version, version) != 0 || strcmp(k->device, device) != 0)))
+            continue;
+        if (!found)
+            found = k;
+        nfit++;
+    }
+    if (named && !found) {
         mqd_process_explain(p, "the debug information lacks %s, and the DLL knows no layout "
-                               "for MPICH %s (%s, %d-bit %s-endian): install libmpi's debug "
-                               "information", b->lacks, version, device, ps * 8,
-                            big_endian ? "big" : "little");
+                               "for MPICH %s (%s, %d-bit %s-endian) that fits what it has: "
+                               "install libmpi's debug information", b->lacks, version, device,
+                            ps * 8, big_endian ? "big" : "little");
         return MQD_ERR_NO_TYPE;
     }
-    if (b->layout && b->layout != found) {
+    if (!named && nfit != 1) {
+        mqd_process_explain(p, "the debug information lacks %s, and without the symbols %s "
+                               "and %s the DLL cannot tell which known layout applies (%d "
+                               "fit)", b->lacks, MPICH_SYM_VERSION, MPICH_SYM_DEVICE, nfit);
+        return MQD_ERR_NO_TYPE;
+    }
+    if (named && b->layout && b->layout != found) {
         mqd_process_explain(p, "this process runs MPICH %s (%s), another of the same program "
                                "%s (%s)", version, device, b->layout->version,
                             b->layout->device);
@@ -290,9 +363,10 @@ static int choose_layout(struct mqd_process *p, struct be_image *b)
         memcpy(b->off, found->off, sizeof b->off);
         memcpy(b->size, found->size, sizeof b->size);
         set_spans(b);
-        char msg[160];
-        snprintf(msg, sizeof msg, "no DWARF types: using the known layout of MPICH %s (%s)",
-                 version, device);
+        char msg[200];
+        snprintf(msg, sizeof msg, "no DWARF types: using the known layout of MPICH %s (%s)%s",
+                 found->version, found->device,
+                 named ? "" : ", the only one that fits what the debugger resolved");
         mqd_debug(msg);
     }
     return mqs_ok;
@@ -519,23 +593,28 @@ static int vc_global(struct mqd_process *p, struct lpid_cache *c, mqs_taddr_t vc
  * 4.0.2 can leave a table longer than its communicator (MPI_Comm_split
  * keeps the parent's size, the members first): the first want entries
  * count.  A shorter table is corrupt memory.  An intercommunicator's
- * local_vcrt can be another communicator's table altogether: with lenient,
- * one of another size leaves *out NULL (ranks unknown).
+ * local_vcrt is another communicator's table (the local communicator's,
+ * from a split: longer, members first; or the world's): with lenient, a
+ * shorter one leaves *out NULL (ranks unknown), and *longer says whether
+ * the table had more entries than wanted, so that the caller checks the
+ * result before trusting it.
  */
 static int read_vcrt(struct mqd_process *p, struct lpid_cache *cache, mqs_taddr_t vcrt,
-                     long want, int lenient, long **out)
+                     long want, int lenient, long **out, int *longer)
 {
     const struct be_image *b = bimg(p);
     int ps = mqd_sizes(p)->pointer_size;
     unsigned char hdr[4];
     *out = NULL;
+    if (longer)
+        *longer = 0;
     if (!vcrt || want <= 0)
         return mqs_ok;
     int rc = mqd_read(p, vcrt + (mqs_taddr_t)b->off[F_VCRT_SIZE], hdr, 4);
     if (rc != mqs_ok)
         return rc;
     long n = (long)mqd_int(p, hdr, 0, 4);
-    if (lenient && n != want && n > 0 && n <= MQD_MAX_COMM_SIZE)
+    if (lenient && n < want && n > 0)
         return mqs_ok;
     if (n < want || n > MQD_MAX_COMM_SIZE) {
         char msg[128];
@@ -544,6 +623,8 @@ static int read_vcrt(struct mqd_process *p, struct lpid_cache *cache, mqs_taddr_
         mqd_debug(msg);
         return MQD_ERR_BAD_VALUE;
     }
+    if (longer)
+        *longer = n > want;
     n = want;
     unsigned char *table = mqd_malloc((size_t)n * (size_t)ps);
     long *lpids = mqd_malloc((size_t)n * sizeof *lpids);
@@ -564,6 +645,14 @@ static int read_vcrt(struct mqd_process *p, struct lpid_cache *cache, mqs_taddr_
     }
     *out = lpids;
     return mqs_ok;
+}
+
+/* The global rank this process has in the tables vc_global builds: its
+ * MPI-2 identity with a job table, else its rank (-1 unknown). */
+static long self_global(struct mqd_process *p, const struct lpid_cache *c)
+{
+    struct be_process *bp = mqd_process_backend(p);
+    return c->use_job ? mqd_job_identity(p, bp->key) : mqd_process_global_rank(p);
 }
 
 /* debugq generation: a group's lrank_to_lpid table (*out of want). */
@@ -673,15 +762,25 @@ static int read_comm(struct mqd_process *p, struct lpid_cache *cache, mqs_taddr_
     c->globals_final = bp->my_pg != 0;
     if (bp->my_pg || (ch3 && !peers))
         rc = read_vcrt(p, cache, mqd_ptr(p, buf, o[F_COMM_VCRT]), c->remote_size, 0,
-                       &c->peer_global);
+                       &c->peer_global, NULL);
     else if (peers)
         rc = read_group(p, peers, c->remote_size, &c->peer_global);
+    c->inter = inter;
     if (rc == mqs_ok && inter) {
+        int longer = 0;
         if (bp->my_pg || (ch3 && !lgroup))
             rc = read_vcrt(p, cache, mqd_ptr(p, buf, o[F_COMM_LVCRT]), c->size, 1,
-                           &c->local_global);
+                           &c->local_global, &longer);
         else if (lgroup)
             rc = read_group(p, lgroup, c->size, &c->local_global);
+        /* A table borrowed from another communicator is this one's local
+         * group only if this process is where its rank says. */
+        long self = self_global(p, cache);
+        if (rc == mqs_ok && c->local_global &&
+            (self >= 0 ? c->local_global[c->local_rank] != self : longer)) {
+            mqd_free(c->local_global);
+            c->local_global = NULL;
+        }
     }
     mqd_free(buf);
     return rc;
@@ -765,7 +864,9 @@ int mqd_be_read_comms(struct mqd_process *p, struct mqd_comm **out, int *nout)
              r++)
             if (world_size > 0 && all[i].peer_global[r] >= world_size)
                 all[i].peer_global[r] = -1;
-        if (!all[i].local_global && all[i].remote_size == all[i].size && all[i].peer_global) {
+        /* An intracommunicator's peers are its group; an intercommunicator's
+         * are the remote group, never its local one. */
+        if (!all[i].local_global && !all[i].inter && all[i].peer_global) {
             all[i].local_global = mqd_malloc((size_t)all[i].size * sizeof(long));
             if (!all[i].local_global) {
                 mqd_comms_free(all, n);

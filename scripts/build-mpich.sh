@@ -17,6 +17,10 @@ version=4.0.2
 prefix=${MQD_MPICH_PREFIX:-${XDG_CACHE_HOME:-$HOME/.cache}/mqd/mpich-$version}
 jobs=${MQD_MPICH_JOBS:-$(nproc)}
 stamp=$prefix/.mqd-built
+# MPICH's own stub debugger (src/mpi/debugger/dbgstub.c and tvtest.c): a
+# third-party MQD host for the DLL tests.  dbgstub.c needs MPICH's internal
+# headers, so it is compiled here, in the configured tree, and kept.
+stub=$prefix/share/mqd/dbgstub
 
 say() { printf 'build-mpich: %s\n' "$*" >&2; }
 
@@ -29,7 +33,7 @@ has_debugger_support() {
 }
 
 # A prefix counts only if it was finished and really has debugger support.
-if [ -f "$stamp" ] && has_debugger_support "$prefix/lib/libmpi.so"; then
+if [ -f "$stamp" ] && has_debugger_support "$prefix/lib/libmpi.so" && [ -f "$stub/dbgstub.o" ]; then
     say "using cached MPICH $version in $prefix"
     echo "$prefix"
     exit 0
@@ -63,7 +67,8 @@ enable_deb_src() {
 enable_deb_src
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/mqd-mpich.XXXXXX")
-trap 'rm -rf "$work"' EXIT
+# Kept on failure, for its logs.
+trap 'rc=$?; [ $rc -eq 0 ] && rm -rf "$work"' EXIT
 cd "$work"
 say "fetching the mpich source package"
 apt-get source -q mpich >&2
@@ -99,6 +104,16 @@ if ! has_debugger_support "$prefix/lib/libmpi.so"; then
     say "built, but libmpi.so lacks MPIR_All_communicators: no debugger support"
     exit 1
 fi
+say "compiling MPICH's stub debugger into $stub"
+# automake's suffix rule compiles it with MPICH's own flags and includes.
+if ! make src/mpi/debugger/dbgstub.o >>"$work/make.log" 2>&1; then
+    tail -30 "$work/make.log" >&2
+    say "dbgstub.o failed to compile"
+    exit 1
+fi
+mkdir -p "$stub"
+cp src/mpi/debugger/dbgstub.o src/mpi/debugger/tvtest.c src/mpi/debugger/mpi_interface.h \
+    COPYRIGHT "$stub/"
 touch "$stamp"
 say "MPICH $version with debugger support installed in $prefix"
 echo "$prefix"
