@@ -125,7 +125,8 @@ UNIT_TESTS := $(BUILD)/tests/test_interface $(BUILD)/tests/test_expect \
 HOST_UNIT_TESTS := $(BUILD)/tests/test_memory $(BUILD)/tests/test_attach \
                    $(BUILD)/tests/test_image $(BUILD)/tests/test_loader $(BUILD)/tests/test_dump \
                    $(BUILD)/tests/test_dll $(BUILD)/tests/test_dll_synth $(BUILD)/tests/test_analyze
-INTEGRATION_TESTS := $(BUILD)/tests/test_samples $(BUILD)/tests/test_mqdump
+INTEGRATION_TESTS := $(BUILD)/tests/test_samples $(BUILD)/tests/test_mqdump \
+                     $(BUILD)/tests/test_dbgstub
 
 # ---------------------------------------------------------------- the DLL
 # libmqd_mpich.so: every mqs_* entry point, nothing else exported.
@@ -201,6 +202,23 @@ $(BUILD)/tests/test_mqdump: $(BUILD)/tests/test_mqdump.o $(BUILD)/tests/expect.o
                             $(BUILD)/tests/joblaunch.o $(BUILD)/tests/json.o \
                             $(BUILD)/tests/compare.o $(BUILD)/tests/procstate.o \
                             | $(BUILD)/bin/mqdump $(BUILD)/lib/libmqd_mpich.so
+	$(CC) -o $@ $^ $(MQD_LDFLAGS) -lcmocka
+
+# MPICH's own stub debugger (dbgstub.c + tvtest.c, kept in the cache by
+# build-mpich.sh) linked against libmqd_mpich.so instead of libtvmpich.so:
+# a third-party MQD host.  tvtest.c is compiled as shipped (-w: its own
+# warnings are not ours); the shim supplies two symbols libmpi.so hides.
+DBGSTUB := $(MQD_MPICH_PREFIX)/share/mqd/dbgstub
+$(BUILD)/tests/tvtest.o: $(MPICH_STAMP) | $(BUILD)/tests
+	$(MPICC) -g -w -I$(DBGSTUB) -c -o $@ $(DBGSTUB)/tvtest.c
+$(BUILD)/tests/dbgstub_shim.o: tests/fixtures/dbgstub_shim.c | $(BUILD)/tests
+	$(CC) -std=c11 $(WARN) -O1 -g -c -o $@ $<
+$(BUILD)/tests/tvtest: $(BUILD)/tests/tvtest.o $(BUILD)/tests/dbgstub_shim.o \
+                      $(BUILD)/lib/libmqd_mpich.so
+	$(MPICC) -g -o $@ $(BUILD)/tests/tvtest.o $(DBGSTUB)/dbgstub.o $(BUILD)/tests/dbgstub_shim.o \
+	    -L$(BUILD)/lib -lmqd_mpich -lelf -Wl,-rpath,$(abspath $(BUILD))/lib
+$(BUILD)/tests/test_dbgstub: $(BUILD)/tests/test_dbgstub.o $(BUILD)/tests/joblaunch.o \
+                             | $(BUILD)/tests/tvtest
 	$(CC) -o $@ $^ $(MQD_LDFLAGS) -lcmocka
 
 unit-tests: $(ABI_CHECKS) $(UNIT_TESTS)

@@ -135,15 +135,20 @@ struct builder {
     const struct mqdh_dump *d;
     struct mqdh_analysis *a;
     long *ids;      /* per process: the global rank its peers name it by */
+    int *blind;     /* per process: what it waits for was not (all) seen */
     int *coll_comm; /* per process: the communicator of its collective, -1 */
+    int one_world;  /* every process is in the job's own MPI_COMM_WORLD */
     int cap_waits, cap_unseen, nomem;
 };
 
-static void unseen(struct builder *b, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static void unseen(struct builder *b, const char *fmt, ...)
+/* Something the analysis could not see, which leaves what process `who`
+ * waits for (or whether it waits) unknown. */
+static void unseen(struct builder *b, int who, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void unseen(struct builder *b, int who, const char *fmt, ...)
 {
     char line[512];
+    b->blind[who] = 1;
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(line, sizeof line, fmt, ap);
@@ -227,6 +232,52 @@ static int same_comm(const struct mqdh_process *p, const struct mqdh_comm *c)
     return -1;
 }
 
+/*
+ * Process i's communicator ci's group can name its peers: the DLL gave one
+ * (and it named i at its own rank: dump.c), and no process in the dump has
+ * a communicator of that name and size with another group, which would be
+ * the other side of an intercommunicator (whose peers are the remote group,
+ * which the interface cannot tell from the local one).
+ */
+static int group_names_peers(const struct builder *b, int i, int ci)
+{
+    const struct mqdh_comm *c = &b->d->procs[i].comms[ci];
+    if (!c->group)
+        return 0;
+    for (int m = 0; m < b->d->nprocs; m++) {
+        int k = same_comm(&b->d->procs[m], c);
+        if (k < 0 || !b->d->procs[m].comms[k].group)
+            continue;
+        if (memcmp(b->d->procs[m].comms[k].group, c->group, (size_t)c->size * sizeof *c->group))
+            return 0;
+    }
+    return 1;
+}
+
+/*
+ * The global rank of the peer that process i's operation on communicator
+ * ci names by its rank `local` there, when the DLL gave none (MPICH's
+ * libtvmpich.so gives none): what is certain instead.  On MPI_COMM_WORLD
+ * of a job of one world, a rank is the world rank; else the communicator's
+ * group where the DLL gave one that can be trusted (group_names_peers).
+ * -1 when nothing is certain.
+ */
+static long op_global(const struct builder *b, int i, int ci, long local, long global)
+{
+    if (global >= 0 || local < 0)
+        return global;
+    const struct mqdh_process *p = &b->d->procs[i];
+    const struct mqdh_comm *c = &p->comms[ci];
+    if (local >= c->size)
+        return -1;
+    if (b->one_world && p->rank >= 0 && c->local_rank == p->rank &&
+        strcmp(c->name, "MPI_COMM_WORLD") == 0)
+        return local;
+    if (group_names_peers(b, i, ci))
+        return c->group[local];
+    return -1;
+}
+
 static int tags_match(long want, int wild, long tag)
 {
     return wild || want == tag;
@@ -248,14 +299,14 @@ static int partner_pending(const struct builder *b, int i, int t, const struct m
         const struct mqdh_op *m = &tq->ops[n];
         if (op_is_collective(m) || m->status == 2)
             continue;
+        long g = op_global(b, t, k, m->desired_local_rank, m->desired_global_rank);
         if (q == MQDH_SENDS) { /* t's receive must take i's send */
-            int from_i = m->desired_local_rank < 0 || m->desired_global_rank == b->ids[i] ||
-                         (m->desired_global_rank < 0 && m->desired_local_rank == c->local_rank);
+            int from_i = m->desired_local_rank < 0 || g == b->ids[i] ||
+                         (g < 0 && m->desired_local_rank == c->local_rank);
             if (from_i && tags_match(m->desired_tag, m->tag_wild, o->desired_tag))
                 return 1;
         } else { /* t's send must match i's receive */
-            int to_i = m->desired_global_rank == b->ids[i] ||
-                       (m->desired_global_rank < 0 && m->desired_local_rank == c->local_rank);
+            int to_i = g == b->ids[i] || (g < 0 && m->desired_local_rank == c->local_rank);
             if (to_i && tags_match(o->desired_tag, o->tag_wild, m->desired_tag))
                 return 1;
         }
@@ -307,7 +358,7 @@ static int op_targets(struct builder *b, int i, int ci, int q, const struct mqdh
             int has = partner_pending(b, i, m, c, q, o);
             if (has) {
                 if (has < 0)
-                    unseen(b, "%s's queues on \"%s\" (a member %s's receive from "
+                    unseen(b, i, "%s's queues on \"%s\" (a member %s's receive from "
                               "MPI_ANY_SOURCE might match)", label(b, m, peer, sizeof peer),
                            c->name, label(b, i, me, sizeof me));
                 *free = 1;
@@ -317,7 +368,7 @@ static int op_targets(struct builder *b, int i, int ci, int q, const struct mqdh
             t[n++].any = 1;
         }
         if (n < c->size - 1) {
-            unseen(b, "%ld of the %ld members of \"%s\" that %s receives from with "
+            unseen(b, i, "%ld of the %ld members of \"%s\" that %s receives from with "
                       "MPI_ANY_SOURCE", c->size - 1 - n, c->size - 1, c->name,
                    label(b, i, me, sizeof me));
             *free = 1;
@@ -325,12 +376,21 @@ static int op_targets(struct builder *b, int i, int ci, int q, const struct mqdh
         }
         return n;
     }
-    int tp = mqdh_process_by_global(b->d, o->desired_global_rank);
+    long g = op_global(b, i, ci, o->desired_local_rank, o->desired_global_rank);
+    int tp = mqdh_process_by_global(b->d, g);
+    if (tp < 0 && g < 0) {
+        unseen(b, i, "which process is rank %ld of \"%s\", which %s %s (the DLL gives no "
+                     "global rank, and no group that can be trusted)", o->desired_local_rank,
+               c->name, label(b, i, me, sizeof me),
+               q == MQDH_SENDS ? "sends to" : "receives from");
+        *free = 1;
+        return 0;
+    }
     if (tp < 0) {
         int shared = 0; /* an MPI-1 DLL's rank, which two worlds have */
         for (int m = 0; m < b->d->nprocs; m++)
-            shared += b->ids[m] == o->desired_global_rank;
-        unseen(b, "global rank %ld, which %s %s on \"%s\" (%s)", o->desired_global_rank,
+            shared += b->ids[m] == g;
+        unseen(b, i, "global rank %ld, which %s %s on \"%s\" (%s)", g,
                label(b, i, me, sizeof me), q == MQDH_SENDS ? "sends to" : "receives from",
                c->name,
                shared ? "a rank of more than one world: the DLL does not say which"
@@ -341,7 +401,7 @@ static int op_targets(struct builder *b, int i, int ci, int q, const struct mqdh
     int has = partner_pending(b, i, tp, c, q, o);
     if (has) {
         if (has < 0)
-            unseen(b, "%s's queues on \"%s\" (%s waits for it there)",
+            unseen(b, i, "%s's queues on \"%s\" (%s waits for it there)",
                    label(b, tp, peer, sizeof peer), c->name, label(b, i, me, sizeof me));
         *free = 1;
         return 0;
@@ -354,6 +414,7 @@ static int op_targets(struct builder *b, int i, int ci, int q, const struct mqdh
 static void commit(struct builder *b, int i, int group, int ci, int q, const struct mqdh_op *o,
                    const struct target *t, int n)
 {
+    long g = op_global(b, i, ci, o->desired_local_rank, o->desired_global_rank);
     for (int k = 0; k < n && !b->nomem; k++) {
         struct mqdh_wait *w = add_wait(b);
         if (!w)
@@ -365,7 +426,7 @@ static void commit(struct builder *b, int i, int group, int ci, int q, const str
         w->kind = q == MQDH_SENDS ? MQDH_WAIT_SEND : MQDH_WAIT_RECV;
         w->any_source = t[k].any;
         w->peer_local = o->desired_local_rank;
-        w->peer_global = o->desired_global_rank;
+        w->peer_global = g;
         w->tag = o->tag_wild ? -1 : o->desired_tag;
         w->tag_wild = o->tag_wild;
         w->bytes = o->desired_length;
@@ -390,7 +451,7 @@ static void p2p_waits(struct builder *b, int i, enum call_kind k, struct target 
                 continue;
             const struct mqdh_queue *qu = &p->comms[ci].queues[q];
             if (qu->state != MQDH_QUEUE_OK) {
-                unseen(b, "%s's %s on \"%s\" (%s)", label(b, i, me, sizeof me),
+                unseen(b, i, "%s's %s on \"%s\" (%s)", label(b, i, me, sizeof me),
                        q == MQDH_SENDS ? "pending sends" : "pending receives", p->comms[ci].name,
                        qu->state == MQDH_QUEUE_NO_INFO ? "the DLL has no information" : "error");
                 incomplete = 1;
@@ -415,7 +476,7 @@ static void p2p_waits(struct builder *b, int i, enum call_kind k, struct target 
         }
     }
     if (candidates == 0) {
-        unseen(b, "what %s waits for in %s (nothing of it is in its queues)",
+        unseen(b, i, "what %s waits for in %s (nothing of it is in its queues)",
                label(b, i, me, sizeof me), p->where_call);
         b->a->nwaits = first_wait;
     } else if (one && (free_any || incomplete)) { /* an alternative needs nobody */
@@ -443,7 +504,7 @@ static void collective_waits(struct builder *b, int i)
     char me[32], who[32];
     int ci = b->coll_comm[i];
     if (ci < 0) {
-        unseen(b, "the communicator of %s's %s (its queues show no traffic of it)",
+        unseen(b, i, "the communicator of %s's %s (its queues show no traffic of it)",
                label(b, i, me, sizeof me), p->where_call);
         return;
     }
@@ -458,7 +519,7 @@ static void collective_waits(struct builder *b, int i)
             continue;
         members++;
         if (b->a->activity[m] == MQDH_ACT_UNKNOWN) {
-            unseen(b, "whether %s is in %s's %s on \"%s\"", label(b, m, who, sizeof who),
+            unseen(b, i, "whether %s is in %s's %s on \"%s\"", label(b, m, who, sizeof who),
                    label(b, i, me, sizeof me), p->where_call, c->name);
             b->a->nwaits = first_wait;
             return;
@@ -480,7 +541,7 @@ static void collective_waits(struct builder *b, int i)
         w->tag = -1;
     }
     if (members != c->size - 1) { /* a member not dumped, or names that clash */
-        unseen(b, "which processes are the %ld other members of \"%s\", where %s is in %s "
+        unseen(b, i, "which processes are the %ld other members of \"%s\", where %s is in %s "
                   "(%d found: not all dumped, or communicators sharing its name)",
                c->size - 1, c->name, label(b, i, me, sizeof me), p->where_call, members);
         b->a->nwaits = first_wait;
@@ -755,9 +816,13 @@ int mqdh_analyze(const struct mqdh_dump *d, struct mqdh_analysis **out)
     a->stuck = calloc(m, sizeof *a->stuck);
     b.ids = calloc(m, sizeof *b.ids);
     b.coll_comm = calloc(m, sizeof *b.coll_comm);
+    b.blind = calloc(m, sizeof *b.blind);
     t = calloc(m, sizeof *t);
-    if (!a->activity || !a->stuck || !b.ids || !b.coll_comm || !t)
+    if (!a->activity || !a->stuck || !b.ids || !b.coll_comm || !b.blind || !t)
         goto nomem;
+    b.one_world = 1;
+    for (int i = 0; i < n; i++)
+        b.one_world &= d->procs[i].world <= 0;
 
     char me[32];
     for (int i = 0; i < n; i++) {
@@ -766,10 +831,10 @@ int mqdh_analyze(const struct mqdh_dump *d, struct mqdh_analysis **out)
         b.coll_comm[i] = collective_comm(p);
         if (p->error && p->ncomms == 0) {
             a->activity[i] = MQDH_ACT_UNKNOWN;
-            unseen(&b, "%s: not dumped (%s)", label(&b, i, me, sizeof me), p->error);
+            unseen(&b, i, "%s: not dumped (%s)", label(&b, i, me, sizeof me), p->error);
         } else if (!p->where_call && p->where_error) {
             a->activity[i] = MQDH_ACT_UNKNOWN;
-            unseen(&b, "where %s is (%s)", label(&b, i, me, sizeof me), p->where_error);
+            unseen(&b, i, "where %s is (%s)", label(&b, i, me, sizeof me), p->where_error);
         } else {
             enum call_kind k = classify(p->where_call);
             a->activity[i] = k == CALL_NOT_MPI  ? MQDH_ACT_RUNNING
@@ -784,7 +849,7 @@ int mqdh_analyze(const struct mqdh_dump *d, struct mqdh_analysis **out)
         if (k == CALL_COLLECTIVE)
             collective_waits(&b, i);
         else if (k == CALL_PROBE)
-            unseen(&b, "what %s waits for in %s (a probe posts nothing)",
+            unseen(&b, i, "what %s waits for in %s (a probe posts nothing)",
                    label(&b, i, me, sizeof me), d->procs[i].where_call);
         else
             p2p_waits(&b, i, k, t);
@@ -795,15 +860,24 @@ int mqdh_analyze(const struct mqdh_dump *d, struct mqdh_analysis **out)
         goto nomem;
     for (int w = 0; w < a->nwaits; w++)
         mqdh_explain_wait(d, &a->waits[w], 0, a->waits[w].why, sizeof a->waits[w].why);
+    /* "No deadlock" only when nothing a process waits for went unseen: an
+     * unseen part is taken to free its process, which can hide one. */
+    for (int i = 0; i < n; i++)
+        a->nblind += b.blind[i];
+    a->verdict = a->ndeadlocks ? MQDH_VERDICT_DEADLOCK
+                 : a->nblind || n == 0 ? MQDH_VERDICT_UNKNOWN
+                                       : MQDH_VERDICT_NONE;
     free(t);
     free(b.ids);
     free(b.coll_comm);
+    free(b.blind);
     *out = a;
     return MQDH_OK;
 nomem:
     free(t);
     free(b.ids);
     free(b.coll_comm);
+    free(b.blind);
     mqdh_analysis_free(a);
     return MQDH_E_NOMEM;
 }

@@ -19,7 +19,10 @@
 #include "types.h"
 #include "where.h"
 
+#include <dlfcn.h>
 #include <errno.h>
+#include <libgen.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -337,37 +340,112 @@ static int target_dlls(struct hproc *p, char (*paths)[DLL_PATH_MAX], int max)
     return n;
 }
 
+int mqdh_own_dll(char *buf, size_t len)
+{
+    static const char *const where[] = {"", "/../lib"};
+    Dl_info info;
+    char self[PATH_MAX];
+    /* This library's own file: libmqdhost.so, or a program it is linked into. */
+    if (!dladdr((void *)mqdh_own_dll, &info) || !info.dli_fname ||
+        !realpath(info.dli_fname, self))
+        return -1;
+    char *dir = dirname(self);
+    for (size_t i = 0; i < sizeof where / sizeof where[0]; i++) {
+        char path[PATH_MAX + 32];
+        snprintf(path, sizeof path, "%s%s/libmqd_mpich.so", dir, where[i]);
+        char real[PATH_MAX];
+        if (realpath(path, real) && access(real, R_OK) == 0 &&
+            (size_t)snprintf(buf, len, "%s", real) < len)
+            return 0;
+    }
+    return -1;
+}
+
+/*
+ * Is this a process of an MPI mqd ships a DLL for?  MPICH (and the MPIs
+ * built from it) is known by its symbols, not by the name of the DLL it
+ * names: the communicator list of a build with debugger support, else the
+ * version strings every MPICH build has.  The symbol found goes in why.
+ */
+static int is_mpich(struct hproc *p, const char **why)
+{
+    static const char *const marks[] = {"MPIR_All_communicators", "MPII_Version_device"};
+    uint64_t a;
+    for (size_t i = 0; i < sizeof marks / sizeof marks[0]; i++) {
+        if (mqdh_image_symbol(&p->img, marks[i], 0, &a, NULL) == 0) {
+            *why = marks[i];
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static void set_dll(struct hproc *p, const char *path, enum mqdh_dll_source src, const char *fmt,
+                    ...) __attribute__((format(printf, 4, 5)));
+
+static void set_dll(struct hproc *p, const char *path, enum mqdh_dll_source src, const char *fmt,
+                    ...)
+{
+    va_list ap;
+    free(p->out->dll);
+    free(p->out->dll_why);
+    p->out->dll = strdup(path);
+    p->out->dll_source = src;
+    va_start(ap, fmt);
+    if (vasprintf(&p->out->dll_why, fmt, ap) < 0)
+        p->out->dll_why = NULL;
+    va_end(ap);
+}
+
+/*
+ * The DLL for process p, in the order DESIGN.md gives: the caller's
+ * (--dll), $MQD_DLL, mqd's own for an MPI it ships one for, then the one
+ * the target names, under the trust rule.
+ */
 static int choose_dll(struct hproc *p, const struct mqdh_options *opt)
 {
-    static char paths[MAX_TARGET_DLLS][DLL_PATH_MAX];
-    char why[1024] = "", first_why[1024] = "";
-    const char *path = opt && opt->dll ? opt->dll : getenv("MQD_DLL");
-    if (!path || !*path) {
+    char paths[MAX_TARGET_DLLS][DLL_PATH_MAX];
+    char why[1024] = "", first_why[1024] = "", own[PATH_MAX];
+    const char *env = getenv("MQD_DLL"), *mark = NULL;
+    int mpich = is_mpich(p, &mark);
+    if (opt && opt->dll) {
+        set_dll(p, opt->dll, MQDH_DLL_OPTION, "given with --dll");
+    } else if (env && *env) {
+        set_dll(p, env, MQDH_DLL_ENVIRONMENT, "given in $MQD_DLL");
+    } else if (mpich && !(opt && opt->target_dll) && mqdh_own_dll(own, sizeof own) == 0) {
+        set_dll(p, own, MQDH_DLL_OWN, "mqd's DLL for MPICH: the process has %s", mark);
+    } else {
         int n = target_dlls(p, paths, MAX_TARGET_DLLS);
         if (n == 0) {
             set_error(p, "no debug DLL: the process names none in MPIR_dll_name or "
                       "mpimsgq_dll_locations (not an MPI program, or an MPI built without "
-                      "debugger support) and none was given with --dll");
+                      "debugger support)%s and none was given with --dll",
+                      mpich && !(opt && opt->target_dll) ? ", mqd's own libmqd_mpich.so is "
+                                                           "not installed next to libmqdhost,"
+                                                         : "");
             return MQDH_E_NO_DLL;
         }
-        path = NULL;
-        for (int i = 0; i < n && !path; i++) {
+        int chosen = -1;
+        for (int i = 0; i < n && chosen < 0; i++) {
             if ((opt && opt->trust_target_dll) ||
                 mqdh_dll_trusted(paths[i], why, sizeof why) == 0)
-                path = paths[i];
+                chosen = i;
             else if (!first_why[0])
                 snprintf(first_why, sizeof first_why, "%s", why);
         }
-        if (!path) {
+        if (chosen < 0) {
             set_error(p, "refusing the debug DLL the process names: %s (pass --dll to choose "
                       "one, or --trust-target-dll)", first_why);
             return MQDH_E_DLL_UNTRUSTED;
         }
+        set_dll(p, paths[chosen], MQDH_DLL_TARGET, "named by the process%s",
+                mpich && opt && opt->target_dll ? ", as --target-dll asks"
+                : mpich ? "; mqd's own DLL for MPICH is not installed next to libmqdhost"
+                        : "");
     }
-    int rc = mqdh_dll_load(path, &basic_callbacks, &p->dll, why, sizeof why);
+    int rc = mqdh_dll_load(p->out->dll, &basic_callbacks, &p->dll, why, sizeof why);
     if (rc != MQDH_OK)
         set_error(p, "%s", why);
-    p->out->dll = strdup(path);
     return rc;
 }
 
@@ -441,6 +519,43 @@ static int read_queue(struct hproc *p, struct mqdh_queue *q, int which)
     return 0;
 }
 
+/*
+ * The current communicator's group, where the DLL has mqs_get_comm_group
+ * (optional in the interface).  It must name this process at its own rank
+ * (by its identity, or by its rank for an MPI-1 DLL); a group that does not
+ * is dropped and group_error says why.  Returns 0 or MQDH_E_NOMEM.
+ */
+static int read_group(struct hproc *p, struct mqdh_comm *c)
+{
+    if (!p->dll->get_comm_group || c->size <= 0 || c->size > (1L << 24) || c->local_rank < 0 ||
+        c->local_rank >= c->size)
+        return 0;
+    int *g = calloc((size_t)c->size, sizeof *g);
+    if (!g)
+        return MQDH_E_NOMEM;
+    int rc = p->dll->get_comm_group((mqs_process *)p, g);
+    long self = p->out->identity >= 0 ? p->out->identity : p->out->rank;
+    if (rc == mqs_ok && self >= 0 && g[c->local_rank] != self) {
+        if (asprintf(&c->group_error, "the DLL's group has %d at this process's rank %ld, "
+                     "not %ld", g[c->local_rank], c->local_rank, self) < 0)
+            c->group_error = NULL;
+    } else if (rc == mqs_ok) {
+        c->group = malloc((size_t)c->size * sizeof *c->group);
+        if (!c->group) {
+            free(g);
+            return MQDH_E_NOMEM;
+        }
+        for (long i = 0; i < c->size; i++)
+            c->group[i] = g[i];
+    } else if (rc != mqs_no_information) {
+        if (asprintf(&c->group_error, "mqs_get_comm_group: %s (code %d)",
+                     mqdh_dll_strerror(p->dll, rc), rc) < 0)
+            c->group_error = NULL;
+    }
+    free(g);
+    return 0;
+}
+
 static int iterate(struct hproc *p)
 {
     mqs_process *mp = (mqs_process *)p;
@@ -474,6 +589,8 @@ static int iterate(struct hproc *p)
         for (int q = 0; q < MQDH_NQUEUES; q++)
             if ((rc = read_queue(p, &out->queues[q], q)) != 0)
                 return rc;
+        if ((rc = read_group(p, out)) != 0)
+            return rc;
         rc = p->dll->next_communicator(mp);
         if (rc == mqs_end_of_list)
             return MQDH_OK;
@@ -781,11 +898,14 @@ void mqdh_dump_free(struct mqdh_dump *d)
                 free(p->comms[c].queues[q].ops);
                 free(p->comms[c].queues[q].error);
             }
+            free(p->comms[c].group);
+            free(p->comms[c].group_error);
         }
         free(p->comms);
         free(p->host);
         free(p->image);
         free(p->dll);
+        free(p->dll_why);
         free(p->error);
         free(p->where_call);
         free(p->where_function);

@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* Is a an ancestor of b? */
@@ -305,4 +306,134 @@ void mqdh_job_free(pid_t *pids, int *ranks, char **hosts, int n)
     free(hosts);
     free(pids);
     free(ranks);
+}
+
+/* ---------------------------------------------------------------- listing */
+
+/* Launchers a user would name with --job, by command name. */
+static int is_launcher(const char *name)
+{
+    static const char *const names[] = {"mpiexec", "mpiexec.hydra", "mpiexec.mpich",
+                                        "mpirun",  "mpirun.mpich",  "orterun",
+                                        "prterun", "srun",          "mqd-launch"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (strcmp(name, names[i]) == 0)
+            return 1;
+    return 0;
+}
+
+/* Process managers' per-node daemons, whose parent launched the job. */
+static int is_proxy(const char *name)
+{
+    return strncmp(name, "hydra_pmi_proxy", 15) == 0 || strcmp(name, "orted") == 0 ||
+           strcmp(name, "prted") == 0 || strcmp(name, "slurmstepd") == 0;
+}
+
+/* The launcher of MPI process pid (see mqdh_list_jobs); *depth is how far
+ * below init pid is, to tell a wrapper from the program it runs. */
+static pid_t launcher_of(pid_t pid, int *depth)
+{
+    pid_t launcher = -1, proxy_parent = -1, up = pid;
+    char name[64];
+    *depth = 0;
+    for (int d = 0; d < 1024 && (up = mqdh_proc_parent(up)) > 1; d++) {
+        (*depth)++;
+        if (mqdh_proc_name(up, name, sizeof name) != 0)
+            continue;
+        if (is_launcher(name))
+            launcher = up; /* the outermost wins: mpiexec above a nested one */
+        else if (proxy_parent < 0 && is_proxy(name))
+            proxy_parent = mqdh_proc_parent(up);
+    }
+    if (launcher > 0)
+        return launcher;
+    return proxy_parent > 1 ? proxy_parent : mqdh_proc_parent(pid);
+}
+
+struct seen {
+    pid_t pid, launcher;
+    int rank, world, depth;
+};
+
+static int cmp_seen(const void *a, const void *b)
+{
+    const struct seen *x = a, *y = b;
+    if (x->launcher != y->launcher)
+        return x->launcher < y->launcher ? -1 : 1;
+    if (x->world != y->world)
+        return x->world - y->world;
+    if (x->rank != y->rank)
+        return x->rank - y->rank;
+    return y->depth - x->depth; /* the program under its wrappers first */
+}
+
+int mqdh_list_jobs(struct mqdh_job_info **out, int *nout)
+{
+    *out = NULL;
+    *nout = 0;
+    pid_t *all = NULL;
+    int nall = 0;
+    if (mqdh_proc_descendants(1, &all, &nall) != 0)
+        return MQDH_E_NOMEM;
+    struct seen *s = calloc((size_t)nall + 1, sizeof *s);
+    if (!s) {
+        free(all);
+        return MQDH_E_NOMEM;
+    }
+    int n = 0;
+    for (int i = 0; i < nall; i++) {
+        int world, rank = mqdh_proc_env_rank(all[i], &world, NULL);
+        if (rank < 0)
+            continue;
+        s[n].pid = all[i];
+        s[n].rank = rank;
+        s[n].world = world;
+        s[n].launcher = launcher_of(all[i], &s[n].depth);
+        if (s[n].launcher > 1)
+            n++;
+    }
+    free(all);
+    qsort(s, (size_t)n, sizeof *s, cmp_seen);
+    struct mqdh_job_info *jobs = calloc((size_t)n + 1, sizeof *jobs);
+    int nj = 0, rc = MQDH_OK;
+    for (int i = 0; jobs && i < n;) {
+        struct mqdh_job_info *j = &jobs[nj++];
+        j->launcher = s[i].launcher;
+        j->launcher_cmd = mqdh_proc_cmdline(j->launcher);
+        char exe[64], path[4096];
+        snprintf(exe, sizeof exe, "/proc/%d/exe", (int)s[i].pid);
+        ssize_t len = readlink(exe, path, sizeof path - 1);
+        if (len > 0) {
+            path[len] = '\0';
+            j->program = strdup(path);
+        } else {
+            j->program = mqdh_proc_cmdline(s[i].pid);
+        }
+        char dir[32];
+        struct stat st;
+        snprintf(dir, sizeof dir, "/proc/%d", (int)j->launcher);
+        j->uid = stat(dir, &st) == 0 ? st.st_uid : (uid_t)-1;
+        int k = i;
+        for (; k < n && s[k].launcher == j->launcher; k++) /* one per world and rank */
+            if (k == i || s[k].world != s[k - 1].world || s[k].rank != s[k - 1].rank)
+                j->nranks++;
+        i = k;
+    }
+    free(s);
+    if (!jobs) {
+        rc = MQDH_E_NOMEM;
+        nj = 0;
+    }
+    *out = jobs;
+    *nout = nj;
+    return rc;
+}
+
+void mqdh_jobs_free(struct mqdh_job_info *jobs, int n)
+{
+    for (int i = 0; jobs && i < n; i++) {
+        free(jobs[i].launcher_cmd);
+        free(jobs[i].program);
+    }
+    free(jobs);
 }

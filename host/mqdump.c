@@ -2,14 +2,16 @@
  * mqdump - show the MPI message queues of stopped or hung processes.
  * Uses only the public libmqdhost API (mqdhost.h).
  *
- * Exit status: 0 every process dumped, 1 some failed, 2 none dumped,
- * 64 usage error.
+ * Exit status: 0 every process dumped and the analysis conclusive (a
+ * deadlock, or none), 1 some process not dumped or the analysis cannot
+ * tell, 2 none dumped (or no job found), 64 usage error.
  */
 #define _GNU_SOURCE
 #include "mqdhost.h"
 #include "mqdump_graph.h"
 
 #include <getopt.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,15 +30,19 @@ static const char *status_name(int s)
 
 static void usage(FILE *f)
 {
-    fputs("usage: mqdump [OPTIONS] --pid PID [--pid PID ...]\n"
-          "       mqdump [OPTIONS] --job LAUNCHER_PID\n"
+    fputs("usage: mqdump [OPTIONS] --job LAUNCHER_PID\n"
+          "       mqdump [OPTIONS] --pid PID [--pid PID ...]\n"
+          "       mqdump [--list]\n"
           "       mqdump --check-dll PATH\n"
-          "Show the MPI message queues of processes, through an MQD debug DLL.\n\n"
-          "  -p, --pid PID           a process to dump (repeatable)\n"
+          "Show the MPI message queues of processes, and who waits for whom.\n\n"
           "  -j, --job PID           every rank of the job this launcher (mpiexec) runs,\n"
           "                          and the processes they spawned (MPI_Comm_spawn)\n"
-          "  -d, --dll PATH          the debug DLL to use (default: $MQD_DLL, else the\n"
-          "                          one the process names in MPIR_dll_name)\n"
+          "  -p, --pid PID           a process to dump (repeatable)\n"
+          "  -l, --list              the MPI jobs on this node (also: no arguments)\n"
+          "  -d, --dll PATH          the debug DLL to use (default: $MQD_DLL, else mqd's\n"
+          "                          own for MPICH, else the one the process names)\n"
+          "      --target-dll        use the DLL the process names (MPIR_dll_name), not\n"
+          "                          mqd's own\n"
           "      --trust-target-dll  load the DLL the process names even if it fails\n"
           "                          the ownership and permission checks\n"
           "      --check-dll PATH    load and validate a debug DLL, print its version\n"
@@ -48,7 +54,9 @@ static void usage(FILE *f)
           "      --stats             per process: DLL callbacks, bytes, system calls, time\n"
           "  -v, --verbose           show the DLL's diagnostic messages\n"
           "  -h, --help              this text\n\n"
-          "Exit status: 0 every process dumped, 1 some failed, 2 none, 64 usage error.\n",
+          "Exit status: 0 every process dumped and the analysis sure (a deadlock or\n"
+          "none), 1 some process not dumped or the analysis cannot tell, 2 nothing\n"
+          "dumped, 64 usage error.\n",
           f);
 }
 
@@ -157,6 +165,54 @@ static void print_stats(FILE *f, const struct mqdh_stats *st)
 {
     fprintf(f, "  stats: %lu callbacks (%lu fetches), %lu bytes in %lu system calls, %.3f s\n",
             st->callbacks, st->fetches, st->bytes, st->syscalls, st->seconds);
+}
+
+static void print_ranks(const struct mqdh_dump *d, const int *idx, int n);
+
+static const char *const dll_sources[] = {"none", "option", "environment", "mqd", "target"};
+
+static const char *dll_source(enum mqdh_dll_source src)
+{
+    return (unsigned)src < sizeof dll_sources / sizeof dll_sources[0] ? dll_sources[src] : "?";
+}
+
+/* Which DLL each process was dumped with, and why: one line per choice. */
+static void text_dlls(const struct mqdh_dump *d)
+{
+    int *same = malloc(((size_t)d->nprocs + 1) * sizeof *same);
+    int *done = calloc((size_t)d->nprocs + 1, sizeof *done), distinct = 0;
+    if (!same || !done) {
+        free(same);
+        free(done);
+        return;
+    }
+    for (int i = 0; i < d->nprocs; i++)
+        if (d->procs[i].dll && !done[i]) {
+            distinct++;
+            for (int j = i + 1; j < d->nprocs; j++)
+                done[j] |= d->procs[j].dll && strcmp(d->procs[j].dll, d->procs[i].dll) == 0;
+        }
+    memset(done, 0, (size_t)d->nprocs * sizeof *done);
+    for (int i = 0; i < d->nprocs; i++) {
+        const struct mqdh_process *p = &d->procs[i];
+        if (!p->dll || done[i])
+            continue;
+        int n = 0;
+        for (int j = i; j < d->nprocs; j++)
+            if (d->procs[j].dll && strcmp(d->procs[j].dll, p->dll) == 0) {
+                done[j] = 1;
+                same[n++] = j;
+            }
+        printf("DLL: %s (%s)", p->dll, p->dll_why ? p->dll_why : "?");
+        if (distinct > 1) {
+            printf(" for ranks [");
+            print_ranks(d, same, n);
+            printf("]");
+        }
+        printf("\n");
+    }
+    free(same);
+    free(done);
 }
 
 /* --full: every process in turn. */
@@ -359,6 +415,8 @@ static void json_dump(const struct mqdh_dump *d, int stats)
         json_string(p->image);
         printf(", \"dll\": ");
         json_string(p->dll);
+        printf(", \"dll_source\": \"%s\", \"dll_why\": ", dll_source(p->dll_source));
+        json_string(p->dll_why);
         printf(", \"error\": ");
         json_string(p->error);
         printf(", \"where\": ");
@@ -385,6 +443,17 @@ static void json_dump(const struct mqdh_dump *d, int stats)
             json_string(cm->name);
             printf(", \"unique_id\": %llu, \"local_rank\": %ld, \"size\": %ld",
                    (unsigned long long)cm->unique_id, cm->local_rank, cm->size);
+            printf(", \"group\": ");
+            if (cm->group) {
+                printf("[");
+                for (long r = 0; r < cm->size; r++)
+                    printf("%s%ld", r ? ", " : "", cm->group[r]);
+                printf("]");
+            } else {
+                printf("null");
+            }
+            printf(", \"group_error\": ");
+            json_string(cm->group_error);
             for (int q = 0; q < MQDH_NQUEUES; q++) {
                 const struct mqdh_queue *qu = &cm->queues[q];
                 printf(", \"%s\": ", queue_keys[q]);
@@ -507,14 +576,28 @@ static void text_analysis(const struct mqdh_dump *d, const struct mqdh_analysis 
         print_ranks(d, a->behind, a->nbehind);
         printf("]\n");
     }
-    if (!a->ndeadlocks) {
-        int blocked = 0, free_ = 0;
-        for (int i = 0; i < a->nprocs; i++) {
-            blocked += a->activity[i] == MQDH_ACT_BLOCKED;
-            free_ += a->activity[i] == MQDH_ACT_RUNNING || a->activity[i] == MQDH_ACT_IN_MPI;
-        }
+    int blocked = 0, free_ = 0, unknown = 0;
+    for (int i = 0; i < a->nprocs; i++) {
+        blocked += a->activity[i] == MQDH_ACT_BLOCKED;
+        free_ += a->activity[i] == MQDH_ACT_RUNNING || a->activity[i] == MQDH_ACT_IN_MPI;
+        unknown += a->activity[i] == MQDH_ACT_UNKNOWN;
+    }
+    switch (a->verdict) {
+    case MQDH_VERDICT_DEADLOCK:
+        break;
+    case MQDH_VERDICT_NONE:
         printf("no deadlock found: %d of %d processes blocked in MPI, %d not blocked, "
                "%d waits\n", blocked, a->nprocs, free_, a->nwaits);
+        break;
+    case MQDH_VERDICT_UNKNOWN:
+        if (unknown == a->nprocs)
+            printf("cannot tell whether the job is deadlocked: no process could be dumped "
+                   "and unwound\n");
+        else
+            printf("cannot tell whether the job is deadlocked: no deadlock among what could "
+                   "be seen, but for %d of %d processes what they wait for (or where they "
+                   "are) could not be seen\n", a->nblind, a->nprocs);
+        break;
     }
     if (a->nunseen) {
         printf("the analysis could not see%s:\n",
@@ -562,7 +645,10 @@ static void json_wait(const struct mqdh_dump *d, const struct mqdh_wait *w)
 static void json_analysis(const struct mqdh_dump *d, const struct mqdh_analysis *a)
 {
     static const char *const acts[] = {"unknown", "running", "in_mpi", "blocked"};
-    printf(",\n\"deadlock\": {\"found\": %s, \"deadlocks\": [", a->ndeadlocks ? "true" : "false");
+    static const char *const verdicts[] = {"deadlock", "none", "unknown"};
+    printf(",\n\"deadlock\": {\"found\": %s, \"verdict\": \"%s\", \"blind\": %d, "
+           "\"deadlocks\": [",
+           a->ndeadlocks ? "true" : "false", verdicts[a->verdict], a->nblind);
     for (int k = 0; k < a->ndeadlocks; k++) {
         const struct mqdh_deadlock *dl = &a->deadlocks[k];
         printf("%s\n  {\"kind\": \"%s\", ", k ? "," : "", dl->knot ? "knot" : "cycle");
@@ -593,6 +679,49 @@ static void json_analysis(const struct mqdh_dump *d, const struct mqdh_analysis 
     printf("]}");
 }
 
+/* --list: the MPI jobs on this node, for a user who has to find the
+ * launcher's pid.  Returns the exit status. */
+static int list_jobs(int json)
+{
+    struct mqdh_job_info *jobs = NULL;
+    int n = 0;
+    if (mqdh_list_jobs(&jobs, &n) != MQDH_OK) {
+        fprintf(stderr, "mqdump: cannot read /proc: %s\n", mqdh_strerror(MQDH_E_NOMEM));
+        return 2;
+    }
+    if (json) {
+        printf("{\"jobs\": [");
+        for (int i = 0; i < n; i++) {
+            printf("%s\n {\"launcher\": %d, \"ranks\": %d, \"uid\": %u, \"command\": ",
+                   i ? "," : "", (int)jobs[i].launcher, jobs[i].nranks, (unsigned)jobs[i].uid);
+            json_string(jobs[i].launcher_cmd);
+            printf(", \"program\": ");
+            json_string(jobs[i].program);
+            printf("}");
+        }
+        printf("\n]}\n");
+    } else if (n == 0) {
+        printf("no MPI job on this node (no process with PMI_RANK, PMI_ID, "
+               "OMPI_COMM_WORLD_RANK or PMIX_RANK in its environment that you can read)\n");
+    } else {
+        printf("%8s %6s %-10s %s\n", "LAUNCHER", "RANKS", "USER", "PROGRAM (LAUNCHER COMMAND)");
+        for (int i = 0; i < n; i++) {
+            struct passwd *pw = getpwuid(jobs[i].uid);
+            char user[32];
+            if (pw)
+                snprintf(user, sizeof user, "%s", pw->pw_name);
+            else
+                snprintf(user, sizeof user, "%u", (unsigned)jobs[i].uid);
+            printf("%8d %6d %-10s %s (%s)\n", (int)jobs[i].launcher, jobs[i].nranks, user,
+                   jobs[i].program ? jobs[i].program : "?",
+                   jobs[i].launcher_cmd ? jobs[i].launcher_cmd : "?");
+        }
+        printf("dump one with: mqdump --job LAUNCHER\n");
+    }
+    mqdh_jobs_free(jobs, n);
+    return 0;
+}
+
 /* Interrupted mid-dump: let every process go, then die of the signal. */
 static void on_fatal_signal(int sig)
 {
@@ -619,15 +748,17 @@ int main(int argc, char **argv)
         {"check-dll", required_argument, NULL, 'C'},
         {"full", no_argument, NULL, 'F'},
         {"graph", required_argument, NULL, 'G'},
+        {"list", no_argument, NULL, 'l'},
+        {"target-dll", no_argument, NULL, 'D'},
         {NULL, 0, NULL, 0},
     };
     pid_t *pids = NULL;
-    int npids = 0, json = 0, stats = 0, full = 0, opt;
+    int npids = 0, json = 0, stats = 0, full = 0, list = 0, opt;
     long job = 0;
     const char *check = NULL, *graph = NULL;
     struct mqdh_options o = {0};
 
-    while ((opt = getopt_long(argc, argv, "p:j:d:vh", longopts, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, "p:j:d:lvh", longopts, NULL)) != -1) {
         char *end;
         long v;
         switch (opt) {
@@ -669,6 +800,12 @@ int main(int argc, char **argv)
         case 'G':
             graph = optarg;
             break;
+        case 'l':
+            list = 1;
+            break;
+        case 'D':
+            o.target_dll = 1;
+            break;
         case 'v':
             o.verbose = 1;
             break;
@@ -691,7 +828,22 @@ int main(int argc, char **argv)
                mpi2 ? "MPI-2 (jobs and process identities)" : "MPI-1");
         return 0;
     }
-    if (optind < argc || (npids == 0) == (job == 0) || check) {
+    if (optind < argc && !list) {
+        fprintf(stderr, "mqdump: unexpected argument '%s' (a pid goes after --job or --pid)\n",
+                argv[optind]);
+        usage(stderr);
+        free(pids);
+        return 64;
+    }
+    if (list || (argc == 1)) {
+        if (npids || job || check || optind < argc) {
+            fprintf(stderr, "mqdump: --list takes no other argument\n");
+            free(pids);
+            return 64;
+        }
+        return list_jobs(json);
+    }
+    if ((npids == 0) == (job == 0) || check) {
         fprintf(stderr, "mqdump: give --pid (one or more), --job, or --check-dll alone\n");
         usage(stderr);
         free(pids);
@@ -727,12 +879,15 @@ int main(int argc, char **argv)
         struct mqdh_analysis *a = NULL;
         if (mqdh_analyze(d, &a) != MQDH_OK)
             fprintf(stderr, "mqdump: the wait-for analysis ran out of memory\n");
+        if (status == 0 && (!a || a->verdict == MQDH_VERDICT_UNKNOWN))
+            status = 1;
         if (json) {
             json_dump(d, stats);
             if (a)
                 json_analysis(d, a);
             printf("}\n");
         } else {
+            text_dlls(d);
             if (full || text_folded(d, stats) != 0)
                 text_dump(d, stats);
             if (a)

@@ -213,3 +213,32 @@ int mqdh_proc_descendants(pid_t root, pid_t **out, int *n)
     free(t);
     return rc;
 }
+
+char *mqdh_proc_cmdline(pid_t pid)
+{
+    size_t n;
+    char *cmd = read_proc_file(pid, "cmdline", &n);
+    if (!cmd)
+        return NULL;
+    while (n > 0 && cmd[n - 1] == '\0')
+        n--;
+    for (size_t i = 0; i < n; i++)
+        if (cmd[i] == '\0')
+            cmd[i] = ' ';
+    cmd[n] = '\0';
+    return cmd;
+}
+
+int mqdh_proc_name(pid_t pid, char *buf, size_t len)
+{
+    size_t n;
+    char *comm = read_proc_file(pid, "comm", &n);
+    if (!comm || len == 0) {
+        free(comm);
+        return -1;
+    }
+    comm[strcspn(comm, "\n")] = '\0';
+    snprintf(buf, len, "%s", comm);
+    free(comm);
+    return 0;
+}

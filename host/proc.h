@@ -32,4 +32,10 @@ int mqdh_proc_descendants(pid_t root, pid_t **out, int *n);
 /* pid's parent, or -1. */
 pid_t mqdh_proc_parent(pid_t pid);
 
+/* pid's command line, arguments joined by spaces, malloc'd; NULL if gone. */
+char *mqdh_proc_cmdline(pid_t pid);
+
+/* pid's command name (/proc/PID/comm) into buf[len]: 0, or -1 if gone. */
+int mqdh_proc_name(pid_t pid, char *buf, size_t len);
+
 #endif

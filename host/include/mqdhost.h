@@ -92,6 +92,14 @@ struct mqdh_comm {
     long local_rank, size;
     char name[64]; /* always NUL-terminated */
     struct mqdh_queue queues[MQDH_NQUEUES];
+    /*
+     * The communicator's (local) group from the DLL's mqs_get_comm_group:
+     * size global ranks (MPI-2: identities), local rank order; NULL when
+     * the DLL has no such function, has no information, or gave a group in
+     * which this process is not at its own rank (group_error says so).
+     */
+    long *group;
+    char *group_error;
 };
 
 struct mqdh_stats {
@@ -100,6 +108,15 @@ struct mqdh_stats {
     unsigned long bytes;     /* read from the target */
     unsigned long syscalls;  /* spent reading the target */
     double seconds;          /* wall time for this process's dump */
+};
+
+/* Why a process was dumped with the DLL it was. */
+enum mqdh_dll_source {
+    MQDH_DLL_NONE,        /* no DLL was loaded */
+    MQDH_DLL_OPTION,      /* the caller's choice (mqdh_options.dll) */
+    MQDH_DLL_ENVIRONMENT, /* $MQD_DLL */
+    MQDH_DLL_OWN,         /* mqd's own, for an MPI mqd ships a DLL for */
+    MQDH_DLL_TARGET       /* the one the process names (MPIR_dll_name, ...) */
 };
 
 struct mqdh_process {
@@ -119,6 +136,9 @@ struct mqdh_process {
     char *host;   /* NULL if unknown */
     char *image;  /* the executable */
     char *dll;    /* the DLL used; NULL if none */
+    enum mqdh_dll_source dll_source;
+    /* Why that DLL, one line: "mqd's DLL for MPICH (MPIR_All_communicators)". */
+    char *dll_why;
     char *error;  /* NULL if the dump succeeded */
     /*
      * Where it is: the innermost MPI call (MPI_ or PMPI_ frame) one of its
@@ -142,11 +162,16 @@ struct mqdh_dump {
 
 struct mqdh_options {
     /*
-     * The DLL to use for every process.  NULL: $MQD_DLL, else the target's
-     * MPIR_dll_name, else the target's mpimsgq_dll_locations (Open MPI).
-     * An explicit path (this or $MQD_DLL) is the user's choice and trusted.
+     * The DLL to use for every process.  NULL: $MQD_DLL; else, for a
+     * process of an MPI that mqd ships a DLL for (MPICH, recognised by its
+     * symbols), mqd's own DLL, found next to libmqdhost.so (or in ../lib
+     * from it); else the target's MPIR_dll_name, else the target's
+     * mpimsgq_dll_locations (Open MPI), under the trust rule.  An explicit
+     * path (this or $MQD_DLL) is the user's choice and trusted.
      */
     const char *dll;
+    /* Skip mqd's own DLL: use the one the target names (trust rule applies). */
+    int target_dll;
     /*
      * Load a DLL named by the target even if it fails the trust rule (a
      * regular file, and its directory, owned by root or by the invoking user
@@ -230,6 +255,14 @@ struct mqdh_deadlock {
     int *waits;   /* indexes into the analysis's waits, by member */
 };
 
+/* What the analysis can say of the whole job. */
+enum mqdh_verdict {
+    MQDH_VERDICT_DEADLOCK, /* ndeadlocks > 0: each holds whatever was not seen */
+    MQDH_VERDICT_NONE,     /* no deadlock: every process was seen, and every wait */
+    MQDH_VERDICT_UNKNOWN   /* none found, but a process was not dumped or unwound, or a
+                            * blocked process waits on what could not be seen (unseen) */
+};
+
 struct mqdh_analysis {
     int nprocs;
     enum mqdh_activity *activity; /* per process */
@@ -242,6 +275,8 @@ struct mqdh_analysis {
     int *behind;                  /* stuck, but only waiting on a deadlock */
     int nunseen;
     char **unseen;                /* what the analysis could not see, one line each */
+    enum mqdh_verdict verdict;
+    int nblind;                   /* processes whose wait or state could not be seen */
 };
 
 /*
@@ -313,6 +348,33 @@ MQDH_API void mqdh_job_free(pid_t *pids, int *ranks, char **hosts, int n);
  * equal to the host's.  Returns MQDH_OK and the DLL's version string in
  * version[versionlen], or an error with the reason in err[errlen].
  */
+/*
+ * The path of mqd's own DLL for MPICH as this library finds it (next to
+ * libmqdhost.so, else in ../lib from it), into buf[len].  Returns 0, or -1
+ * if it is not there.
+ */
+MQDH_API int mqdh_own_dll(char *buf, size_t len);
+
+/* One MPI job seen on this node (mqdh_list_jobs). */
+struct mqdh_job_info {
+    pid_t launcher;  /* what to give mqdh_job_ranks / mqdump --job */
+    int nranks;      /* processes with an MPI rank below it (spawned ones too) */
+    uid_t uid;       /* the launcher's owner */
+    char *launcher_cmd; /* its command line, spaces between arguments */
+    char *program;   /* the executable of its lowest rank */
+};
+
+/*
+ * The MPI jobs visible on this node: every process with an MPI rank in its
+ * environment (PMI_RANK, PMI_ID, OMPI_COMM_WORLD_RANK, PMIX_RANK), grouped
+ * under its launcher (the outermost ancestor that is mpiexec, mpirun,
+ * srun, ... or, failing that, the parent of its process manager proxy).
+ * Reads /proc only: stops nothing.  *out (of *n, by launcher pid) belongs to
+ * the caller: mqdh_jobs_free.
+ */
+MQDH_API int mqdh_list_jobs(struct mqdh_job_info **out, int *n);
+MQDH_API void mqdh_jobs_free(struct mqdh_job_info *jobs, int n);
+
 MQDH_API int mqdh_dll_check(const char *path, char *version, size_t versionlen, int *mpi2, char *err,
                    size_t errlen);
 
