@@ -340,8 +340,8 @@ static pid_t launcher_of(pid_t pid, int *depth)
         (*depth)++;
         if (mqdh_proc_name(up, name, sizeof name) != 0)
             continue;
-        if (is_launcher(name))
-            launcher = up; /* the outermost wins: mpiexec above a nested one */
+        if (is_launcher(name) && launcher < 0)
+            launcher = up; /* the nearest: the mpiexec that holds MPIR_proctable */
         else if (proxy_parent < 0 && is_proxy(name))
             proxy_parent = mqdh_proc_parent(up);
     }

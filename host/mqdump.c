@@ -704,6 +704,7 @@ static int list_jobs(int json)
         printf("no MPI job on this node (no process with PMI_RANK, PMI_ID, "
                "OMPI_COMM_WORLD_RANK or PMIX_RANK in its environment that you can read)\n");
     } else {
+        printf("MPI jobs on this node:\n");
         printf("%8s %6s %-10s %s\n", "LAUNCHER", "RANKS", "USER", "PROGRAM (LAUNCHER COMMAND)");
         for (int i = 0; i < n; i++) {
             struct passwd *pw = getpwuid(jobs[i].uid);

@@ -367,7 +367,7 @@ struct mqdh_job_info {
 /*
  * The MPI jobs visible on this node: every process with an MPI rank in its
  * environment (PMI_RANK, PMI_ID, OMPI_COMM_WORLD_RANK, PMIX_RANK), grouped
- * under its launcher (the outermost ancestor that is mpiexec, mpirun,
+ * under its launcher (the nearest ancestor that is mpiexec, mpirun,
  * srun, ... or, failing that, the parent of its process manager proxy).
  * Reads /proc only: stops nothing.  *out (of *n, by launcher pid) belongs to
  * the caller: mqdh_jobs_free.
