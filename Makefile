@@ -7,9 +7,14 @@
 #   make demo       run a sample and show its queues
 #   make bench      time mqdump on whole jobs of growing size
 #   make layouts    regenerate mpich_defs/layouts.h from the cached MPICH's DWARF
+#   make install    mqdump, libmqdhost (+ header, pkg-config), libmqd_mpich.so
+#                   and mqdump(1) under $(DESTDIR)$(PREFIX)
 #   make SANITIZER=address,undefined check    the same, sanitized
 
 BUILD     ?= build
+PREFIX    ?= /usr/local
+DESTDIR   ?=
+VERSION   := 0.2
 CC        ?= cc
 CXX       ?= c++
 SANITIZER ?=
@@ -22,13 +27,16 @@ MPICH_STAMP := $(MQD_MPICH_PREFIX)/.mqd-built
 MPICC       := $(MQD_MPICH_PREFIX)/bin/mpicc
 MPIEXEC     := $(MQD_MPICH_PREFIX)/bin/mpiexec
 
+# What a user runs: everything mqdump needs at run time, mqd's DLL included.
+TOOLS := $(BUILD)/bin/mqdump $(BUILD)/lib/libmqd_mpich.so $(BUILD)/bin/mqd-launch
+
 WARN := -Wall -Wextra -Wshadow -Wformat=2 -Wstrict-prototypes -Werror
 SAN  := $(if $(SANITIZER),-fsanitize=$(SANITIZER) -fno-omit-frame-pointer -fno-sanitize-recover=all)
 MQD_CFLAGS  = -std=c11 $(WARN) $(CFLAGS) $(SAN) -MMD -MP -I.
 MQD_LDFLAGS = $(SAN) $(LDFLAGS)
 
 .PHONY: all deps mpich samples unit-tests check check-unit check-integration demo bench clean \
-        layouts check-layouts
+        layouts check-layouts install uninstall
 .DEFAULT_GOAL := all
 
 # ---------------------------------------------------------------- set-up
@@ -94,8 +102,11 @@ $(BUILD)/host/libmqdhost-internal.a: $(HOST_OBJS)
 # The shared library exports only the public mqdh_ API: everything is built
 # -fvisibility=hidden, mqdhost.h marks the public functions MQDH_API, and the
 # version script gives them a version.
-$(BUILD)/lib/libmqdhost.so: $(HOST_OBJS) host/libmqdhost.map | $(BUILD)/lib
-	$(CC) -shared -o $@ $(HOST_OBJS) -Wl,--version-script=host/libmqdhost.map $(MQD_LDFLAGS) $(HOST_LIBS)
+$(BUILD)/lib/libmqdhost.so.1: $(HOST_OBJS) host/libmqdhost.map | $(BUILD)/lib
+	$(CC) -shared -o $@ $(HOST_OBJS) -Wl,-soname,libmqdhost.so.1 \
+	    -Wl,--version-script=host/libmqdhost.map $(MQD_LDFLAGS) $(HOST_LIBS)
+$(BUILD)/lib/libmqdhost.so: $(BUILD)/lib/libmqdhost.so.1
+	ln -sf libmqdhost.so.1 $@
 
 MQDUMP_SRCS := host/mqdump.c host/mqdump_graph.c
 $(BUILD)/bin/mqdump: $(MQDUMP_SRCS) host/mqdump_graph.h $(BUILD)/lib/libmqdhost.so | $(BUILD)/bin
@@ -126,7 +137,7 @@ HOST_UNIT_TESTS := $(BUILD)/tests/test_memory $(BUILD)/tests/test_attach \
                    $(BUILD)/tests/test_image $(BUILD)/tests/test_loader $(BUILD)/tests/test_dump \
                    $(BUILD)/tests/test_dll $(BUILD)/tests/test_dll_synth $(BUILD)/tests/test_analyze
 INTEGRATION_TESTS := $(BUILD)/tests/test_samples $(BUILD)/tests/test_mqdump \
-                     $(BUILD)/tests/test_dbgstub
+                     $(BUILD)/tests/test_dbgstub $(BUILD)/tests/test_install
 
 # ---------------------------------------------------------------- the DLL
 # libmqd_mpich.so: every mqs_* entry point, nothing else exported.
@@ -221,6 +232,11 @@ $(BUILD)/tests/test_dbgstub: $(BUILD)/tests/test_dbgstub.o $(BUILD)/tests/joblau
                              | $(BUILD)/tests/tvtest
 	$(CC) -o $@ $^ $(MQD_LDFLAGS) -lcmocka
 
+# The install test runs `make install` itself, into a temporary DESTDIR.
+$(BUILD)/tests/test_install: $(BUILD)/tests/test_install.o $(BUILD)/tests/joblaunch.o \
+                             $(BUILD)/tests/json.o | $(TOOLS) $(BUILD)/lib/libmqdhost.so
+	$(CC) -o $@ $^ $(MQD_LDFLAGS) -lcmocka
+
 unit-tests: $(ABI_CHECKS) $(UNIT_TESTS)
 
 all: $(BUILD)/bin/mqd-launch $(BUILD)/bin/mqdump $(BUILD)/lib/libmqd_mpich.so unit-tests
@@ -245,17 +261,39 @@ check: deps
 
 demo: deps
 	@$(MAKE) --no-print-directory mpich
-	@$(MAKE) --no-print-directory samples $(BUILD)/bin/mqdump
+	@$(MAKE) --no-print-directory samples $(TOOLS)
 	@$(TEST_ENV) scripts/demo.sh
 
 bench: deps
 	@$(MAKE) --no-print-directory mpich
-	@$(MAKE) --no-print-directory samples $(BUILD)/bin/mqdump
+	@$(MAKE) --no-print-directory samples $(TOOLS)
 	@$(TEST_ENV) scripts/bench.sh
 
 $(BUILD)/bin $(BUILD)/samples $(BUILD)/tests $(BUILD)/tests/fake $(BUILD)/host $(BUILD)/lib \
 $(BUILD)/dll $(BUILD)/mpich_defs:
 	mkdir -p $@
+
+# ---------------------------------------------------------------- install
+# mqdump finds libmqdhost by its rpath ($ORIGIN/../lib) and libmqdhost finds
+# libmqd_mpich.so beside itself: the installed tree works from anywhere,
+# DESTDIR included, with no environment variable.
+INSTALL_FILES := bin/mqdump lib/libmqdhost.so.1 lib/libmqdhost.so lib/libmqd_mpich.so \
+                 include/mqd/mqdhost.h include/mqd/mpi_interface.h lib/pkgconfig/mqdhost.pc \
+                 share/man/man1/mqdump.1
+install: $(TOOLS) $(BUILD)/lib/libmqdhost.so
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig \
+	    $(DESTDIR)$(PREFIX)/include/mqd $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 755 $(BUILD)/bin/mqdump $(DESTDIR)$(PREFIX)/bin/mqdump
+	install -m 755 $(BUILD)/lib/libmqdhost.so.1 $(DESTDIR)$(PREFIX)/lib/libmqdhost.so.1
+	ln -sf libmqdhost.so.1 $(DESTDIR)$(PREFIX)/lib/libmqdhost.so
+	install -m 755 $(BUILD)/lib/libmqd_mpich.so $(DESTDIR)$(PREFIX)/lib/libmqd_mpich.so
+	install -m 644 host/include/mqdhost.h mpi_interface.h $(DESTDIR)$(PREFIX)/include/mqd/
+	install -m 644 docs/mqdump.1 $(DESTDIR)$(PREFIX)/share/man/man1/mqdump.1
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' host/mqdhost.pc.in \
+	    > $(DESTDIR)$(PREFIX)/lib/pkgconfig/mqdhost.pc
+
+uninstall:
+	rm -f $(addprefix $(DESTDIR)$(PREFIX)/,$(INSTALL_FILES))
 
 clean:
 	rm -rf $(BUILD)

@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # make demo: run a deadlocked sample under the cached MPICH, dump the whole
-# job with mqdump (the folded queues, where every rank is, the explained
-# deadlock), write its graph, and tear the job down.
+# job with plain `mqdump --job PID` as a user would (no --dll: mqdump picks
+# mqd's own DLL for MPICH by itself), show the folded queues, where every
+# rank is and the explained deadlock, write its graph, check that every rank
+# runs on untraced, and tear the job down.
 #   scripts/demo.sh [SAMPLE [NP]]
 # Without arguments: a 16-rank ring (its queues fold into one group), then
-# mismatch (a barrier one rank never joins).
+# mismatch (a barrier one rank never joins).  Exits non-zero if a dump
+# fails, shows no deadlock, or leaves a rank stopped or traced.
 set -euo pipefail
 build=${MQD_BUILD:-build}
 out=${MQD_DEMO_OUT:-$build/demo}
@@ -12,21 +15,30 @@ mkdir -p "$out"
 if [ $# -eq 0 ]; then
     "$0" ring 16
     "$0" mismatch
+    echo
+    echo "demo: both deadlocks shown and explained; every rank was left running"
     exit
 fi
 sample=$1
 np=${2:-$(awk '$1 == "np" { print $2 }' "samples/$sample.expect")}
 
 show() {
+    set -uo pipefail
     echo
     echo "== $sample: $np ranks under $MQD_MPIEXEC (mpiexec pid $MQD_MPIEXEC_PID), hung =="
     sed -n '2,/^ \*\//p' "samples/$sample.c" | sed -e 's/^ \*\/$//' -e 's/^ \* \{0,1\}/  /'
-    # A rank that blocks in a collective announces itself just before it:
-    # give it a moment to get there.
-    sleep 0.5
     echo "== mqdump --job $MQD_MPIEXEC_PID --graph $out/$sample.svg =="
-    "$MQD_BUILD/bin/mqdump" --job "$MQD_MPIEXEC_PID" --dll "$MQD_BUILD/lib/libmqd_mpich.so" \
-        --graph "$out/$sample.svg"
+    # A rank that blocks in a collective announces itself just before it:
+    # dump again (5 s at most) until the deadlock it is heading for shows.
+    local rc log=$out/$sample.txt
+    for _ in $(seq 50); do
+        rc=0
+        env -u MQD_DLL "$MQD_BUILD/bin/mqdump" --job "$MQD_MPIEXEC_PID" \
+            --graph "$out/$sample.svg" >"$log" 2>&1 || rc=$?
+        [ "$rc" -eq 0 ] && grep -q '^DEADLOCK' "$log" && break
+        sleep 0.1
+    done
+    cat "$log"
     echo
     echo "== the graph: $out/$sample.svg (DOT: $out/$sample.svg.dot)"
     read -r -a pids <<<"$MQD_RANK_PIDS"
@@ -37,6 +49,15 @@ show() {
     done
     echo "after the dump: ${running} of ${#pids[@]} ranks running, ${traced} traced"
     echo "(the job is torn down now)"
+    local bad=
+    [ "$rc" -eq 0 ] || bad="mqdump exited $rc"
+    grep -q '^DEADLOCK' "$log" || bad="${bad:+$bad; }no deadlock shown"
+    grep -q "^DLL: .*mqd's DLL for MPICH" "$log" || bad="${bad:+$bad; }mqd's DLL was not used"
+    [ "$running" -eq "${#pids[@]}" ] && [ "$traced" -eq 0 ] || bad="${bad:+$bad; }ranks left stopped or traced"
+    if [ -n "$bad" ]; then
+        echo "demo: FAILED on $sample: $bad" >&2
+        return 1
+    fi
 }
 export -f show
 export sample np out MQD_BUILD=$build

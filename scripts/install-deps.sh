@@ -11,6 +11,7 @@ packages=(
     binutils                         # nm, objcopy: the MPICH build check, stripped copies
     procps                           # ps/pgrep in the scripts' diagnostics
     graphviz                         # dot: mqdump --graph pictures, and the test that renders them
+    man-db                           # man -l: the install test renders mqdump(1)
 )
 
 missing=()
