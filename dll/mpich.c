@@ -458,6 +458,16 @@ int mqd_be_setup_process(mqs_process *process, struct mqd_process *p, void **bac
             return rc;
         }
     }
+    /* A debugger describing another target (its type sizes): MPI_Aint is
+     * pointer-sized on every platform MPICH supports. */
+    int ps = mqd_sizes(p)->pointer_size;
+    if (b->size[S_SZ_AINT] > 0 && b->size[S_SZ_AINT] != ps) {
+        mqd_process_explain(p, "the debugger says pointers are %d bytes, but MPI_Aint is %d "
+                               "in the debug information: its type sizes are another "
+                               "target's", ps, b->size[S_SZ_AINT]);
+        mqd_free(bp);
+        return MQD_ERR_BAD_LAYOUT;
+    }
     /* Every field this generation reads must be known. */
     int g = bp->gen == MPICH_GEN_CH3_402 ? GEN_C : GEN_D;
     for (int f = 0; f < F_COUNT; f++) {

@@ -621,14 +621,22 @@ static mqs_job_info *get_job_info(mqs_job *j)
     return job_info;
 }
 
+static enum synth_host_kind host_kind;
+
+void synth_host_kind(enum synth_host_kind k)
+{
+    host_kind = k;
+}
+
 static void get_type_sizes(mqs_process *proc, mqs_target_type_sizes *ts)
 {
     struct synth *s = ((struct obj *)proc)->s;
+    int ptr = host_kind == SYNTH_HOST_OTHER_SIZES ? 12 - s->ptr : s->ptr;
     ts->short_size = 2;
     ts->int_size = 4;
-    ts->long_size = s->ptr;
+    ts->long_size = ptr;
     ts->long_long_size = 8;
-    ts->pointer_size = s->ptr;
+    ts->pointer_size = ptr;
 }
 
 static int find_symbol(mqs_image *i, char *name, mqs_taddr_t *addr)
@@ -646,11 +654,32 @@ static int find_function(mqs_image *i, char *name, mqs_lang_code l, mqs_taddr_t 
     return find_symbol(i, name, addr);
 }
 
+/* MPICH's structs known by their tag only: "typedef struct X {...} X_t". */
+static int tag_only(const char *name)
+{
+    return strcmp(name, "MPIDI_VC") == 0 || strcmp(name, "MPIDI_VCRT") == 0;
+}
+
 static mqs_type *cb_find_type(mqs_image *i, char *name, mqs_lang_code l)
 {
     (void)l;
     struct synth *s = ((struct obj *)i)->s;
-    return (mqs_type *)find_type(s, name);
+    if (host_kind != SYNTH_HOST_GDB)
+        return (mqs_type *)find_type(s, name);
+    /* gdb: "struct TAG" for any struct; a bare name only if it is a
+     * typedef; TAG_t for the tag-only ones. */
+    if (strncmp(name, "struct ", 7) == 0)
+        return strlen(name + 7) > 2 && strcmp(name + strlen(name) - 2, "_t") == 0
+                   ? NULL
+                   : (mqs_type *)find_type(s, name + 7);
+    size_t n = strlen(name);
+    if (n > 2 && strcmp(name + n - 2, "_t") == 0) {
+        char tag[64];
+        snprintf(tag, sizeof tag, "%.*s", (int)(n - 2), name);
+        if (tag_only(tag))
+            return (mqs_type *)find_type(s, tag);
+    }
+    return tag_only(name) ? NULL : (mqs_type *)find_type(s, name);
 }
 
 static int field_offset(mqs_type *t, char *field)

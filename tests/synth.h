@@ -74,6 +74,19 @@ struct synth_host {
 const struct synth_host *synth_callbacks(void);
 mqs_image *synth_image(struct synth *s);
 mqs_process *synth_process(struct synth *s);
+/*
+ * How the debugger's type lookup and type sizes behave (synth_callbacks'
+ * tables; the tests build the short and NULL-member tables themselves).
+ *   SYNTH_HOST_DWARF      finds a struct by tag and by typedef (mqdump)
+ *   SYNTH_HOST_GDB        evaluates C type names as gdb does: typedefs and
+ *                         "struct TAG", never a bare tag; MPICH's
+ *                         MPIDI_VC and MPIDI_VCRT are tags (typedefs X_t)
+ *   SYNTH_HOST_OTHER_SIZES reports the type sizes of a target of the other
+ *                         pointer width
+ */
+enum synth_host_kind { SYNTH_HOST_DWARF, SYNTH_HOST_GDB, SYNTH_HOST_OTHER_SIZES };
+void synth_host_kind(enum synth_host_kind k);
+
 /* mqs_malloc: fail the n-th call from now (0: never); calls and leaks. */
 void synth_fail_malloc_at(long n);
 long synth_malloc_calls(void);

@@ -53,21 +53,30 @@ struct result {
     struct rcomm comms[16];
 };
 
+/* The image and process callback tables the debugger hands over: the
+ * synthetic host's, unless a host-personality test puts others. */
+static const mqs_image_callbacks *image_cb;
+static const mqs_process_callbacks *process_cb;
+
 /* The specification's flow, as a debugger runs it. */
 static void dump_process(struct synth *s, struct result *r, int update_only)
 {
     mqs_process *p = synth_process(s);
+    if (!image_cb)
+        image_cb = &synth_callbacks()->image;
+    if (!process_cb)
+        process_cb = &synth_callbacks()->process;
     if (!update_only) {
         const char *msg = NULL;
         char *pmsg = NULL;
         memset(r, 0, sizeof *r);
-        if ((r->rc = dll->setup_image(synth_image(s), &synth_callbacks()->image)) != mqs_ok)
+        if ((r->rc = dll->setup_image(synth_image(s), image_cb)) != mqs_ok)
             return;
         if ((r->rc = dll->image_has_queues(synth_image(s), &msg)) != mqs_ok) {
             r->why = msg;
             return;
         }
-        if ((r->rc = dll->setup_process(p, &synth_callbacks()->process)) != mqs_ok)
+        if ((r->rc = dll->setup_process(p, process_cb)) != mqs_ok)
             return;
         if ((r->rc = dll->process_has_queues(p, &pmsg)) != mqs_ok) {
             r->why = pmsg;
@@ -565,6 +574,97 @@ static void test_synth__mpi2_identities_across_a_spawn(void **state)
 
 /* mqs_malloc fails at the 1st, 2nd, ... call of a whole dump: each time a
  * clean error or a correct dump, and nothing left allocated. */
+/*
+ * Host personalities: the same target driven by debuggers that behave like
+ * the real ones nobody on this project wrote.  Each gets the exact answer
+ * of check_rank, or a specific error; never a crash (the sanitizer build
+ * also catches a read past a short table).
+ */
+enum personality { P_GDB_NAMES, P_NULL_DPRINTS, P_NULL_SIZEOF, P_MPI1_SHORT, P_OTHER_SIZES };
+
+static void dump_as(enum personality who, enum synth_gen gen, int big_endian, int ptr)
+{
+    const struct synth_host *h = synth_callbacks();
+    mqs_basic_callbacks basic = h->basic;
+    mqs_image_callbacks image = h->image;
+    void *short_basic = NULL, *short_process = NULL;
+    switch (who) {
+    case P_GDB_NAMES:
+        synth_host_kind(SYNTH_HOST_GDB);
+        break;
+    case P_NULL_DPRINTS: /* MPICH's stub debugger leaves both NULL */
+        basic.mqs_dprints_fp = NULL;
+        basic.mqs_errorstring_fp = NULL;
+        dll->setup_basic_callbacks(&basic);
+        break;
+    case P_NULL_SIZEOF: /* ... and mqs_sizeof_fp, as it does */
+        basic.mqs_dprints_fp = NULL;
+        dll->setup_basic_callbacks(&basic);
+        image.mqs_sizeof_fp = NULL;
+        image.mqs_find_function_fp = NULL;
+        image_cb = &image;
+        break;
+    case P_MPI1_SHORT: { /* tables of the MPI-1 header: no job members at all */
+        size_t bn = offsetof(mqs_basic_callbacks, mqs_put_job_info_fp);
+        size_t pn = offsetof(mqs_process_callbacks, mqs_get_process_job_fp);
+        assert_non_null(short_basic = malloc(bn));
+        assert_non_null(short_process = malloc(pn));
+        memcpy(short_basic, &h->basic, bn);
+        memcpy(short_process, &h->process, pn);
+        dll->setup_basic_callbacks(short_basic);
+        process_cb = short_process;
+        break;
+    }
+    case P_OTHER_SIZES:
+        synth_host_kind(SYNTH_HOST_OTHER_SIZES);
+        break;
+    }
+    uint64_t comms[16];
+    long before = synth_live_blocks();
+    struct synth *s = start_gen(big_endian, ptr, gen, comms);
+    struct result r;
+    dump_process(s, &r, 0);
+    static char why[512];
+    snprintf(why, sizeof why, "%s", r.why ? r.why : "");
+    switch (who) {
+    case P_GDB_NAMES:
+    case P_NULL_DPRINTS:
+    case P_MPI1_SHORT:
+        check_rank(&r, gen);
+        break;
+    case P_NULL_SIZEOF:
+        /* No type sizes: the known layouts are for real builds, and none
+         * fits the synthetic one: refused, naming what is missing. */
+        assert_int_equal(r.rc, dll_code("a type or field"));
+        if (!strstr(why, "MPIR_Context_id_t") || !strstr(why, "known layout"))
+            fail_msg("unexpected message: %s", why);
+        break;
+    case P_OTHER_SIZES:
+        assert_int_equal(r.rc, dll_code("the debug information describes structures"));
+        if (!strstr(why, "type sizes are another target's"))
+            fail_msg("unexpected message: %s", why);
+        break;
+    }
+    finish(s);
+    assert_int_equal(synth_live_blocks(), before);
+    synth_host_kind(SYNTH_HOST_DWARF);
+    dll->setup_basic_callbacks(&h->basic);
+    image_cb = &h->image;
+    process_cb = &h->process;
+    free(short_basic);
+    free(short_process);
+}
+
+static void test_synth__host_personalities(void **state)
+{
+    (void)state;
+    static const enum synth_gen gens[] = {SYNTH_CH3_402, SYNTH_DEBUGQ};
+    for (int who = P_GDB_NAMES; who <= P_OTHER_SIZES; who++)
+        for (size_t g = 0; g < 2; g++)
+            for (size_t t = 0; t < sizeof targets / sizeof targets[0]; t++)
+                dump_as((enum personality)who, gens[g], targets[t].big_endian, targets[t].ptr);
+}
+
 static void malloc_fails_at_each_call(enum synth_gen gen)
 {
     uint64_t comms[16];
@@ -614,6 +714,7 @@ int main(void)
         cmocka_unit_test(test_synth__missing_debug_information_is_named),
         cmocka_unit_test(test_synth__no_dwarf_known_layouts_only),
         cmocka_unit_test(test_synth__mpi2_identities_across_a_spawn),
+        cmocka_unit_test(test_synth__host_personalities),
         cmocka_unit_test(test_synth__malloc_fails_at_each_call),
     };
     return cmocka_run_group_tests_name("dll_synth", tests, setup, NULL);
