@@ -20,16 +20,33 @@ struct walk {
     Dwfl_Module *mpi_module;
 };
 
-/* "PMPI_Recv" and "MPI_Recv" are both the user's MPI_Recv. */
-static const char *mpi_entry(const char *name)
+/*
+ * The user's MPI call a frame is in, as "MPI_Recv", into buf; 0 if none.
+ * "PMPI_Recv" and "MPI_Recv" are both the user's MPI_Recv.  So is MPICH's
+ * "internal_Recv" inside the MPI library: its generated bindings
+ * (src/binding/c, MPICH 4.x) put each call's body in a static
+ * internal_NAME that PMPI_NAME tail-calls, so for MPI_Waitany (4.0.2) and
+ * for every call (4.1 and later) no MPI_ frame is left on the stack.
+ */
+static int mpi_entry(const char *name, Dwfl_Module *mod, char *buf, size_t len)
 {
     if (!name)
-        return NULL;
-    if (strncmp(name, "PMPI_", 5) == 0)
-        return name + 1;
-    if (strncmp(name, "MPI_", 4) == 0)
-        return name;
-    return NULL;
+        return 0;
+    if (strncmp(name, "PMPI_", 5) == 0 || strncmp(name, "MPI_", 4) == 0) {
+        snprintf(buf, len, "%s", name[0] == 'P' ? name + 1 : name);
+        return 1;
+    }
+    if (strncmp(name, "internal_", 9) == 0 && name[9] >= 'A' && name[9] <= 'Z') {
+        const char *file = NULL;
+        dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, &file, NULL);
+        const char *base = file ? strrchr(file, '/') : NULL;
+        base = base ? base + 1 : file;
+        if (base && (strncmp(base, "libmpi", 6) == 0 || strncmp(base, "libpmpi", 7) == 0)) {
+            snprintf(buf, len, "MPI_%s", name + 9);
+            return 1;
+        }
+    }
+    return 0;
 }
 
 static int frame_cb(Dwfl_Frame *frame, void *arg)
@@ -43,8 +60,9 @@ static int frame_cb(Dwfl_Frame *frame, void *arg)
     Dwfl *dwfl = dwfl_thread_dwfl(dwfl_frame_thread(frame));
     Dwfl_Module *mod = dwfl_addrmodule(dwfl, at);
     const char *name = mod ? dwfl_module_addrname(mod, at) : NULL;
-    const char *entry = mpi_entry(name);
-    if (entry) { /* the innermost MPI entry point wins; keep looking outward */
+    char entry[sizeof k->w->call];
+    if (mpi_entry(name, mod, entry, sizeof entry)) {
+        /* the innermost MPI entry point wins; keep looking outward */
         if (!k->found) {
             snprintf(k->w->call, sizeof k->w->call, "%s", entry);
             k->mpi_module = mod;

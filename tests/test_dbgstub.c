@@ -18,6 +18,7 @@
 #include "joblaunch.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -35,112 +36,101 @@
 
 enum { NP = 3, TIMEOUT_S = 60 };
 
-/*
- * Run `mpiexec -prepend-rank -n NP tvtest` with stdout and stderr into one
- * malloc'd string; its exit status in *status (-1 killed at the timeout).
- */
-static char *run_tvtest(int *status)
+/* The whole of a file, malloc'd ("" if it cannot be read). */
+static char *slurp(const char *path)
 {
-    char tv[PATH_MAX], mpiexec[PATH_MAX];
-    const char *prefix = getenv("MQD_MPICH_PREFIX");
-    job_build_path(tv, sizeof tv, "tests/tvtest");
-    snprintf(mpiexec, sizeof mpiexec, "%s/bin/mpiexec", prefix ? prefix : "");
-    int fd[2];
-    if (pipe(fd) != 0)
-        fail_msg("pipe: %s", strerror(errno));
-    pid_t pid = fork();
-    if (pid == 0) {
-        dup2(fd[1], 1);
-        dup2(fd[1], 2);
-        close(fd[0]);
-        close(fd[1]);
-        setpgid(0, 0);
-        execl(mpiexec, mpiexec, "-prepend-rank", "-n", "3", tv, (char *)NULL);
-        _exit(127);
+    FILE *f = fopen(path, "r");
+    char *buf = NULL;
+    size_t len = 0;
+    if (f) {
+        FILE *m = open_memstream(&buf, &len);
+        assert_non_null(m);
+        int c;
+        while ((c = getc(f)) != EOF)
+            putc(c, m);
+        fclose(m);
+        fclose(f);
     }
-    close(fd[1]);
-    char *out = NULL;
-    size_t len = 0, cap = 0;
-    time_t end = time(NULL) + TIMEOUT_S;
-    *status = -1;
-    for (;;) {
-        if (cap - len < 4096) {
-            char *n = realloc(out, cap + 65536);
-            assert_non_null(n);
-            out = n;
-            cap += 65536;
-        }
-        fd_set rd;
-        FD_ZERO(&rd);
-        FD_SET(fd[0], &rd);
-        struct timeval tmo = {1, 0};
-        int r = select(fd[0] + 1, &rd, NULL, NULL, &tmo);
-        if (r > 0) {
-            ssize_t got = read(fd[0], out + len, cap - len - 1);
-            if (got <= 0)
-                break;
-            len += (size_t)got;
-        }
-        if (time(NULL) > end) {
-            kill(-pid, SIGKILL); /* the whole job, on every path */
-            break;
-        }
-    }
-    close(fd[0]);
-    out[len] = '\0';
-    int ws;
-    if (waitpid(pid, &ws, 0) == pid && WIFEXITED(ws) && time(NULL) <= end)
-        *status = WEXITSTATUS(ws);
-    kill(-pid, SIGKILL); /* anything left of the job */
-    return out;
+    return buf ? buf : strdup("");
 }
 
 /*
- * Rank r's lines (without the "[r] " hydra prepends) from the first
- * "Should see" on, into a malloc'd string.
+ * Run `mpiexec -n NP tvtest`, each rank's stdout and stderr into its own
+ * file dir/out.RANK (mpiexec's merged output splits lines); mpiexec's own
+ * output into dir/mpiexec.  Returns mpiexec's exit status (-1: killed at
+ * the timeout).
  */
-static char *rank_lines(const char *out, int r)
+static int run_tvtest(const char *dir)
 {
-    char tag[16];
-    snprintf(tag, sizeof tag, "[%d] ", r);
-    size_t cap = strlen(out) + 1, len = 0;
-    char *res = malloc(cap);
-    assert_non_null(res);
-    res[0] = '\0';
-    int started = 0;
-    for (const char *l = out; *l;) {
-        const char *e = strchr(l, '\n');
-        size_t n = e ? (size_t)(e - l) : strlen(l);
-        if (strncmp(l, tag, strlen(tag)) == 0) {
-            const char *t = l + strlen(tag);
-            size_t tn = n - strlen(tag);
-            if (!started && strncmp(t, "Should see", 10) == 0)
-                started = 1;
-            if (started) {
-                memcpy(res + len, t, tn);
-                len += tn;
-                res[len++] = '\n';
-                res[len] = '\0';
-            }
+    char tv[PATH_MAX], mpiexec[PATH_MAX], prefix[PATH_MAX], log[PATH_MAX];
+    const char *mpich = getenv("MQD_MPICH_PREFIX");
+    job_build_path(tv, sizeof tv, "tests/tvtest");
+    snprintf(mpiexec, sizeof mpiexec, "%s/bin/mpiexec", mpich ? mpich : "");
+    snprintf(prefix, sizeof prefix, "%s/out", dir);
+    snprintf(log, sizeof log, "%s/mpiexec", dir);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        if (fd >= 0) {
+            dup2(fd, 1);
+            dup2(fd, 2);
         }
-        l = e ? e + 1 : l + n;
+        setpgid(0, 0);
+        execl(mpiexec, mpiexec, "-n", "3", "/bin/sh", "-c", "exec \"$0\" >\"$1.$PMI_RANK\" 2>&1",
+              tv, prefix, (char *)NULL);
+        _exit(127);
     }
+    int ws, status = -1;
+    for (int t = 0; t < TIMEOUT_S * 10; t++) {
+        pid_t r = waitpid(pid, &ws, WNOHANG);
+        if (r == pid) {
+            status = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
+            break;
+        }
+        usleep(100 * 1000);
+    }
+    if (status == -1) {
+        kill(-pid, SIGKILL); /* the whole job, on every path */
+        waitpid(pid, &ws, 0);
+    }
+    kill(-pid, SIGKILL); /* anything left of it */
+    return status;
+}
+
+/* Rank r's output from the first "Should see" on. */
+static char *rank_lines(const char *dir, int r)
+{
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/out.%d", dir, r);
+    char *all = slurp(path), *from = strstr(all, "Should see");
+    char *res = strdup(from ? from : "");
+    free(all);
+    assert_non_null(res);
     return res;
 }
 
 static void test_dbgstub__mpich_stub_debugger_runs_the_dll(void **state)
 {
     (void)state;
-    int status;
-    char *out = run_tvtest(&status);
-    if (status != 0)
-        fail_msg("tvtest exited %d (-1: killed after %d s); its output:\n%s", status, TIMEOUT_S,
-                 out);
-    if (strstr(out, "Error:") || strstr(out, "Failed to get queues") ||
-        strstr(out, "Unknown return"))
-        fail_msg("the stub debugger reported a failure:\n%s", out);
+    char dir[] = "/tmp/mqd-dbgstub.XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    int status = run_tvtest(dir);
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/mpiexec", dir);
+    char *out = slurp(path);
     for (int r = 0; r < NP; r++) {
-        char *mine = rank_lines(out, r), want[2048];
+        char *all;
+        snprintf(path, sizeof path, "%s/out.%d", dir, r);
+        all = slurp(path);
+        if (status != 0 || strstr(all, "Error:") || strstr(all, "Failed to get queues") ||
+            strstr(all, "Unknown return"))
+            fail_msg("tvtest exited %d (-1: killed after %d s); rank %d printed:\n%s\n"
+                     "mpiexec printed:\n%s", status, TIMEOUT_S, r, all, out);
+        free(all);
+    }
+    for (int r = 0; r < NP; r++) {
+        char *mine = rank_lines(dir, r), want[2048];
         int next = (r + 1) % NP, prev = (r + NP - 1) % NP;
         /* The first dump, exactly, then the second's one receive. */
         snprintf(want, sizeof want,
@@ -178,6 +168,9 @@ static void test_dbgstub__mpich_stub_debugger_runs_the_dll(void **state)
         free(mine);
     }
     free(out);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
 }
 
 int main(void)
