@@ -52,7 +52,8 @@ $(BUILD)/bin/mqd-launch: samples/launch.c | $(BUILD)/bin
 	$(CC) $(MQD_CFLAGS) -o $@ $< $(MQD_LDFLAGS)
 
 # ---------------------------------------------------------------- samples
-SAMPLES := ring unexpected wildcards comms intercomm crossed anysource mismatch inflight spawn
+SAMPLES := ring unexpected wildcards comms intercomm crossed anysource mismatch inflight spawn \
+           nbcwait finalize ssend waitany splitcoll
 SAMPLE_BINS := $(SAMPLES:%=$(BUILD)/samples/%)
 
 # Compiled by the cached MPICH's mpicc, which links its libmpi.so by rpath.

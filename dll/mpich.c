@@ -759,8 +759,20 @@ static int read_comm(struct mqd_process *p, struct lpid_cache *cache, mqs_taddr_
     for (char *s = c->name; *s; s++)
         if ((unsigned char)*s < 0x20 || (unsigned char)*s >= 0x7f)
             *s = '?';
-    if (!c->name[0])
-        mqd_set_text(c->name, "unnamed %scommunicator 0x%x", inter ? "inter" : "", *handle);
+    /* An unnamed one by its context ids, which (unlike its handle) every
+     * member has the same (MPICH agrees on them collectively; the two
+     * sides of an intercommunicator swap send and receive): the debugger
+     * can tell it is one communicator across processes.  Disjoint groups
+     * of one MPI_Comm_split share them: the group tells those apart. */
+    if (!c->name[0] && inter) {
+        uint64_t lo = c->send_context < c->recv_context ? c->send_context : c->recv_context;
+        uint64_t hi = c->send_context ^ c->recv_context ^ lo;
+        mqd_set_text(c->name, "unnamed intercommunicator, contexts 0x%llx/0x%llx",
+                     (unsigned long long)lo, (unsigned long long)hi);
+    } else if (!c->name[0]) {
+        mqd_set_text(c->name, "unnamed communicator, context 0x%llx",
+                     (unsigned long long)c->recv_context);
+    }
     /* Ranks to global ranks: in ch3 with its process groups known, through
      * the connection tables (they name processes across jobs: MPI-2);
      * else from the communicator's groups where MPICH has made them (it

@@ -44,7 +44,16 @@ enum call_kind {
     CALL_ALL,
     CALL_ANY,
     CALL_PROBE,    /* waits for a message the queues do not show */
-    CALL_COLLECTIVE
+    CALL_COLLECTIVE,
+    /*
+     * MPI_Finalize: after it a process sends, receives and joins nothing
+     * again, so a point-to-point wait on it can never be met; and it is
+     * collective over MPI_COMM_WORLD (MPI-4.0 11.2.2: it returns once every
+     * process of the world has called it), so it waits for every member
+     * not in it yet.
+     */
+    CALL_FINALIZE,
+    CALL_ABORT /* terminal too, and waits for nobody */
 };
 
 static const struct {
@@ -70,7 +79,8 @@ static const struct {
     {"MPI_Comm_dup_with_info", CALL_COLLECTIVE}, {"MPI_Comm_split", CALL_COLLECTIVE},
     {"MPI_Comm_split_type", CALL_COLLECTIVE}, {"MPI_Comm_create", CALL_COLLECTIVE},
     {"MPI_Intercomm_create", CALL_COLLECTIVE}, {"MPI_Intercomm_merge", CALL_COLLECTIVE},
-    {"MPI_Win_fence", CALL_COLLECTIVE}, {"MPI_Finalize", CALL_COLLECTIVE},
+    {"MPI_Win_fence", CALL_COLLECTIVE}, {"MPI_Finalize", CALL_FINALIZE},
+    {"MPI_Abort", CALL_ABORT},
 };
 
 static enum call_kind classify(const char *call)
@@ -86,6 +96,15 @@ static enum call_kind classify(const char *call)
 }
 
 /* The DLL marks MPI's own traffic for a collective (mqd's libmqd_mpich.so). */
+static int op_is_collective(const struct mqdh_op *o);
+
+/* A process that will never send, receive or join anything again. */
+static int is_terminal(const struct mqdh_process *p)
+{
+    return p->where_call && (strcmp(p->where_call, "MPI_Finalize") == 0 ||
+                             strcmp(p->where_call, "MPI_Abort") == 0);
+}
+
 static int op_is_collective(const struct mqdh_op *o)
 {
     for (int l = 0; l < 5 && o->extra_text[l][0]; l++)
@@ -136,6 +155,7 @@ struct builder {
     struct mqdh_analysis *a;
     long *ids;      /* per process: the global rank its peers name it by */
     int *blind;     /* per process: what it waits for was not (all) seen */
+    int *terminal;  /* per process: in MPI_Finalize or MPI_Abort */
     int *coll_comm; /* per process: the communicator of its collective, -1 */
     int one_world;  /* every process is in the job's own MPI_COMM_WORLD */
     int cap_waits, cap_unseen, nomem;
@@ -226,9 +246,17 @@ void mqdh_peer_text(const struct mqdh_dump *d, int self, long local, long global
  * and size (the interface gives no job-wide identity), or -1. */
 static int same_comm(const struct mqdh_process *p, const struct mqdh_comm *c)
 {
-    for (int k = 0; k < p->ncomms; k++)
-        if (p->comms[k].size == c->size && strcmp(p->comms[k].name, c->name) == 0)
-            return k;
+    for (int k = 0; k < p->ncomms; k++) {
+        const struct mqdh_comm *x = &p->comms[k];
+        if (x->size != c->size || strcmp(x->name, c->name) != 0)
+            continue;
+        /* Where the DLL gave both groups, they must be the same: one
+         * MPI_Comm_split's halves share their name (and, unnamed, their
+         * context id), an intercommunicator's sides their name. */
+        if (x->group && c->group && memcmp(x->group, c->group, (size_t)c->size * sizeof *c->group))
+            continue;
+        return k;
+    }
     return -1;
 }
 
@@ -353,7 +381,12 @@ static int op_targets(struct builder *b, int i, int ci, int q, const struct mqdh
     *free = 0;
     if (q == MQDH_RECEIVES && o->desired_local_rank < 0) { /* any member */
         for (int m = 0; m < b->d->nprocs; m++) {
-            if (m == i || same_comm(&b->d->procs[m], c) < 0)
+            const struct mqdh_process *mp = &b->d->procs[m];
+            /* A finalizing process may have no communicators left, but it is
+             * still a member of its world's MPI_COMM_WORLD. */
+            int world_member = is_terminal(mp) && mp->ncomms == 0 && mp->world == p->world &&
+                               strcmp(c->name, "MPI_COMM_WORLD") == 0;
+            if (m == i || (same_comm(mp, c) < 0 && !world_member))
                 continue;
             int has = partner_pending(b, i, m, c, q, o);
             if (has) {
@@ -433,6 +466,75 @@ static void commit(struct builder *b, int i, int group, int ci, int q, const str
     }
 }
 
+static void collective_waits(struct builder *b, int i);
+
+/*
+ * Process i is blocked in a send call (MPI_Send, MPI_Ssend, MPI_Rsend) and
+ * its own queues show no send: MPICH records only nonblocking sends there.
+ * Its message may be at the destination, unexpected: the envelope of a
+ * rendezvous send (status pending), or for MPI_Ssend also an eager message
+ * whose data is there but whose sender waits for it to be matched.  Every
+ * such message from i is a candidate (one of them is the blocked send: an
+ * OR).  A complete eager message of MPI_Send or MPI_Rsend is a send that
+ * already finished, not a candidate.  If some process's unexpected
+ * messages cannot be seen, the blocked send may be there: unseen.
+ */
+static void blocked_send_waits(struct builder *b, int i)
+{
+    const struct mqdh_process *p = &b->d->procs[i];
+    int sync = strcmp(p->where_call, "MPI_Ssend") == 0, first_wait = b->a->nwaits;
+    char me[32], who[32];
+    if (strcmp(p->where_call, "MPI_Bsend") == 0) { /* buffered: waits for nobody */
+        return;
+    }
+    for (int m = 0; m < b->d->nprocs; m++) {
+        const struct mqdh_process *mp = &b->d->procs[m];
+        if (m == i)
+            continue;
+        if (mp->error && mp->ncomms == 0) {
+            unseen(b, i, "%s's unexpected messages (%s's blocked %s may be there)",
+                   label(b, m, who, sizeof who), label(b, i, me, sizeof me), p->where_call);
+            b->a->nwaits = first_wait;
+            return;
+        }
+        for (int k = 0; k < mp->ncomms; k++) {
+            const struct mqdh_queue *q = &mp->comms[k].queues[MQDH_UNEXPECTED];
+            int ci = same_comm(p, &mp->comms[k]);
+            if (ci < 0)
+                continue;
+            if (q->state != MQDH_QUEUE_OK) {
+                unseen(b, i, "%s's unexpected messages on \"%s\" (%s's blocked %s may be "
+                             "there)", label(b, m, who, sizeof who), mp->comms[k].name,
+                       label(b, i, me, sizeof me), p->where_call);
+                b->a->nwaits = first_wait;
+                return;
+            }
+            for (int n = 0; n < q->nops; n++) {
+                const struct mqdh_op *o = &q->ops[n];
+                if (op_is_collective(o) || (!sync && o->status == 2))
+                    continue;
+                if (op_global(b, m, k, o->actual_local_rank, o->actual_global_rank) != b->ids[i])
+                    continue;
+                struct mqdh_wait *w = add_wait(b);
+                if (!w)
+                    return;
+                w->from = i;
+                w->to = m;
+                w->group = 0;
+                w->kind = MQDH_WAIT_SEND;
+                w->comm = ci;
+                w->peer_local = mp->comms[k].local_rank;
+                w->peer_global = b->ids[m];
+                w->tag = o->actual_tag;
+                w->bytes = o->actual_length;
+            }
+        }
+    }
+    if (b->a->nwaits == first_wait)
+        unseen(b, i, "what %s waits for in %s (its message is in no queue that could be seen)",
+               label(b, i, me, sizeof me), p->where_call);
+}
+
 /* Point-to-point waits of blocked process i in a call of kind k; t has
  * room for every process. */
 static void p2p_waits(struct builder *b, int i, enum call_kind k, struct target *t)
@@ -475,7 +577,15 @@ static void p2p_waits(struct builder *b, int i, enum call_kind k, struct target 
             }
         }
     }
-    if (candidates == 0) {
+    if (candidates == 0 && !incomplete && (k == CALL_ONE || k == CALL_ALL || k == CALL_ANY) &&
+        b->coll_comm[i] >= 0) {
+        /* Nothing but a collective's traffic is pending: the request it
+         * waits for is a nonblocking collective's (MPI_Ibarrier, MPI_Ireduce,
+         * ... then MPI_Wait), a collective wait on that communicator. */
+        collective_waits(b, i);
+    } else if (candidates == 0 && !incomplete && k == CALL_ONE_SEND) {
+        blocked_send_waits(b, i);
+    } else if (candidates == 0) {
         unseen(b, i, "what %s waits for in %s (nothing of it is in its queues)",
                label(b, i, me, sizeof me), p->where_call);
         b->a->nwaits = first_wait;
@@ -548,13 +658,73 @@ static void collective_waits(struct builder *b, int i)
     }
 }
 
+/*
+ * Process i is in MPI_Finalize, collective over its MPI_COMM_WORLD: it
+ * waits for every other process of its world not in MPI_Finalize yet.
+ * Its communicators may be gone already (MPICH frees them early), so the
+ * world's size comes from any process of that world that still shows it.
+ */
+static void finalize_waits(struct builder *b, int i)
+{
+    const struct mqdh_process *p = &b->d->procs[i];
+    char me[32], who[32];
+    long size = -1;
+    int wc = -1; /* i's own MPI_COMM_WORLD, if it still has one */
+    for (int m = 0; m < b->d->nprocs; m++) {
+        const struct mqdh_process *mp = &b->d->procs[m];
+        for (int k = 0; mp->world == p->world && k < mp->ncomms; k++)
+            if (strcmp(mp->comms[k].name, "MPI_COMM_WORLD") == 0) {
+                size = mp->comms[k].size;
+                if (m == i)
+                    wc = k;
+            }
+    }
+    int members = 0, first_wait = b->a->nwaits, group = 0;
+    for (int m = 0; m < b->d->nprocs; m++) {
+        const struct mqdh_process *mp = &b->d->procs[m];
+        if (m == i || mp->world != p->world)
+            continue;
+        members++;
+        if (b->a->activity[m] == MQDH_ACT_UNKNOWN) {
+            unseen(b, i, "whether %s is in MPI_Finalize, which %s waits for",
+                   label(b, m, who, sizeof who), label(b, i, me, sizeof me));
+            b->a->nwaits = first_wait;
+            return;
+        }
+        if (is_terminal(mp))
+            continue;
+        struct mqdh_wait *w = add_wait(b);
+        if (!w)
+            return;
+        w->from = i;
+        w->to = m;
+        w->group = group++;
+        w->kind = MQDH_WAIT_COLLECTIVE;
+        w->comm = wc;
+        w->peer_local = mp->rank;
+        w->peer_global = b->ids[m];
+        w->tag = -1;
+    }
+    if (size < 0 || members != size - 1) {
+        char found[64];
+        if (size < 0)
+            snprintf(found, sizeof found, "no process shows its size");
+        else
+            snprintf(found, sizeof found, "%d of %ld found", members, size - 1);
+        unseen(b, i, "which processes are the other members of %s's MPI_COMM_WORLD, where it "
+                     "is in MPI_Finalize (%s)", label(b, i, me, sizeof me), found);
+        b->a->nwaits = first_wait;
+    }
+}
+
 /* ---------------------------------------------------------------- explaining */
 
 void mqdh_explain_wait(const struct mqdh_dump *d, const struct mqdh_wait *w, int relative,
                        char *buf, size_t len)
 {
     const struct mqdh_process *p = &d->procs[w->from], *t = &d->procs[w->to];
-    const struct mqdh_comm *c = &p->comms[w->comm];
+    /* -1: MPI_Finalize's MPI_COMM_WORLD, gone from the process already */
+    const char *cname = w->comm >= 0 ? p->comms[w->comm].name : "MPI_COMM_WORLD";
     char me[48], them[48], args[200], state[96];
     const char *call = p->where_call ? p->where_call : "MPI";
     mqdh_process_label(p, me, sizeof me);
@@ -563,7 +733,10 @@ void mqdh_explain_wait(const struct mqdh_dump *d, const struct mqdh_wait *w, int
     else
         mqdh_process_label(t, them, sizeof them);
 
-    if (t->where_call)
+    if (is_terminal(t) && w->kind != MQDH_WAIT_COLLECTIVE)
+        snprintf(state, sizeof state, " (it is in %s: it will never send or receive again)",
+                 t->where_call);
+    else if (t->where_call)
         snprintf(state, sizeof state, " (it is in %s)", t->where_call);
     else if (t->where_error || t->error)
         snprintf(state, sizeof state, " (where it is is not known)");
@@ -587,19 +760,20 @@ void mqdh_explain_wait(const struct mqdh_dump *d, const struct mqdh_wait *w, int
     case MQDH_WAIT_RECV:
         own = k == CALL_ONE_RECV;
         snprintf(args, sizeof args, "%ssource=%s, tag=%s, comm=%s", own ? "" : "receive(",
-                 peer, tag, c->name);
+                 peer, tag, cname);
         reason = "has no matching send pending";
         break;
     case MQDH_WAIT_SEND:
         own = k == CALL_ONE_SEND;
         snprintf(args, sizeof args, "%sdest=%s, tag=%s, comm=%s", own ? "" : "send(", peer, tag,
-                 c->name);
+                 cname);
         reason = "has posted no matching receive";
         break;
     case MQDH_WAIT_COLLECTIVE:
-        own = 1;
-        snprintf(args, sizeof args, "comm=%s", c->name);
-        reason = "has not entered it";
+        /* MPI_Wait & co. on a nonblocking collective: say so. */
+        own = k == CALL_COLLECTIVE || k == CALL_FINALIZE;
+        snprintf(args, sizeof args, "%scomm=%s", own ? "" : "nonblocking collective(", cname);
+        reason = own ? "has not entered it" : "has not entered it or a matching one";
         break;
     default:
         args[0] = '\0';
@@ -645,21 +819,30 @@ static void strongconnect(struct tarjan *t, int v)
 }
 
 /* Is group g of process i held only by stuck processes? */
-static int group_stuck(const struct mqdh_analysis *a, int i, int g, const int *first,
-                       const int *count)
+/* Can wait e never be met?  Its target is stuck, or it is a
+ * point-to-point wait on a terminal process (MPI_Finalize, MPI_Abort),
+ * which will never send or receive again, stuck or not. */
+static int wait_held(const struct mqdh_analysis *a, const int *terminal, int e)
+{
+    const struct mqdh_wait *w = &a->waits[e];
+    return a->stuck[w->to] || (w->kind != MQDH_WAIT_COLLECTIVE && terminal[w->to]);
+}
+
+static int group_stuck(const struct mqdh_analysis *a, const int *terminal, int i, int g,
+                       const int *first, const int *count)
 {
     int any = 0;
     for (int e = first[i]; e < first[i] + count[i]; e++) {
         if (a->waits[e].group != g)
             continue;
         any = 1;
-        if (!a->stuck[a->waits[e].to])
+        if (!wait_held(a, terminal, e))
             return 0;
     }
     return any;
 }
 
-static int find_deadlocks(struct mqdh_analysis *a)
+static int find_deadlocks(struct mqdh_analysis *a, const int *terminal)
 {
     int n = a->nprocs, rc = MQDH_E_NOMEM;
     int *first = calloc((size_t)n, sizeof *first), *count = calloc((size_t)n, sizeof *count);
@@ -693,13 +876,21 @@ static int find_deadlocks(struct mqdh_analysis *a)
                 continue;
             int held = 0;
             for (int g = 0; g < ngroups[i] && !held; g++)
-                held = group_stuck(a, i, g, first, count);
+                held = group_stuck(a, terminal, i, g, first, count);
             if (!held) {
                 a->stuck[i] = 0;
                 changed = 1;
             }
         }
     }
+    /* A terminal process a stuck one waits for is part of the hang even if
+     * it waits for nobody stuck itself (MPI_Abort; a finalizing process of
+     * another world): it is where the waits end. */
+    for (int i = 0; i < n; i++)
+        for (int e = first[i]; a->stuck[i] && e < first[i] + count[i]; e++)
+            if (terminal[a->waits[e].to] && a->waits[e].kind != MQDH_WAIT_COLLECTIVE &&
+                group_stuck(a, terminal, i, a->waits[e].group, first, count))
+                a->stuck[a->waits[e].to] = 1;
     /* The graph of what holds the stuck: edges of their all-stuck groups. */
     for (int i = 0; i < n; i++) {
         t.index[i] = -1;
@@ -709,7 +900,7 @@ static int find_deadlocks(struct mqdh_analysis *a)
         if (!t.adj[i])
             goto out;
         for (int e = first[i]; e < first[i] + count[i]; e++) {
-            if (group_stuck(a, i, a->waits[e].group, first, count)) {
+            if (group_stuck(a, terminal, i, a->waits[e].group, first, count)) {
                 a->waits[e].in_deadlock = 1;
                 int dup = 0;
                 for (int x = 0; x < t.nadj[i]; x++)
@@ -817,8 +1008,9 @@ int mqdh_analyze(const struct mqdh_dump *d, struct mqdh_analysis **out)
     b.ids = calloc(m, sizeof *b.ids);
     b.coll_comm = calloc(m, sizeof *b.coll_comm);
     b.blind = calloc(m, sizeof *b.blind);
+    b.terminal = calloc(m, sizeof *b.terminal);
     t = calloc(m, sizeof *t);
-    if (!a->activity || !a->stuck || !b.ids || !b.coll_comm || !b.blind || !t)
+    if (!a->activity || !a->stuck || !b.ids || !b.coll_comm || !b.blind || !b.terminal || !t)
         goto nomem;
     b.one_world = 1;
     for (int i = 0; i < n; i++)
@@ -848,6 +1040,10 @@ int mqdh_analyze(const struct mqdh_dump *d, struct mqdh_analysis **out)
         enum call_kind k = classify(d->procs[i].where_call);
         if (k == CALL_COLLECTIVE)
             collective_waits(&b, i);
+        else if (k == CALL_FINALIZE)
+            finalize_waits(&b, i);
+        else if (k == CALL_ABORT)
+            ; /* waits for nobody; waits on it are never met */
         else if (k == CALL_PROBE)
             unseen(&b, i, "what %s waits for in %s (a probe posts nothing)",
                    label(&b, i, me, sizeof me), d->procs[i].where_call);
@@ -856,7 +1052,9 @@ int mqdh_analyze(const struct mqdh_dump *d, struct mqdh_analysis **out)
     }
     if (b.nomem)
         goto nomem;
-    if (find_deadlocks(a) != MQDH_OK)
+    for (int i = 0; i < n; i++)
+        b.terminal[i] = a->activity[i] == MQDH_ACT_BLOCKED && is_terminal(&d->procs[i]);
+    if (find_deadlocks(a, b.terminal) != MQDH_OK)
         goto nomem;
     for (int w = 0; w < a->nwaits; w++)
         mqdh_explain_wait(d, &a->waits[w], 0, a->waits[w].why, sizeof a->waits[w].why);
@@ -871,6 +1069,7 @@ int mqdh_analyze(const struct mqdh_dump *d, struct mqdh_analysis **out)
     free(b.ids);
     free(b.coll_comm);
     free(b.blind);
+    free(b.terminal);
     *out = a;
     return MQDH_OK;
 nomem:
@@ -878,6 +1077,7 @@ nomem:
     free(b.ids);
     free(b.coll_comm);
     free(b.blind);
+    free(b.terminal);
     mqdh_analysis_free(a);
     return MQDH_E_NOMEM;
 }

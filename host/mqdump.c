@@ -631,7 +631,7 @@ static void json_wait(const struct mqdh_dump *d, const struct mqdh_wait *w)
            wait_kind(w->kind), w->any_source ? "true" : "false");
     json_string(f->where_call);
     printf(", \"comm\": ");
-    json_string(f->comms[w->comm].name);
+    json_string(w->comm >= 0 ? f->comms[w->comm].name : "MPI_COMM_WORLD");
     if (w->tag_wild || w->kind == MQDH_WAIT_COLLECTIVE)
         printf(", \"tag\": null");
     else

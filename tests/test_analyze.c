@@ -440,6 +440,140 @@ static void test_analyze__spawned_worlds(void **state)
     mqdh_dump_free(d);
 }
 
+/*
+ * The terminal states and the waits that have no queue entry of their
+ * own, each against the case that must stay free: MPI_Finalize (waits on
+ * it are never met; it waits for the world), a nonblocking collective in
+ * MPI_Wait, a blocked MPI_Ssend/MPI_Send found through the destination's
+ * unexpected queue.
+ */
+static void test_analyze__finalize_is_terminal(void **state)
+{
+    (void)state;
+    struct mqdh_dump *d = job(3);
+    in_call(d, 0, "MPI_Recv");
+    op(d, 0, MQDH_RECEIVES, 1, 5);
+    in_call(d, 1, "MPI_Finalize");
+    free(d->procs[1].comms); /* MPICH frees them in MPI_Finalize */
+    d->procs[1].comms = NULL;
+    d->procs[1].ncomms = 0;
+    /* Rank 2 computes: rank 1 waits for it too, rank 0 still stuck. */
+    struct mqdh_analysis *a = analyze(d);
+    assert_int_equal(a->verdict, MQDH_VERDICT_DEADLOCK);
+    assert_int_equal(a->ndeadlocks, 1);
+    assert_string_equal(ranks(d, a->deadlocks[0].members, a->deadlocks[0].nmembers), "0,1");
+    const struct mqdh_wait *w = &a->waits[a->deadlocks[0].waits[0]];
+    assert_int_equal(w->from, 0);
+    assert_non_null(strstr(w->why, "(it is in MPI_Finalize: it will never send or receive "
+                                   "again)"));
+    w = &a->waits[a->deadlocks[0].waits[1]];
+    assert_int_equal(w->from, 1);
+    assert_int_equal(w->comm, -1);
+    assert_string_equal(w->why, "rank 1 waits in MPI_Finalize(comm=MPI_COMM_WORLD) - rank 0 "
+                                "has not entered it (it is in MPI_Recv)");
+    mqdh_analysis_free(a);
+    /* Rank 0 computing instead: a rank finalizing early waits, nothing more. */
+    free(d->procs[0].where_call);
+    d->procs[0].where_call = NULL;
+    a = analyze(d);
+    assert_int_equal(a->verdict, MQDH_VERDICT_NONE);
+    assert_int_equal(a->ndeadlocks, 0);
+    mqdh_analysis_free(a);
+    /* Every rank in MPI_Finalize: all of them will leave it. */
+    in_call(d, 0, "MPI_Finalize");
+    in_call(d, 2, "MPI_Finalize");
+    a = analyze(d);
+    assert_int_equal(a->verdict, MQDH_VERDICT_NONE);
+    mqdh_analysis_free(a);
+    mqdh_dump_free(d);
+}
+
+/* The DLL's mark of MPI's own traffic for a collective. */
+static void collective(struct mqdh_op *o)
+{
+    strcpy(o->extra_text[0], "part of a collective operation");
+}
+
+static void test_analyze__nonblocking_collective_in_wait(void **state)
+{
+    (void)state;
+    struct mqdh_dump *d = job(2);
+    in_call(d, 0, "MPI_Wait");
+    collective(op(d, 0, MQDH_RECEIVES, 1, 287));
+    in_call(d, 1, "MPI_Barrier");
+    collective(op(d, 1, MQDH_RECEIVES, 0, 1));
+    struct mqdh_analysis *a = analyze(d);
+    assert_int_equal(a->ndeadlocks, 1);
+    assert_string_equal(ranks(d, a->deadlocks[0].members, a->deadlocks[0].nmembers), "0,1");
+    assert_string_equal(a->waits[a->deadlocks[0].waits[0]].why,
+                        "rank 0 waits in MPI_Wait: nonblocking collective(comm=MPI_COMM_WORLD) - "
+                        "rank 1 has not entered it or a matching one (it is in MPI_Barrier)");
+    mqdh_analysis_free(a);
+    /* Both in MPI_Wait on collective traffic: the same collective may be
+     * under way; never a deadlock. */
+    in_call(d, 1, "MPI_Wait");
+    a = analyze(d);
+    assert_int_equal(a->ndeadlocks, 0);
+    mqdh_analysis_free(a);
+    /* The other computing: free. */
+    free(d->procs[1].where_call);
+    d->procs[1].where_call = NULL;
+    a = analyze(d);
+    assert_int_equal(a->ndeadlocks, 0);
+    assert_int_equal(a->verdict, MQDH_VERDICT_NONE);
+    mqdh_analysis_free(a);
+    mqdh_dump_free(d);
+}
+
+/* An unexpected message at rank `at` from rank `from`, tag 3. */
+static void unexpected(struct mqdh_dump *d, int at, int from, int complete)
+{
+    struct mqdh_op *o = op(d, at, MQDH_UNEXPECTED, -1, -1);
+    o->status = complete ? 2 : 0;
+    o->actual_local_rank = o->actual_global_rank = from;
+    o->actual_tag = 3;
+    o->actual_length = 4;
+}
+
+static void test_analyze__blocked_sends_found_at_their_destination(void **state)
+{
+    (void)state;
+    struct mqdh_dump *d = job(2);
+    for (int r = 0; r < 2; r++) {
+        in_call(d, r, "MPI_Ssend");
+        unexpected(d, 1 - r, r, 1); /* eager, data there: Ssend still waits */
+    }
+    struct mqdh_analysis *a = analyze(d);
+    assert_int_equal(a->ndeadlocks, 1);
+    assert_string_equal(ranks(d, a->deadlocks[0].members, a->deadlocks[0].nmembers), "0,1");
+    assert_string_equal(a->waits[a->deadlocks[0].waits[0]].why,
+                        "rank 0 waits in MPI_Ssend(dest=1, tag=3, comm=MPI_COMM_WORLD) - rank 1 "
+                        "has posted no matching receive (it is in MPI_Ssend)");
+    mqdh_analysis_free(a);
+    /* MPI_Send: a complete eager message is a send that finished, not the
+     * one it is blocked in; that one was not seen. */
+    in_call(d, 0, "MPI_Send");
+    in_call(d, 1, "MPI_Send");
+    a = analyze(d);
+    assert_int_equal(a->ndeadlocks, 0);
+    assert_int_equal(a->verdict, MQDH_VERDICT_UNKNOWN);
+    assert_true(unseen_says(a, "its message is in no queue that could be seen"));
+    mqdh_analysis_free(a);
+    /* A rendezvous envelope (pending) is the blocked MPI_Send's. */
+    d->procs[0].comms[0].queues[MQDH_UNEXPECTED].ops[0].status = 0;
+    d->procs[1].comms[0].queues[MQDH_UNEXPECTED].ops[0].status = 0;
+    a = analyze(d);
+    assert_int_equal(a->ndeadlocks, 1);
+    mqdh_analysis_free(a);
+    /* The destination computing: it may yet receive. */
+    free(d->procs[1].where_call);
+    d->procs[1].where_call = NULL;
+    a = analyze(d);
+    assert_int_equal(a->ndeadlocks, 0);
+    mqdh_analysis_free(a);
+    mqdh_dump_free(d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -451,6 +585,9 @@ int main(void)
         cmocka_unit_test(test_analyze__unseen_is_never_a_deadlock),
         cmocka_unit_test(test_analyze__peer_labels_and_bad_arguments),
         cmocka_unit_test(test_analyze__spawned_worlds),
+        cmocka_unit_test(test_analyze__finalize_is_terminal),
+        cmocka_unit_test(test_analyze__nonblocking_collective_in_wait),
+        cmocka_unit_test(test_analyze__blocked_sends_found_at_their_destination),
     };
     return cmocka_run_group_tests_name("analyze", tests, NULL, NULL);
 }

@@ -191,7 +191,7 @@ static void check_rank(const struct result *r, enum synth_gen gen)
     assert_string_equal(r->comms[0].c.name, "MPI_COMM_WORLD");
     assert_string_equal(r->comms[1].c.name, "MPI_COMM_SELF");
     assert_string_equal(r->comms[2].c.name, "mqd-dup");
-    assert_string_equal(r->comms[3].c.name, "unnamed communicator 0x84000003");
+    assert_string_equal(r->comms[3].c.name, "unnamed communicator, context 0x40");
     assert_string_equal(r->comms[4].c.name, "mqd-inter");
     assert_int_equal(r->comms[0].c.size, 4);
     assert_int_equal(r->comms[0].c.local_rank, 1);
@@ -230,7 +230,7 @@ static void check_rank(const struct result *r, enum synth_gen gen)
     assert_string_equal(o->extra_text[0],
                         dq ? "send: 131072 elements" : "send: 131072 x MPI_DOUBLE");
 
-    const struct rcomm *u = comm_named(r, "unnamed communicator 0x84000003");
+    const struct rcomm *u = comm_named(r, "unnamed communicator, context 0x40");
     assert_int_equal(u->nops[mqs_pending_receives], 1);
     o = &u->ops[mqs_pending_receives][0];
     assert_int_equal(o->tag_wild, 1);
@@ -327,7 +327,7 @@ static void comms_come_and_go(enum synth_gen gen)
     dump_process(s, &r, 1);
     assert_int_equal(r.rc, mqs_ok);
     assert_int_equal(r.ncomms, 4);
-    assert_string_equal(r.comms[2].c.name, "unnamed communicator 0x84000003");
+    assert_string_equal(r.comms[2].c.name, "unnamed communicator, context 0x40");
     /* A new one appears. */
     static const int world[] = {0, 1, 2, 3};
     uint64_t more[] = {comms[0], comms[1], comms[2], comms[3], comms[5], comms[6],

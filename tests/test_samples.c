@@ -186,6 +186,11 @@ SAMPLE_TEST(anysource)
 SAMPLE_TEST(mismatch)
 SAMPLE_TEST(inflight)
 SAMPLE_TEST(spawn)
+SAMPLE_TEST(nbcwait)
+SAMPLE_TEST(finalize)
+SAMPLE_TEST(ssend)
+SAMPLE_TEST(waitany)
+SAMPLE_TEST(splitcoll)
 
 /* A launcher told to stop by a signal still kills and reaps the whole job. */
 static void test_samples__sigterm_cleans_up(void **state)
@@ -229,6 +234,11 @@ int main(void)
         cmocka_unit_test(test_samples__anysource),
         cmocka_unit_test(test_samples__mismatch),
         cmocka_unit_test(test_samples__inflight),
+        cmocka_unit_test(test_samples__nbcwait),
+        cmocka_unit_test(test_samples__finalize),
+        cmocka_unit_test(test_samples__ssend),
+        cmocka_unit_test(test_samples__waitany),
+        cmocka_unit_test(test_samples__splitcoll),
         cmocka_unit_test(test_samples__spawn),
         cmocka_unit_test(test_samples__sigterm_cleans_up),
         cmocka_unit_test(test_samples__failure_is_reported),

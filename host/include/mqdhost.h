@@ -231,7 +231,8 @@ struct mqdh_wait {
     int from, to, group;
     enum mqdh_wait_kind kind;
     int any_source;   /* a receive from MPI_ANY_SOURCE: one edge per member */
-    int comm;         /* index into from's comms */
+    int comm;         /* index into from's comms; -1: MPI_COMM_WORLD of a process in
+                       * MPI_Finalize that no longer shows it */
     long peer_local;  /* the peer as from's operation names it; -1 ANY */
     long peer_global;
     long tag;         /* -1 with tag_wild */
