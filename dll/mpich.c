@@ -191,7 +191,7 @@ static void set_spans(struct be_image *b)
         F_COMM_HANDLE, F_COMM_CTX,  F_COMM_RCTX,   F_COMM_RSIZE,  F_COMM_RANK, F_COMM_LSIZE,
         F_COMM_KIND,   F_COMM_NEXT, F_COMM_LGROUP, F_COMM_RGROUP, F_COMM_VCRT, F_COMM_LVCRT};
     static const enum field_id req_fields[] = {
-        F_REQ_HANDLE,     F_REQ_KIND,     F_REQ_CC,         F_REQ_STATUS_SOURCE,
+        F_REQ_HANDLE,     F_REQ_KIND,     F_REQ_CC,         F_REQ_CC_PTR,     F_REQ_STATUS_SOURCE,
         F_REQ_STATUS_TAG, F_REQ_NEXT,     F_REQ_MATCH_TAG,  F_REQ_MATCH_RANK,
         F_REQ_MATCH_CTX,  F_REQ_USER_BUF, F_REQ_USER_COUNT, F_REQ_DATATYPE,
         F_REQ_DATATYPE_PTR, F_REQ_RECV_SZ, F_REQ_TMPBUF};
@@ -990,6 +990,30 @@ static long byte_length(struct mqd_process *p, long count, unsigned dt, mqs_tadd
 }
 
 /* One ch3 request from the posted (queue 1) or unexpected (2) list. */
+
+/*
+ * The completion counter of the request at req (its bytes in buf).  A
+ * started persistent request counts on its real request's: MPID_Startall
+ * points cc_ptr there (ch3 src/mpid/ch3/src/mpid_startall.c, ch4's
+ * MPIDIG_mpi_startall), and its own cc says nothing.  Without cc_ptr in
+ * the layout, the request's own.
+ */
+static int req_cc(struct mqd_process *p, mqs_taddr_t req, const unsigned char *buf, long *cc)
+{
+    const int *o = bimg(p)->off;
+    *cc = (long)mqd_int(p, buf, o[F_REQ_CC], 4);
+    if (o[F_REQ_CC_PTR] < 0)
+        return mqs_ok;
+    mqs_taddr_t at = mqd_ptr(p, buf, o[F_REQ_CC_PTR]);
+    if (!at || at == req + (mqs_taddr_t)o[F_REQ_CC])
+        return mqs_ok;
+    unsigned char v[4];
+    int rc = mqd_read(p, at, v, 4);
+    if (rc == mqs_ok)
+        *cc = (long)mqd_int(p, v, 0, 4);
+    return rc;
+}
+
 static int ch3_request(struct mqd_process *p, mqs_taddr_t addr, int queue,
                        struct mqd_raw_op *r, mqs_taddr_t *next)
 {
@@ -1009,7 +1033,11 @@ static int ch3_request(struct mqd_process *p, mqs_taddr_t addr, int queue,
     r->context = mqd_uint(p, buf, o[F_REQ_MATCH_CTX], b->size[S_SZ_CONTEXT_ID]);
     long rank = (long)mqd_int(p, buf, o[F_REQ_MATCH_RANK], b->size[S_SZ_RANK]);
     long tag = (long)mqd_int(p, buf, o[F_REQ_MATCH_TAG], 4);
-    long cc = (long)mqd_int(p, buf, o[F_REQ_CC], 4);
+    long cc;
+    if ((rc = req_cc(p, addr, buf, &cc)) != mqs_ok) {
+        mqd_free(buf);
+        return rc;
+    }
     unsigned handle = (unsigned)mqd_uint(p, buf, o[F_REQ_HANDLE], 4);
     mqs_pending_operation *op = &r->op;
     if (queue == mqs_pending_receives) {
@@ -1084,7 +1112,11 @@ static int send_request(struct mqd_process *p, mqs_taddr_t req, long count_hint,
         mqd_free(buf);
         return rc;
     }
-    long cc = (long)mqd_int(p, buf, o[F_REQ_CC], 4);
+    long cc;
+    if ((rc = req_cc(p, req, buf, &cc)) != mqs_ok) {
+        mqd_free(buf);
+        return rc;
+    }
     unsigned kind = (unsigned)mqd_uint(p, buf, o[F_REQ_KIND], 4);
     unsigned handle = (unsigned)mqd_uint(p, buf, o[F_REQ_HANDLE], 4);
     op->status = cc == 0 ? mqs_st_complete : mqs_st_pending;
@@ -1184,7 +1216,9 @@ static int debugq_list(struct mqd_process *p, mqs_taddr_t head_sym, int queue,
             op->desired_tag = tag;
             rc = send_request(p, raddr, count, 1, &r);
         } else if (!raddr || (rc = mqd_read(p, raddr, req, b->req_span)) == mqs_ok) {
-            long cc = raddr ? (long)mqd_int(p, req, o[F_REQ_CC], 4) : 1;
+            long cc = 1;
+            if (raddr && (rc = req_cc(p, raddr, req, &cc)) != mqs_ok)
+                break;
             unsigned handle = raddr ? (unsigned)mqd_uint(p, req, o[F_REQ_HANDLE], 4) : 0;
             op->status = cc == 0 ? mqs_st_complete : mqs_st_pending;
             if (queue == mqs_pending_receives) {

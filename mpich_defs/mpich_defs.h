@@ -74,6 +74,7 @@ enum mpich_generation { MPICH_GEN_NONE, MPICH_GEN_CH3_402, MPICH_GEN_DEBUGQ };
     X(REQ_HANDLE, A, "MPIR_Request:handle")                                                  \
     X(REQ_KIND, A, "MPIR_Request:kind")                                                      \
     X(REQ_CC, A, "MPIR_Request:cc")                                                          \
+    X(REQ_CC_PTR, O, "MPIR_Request:cc_ptr")                                                  \
     X(REQ_STATUS_SOURCE, D, "MPIR_Request:status/MPI_Status:MPI_SOURCE")                     \
     X(REQ_STATUS_TAG, D, "MPIR_Request:status/MPI_Status:MPI_TAG")                           \
     X(REQ_NEXT, C, "MPIR_Request:next")                                                      \

@@ -353,6 +353,7 @@ ANALYSIS_TEST(finalize)
 ANALYSIS_TEST(ssend)
 ANALYSIS_TEST(waitany)
 ANALYSIS_TEST(splitcoll)
+ANALYSIS_TEST(persist)
 
 /* 1 if process pid maps a file whose path contains what. */
 static int maps_file(pid_t pid, const char *what)
@@ -897,6 +898,7 @@ int main(void)
         cmocka_unit_test(test_mqdump__analysis_ssend),
         cmocka_unit_test(test_mqdump__analysis_waitany),
         cmocka_unit_test(test_mqdump__analysis_splitcoll),
+        cmocka_unit_test(test_mqdump__analysis_persist),
         cmocka_unit_test(test_mqdump__stripped_libmpi_known_layout),
         cmocka_unit_test(test_mqdump__executable_names_the_dll),
         cmocka_unit_test(test_mqdump__where_each_rank_is),

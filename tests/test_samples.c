@@ -191,6 +191,7 @@ SAMPLE_TEST(finalize)
 SAMPLE_TEST(ssend)
 SAMPLE_TEST(waitany)
 SAMPLE_TEST(splitcoll)
+SAMPLE_TEST(persist)
 
 /* A launcher told to stop by a signal still kills and reaps the whole job. */
 static void test_samples__sigterm_cleans_up(void **state)
@@ -239,6 +240,7 @@ int main(void)
         cmocka_unit_test(test_samples__ssend),
         cmocka_unit_test(test_samples__waitany),
         cmocka_unit_test(test_samples__splitcoll),
+        cmocka_unit_test(test_samples__persist),
         cmocka_unit_test(test_samples__spawn),
         cmocka_unit_test(test_samples__sigterm_cleans_up),
         cmocka_unit_test(test_samples__failure_is_reported),
