@@ -608,6 +608,25 @@ static int collective_comm(const struct mqdh_process *p)
     return -1;
 }
 
+/* Process i waits for m to enter its collective (alone in its group g);
+ * comm is i's communicator index (-1: see mqdh_wait), local m's rank
+ * there.  0, or -1 out of memory. */
+static int add_collective_wait(struct builder *b, int i, int m, int g, int comm, long local)
+{
+    struct mqdh_wait *w = add_wait(b);
+    if (!w)
+        return -1;
+    w->from = i;
+    w->to = m;
+    w->group = g;
+    w->kind = MQDH_WAIT_COLLECTIVE;
+    w->comm = comm;
+    w->peer_local = local;
+    w->peer_global = b->ids[m];
+    w->tag = -1;
+    return 0;
+}
+
 static void collective_waits(struct builder *b, int i)
 {
     const struct mqdh_process *p = &b->d->procs[i];
@@ -638,17 +657,8 @@ static void collective_waits(struct builder *b, int i)
                     (b->coll_comm[m] < 0 || b->coll_comm[m] == mk);
         if (in_it)
             continue;
-        struct mqdh_wait *w = add_wait(b);
-        if (!w)
+        if (add_collective_wait(b, i, m, group++, ci, mp->comms[mk].local_rank) != 0)
             return;
-        w->from = i;
-        w->to = m;
-        w->group = group++;
-        w->kind = MQDH_WAIT_COLLECTIVE;
-        w->comm = ci;
-        w->peer_local = mp->comms[mk].local_rank;
-        w->peer_global = b->ids[m];
-        w->tag = -1;
     }
     if (members != c->size - 1) { /* a member not dumped, or names that clash */
         unseen(b, i, "which processes are the %ld other members of \"%s\", where %s is in %s "
@@ -693,17 +703,8 @@ static void finalize_waits(struct builder *b, int i)
         }
         if (is_terminal(mp))
             continue;
-        struct mqdh_wait *w = add_wait(b);
-        if (!w)
+        if (add_collective_wait(b, i, m, group++, wc, mp->rank) != 0)
             return;
-        w->from = i;
-        w->to = m;
-        w->group = group++;
-        w->kind = MQDH_WAIT_COLLECTIVE;
-        w->comm = wc;
-        w->peer_local = mp->rank;
-        w->peer_global = b->ids[m];
-        w->tag = -1;
     }
     if (size < 0 || members != size - 1) {
         char found[64];
