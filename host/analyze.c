@@ -95,16 +95,14 @@ static enum call_kind classify(const char *call)
     return CALL_RETURNS;
 }
 
-/* The DLL marks MPI's own traffic for a collective (mqd's libmqd_mpich.so). */
-static int op_is_collective(const struct mqdh_op *o);
-
 /* A process that will never send, receive or join anything again. */
 static int is_terminal(const struct mqdh_process *p)
 {
-    return p->where_call && (strcmp(p->where_call, "MPI_Finalize") == 0 ||
-                             strcmp(p->where_call, "MPI_Abort") == 0);
+    enum call_kind k = classify(p->where_call);
+    return k == CALL_FINALIZE || k == CALL_ABORT;
 }
 
+/* The DLL marks MPI's own traffic for a collective (mqd's libmqd_mpich.so). */
 static int op_is_collective(const struct mqdh_op *o)
 {
     for (int l = 0; l < 5 && o->extra_text[l][0]; l++)
@@ -484,9 +482,8 @@ static void blocked_send_waits(struct builder *b, int i)
     const struct mqdh_process *p = &b->d->procs[i];
     int sync = strcmp(p->where_call, "MPI_Ssend") == 0, first_wait = b->a->nwaits;
     char me[32], who[32];
-    if (strcmp(p->where_call, "MPI_Bsend") == 0) { /* buffered: waits for nobody */
+    if (strcmp(p->where_call, "MPI_Bsend") == 0) /* buffered: waits for nobody */
         return;
-    }
     for (int m = 0; m < b->d->nprocs; m++) {
         const struct mqdh_process *mp = &b->d->procs[m];
         if (m == i)
@@ -819,7 +816,6 @@ static void strongconnect(struct tarjan *t, int v)
     }
 }
 
-/* Is group g of process i held only by stuck processes? */
 /* Can wait e never be met?  Its target is stuck, or it is a
  * point-to-point wait on a terminal process (MPI_Finalize, MPI_Abort),
  * which will never send or receive again, stuck or not. */
@@ -829,6 +825,7 @@ static int wait_held(const struct mqdh_analysis *a, const int *terminal, int e)
     return a->stuck[w->to] || (w->kind != MQDH_WAIT_COLLECTIVE && terminal[w->to]);
 }
 
+/* Is group g of process i held only by waits that can never be met? */
 static int group_stuck(const struct mqdh_analysis *a, const int *terminal, int i, int g,
                        const int *first, const int *count)
 {

@@ -64,6 +64,10 @@ struct hjob {
     int verbose;
     struct mqdh_dll *job_dll; /* the MPI-2 DLL mqs_setup_job was called for */
     struct mqdh_typeshare *types; /* DWARF indexes shared by every image */
+    /* mqd's own DLL (mqdh_own_dll), looked up once per dump: 0 not yet,
+     * 1 found in own_dll, -1 not installed. */
+    int own_state;
+    char own_dll[PATH_MAX];
 };
 
 static const char *const error_messages[] = {
@@ -405,24 +409,27 @@ static void set_dll(struct hproc *p, const char *path, enum mqdh_dll_source src,
 static int choose_dll(struct hproc *p, const struct mqdh_options *opt)
 {
     char paths[MAX_TARGET_DLLS][DLL_PATH_MAX];
-    char why[1024] = "", first_why[1024] = "", own[PATH_MAX];
+    char why[1024] = "", first_why[1024] = "";
     const char *env = getenv("MQD_DLL"), *mark = NULL;
-    int mpich = is_mpich(p, &mark);
+    int mpich = is_mpich(p, &mark), want_own = mpich && !(opt && opt->target_dll);
+    struct hjob *job = p->job;
+    if (want_own && !job->own_state)
+        job->own_state = mqdh_own_dll(job->own_dll, sizeof job->own_dll) == 0 ? 1 : -1;
     if (opt && opt->dll) {
         set_dll(p, opt->dll, MQDH_DLL_OPTION, "given with --dll");
     } else if (env && *env) {
         set_dll(p, env, MQDH_DLL_ENVIRONMENT, "given in $MQD_DLL");
-    } else if (mpich && !(opt && opt->target_dll) && mqdh_own_dll(own, sizeof own) == 0) {
-        set_dll(p, own, MQDH_DLL_OWN, "mqd's DLL for MPICH: the process has %s", mark);
+    } else if (want_own && job->own_state > 0) {
+        set_dll(p, job->own_dll, MQDH_DLL_OWN, "mqd's DLL for MPICH: the process has %s", mark);
     } else {
         int n = target_dlls(p, paths, MAX_TARGET_DLLS);
         if (n == 0) {
             set_error(p, "no debug DLL: the process names none in MPIR_dll_name or "
                       "mpimsgq_dll_locations (not an MPI program, or an MPI built without "
                       "debugger support)%s and none was given with --dll",
-                      mpich && !(opt && opt->target_dll) ? ", mqd's own libmqd_mpich.so is "
-                                                           "not installed next to libmqdhost,"
-                                                         : "");
+                      want_own ? ", mqd's own libmqd_mpich.so is not installed next to "
+                                 "libmqdhost,"
+                               : "");
             return MQDH_E_NO_DLL;
         }
         int chosen = -1;
@@ -439,9 +446,9 @@ static int choose_dll(struct hproc *p, const struct mqdh_options *opt)
             return MQDH_E_DLL_UNTRUSTED;
         }
         set_dll(p, paths[chosen], MQDH_DLL_TARGET, "named by the process%s",
-                mpich && opt && opt->target_dll ? ", as --target-dll asks"
-                : mpich ? "; mqd's own DLL for MPICH is not installed next to libmqdhost"
-                        : "");
+                want_own ? "; mqd's own DLL for MPICH is not installed next to libmqdhost"
+                : mpich  ? ", as --target-dll asks"
+                         : "");
     }
     int rc = mqdh_dll_load(p->out->dll, &basic_callbacks, &p->dll, why, sizeof why);
     if (rc != MQDH_OK)
@@ -806,7 +813,8 @@ int mqdh_dump_processes(const pid_t *pids, const int *ranks, const char *const *
         return MQDH_E_NOMEM;
     }
     d->nprocs = n;
-    struct hjob job = {n, procs, NULL, opt ? opt->verbose : 0, NULL, mqdh_typeshare_new()};
+    struct hjob job = {.n = n, .procs = procs, .verbose = opt ? opt->verbose : 0,
+                       .types = mqdh_typeshare_new()};
     current_job = &job;
     int first_error = MQDH_OK;
 

@@ -49,6 +49,13 @@ static void in_call(struct mqdh_dump *d, int rank, const char *call)
     d->procs[rank].where_function = strdup("main");
 }
 
+/* The rank is outside MPI (computing). */
+static void not_in_mpi(struct mqdh_dump *d, int rank)
+{
+    free(d->procs[rank].where_call);
+    d->procs[rank].where_call = NULL;
+}
+
 /* An operation of rank on MPI_COMM_WORLD: peer and tag -1 for ANY. */
 static struct mqdh_op *op(struct mqdh_dump *d, int rank, int q, long peer, long tag)
 {
@@ -95,6 +102,16 @@ static int unseen_says(const struct mqdh_analysis *a, const char *what)
     return 0;
 }
 
+/* a has exactly one deadlock, of these members ("0,1"); its first wait
+ * explained as why. */
+static void one_deadlock(const struct mqdh_dump *d, const struct mqdh_analysis *a,
+                         const char *members, const char *why)
+{
+    assert_int_equal(a->ndeadlocks, 1);
+    assert_string_equal(ranks(d, a->deadlocks[0].members, a->deadlocks[0].nmembers), members);
+    assert_string_equal(a->waits[a->deadlocks[0].waits[0]].why, why);
+}
+
 /* A ring of three in MPI_Waitall: one cycle, each rank one wait. */
 static void test_analyze__ring_is_a_cycle(void **state)
 {
@@ -125,8 +142,7 @@ static void test_analyze__ring_is_a_cycle(void **state)
                              "(it is in MPI_Waitall)");
     mqdh_analysis_free(a);
     /* Rank 1 computing instead: nothing is stuck. */
-    free(d->procs[1].where_call);
-    d->procs[1].where_call = NULL;
+    not_in_mpi(d, 1);
     a = analyze(d);
     assert_int_equal(a->ndeadlocks, 0);
     assert_int_equal(a->activity[1], MQDH_ACT_RUNNING);
@@ -221,8 +237,7 @@ static void test_analyze__any_source_knot(void **state)
     assert_true(a->waits[0].any_source);
     assert_non_null(strstr(a->waits[0].why, "receive(source=ANY, tag=5"));
     mqdh_analysis_free(a);
-    free(d->procs[3].where_call);
-    d->procs[3].where_call = NULL;
+    not_in_mpi(d, 3);
     a = analyze(d);
     assert_int_equal(a->ndeadlocks, 0);
     assert_int_equal(a->nbehind, 0);
@@ -460,21 +475,18 @@ static void test_analyze__finalize_is_terminal(void **state)
     /* Rank 2 computes: rank 1 waits for it too, rank 0 still stuck. */
     struct mqdh_analysis *a = analyze(d);
     assert_int_equal(a->verdict, MQDH_VERDICT_DEADLOCK);
-    assert_int_equal(a->ndeadlocks, 1);
-    assert_string_equal(ranks(d, a->deadlocks[0].members, a->deadlocks[0].nmembers), "0,1");
-    const struct mqdh_wait *w = &a->waits[a->deadlocks[0].waits[0]];
-    assert_int_equal(w->from, 0);
-    assert_non_null(strstr(w->why, "(it is in MPI_Finalize: it will never send or receive "
-                                   "again)"));
-    w = &a->waits[a->deadlocks[0].waits[1]];
+    one_deadlock(d, a, "0,1",
+                 "rank 0 waits in MPI_Recv(source=1, tag=5, comm=MPI_COMM_WORLD) - rank 1 has "
+                 "no matching send pending (it is in MPI_Finalize: it will never send or "
+                 "receive again)");
+    const struct mqdh_wait *w = &a->waits[a->deadlocks[0].waits[1]];
     assert_int_equal(w->from, 1);
     assert_int_equal(w->comm, -1);
     assert_string_equal(w->why, "rank 1 waits in MPI_Finalize(comm=MPI_COMM_WORLD) - rank 0 "
                                 "has not entered it (it is in MPI_Recv)");
     mqdh_analysis_free(a);
     /* Rank 0 computing instead: a rank finalizing early waits, nothing more. */
-    free(d->procs[0].where_call);
-    d->procs[0].where_call = NULL;
+    not_in_mpi(d, 0);
     a = analyze(d);
     assert_int_equal(a->verdict, MQDH_VERDICT_NONE);
     assert_int_equal(a->ndeadlocks, 0);
@@ -503,11 +515,9 @@ static void test_analyze__nonblocking_collective_in_wait(void **state)
     in_call(d, 1, "MPI_Barrier");
     collective(op(d, 1, MQDH_RECEIVES, 0, 1));
     struct mqdh_analysis *a = analyze(d);
-    assert_int_equal(a->ndeadlocks, 1);
-    assert_string_equal(ranks(d, a->deadlocks[0].members, a->deadlocks[0].nmembers), "0,1");
-    assert_string_equal(a->waits[a->deadlocks[0].waits[0]].why,
-                        "rank 0 waits in MPI_Wait: nonblocking collective(comm=MPI_COMM_WORLD) - "
-                        "rank 1 has not entered it or a matching one (it is in MPI_Barrier)");
+    one_deadlock(d, a, "0,1",
+                 "rank 0 waits in MPI_Wait: nonblocking collective(comm=MPI_COMM_WORLD) - "
+                 "rank 1 has not entered it or a matching one (it is in MPI_Barrier)");
     mqdh_analysis_free(a);
     /* Both in MPI_Wait on collective traffic: the same collective may be
      * under way; never a deadlock. */
@@ -516,8 +526,7 @@ static void test_analyze__nonblocking_collective_in_wait(void **state)
     assert_int_equal(a->ndeadlocks, 0);
     mqdh_analysis_free(a);
     /* The other computing: free. */
-    free(d->procs[1].where_call);
-    d->procs[1].where_call = NULL;
+    not_in_mpi(d, 1);
     a = analyze(d);
     assert_int_equal(a->ndeadlocks, 0);
     assert_int_equal(a->verdict, MQDH_VERDICT_NONE);
@@ -544,11 +553,9 @@ static void test_analyze__blocked_sends_found_at_their_destination(void **state)
         unexpected(d, 1 - r, r, 1); /* eager, data there: Ssend still waits */
     }
     struct mqdh_analysis *a = analyze(d);
-    assert_int_equal(a->ndeadlocks, 1);
-    assert_string_equal(ranks(d, a->deadlocks[0].members, a->deadlocks[0].nmembers), "0,1");
-    assert_string_equal(a->waits[a->deadlocks[0].waits[0]].why,
-                        "rank 0 waits in MPI_Ssend(dest=1, tag=3, comm=MPI_COMM_WORLD) - rank 1 "
-                        "has posted no matching receive (it is in MPI_Ssend)");
+    one_deadlock(d, a, "0,1",
+                 "rank 0 waits in MPI_Ssend(dest=1, tag=3, comm=MPI_COMM_WORLD) - rank 1 has "
+                 "posted no matching receive (it is in MPI_Ssend)");
     mqdh_analysis_free(a);
     /* MPI_Send: a complete eager message is a send that finished, not the
      * one it is blocked in; that one was not seen. */
@@ -566,8 +573,7 @@ static void test_analyze__blocked_sends_found_at_their_destination(void **state)
     assert_int_equal(a->ndeadlocks, 1);
     mqdh_analysis_free(a);
     /* The destination computing: it may yet receive. */
-    free(d->procs[1].where_call);
-    d->procs[1].where_call = NULL;
+    not_in_mpi(d, 1);
     a = analyze(d);
     assert_int_equal(a->ndeadlocks, 0);
     mqdh_analysis_free(a);
