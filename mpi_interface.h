@@ -310,6 +310,14 @@ extern int mqs_next_communicator(mqs_process *);
  */
 extern int mqs_get_comm_group(mqs_process *, int *);
 /*
+ * An mqd extension, not in the interface's other implementations (a
+ * debugger looks it up and does without it): the handle the program holds
+ * for the current communicator (the bits of its MPI_Comm, zero-extended),
+ * so that a call's comm argument, read from its stack frame, names one of
+ * the communicators shown.  mqs_ok, or mqs_no_information.
+ */
+extern int mqd_get_comm_handle(mqs_process *, mqs_taddr_t *);
+/*
  * Select queue (an mqs_op_class) of the current communicator.  Returns
  * mqs_ok, mqs_end_of_list (known empty) or mqs_no_information (unknown).
  */

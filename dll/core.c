@@ -672,6 +672,26 @@ MQD_EXPORT int mqs_get_comm_group(mqs_process *process, int *group)
     return mqs_ok;
 }
 
+/*
+ * mqd's extension (mpi_interface.h): the handle the program holds for the
+ * current communicator, so that a debugger can tell which communicator a
+ * call's comm argument is.
+ */
+MQD_EXPORT int mqd_get_comm_handle(mqs_process *process, mqs_taddr_t *handle)
+{
+    struct mqd_process *p = proc(process);
+    if (!p || !p->backend)
+        return MQD_ERR_NOT_SET_UP;
+    if (p->comm_pos < 0 || p->comm_pos >= p->ncomms)
+        return MQD_ERR_NO_COMM;
+    if (!handle)
+        return MQD_ERR_BUF_SMALL;
+    if (!p->comms[p->comm_pos].has_handle)
+        return mqs_no_information;
+    *handle = p->comms[p->comm_pos].handle;
+    return mqs_ok;
+}
+
 /* ---------------------------------------------------------------- operations */
 
 static long to_global(const struct mqd_comm *c, long peer)

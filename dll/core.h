@@ -87,6 +87,8 @@ struct mqd_comm {
                             * the backend cannot tell (mqs_get_comm_group: no information) */
     int inter;             /* an intercommunicator: peers are in the remote group */
     int globals_final;     /* backend: the two tables hold identities already */
+    int has_handle;        /* handle is the program's MPI_Comm for it */
+    uint64_t handle;
 };
 
 /* One queue entry as a backend reads it.  Peers are local ranks (-1 any). */

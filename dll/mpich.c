@@ -730,6 +730,8 @@ static int read_comm(struct mqd_process *p, struct lpid_cache *cache, mqs_taddr_
     memset(c, 0, sizeof *c);
     c->addr = addr;
     *handle = (unsigned)mqd_uint(p, buf, o[F_COMM_HANDLE], 4);
+    c->handle = *handle;
+    c->has_handle = 1;
     *next = mqd_ptr(p, buf, o[F_COMM_NEXT]);
     c->send_context = mqd_uint(p, buf, o[F_COMM_CTX], cs);
     c->recv_context = mqd_uint(p, buf, o[F_COMM_RCTX], cs);

@@ -95,6 +95,17 @@ static enum call_kind classify(const char *call)
     return CALL_RETURNS;
 }
 
+/* A collective with a root argument, which every member must give alike. */
+static int is_rooted(const char *call)
+{
+    static const char *const rooted[] = {"MPI_Bcast",   "MPI_Reduce",   "MPI_Gather",
+                                         "MPI_Gatherv", "MPI_Scatter", "MPI_Scatterv"};
+    for (size_t i = 0; call && i < sizeof rooted / sizeof rooted[0]; i++)
+        if (strcmp(call, rooted[i]) == 0)
+            return 1;
+    return 0;
+}
+
 /* A process that will never send, receive or join anything again. */
 static int is_terminal(const struct mqdh_process *p)
 {
@@ -195,6 +206,18 @@ static const char *label(const struct builder *b, int i, char *buf, size_t len)
 {
     mqdh_process_label(&b->d->procs[i], buf, len);
     return buf;
+}
+
+/* The communicator process p's call names by its comm argument (read from
+ * its frame, matched by handle: mqdh_process.where_comm), or -1. */
+static int arg_comm(const struct mqdh_process *p)
+{
+    if (!(p->where_args & MQDH_ARG_COMM))
+        return -1;
+    for (int ci = 0; ci < p->ncomms; ci++)
+        if (p->comms[ci].has_handle && p->comms[ci].handle == p->where_comm)
+            return ci;
+    return -1;
 }
 
 /* The global rank a DLL names process p by. */
@@ -477,12 +500,89 @@ static void collective_waits(struct builder *b, int i);
  * already finished, not a candidate.  If some process's unexpected
  * messages cannot be seen, the blocked send may be there: unseen.
  */
+/*
+ * The same, when the send's own arguments were read from its frame: its
+ * destination is known, so the wait is exact.  Its message at the
+ * destination, unexpected, still to be matched (a rendezvous envelope, or
+ * any for MPI_Ssend): it waits for the destination's receive.  A matching
+ * posted receive there: in flight.  Nothing of it there: it waits for the
+ * destination too (a rendezvous send not yet arrived; see the analysis's
+ * model above).  Only a complete eager message from i with its tag cannot
+ * be told from an earlier send's.  Returns 0 when the arguments do not
+ * name a process in the dump (the caller looks at every destination).
+ */
+static int blocked_send_exact(struct builder *b, int i, int sync)
+{
+    const struct mqdh_process *p = &b->d->procs[i];
+    unsigned need = MQDH_ARG_DEST | MQDH_ARG_TAG | MQDH_ARG_COMM;
+    int ci = arg_comm(p);
+    if ((p->where_args & need) != need || ci < 0 || p->where_dest < 0)
+        return 0;
+    const struct mqdh_comm *c = &p->comms[ci];
+    int tp = mqdh_process_by_global(b->d, op_global(b, i, ci, p->where_dest, -1));
+    int k = tp >= 0 ? same_comm(&b->d->procs[tp], c) : -1;
+    if (k < 0)
+        return 0;
+    const struct mqdh_process *mp = &b->d->procs[tp];
+    const struct mqdh_queue *q = &mp->comms[k].queues[MQDH_UNEXPECTED];
+    char me[32], who[32];
+    if (q->state != MQDH_QUEUE_OK) {
+        unseen(b, i, "%s's unexpected messages on \"%s\" (%s's blocked %s may be there)",
+               label(b, tp, who, sizeof who), mp->comms[k].name, label(b, i, me, sizeof me),
+               p->where_call);
+        return 1;
+    }
+    int waiting = 0, complete = 0;
+    for (int n = 0; n < q->nops; n++) {
+        const struct mqdh_op *o = &q->ops[n];
+        if (op_is_collective(o) || o->actual_tag != p->where_tag ||
+            op_global(b, tp, k, o->actual_local_rank, o->actual_global_rank) != b->ids[i])
+            continue;
+        if (!sync && o->status == 2)
+            complete = 1;
+        else
+            waiting = 1;
+    }
+    if (!waiting && complete) {
+        unseen(b, i, "whether %s's blocked %s is the complete message to %s with tag %ld",
+               label(b, i, me, sizeof me), p->where_call, label(b, tp, who, sizeof who),
+               p->where_tag);
+        return 1;
+    }
+    struct mqdh_op o;
+    memset(&o, 0, sizeof o);
+    o.desired_local_rank = p->where_dest;
+    o.desired_global_rank = -1;
+    o.desired_tag = p->where_tag;
+    int has = waiting ? 0 : partner_pending(b, i, tp, c, MQDH_SENDS, &o);
+    if (has < 0)
+        unseen(b, i, "%s's pending receives on \"%s\" (%s's blocked %s may be matched)",
+               label(b, tp, who, sizeof who), c->name, label(b, i, me, sizeof me),
+               p->where_call);
+    if (has)
+        return 1; /* matched: in flight */
+    struct mqdh_wait *w = add_wait(b);
+    if (!w)
+        return 1;
+    w->from = i;
+    w->to = tp;
+    w->kind = MQDH_WAIT_SEND;
+    w->comm = ci;
+    w->peer_local = p->where_dest;
+    w->peer_global = b->ids[tp];
+    w->tag = p->where_tag;
+    w->bytes = -1;
+    return 1;
+}
+
 static void blocked_send_waits(struct builder *b, int i)
 {
     const struct mqdh_process *p = &b->d->procs[i];
     int sync = strcmp(p->where_call, "MPI_Ssend") == 0, first_wait = b->a->nwaits;
     char me[32], who[32];
     if (strcmp(p->where_call, "MPI_Bsend") == 0) /* buffered: waits for nobody */
+        return;
+    if (blocked_send_exact(b, i, sync))
         return;
     for (int m = 0; m < b->d->nprocs; m++) {
         const struct mqdh_process *mp = &b->d->procs[m];
@@ -530,6 +630,65 @@ static void blocked_send_waits(struct builder *b, int i)
     if (b->a->nwaits == first_wait)
         unseen(b, i, "what %s waits for in %s (its message is in no queue that could be seen)",
                label(b, i, me, sizeof me), p->where_call);
+}
+
+/* Does process i's unexpected queue on ci hold a message o (a receive or a
+ * probe) takes?  1 yes, 0 no, -1 cannot be seen. */
+static int own_unexpected(const struct builder *b, int i, int ci, const struct mqdh_op *o)
+{
+    const struct mqdh_queue *q = &b->d->procs[i].comms[ci].queues[MQDH_UNEXPECTED];
+    if (q->state != MQDH_QUEUE_OK)
+        return -1;
+    for (int n = 0; n < q->nops; n++) {
+        const struct mqdh_op *m = &q->ops[n];
+        if (op_is_collective(m))
+            continue;
+        if ((o->desired_local_rank < 0 || m->actual_local_rank == o->desired_local_rank) &&
+            tags_match(o->desired_tag, o->tag_wild, m->actual_tag))
+            return 1;
+    }
+    return 0;
+}
+
+/*
+ * Process i is in MPI_Probe (or MPI_Mprobe), which posts nothing: what it
+ * waits for is its arguments, read from its frame.  It waits as a receive
+ * from source with tag on comm would (a negative source or tag is the
+ * wildcard: a probe from MPI_PROC_NULL returns at once), unless its
+ * message is already in its own unexpected queue (the probe is about to
+ * return) or its sender's pending sends (in flight).
+ */
+static void probe_waits(struct builder *b, int i, struct target *t)
+{
+    const struct mqdh_process *p = &b->d->procs[i];
+    char me[32];
+    unsigned need = MQDH_ARG_SOURCE | MQDH_ARG_TAG | MQDH_ARG_COMM;
+    int ci = arg_comm(p);
+    if ((p->where_args & need) != need || ci < 0) {
+        unseen(b, i, "what %s waits for in %s (a probe posts nothing, and %s)",
+               label(b, i, me, sizeof me), p->where_call,
+               (p->where_args & need) != need
+                   ? (p->where_args_why ? p->where_args_why : "its arguments were not read")
+                   : "its comm argument is no communicator the DLL showed");
+        return;
+    }
+    struct mqdh_op o;
+    memset(&o, 0, sizeof o);
+    o.desired_local_rank = p->where_source < 0 ? -1 : p->where_source;
+    o.desired_global_rank = -1;
+    o.tag_wild = p->where_tag < 0;
+    o.desired_tag = o.tag_wild ? -1 : p->where_tag;
+    o.desired_length = -1;
+    int has = own_unexpected(b, i, ci, &o);
+    if (has) {
+        if (has < 0)
+            unseen(b, i, "%s's unexpected messages on \"%s\" (its %s may match one)",
+                   label(b, i, me, sizeof me), p->comms[ci].name, p->where_call);
+        return;
+    }
+    int fr, n = op_targets(b, i, ci, MQDH_RECEIVES, &o, t, &fr);
+    if (!fr)
+        commit(b, i, 0, ci, MQDH_RECEIVES, &o, t, n);
 }
 
 /* Point-to-point waits of blocked process i in a call of kind k; t has
@@ -635,7 +794,8 @@ static void collective_waits(struct builder *b, int i)
         return;
     }
     const struct mqdh_comm *c = &p->comms[ci];
-    int members = 0, first_wait = b->a->nwaits, group = 0;
+    int members = 0, first_wait = b->a->nwaits, group = 0, rooted = is_rooted(p->where_call);
+    int root_unread = -1; /* a member in it whose root, or i's, was not read */
     for (int m = 0; m < b->d->nprocs; m++) {
         if (m == i)
             continue;
@@ -652,10 +812,42 @@ static void collective_waits(struct builder *b, int i)
         }
         int in_it = mp->where_call && strcmp(mp->where_call, p->where_call) == 0 &&
                     (b->coll_comm[m] < 0 || b->coll_comm[m] == mk);
+        if (in_it && rooted) {
+            /*
+             * The same rooted collective with another root (read from both
+             * calls' frames): MPI requires every member to give the same
+             * root, and the library's algorithm, run with two roots, waits
+             * for contributions the other side never sends.  i cannot go on
+             * until m calls it as i does, which it never will.
+             */
+            if (!(p->where_args & mp->where_args & MQDH_ARG_ROOT)) {
+                if (root_unread < 0)
+                    root_unread = m;
+                continue;
+            }
+            if (p->where_root == mp->where_root)
+                continue;
+            if (add_collective_wait(b, i, m, group++, ci, mp->comms[mk].local_rank) != 0)
+                return;
+            struct mqdh_wait *w = &b->a->waits[b->a->nwaits - 1];
+            w->roots_differ = 1;
+            w->root = p->where_root;
+            w->peer_root = mp->where_root;
+            continue;
+        }
         if (in_it)
             continue;
         if (add_collective_wait(b, i, m, group++, ci, mp->comms[mk].local_rank) != 0)
             return;
+    }
+    if (members == c->size - 1 && b->a->nwaits == first_wait && root_unread >= 0) {
+        /* Every member is in it: whether it can complete rests on the roots. */
+        const struct mqdh_process *rp = &b->d->procs[root_unread];
+        const char *why = !(p->where_args & MQDH_ARG_ROOT) ? p->where_args_why : rp->where_args_why;
+        unseen(b, i, "whether %s and %s give %s on \"%s\" the same root (%s)",
+               label(b, i, me, sizeof me), label(b, root_unread, who, sizeof who), p->where_call,
+               c->name, why ? why : "not read from their frames");
+        return;
     }
     if (members != c->size - 1) { /* a member not dumped, or names that clash */
         unseen(b, i, "which processes are the %ld other members of \"%s\", where %s is in %s "
@@ -723,7 +915,7 @@ void mqdh_explain_wait(const struct mqdh_dump *d, const struct mqdh_wait *w, int
     const struct mqdh_process *p = &d->procs[w->from], *t = &d->procs[w->to];
     /* -1: MPI_Finalize's MPI_COMM_WORLD, gone from the process already */
     const char *cname = w->comm >= 0 ? p->comms[w->comm].name : "MPI_COMM_WORLD";
-    char me[48], them[48], args[200], state[96];
+    char me[48], them[48], args[200], state[96], rootmsg[96];
     const char *call = p->where_call ? p->where_call : "MPI";
     mqdh_process_label(p, me, sizeof me);
     if (relative && t->rank >= 0 && t->world == p->world)
@@ -756,7 +948,7 @@ void mqdh_explain_wait(const struct mqdh_dump *d, const struct mqdh_wait *w, int
     const char *reason;
     switch (w->kind) {
     case MQDH_WAIT_RECV:
-        own = k == CALL_ONE_RECV;
+        own = k == CALL_ONE_RECV || k == CALL_PROBE;
         snprintf(args, sizeof args, "%ssource=%s, tag=%s, comm=%s", own ? "" : "receive(",
                  peer, tag, cname);
         reason = "has no matching send pending";
@@ -770,6 +962,13 @@ void mqdh_explain_wait(const struct mqdh_dump *d, const struct mqdh_wait *w, int
     case MQDH_WAIT_COLLECTIVE:
         /* MPI_Wait & co. on a nonblocking collective: say so. */
         own = k == CALL_COLLECTIVE || k == CALL_FINALIZE;
+        if (w->roots_differ) {
+            snprintf(args, sizeof args, "comm=%s, root=%ld", cname, w->root);
+            snprintf(rootmsg, sizeof rootmsg, "calls it with root %ld: the roots must agree",
+                     w->peer_root);
+            reason = rootmsg;
+            break;
+        }
         snprintf(args, sizeof args, "%scomm=%s", own ? "" : "nonblocking collective(", cname);
         reason = own ? "has not entered it" : "has not entered it or a matching one";
         break;
@@ -1018,7 +1217,11 @@ int mqdh_analyze(const struct mqdh_dump *d, struct mqdh_analysis **out)
     for (int i = 0; i < n; i++) {
         const struct mqdh_process *p = &d->procs[i];
         b.ids[i] = global_id(p);
-        b.coll_comm[i] = collective_comm(p);
+        /* A blocking collective's communicator is its comm argument where it
+         * was read; else the one whose queues hold its traffic. */
+        b.coll_comm[i] = classify(p->where_call) == CALL_COLLECTIVE && arg_comm(p) >= 0
+                             ? arg_comm(p)
+                             : collective_comm(p);
         if (p->error && p->ncomms == 0) {
             a->activity[i] = MQDH_ACT_UNKNOWN;
             unseen(&b, i, "%s: not dumped (%s)", label(&b, i, me, sizeof me), p->error);
@@ -1043,8 +1246,7 @@ int mqdh_analyze(const struct mqdh_dump *d, struct mqdh_analysis **out)
         else if (k == CALL_ABORT)
             ; /* waits for nobody; waits on it are never met */
         else if (k == CALL_PROBE)
-            unseen(&b, i, "what %s waits for in %s (a probe posts nothing)",
-                   label(&b, i, me, sizeof me), d->procs[i].where_call);
+            probe_waits(&b, i, t);
         else
             p2p_waits(&b, i, k, t);
     }

@@ -598,6 +598,11 @@ static int iterate(struct hproc *p)
                 return rc;
         if ((rc = read_group(p, out)) != 0)
             return rc;
+        mqs_taddr_t h;
+        if (p->dll->get_comm_handle && p->dll->get_comm_handle(mp, &h) == mqs_ok) {
+            out->handle = h;
+            out->has_handle = 1;
+        }
         rc = p->dll->next_communicator(mp);
         if (rc == mqs_end_of_list)
             return MQDH_OK;
@@ -637,7 +642,7 @@ static void locate(struct hproc *p)
 {
     struct mqdh_where w;
     char err[512];
-    if (mqdh_where(p->img.dwfl, p->out->pid, &w, err, sizeof err) != 0) {
+    if (mqdh_where(p->img.dwfl, p->out->pid, &p->mem, &w, err, sizeof err) != 0) {
         p->out->where_error = strdup(err);
         return;
     }
@@ -648,6 +653,13 @@ static void locate(struct hproc *p)
     p->out->where_file = w.file[0] ? strdup(w.file) : NULL;
     p->out->where_line = w.line;
     p->out->where_tid = w.tid;
+    p->out->where_args = w.args;
+    p->out->where_source = w.source;
+    p->out->where_dest = w.dest;
+    p->out->where_tag = w.tag;
+    p->out->where_root = w.root;
+    p->out->where_comm = w.comm;
+    p->out->where_args_why = w.args_why[0] ? strdup(w.args_why) : NULL;
 }
 
 /* Everything up to the queues; iterate() reads them once every process
@@ -919,6 +931,7 @@ void mqdh_dump_free(struct mqdh_dump *d)
         free(p->where_function);
         free(p->where_file);
         free(p->where_error);
+        free(p->where_args_why);
     }
     free(d->procs);
     free(d);

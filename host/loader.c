@@ -88,6 +88,7 @@ static const struct entry {
     REQUIRED(setup_operation_iterator, mqs_setup_operation_iterator),
     REQUIRED(next_operation, mqs_next_operation),
     OPTIONAL(get_comm_group, mqs_get_comm_group),
+    OPTIONAL(get_comm_handle, mqd_get_comm_handle),
     OPTIONAL(setup_job, mqs_setup_job),
     OPTIONAL(destroy_job_info, mqs_destroy_job_info),
     OPTIONAL(set_process_identity, mqs_set_process_identity),

@@ -403,6 +403,36 @@ static void json_string(const char *s)
     putchar('"');
 }
 
+/* The call's arguments read from its frame, and the communicator whose
+ * handle its comm argument is. */
+static void json_args(const struct mqdh_process *p)
+{
+    const struct {
+        unsigned bit;
+        const char *name;
+        long value;
+    } ints[] = {
+        {MQDH_ARG_SOURCE, "source", p->where_source},
+        {MQDH_ARG_DEST, "dest", p->where_dest},
+        {MQDH_ARG_TAG, "tag", p->where_tag},
+        {MQDH_ARG_ROOT, "root", p->where_root},
+    };
+    const char *sep = "";
+    for (size_t a = 0; a < sizeof ints / sizeof ints[0]; a++)
+        if (p->where_args & ints[a].bit) {
+            printf("%s\"%s\": %ld", sep, ints[a].name, ints[a].value);
+            sep = ", ";
+        }
+    if (p->where_args & MQDH_ARG_COMM) {
+        printf("%s\"comm\": %llu, \"comm_name\": ", sep, (unsigned long long)p->where_comm);
+        const char *name = NULL;
+        for (int c = 0; c < p->ncomms && !name; c++)
+            if (p->comms[c].has_handle && p->comms[c].handle == p->where_comm)
+                name = p->comms[c].name;
+        json_string(name);
+    }
+}
+
 static void json_dump(const struct mqdh_dump *d, int stats)
 {
     printf("{\"processes\": [");
@@ -427,7 +457,12 @@ static void json_dump(const struct mqdh_dump *d, int stats)
             json_string(p->where_function);
             printf(", \"file\": ");
             json_string(p->where_file);
-            printf(", \"line\": %d, \"thread\": %d}", p->where_line, (int)p->where_tid);
+            printf(", \"line\": %d, \"thread\": %d, \"args\": {", p->where_line,
+                   (int)p->where_tid);
+            json_args(p);
+            printf("}, \"args_why\": ");
+            json_string(p->where_args_why);
+            printf("}");
         } else {
             printf("null");
         }

@@ -8,17 +8,380 @@
 #define _GNU_SOURCE
 #include "where.h"
 
+#include <dwarf.h>
+#include <elfutils/libdw.h>
 #include <errno.h>
+#include <gelf.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 struct walk {
     struct mqdh_where *w;
+    struct mqdh_mem *mem;
     int depth;
     int found;   /* frames seen since the MPI entry point (1: it, 2+: callers) */
     Dwfl_Module *mpi_module;
 };
+
+static int mpi_entry(const char *name, Dwfl_Module *mod, char *buf, size_t len);
+
+/* ---------------------------------------------------------------- arguments */
+
+/*
+ * An MPI call's arguments at its stopped frame.  The frame is an outer one
+ * (the call is waiting in something it called), so libdwfl knows only the
+ * registers the callees' CFI restores: the callee-saved ones, which is
+ * where an optimising compiler keeps what a function needs after a call.
+ * A location that needs another register, or the value the register had
+ * on entry (DW_OP_entry_value: gone unless the caller's call site says),
+ * is "optimised out here": the argument is not known, never guessed.
+ */
+struct frame_ctx {
+    Dwfl_Frame *frame;
+    Dwfl_Module *mod;
+    Dwarf_Addr at, bias; /* the frame's pc (the call), the module's bias */
+    struct mqdh_mem *mem;
+    int big_endian, addr_size;
+    Dwarf_Die *subprogram;
+    const char *why; /* the first reason an evaluation failed */
+};
+
+static int frame_reg(struct frame_ctx *f, unsigned regno, Dwarf_Word *val)
+{
+    if (dwfl_frame_reg(f->frame, regno, val) != 0) {
+        f->why = "optimised out here (in a register the call did not preserve)";
+        return -1;
+    }
+    return 0;
+}
+
+static int frame_cfa(struct frame_ctx *f, Dwarf_Word *cfa);
+
+/*
+ * Evaluate a DWARF expression at f.  *is_value: the result is the value
+ * itself (a register, DW_OP_stack_value), else the address it lives at.
+ * The small set compilers emit for arguments; anything else fails.
+ */
+static int eval_expr(struct frame_ctx *f, const Dwarf_Op *ops, size_t n, Dwarf_Word *out,
+                     int *is_value)
+{
+    Dwarf_Word st[8];
+    int sp = 0;
+    *is_value = 0;
+    for (size_t i = 0; i < n; i++) {
+        const Dwarf_Op *op = &ops[i];
+        uint8_t a = op->atom;
+        Dwarf_Word v;
+        if (sp >= 7) {
+            f->why = "a location expression too deep";
+            return -1;
+        }
+        if (a >= DW_OP_reg0 && a <= DW_OP_reg31) {
+            if (n != 1) {
+                f->why = "split across registers (DW_OP_piece)";
+                return -1;
+            }
+            if (frame_reg(f, a - DW_OP_reg0, out) != 0)
+                return -1;
+            *is_value = 1;
+            return 0;
+        }
+        if (a == DW_OP_regx) {
+            if (n != 1) {
+                f->why = "split across registers (DW_OP_piece)";
+                return -1;
+            }
+            if (frame_reg(f, (unsigned)op->number, out) != 0)
+                return -1;
+            *is_value = 1;
+            return 0;
+        }
+        if (a >= DW_OP_lit0 && a <= DW_OP_lit31) {
+            st[sp++] = a - DW_OP_lit0;
+        } else if (a == DW_OP_const1u || a == DW_OP_const2u || a == DW_OP_const4u ||
+                   a == DW_OP_const8u || a == DW_OP_constu || a == DW_OP_const1s ||
+                   a == DW_OP_const2s || a == DW_OP_const4s || a == DW_OP_const8s ||
+                   a == DW_OP_consts) {
+            st[sp++] = op->number;
+        } else if (a >= DW_OP_breg0 && a <= DW_OP_breg31) {
+            if (frame_reg(f, a - DW_OP_breg0, &v) != 0)
+                return -1;
+            st[sp++] = v + (Dwarf_Word)(Dwarf_Sword)op->number;
+        } else if (a == DW_OP_bregx) {
+            if (frame_reg(f, (unsigned)op->number, &v) != 0)
+                return -1;
+            st[sp++] = v + (Dwarf_Word)(Dwarf_Sword)op->number2;
+        } else if (a == DW_OP_fbreg) {
+            Dwarf_Attribute fb;
+            Dwarf_Op *fops;
+            size_t fn;
+            int fv;
+            if (!f->subprogram || !dwarf_attr_integrate(f->subprogram, DW_AT_frame_base, &fb) ||
+                dwarf_getlocation_addr(&fb, f->at - f->bias, &fops, &fn, 1) != 1 ||
+                eval_expr(f, fops, fn, &v, &fv) != 0) {
+                if (!f->why)
+                    f->why = "no frame base";
+                return -1;
+            }
+            st[sp++] = v + (Dwarf_Word)(Dwarf_Sword)op->number;
+        } else if (a == DW_OP_call_frame_cfa) {
+            if (frame_cfa(f, &v) != 0)
+                return -1;
+            st[sp++] = v;
+        } else if (a == DW_OP_plus_uconst && sp >= 1) {
+            st[sp - 1] += op->number;
+        } else if ((a == DW_OP_plus || a == DW_OP_minus) && sp >= 2) {
+            sp--;
+            st[sp - 1] = a == DW_OP_plus ? st[sp - 1] + st[sp] : st[sp - 1] - st[sp];
+        } else if ((a == DW_OP_deref || a == DW_OP_deref_size) && sp >= 1) {
+            int size = a == DW_OP_deref ? f->addr_size : (int)op->number;
+            if (!f->mem || size < 1 || size > 8 ||
+                mqdh_mem_read_word(f->mem, st[sp - 1], size, f->big_endian, &st[sp - 1]) != 0) {
+                f->why = "its stack could not be read";
+                return -1;
+            }
+        } else if (a == DW_OP_stack_value && sp >= 1 && i == n - 1) {
+            *out = st[sp - 1];
+            *is_value = 1;
+            return 0;
+        } else if (a == DW_OP_entry_value || a == DW_OP_GNU_entry_value) {
+            f->why = "optimised out here (only its value on entry is described)";
+            return -1;
+        } else {
+            f->why = "a location expression mqd does not evaluate";
+            return -1;
+        }
+    }
+    if (sp != 1) {
+        f->why = n ? "a malformed location expression" : "optimised out here";
+        return -1;
+    }
+    *out = st[0];
+    return 0;
+}
+
+/* The canonical frame address of f's frame, from the module's CFI. */
+static int frame_cfa(struct frame_ctx *f, Dwarf_Word *cfa)
+{
+    Dwarf_Addr cbias;
+    Dwarf_CFI *cfi = dwfl_module_dwarf_cfi(f->mod, &cbias);
+    Dwarf_Frame *fr = NULL;
+    if (!cfi || dwarf_cfi_addrframe(cfi, f->at - cbias, &fr) != 0) {
+        cfi = dwfl_module_eh_cfi(f->mod, &cbias);
+        if (!cfi || dwarf_cfi_addrframe(cfi, f->at - cbias, &fr) != 0) {
+            f->why = "no call frame information";
+            return -1;
+        }
+    }
+    Dwarf_Op *ops;
+    size_t n;
+    int is_value, rc = -1;
+    /* The CFA rule is register + offset (or an expression), never fbreg. */
+    if (dwarf_frame_cfa(fr, &ops, &n) == 0 && n > 0)
+        rc = eval_expr(f, ops, n, cfa, &is_value);
+    free(fr);
+    if (rc != 0 && !f->why)
+        f->why = "no call frame address";
+    return rc;
+}
+
+/* The byte size of die's type (a parameter), or 0 if unknown. */
+static int param_size(Dwarf_Die *die, int addr_size)
+{
+    Dwarf_Attribute ta;
+    Dwarf_Die type, peeled;
+    Dwarf_Word size;
+    if (!dwarf_attr_integrate(die, DW_AT_type, &ta) || !dwarf_formref_die(&ta, &type))
+        return 0;
+    if (dwarf_peel_type(&type, &peeled) != 0)
+        return 0;
+    int tag = dwarf_tag(&peeled);
+    if (tag == DW_TAG_pointer_type && !dwarf_hasattr(&peeled, DW_AT_byte_size))
+        return addr_size;
+    if (dwarf_aggregate_size(&peeled, &size) != 0 || size < 1 || size > 8)
+        return 0;
+    return (int)size;
+}
+
+static const struct {
+    const char *name;
+    unsigned bit;
+} wanted_args[] = {
+    {"source", MQDH_ARG_SOURCE}, {"dest", MQDH_ARG_DEST}, {"tag", MQDH_ARG_TAG},
+    {"root", MQDH_ARG_ROOT},     {"comm", MQDH_ARG_COMM},
+};
+
+static void store_arg(struct mqdh_where *w, unsigned bit, Dwarf_Word v, int size)
+{
+    uint64_t u = size >= 8 ? v : v & ((UINT64_C(1) << (8 * size)) - 1);
+    /* ints: sign-extended from their size */
+    long s = size >= 8 ? (long)v : (long)((int64_t)(u << (64 - 8 * size)) >> (64 - 8 * size));
+    w->args |= bit;
+    switch (bit) {
+    case MQDH_ARG_SOURCE:
+        w->source = s;
+        break;
+    case MQDH_ARG_DEST:
+        w->dest = s;
+        break;
+    case MQDH_ARG_TAG:
+        w->tag = s;
+        break;
+    case MQDH_ARG_ROOT:
+        w->root = s;
+        break;
+    default:
+        w->comm = u; /* a handle: its bits, as wide as the type */
+    }
+}
+
+/* The concrete function of cu (a top-level DW_TAG_subprogram) holding pc. */
+static int containing_function(Dwarf_Die *cu, Dwarf_Addr pc, Dwarf_Die *out)
+{
+    if (dwarf_child(cu, out) != 0)
+        return -1;
+    do
+        if (dwarf_tag(out) == DW_TAG_subprogram && dwarf_haspc(out, pc) == 1)
+            return 0;
+    while (dwarf_siblingof(out, out) == 0);
+    return -1;
+}
+
+/*
+ * From the concrete function fn down through the lexical blocks and inlined
+ * instances that hold pc, those whose name is the MPI call's (PMPI_X, and
+ * MPICH's internal_X inlined into it), innermost first, into out[max].
+ * Returns their number.  (Not dwarf_getscopes: from an inlined instance it
+ * goes on in the abstract definition's scopes, so PMPI_Ssend is lost once
+ * MPID_Wait is inlined into it.)
+ */
+static int entry_scopes(Dwarf_Die *fn, Dwarf_Addr pc, Dwfl_Module *mod, const char *call,
+                        Dwarf_Die *out, int max)
+{
+    Dwarf_Die cur = *fn, child;
+    int n = 0;
+    for (int depth = 0; depth < 64; depth++) {
+        int tag = dwarf_tag(&cur);
+        char entry[64];
+        if ((tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine) &&
+            mpi_entry(dwarf_diename(&cur), mod, entry, sizeof entry) &&
+            strcmp(entry, call) == 0) {
+            if (n == max) /* keep the innermost */
+                memmove(out, out + 1, (size_t)--n * sizeof *out);
+            out[n++] = cur;
+        }
+        int inner = 0;
+        if (dwarf_child(&cur, &child) == 0) {
+            do {
+                int t = dwarf_tag(&child);
+                if ((t == DW_TAG_lexical_block || t == DW_TAG_inlined_subroutine) &&
+                    dwarf_haspc(&child, pc) == 1) {
+                    cur = child;
+                    inner = 1;
+                    break;
+                }
+            } while (dwarf_siblingof(&child, &child) == 0);
+        }
+        if (!inner)
+            break;
+    }
+    for (int i = 0; i < n / 2; i++) { /* outermost first -> innermost first */
+        Dwarf_Die t = out[i];
+        out[i] = out[n - 1 - i];
+        out[n - 1 - i] = t;
+    }
+    return n;
+}
+
+/*
+ * Read the wanted_args parameters of one scope of the call that are not
+ * read yet; why[k] says why wanted_args[k] could not be.
+ */
+static void scope_args(struct frame_ctx *f, struct mqdh_where *w, Dwarf_Die *scope,
+                       const char **why)
+{
+    Dwarf_Die child;
+    if (dwarf_child(scope, &child) != 0)
+        return;
+    do {
+        if (dwarf_tag(&child) != DW_TAG_formal_parameter)
+            continue;
+        Dwarf_Attribute na, la;
+        const char *name = dwarf_formstring(dwarf_attr_integrate(&child, DW_AT_name, &na));
+        unsigned bit = 0;
+        size_t k = 0;
+        for (size_t a = 0; name && a < sizeof wanted_args / sizeof wanted_args[0]; a++)
+            if (strcmp(name, wanted_args[a].name) == 0)
+                bit = wanted_args[a].bit, k = a;
+        if (!bit || (w->args & bit))
+            continue;
+        Dwarf_Op *ops;
+        size_t n;
+        Dwarf_Word v;
+        int is_value, size = param_size(&child, f->addr_size);
+        f->why = NULL;
+        if (!size)
+            f->why = "its type's size is unknown";
+        else if (!dwarf_attr_integrate(&child, DW_AT_location, &la) ||
+                 dwarf_getlocation_addr(&la, f->at - f->bias, &ops, &n, 1) != 1)
+            f->why = "optimised out here";
+        else if (eval_expr(f, ops, n, &v, &is_value) == 0 &&
+                 (is_value || (f->mem && mqdh_mem_read_word(f->mem, v, size, f->big_endian,
+                                                            &v) == 0))) {
+            store_arg(w, bit, v, size);
+            continue;
+        } else if (!f->why) {
+            f->why = "its stack could not be read";
+        }
+        why[k] = f->why;
+    } while (dwarf_siblingof(&child, &child) == 0);
+}
+
+/* Read the arguments named in wanted_args of the MPI entry frame. */
+static void read_args(struct walk *k, Dwfl_Frame *frame, Dwfl_Module *mod, Dwarf_Addr at)
+{
+    struct mqdh_where *w = k->w;
+    struct frame_ctx f = {.frame = frame, .mod = mod, .at = at, .mem = k->mem};
+    Dwarf_Die *cu = dwfl_module_addrdie(mod, at, &f.bias);
+    if (!cu) {
+        snprintf(w->args_why, sizeof w->args_why,
+                 "the MPI library has no debug information for %s", w->call);
+        return;
+    }
+    GElf_Addr ebias;
+    Elf *elf = dwfl_module_getelf(mod, &ebias);
+    GElf_Ehdr eh;
+    if (!elf || !gelf_getehdr(elf, &eh))
+        return;
+    f.big_endian = eh.e_ident[EI_DATA] == ELFDATA2MSB;
+    f.addr_size = eh.e_ident[EI_CLASS] == ELFCLASS32 ? 4 : 8;
+    /* The entry point's own scopes: PMPI_Probe, and the internal_Probe
+     * inlined into it, never a helper inlined further in (whose "comm"
+     * may be an MPIR_Comm pointer).  An argument optimised out in one may
+     * be described in the other.  The concrete function holds the frame
+     * base. */
+    Dwarf_Die outer, scopes[4];
+    int ns = containing_function(cu, at - f.bias, &outer) == 0
+                 ? entry_scopes(&outer, at - f.bias, mod, w->call, scopes, 4)
+                 : 0;
+    if (ns == 0) {
+        snprintf(w->args_why, sizeof w->args_why, "no debug information for the function of %s",
+                 w->call);
+        return;
+    }
+    f.subprogram = &outer;
+    const char *why[sizeof wanted_args / sizeof wanted_args[0]] = {NULL};
+    for (int i = 0; i < ns; i++)
+        scope_args(&f, w, &scopes[i], why);
+    /* The first the call has that no scope described. */
+    for (size_t a = 0; a < sizeof wanted_args / sizeof wanted_args[0]; a++)
+        if (why[a] && !(w->args & wanted_args[a].bit)) {
+            snprintf(w->args_why, sizeof w->args_why, "%s's %s: %s", w->call,
+                     wanted_args[a].name, why[a]);
+            break;
+        }
+}
 
 /*
  * The user's MPI call a frame is in, as "MPI_Recv", into buf; 0 if none.
@@ -67,6 +430,7 @@ static int frame_cb(Dwfl_Frame *frame, void *arg)
             snprintf(k->w->call, sizeof k->w->call, "%s", entry);
             k->mpi_module = mod;
             k->found = 1;
+            read_args(k, frame, mod, at);
         }
         return DWARF_CB_OK;
     }
@@ -86,9 +450,10 @@ static int frame_cb(Dwfl_Frame *frame, void *arg)
 
 /* Walk one thread (thread, or tid through dwfl) into w: 1 if it is in an
  * MPI call (w filled, w->tid set), else 0 with w cleared. */
-static int walk_thread(Dwfl *dwfl, Dwfl_Thread *thread, pid_t tid, struct mqdh_where *w)
+static int walk_thread(Dwfl *dwfl, Dwfl_Thread *thread, pid_t tid, struct mqdh_mem *mem,
+                       struct mqdh_where *w)
 {
-    struct walk k = {w, 0, 0, NULL};
+    struct walk k = {w, mem, 0, 0, NULL};
     memset(w, 0, sizeof *w);
     if (thread)
         dwfl_thread_getframes(thread, frame_cb, &k);
@@ -104,6 +469,7 @@ static int walk_thread(Dwfl *dwfl, Dwfl_Thread *thread, pid_t tid, struct mqdh_w
 
 struct threads {
     struct mqdh_where *w;
+    struct mqdh_mem *mem;
     pid_t main;
 };
 
@@ -111,12 +477,13 @@ static int thread_cb(Dwfl_Thread *thread, void *arg)
 {
     struct threads *th = arg;
     pid_t tid = dwfl_thread_tid(thread);
-    if (tid != th->main && walk_thread(NULL, thread, tid, th->w))
+    if (tid != th->main && walk_thread(NULL, thread, tid, th->mem, th->w))
         return DWARF_CB_ABORT;
     return DWARF_CB_OK;
 }
 
-int mqdh_where(Dwfl *dwfl, pid_t pid, struct mqdh_where *w, char *err, size_t errlen)
+int mqdh_where(Dwfl *dwfl, pid_t pid, struct mqdh_mem *mem, struct mqdh_where *w, char *err,
+               size_t errlen)
 {
     memset(w, 0, sizeof *w);
     /* The threads are already ptrace-stopped (attach.c): libdwfl only reads. */
@@ -128,8 +495,8 @@ int mqdh_where(Dwfl *dwfl, pid_t pid, struct mqdh_where *w, char *err, size_t er
     }
     /* The main thread first: that is where an MPI program usually waits;
      * the others, until one is in MPI, only if it is in no MPI call. */
-    if (!walk_thread(dwfl, NULL, pid, w)) {
-        struct threads th = {w, pid};
+    if (!walk_thread(dwfl, NULL, pid, mem, w)) {
+        struct threads th = {w, mem, pid};
         dwfl_getthreads(dwfl, thread_cb, &th);
     }
     return 0;

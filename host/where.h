@@ -6,7 +6,11 @@
 
 #include <elfutils/libdwfl.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
+
+#include "memory.h"
+#include "mqdhost.h"
 
 struct mqdh_where {
     pid_t tid;          /* the thread in MPI; 0 if none is */
@@ -14,14 +18,27 @@ struct mqdh_where {
     char function[128]; /* the caller outside the MPI library, "??" if unnamed */
     char file[512];     /* its source file, "" without line information */
     int line;
+    /*
+     * The call's own arguments, read from its stopped frame where the MPI
+     * library's DWARF says where they are at that point: MQDH_ARG_* bits
+     * say which were; args_why says why one or more named ones were not
+     * ("" if every one that the frame has was read).
+     */
+    unsigned args;
+    long source, dest, tag, root;
+    uint64_t comm;
+    char args_why[160];
 };
 
 /*
  * Unwind the threads of pid (ptrace-stopped by us; dwfl reported from its
  * maps) and fill w with the innermost MPI entry point one of them is in,
- * the main thread first.  Returns 0 (w->call "" if no thread is in MPI),
- * or -1 with the reason in err if the process cannot be unwound.
+ * the main thread first, and its arguments (mem reads the stack; NULL:
+ * only arguments held in registers).  Returns 0 (w->call "" if no thread
+ * is in MPI), or -1 with the reason in err if the process cannot be
+ * unwound.
  */
-int mqdh_where(Dwfl *dwfl, pid_t pid, struct mqdh_where *w, char *err, size_t errlen);
+int mqdh_where(Dwfl *dwfl, pid_t pid, struct mqdh_mem *mem, struct mqdh_where *w, char *err,
+               size_t errlen);
 
 #endif

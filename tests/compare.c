@@ -275,6 +275,23 @@ int compare_where(const struct json *dump, const struct expect *e, char *err, in
                          call ? call : "no MPI call", x->call[0] ? x->call : "no MPI call");
                 return -1;
             }
+            const struct json *args = x->nargs ? json_get(w, "args") : NULL;
+            for (int a = 0; a < x->nargs; a++) {
+                int comm = strcmp(x->arg[a], "comm") == 0;
+                const struct json *v = args ? json_get(args, comm ? "comm_name" : x->arg[a]) : NULL;
+                char got[64] = "not read";
+                if (v && v->kind == JSON_STRING)
+                    snprintf(got, sizeof got, "%s", v->string);
+                else if (v && v->kind == JSON_NUMBER)
+                    snprintf(got, sizeof got, "%ld", (long)v->number);
+                if (strcmp(got, x->value[a]) != 0) {
+                    const struct json *why = json_get(w, "args_why");
+                    snprintf(err, (size_t)errlen, "rank %s's %s: %s is %s, not %s (%s)",
+                             expect_process_text(rank, who, sizeof who), call, x->arg[a], got,
+                             x->value[a], why && why->kind == JSON_STRING ? why->string : "");
+                    return -1;
+                }
+            }
         }
     }
     return 0;

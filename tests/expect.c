@@ -167,10 +167,26 @@ static int parse_line(char *line, struct expect *e)
         o.status = s;
         return push(&e->ops, &e->nops, sizeof o, &o);
     }
-    if (strcmp(tok[0], "where") == 0 && n == 3) {
+    if (strcmp(tok[0], "where") == 0 && n >= 3 && n <= 3 + EXPECT_MAX_ARGS) {
+        static const char *const args[] = {"source", "dest", "tag", "root", "comm"};
         struct expect_where w;
+        memset(&w, 0, sizeof w);
         if (parse_rank(tok[1], &w.rank) || copy_name(w.call, tok[2]))
             return -1;
+        for (int a = 3; a < n; a++) { /* name=value */
+            char *eq = strchr(tok[a], '=');
+            int known = 0;
+            long num;
+            if (!eq || eq == tok[a] || !eq[1] || strlen(eq + 1) >= sizeof w.value[0])
+                return -1;
+            *eq = '\0';
+            for (size_t k = 0; k < sizeof args / sizeof args[0]; k++)
+                known |= strcmp(tok[a], args[k]) == 0;
+            if (!known || (strcmp(tok[a], "comm") != 0 && parse_long(eq + 1, 1, &num)))
+                return -1;
+            strcpy(w.arg[w.nargs], tok[a]);
+            strcpy(w.value[w.nargs++], eq + 1);
+        }
         return push(&e->wheres, &e->nwheres, sizeof w, &w);
     }
     if (strcmp(tok[0], "deadlock") == 0 && n == 2 && strcmp(tok[1], "none") == 0) {

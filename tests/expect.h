@@ -41,9 +41,16 @@ struct expect_op {
 };
 
 /* The MPI call a rank is blocked in once the sample is in its state. */
+#define EXPECT_MAX_ARGS 5
+
 struct expect_where {
     int rank; /* EXPECT_ALL_RANKS for '*' */
     char call[64];
+    /* The call's arguments read from its frame: "source" 1, "comm"
+     * MPI_COMM_WORLD (a communicator's name), ... */
+    int nargs;
+    char arg[EXPECT_MAX_ARGS][8];
+    char value[EXPECT_MAX_ARGS][64];
 };
 
 /* One deadlock the analysis must report: its kind and its ranks ("0,1"). */

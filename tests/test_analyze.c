@@ -293,7 +293,8 @@ static void test_analyze__unseen_is_never_a_deadlock(void **state)
         "rank 1: not dumped (cannot attach)",
         "where rank 1 is (no stack)",
         "rank 0's pending sends on \"MPI_COMM_WORLD\" (the DLL has no information)",
-        "what rank 0 waits for in MPI_Probe (a probe posts nothing)",
+        "what rank 0 waits for in MPI_Probe (a probe posts nothing, and its arguments were "
+        "not read)",
         "global rank 7, which rank 0 receives from on \"MPI_COMM_WORLD\" (not in the dump)",
     };
     for (size_t c = 0; c < sizeof says / sizeof says[0]; c++) {
@@ -580,6 +581,155 @@ static void test_analyze__blocked_sends_found_at_their_destination(void **state)
     mqdh_dump_free(d);
 }
 
+/* The call's arguments, as read from its frame; comm is MPI_COMM_WORLD,
+ * handle 0x44000000 in every process. */
+static void args(struct mqdh_dump *d, int rank, unsigned which, long peer, long tag, long root)
+{
+    struct mqdh_process *p = &d->procs[rank];
+    p->comms[0].has_handle = 1;
+    p->comms[0].handle = 0x44000000;
+    p->where_args = which | MQDH_ARG_COMM;
+    p->where_comm = 0x44000000;
+    p->where_source = p->where_dest = peer;
+    p->where_tag = tag;
+    p->where_root = root;
+}
+
+static void test_analyze__probe_by_its_arguments(void **state)
+{
+    (void)state;
+    struct mqdh_dump *d = job(2);
+    for (int r = 0; r < 2; r++) {
+        in_call(d, r, "MPI_Probe");
+        args(d, r, MQDH_ARG_SOURCE | MQDH_ARG_TAG, 1 - r, 7, 0);
+    }
+    struct mqdh_analysis *a = analyze(d);
+    one_deadlock(d, a, "0,1",
+                 "rank 0 waits in MPI_Probe(source=1, tag=7, comm=MPI_COMM_WORLD) - rank 1 has "
+                 "no matching send pending (it is in MPI_Probe)");
+    mqdh_analysis_free(a);
+    /* Its message already in its own unexpected queue: about to return. */
+    unexpected(d, 0, 1, 1);
+    d->procs[0].comms[0].queues[MQDH_UNEXPECTED].ops[0].actual_tag = 7;
+    a = analyze(d);
+    assert_int_equal(a->ndeadlocks, 0);
+    assert_int_equal(a->verdict, MQDH_VERDICT_NONE);
+    mqdh_analysis_free(a);
+    /* Another tag there does not: MPI_ANY_TAG (negative) does. */
+    d->procs[0].comms[0].queues[MQDH_UNEXPECTED].ops[0].actual_tag = 8;
+    a = analyze(d);
+    assert_int_equal(a->ndeadlocks, 1);
+    mqdh_analysis_free(a);
+    d->procs[0].where_tag = -1;
+    a = analyze(d);
+    assert_int_equal(a->ndeadlocks, 0);
+    mqdh_analysis_free(a);
+    /* A pending nonblocking send to it from rank 1: in flight. */
+    d->procs[0].comms[0].queues[MQDH_UNEXPECTED].nops = 0;
+    op(d, 1, MQDH_SENDS, 0, 7);
+    a = analyze(d);
+    assert_int_equal(a->ndeadlocks, 0);
+    mqdh_analysis_free(a);
+    d->procs[1].comms[0].queues[MQDH_SENDS].nops = 0;
+    /* Arguments not read, or a comm no communicator has: not seen. */
+    d->procs[1].where_args = 0;
+    d->procs[1].where_args_why = strdup("MPI_Probe's source: optimised out here");
+    a = analyze(d);
+    assert_int_equal(a->ndeadlocks, 0);
+    assert_int_equal(a->verdict, MQDH_VERDICT_UNKNOWN);
+    assert_true(unseen_says(a, "a probe posts nothing, and MPI_Probe's source: optimised out"));
+    mqdh_analysis_free(a);
+    args(d, 1, MQDH_ARG_SOURCE | MQDH_ARG_TAG, 0, 7, 0);
+    d->procs[1].where_comm = 0x84000002;
+    a = analyze(d);
+    assert_int_equal(a->verdict, MQDH_VERDICT_UNKNOWN);
+    assert_true(unseen_says(a, "its comm argument is no communicator the DLL showed"));
+    mqdh_analysis_free(a);
+    mqdh_dump_free(d);
+}
+
+static void test_analyze__rooted_collective_roots(void **state)
+{
+    (void)state;
+    struct mqdh_dump *d = job(3);
+    for (int r = 0; r < 3; r++) {
+        in_call(d, r, "MPI_Gather");
+        args(d, r, MQDH_ARG_ROOT, 0, 0, 0);
+    }
+    /* One root: all in it, nothing to wait for. */
+    struct mqdh_analysis *a = analyze(d);
+    assert_int_equal(a->ndeadlocks, 0);
+    assert_int_equal(a->verdict, MQDH_VERDICT_NONE);
+    mqdh_analysis_free(a);
+    /* Rank 2 names another root: it and the others wait for each other. */
+    d->procs[2].where_root = 2;
+    a = analyze(d);
+    assert_int_equal(a->ndeadlocks, 1);
+    assert_string_equal(ranks(d, a->deadlocks[0].members, a->deadlocks[0].nmembers), "0,1,2");
+    assert_string_equal(a->waits[a->deadlocks[0].waits[0]].why,
+                        "rank 0 waits in MPI_Gather(comm=MPI_COMM_WORLD, root=0) - rank 2 calls "
+                        "it with root 2: the roots must agree (it is in MPI_Gather)");
+    mqdh_analysis_free(a);
+    /* A root not read: whether the call can complete is not seen. */
+    d->procs[2].where_args = MQDH_ARG_COMM;
+    d->procs[2].where_args_why = strdup("the MPI library has no debug information for MPI_Gather");
+    a = analyze(d);
+    assert_int_equal(a->ndeadlocks, 0);
+    assert_int_equal(a->verdict, MQDH_VERDICT_UNKNOWN);
+    assert_true(unseen_says(a, "give MPI_Gather on \"MPI_COMM_WORLD\" the same root (the MPI "
+                               "library has no debug information"));
+    mqdh_analysis_free(a);
+    /* A member not in it yet: a wait whatever the roots. */
+    in_call(d, 2, "MPI_Recv");
+    a = analyze(d);
+    assert_int_equal(a->verdict, MQDH_VERDICT_UNKNOWN); /* rank 2's own wait unseen */
+    assert_false(unseen_says(a, "the same root"));
+    mqdh_analysis_free(a);
+    /* MPI_Allreduce has no root: all in it is complete. */
+    for (int r = 0; r < 3; r++)
+        in_call(d, r, "MPI_Allreduce");
+    a = analyze(d);
+    assert_int_equal(a->verdict, MQDH_VERDICT_NONE);
+    mqdh_analysis_free(a);
+    mqdh_dump_free(d);
+}
+
+static void test_analyze__blocked_send_by_its_arguments(void **state)
+{
+    (void)state;
+    struct mqdh_dump *d = job(3);
+    /* Rank 0 in MPI_Send to 1 (rendezvous, nothing at 1 yet), 1 in
+     * MPI_Send to 0: exact waits, a cycle. */
+    for (int r = 0; r < 2; r++) {
+        in_call(d, r, "MPI_Send");
+        args(d, r, MQDH_ARG_DEST | MQDH_ARG_TAG, 1 - r, 3, 0);
+    }
+    struct mqdh_analysis *a = analyze(d);
+    one_deadlock(d, a, "0,1",
+                 "rank 0 waits in MPI_Send(dest=1, tag=3, comm=MPI_COMM_WORLD) - rank 1 has "
+                 "posted no matching receive (it is in MPI_Send)");
+    mqdh_analysis_free(a);
+    /* Rank 1's matching receive posted: rank 0's send is in flight. */
+    op(d, 1, MQDH_RECEIVES, 0, 3);
+    a = analyze(d);
+    assert_int_equal(a->ndeadlocks, 0);
+    mqdh_analysis_free(a);
+    d->procs[1].comms[0].queues[MQDH_RECEIVES].nops = 0;
+    /* A complete eager message from 0 with its tag at 1: perhaps an earlier
+     * send's, perhaps this one's: not seen. */
+    unexpected(d, 1, 0, 1);
+    a = analyze(d);
+    assert_int_equal(a->ndeadlocks, 0);
+    assert_true(unseen_says(a, "whether rank 0's blocked MPI_Send is the complete message"));
+    mqdh_analysis_free(a);
+    /* MPI_Ssend: its message, data there or not, waits to be matched. */
+    in_call(d, 0, "MPI_Ssend");
+    a = analyze(d);
+    assert_int_equal(a->ndeadlocks, 1);
+    mqdh_analysis_free(a);
+    mqdh_dump_free(d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -594,6 +744,9 @@ int main(void)
         cmocka_unit_test(test_analyze__finalize_is_terminal),
         cmocka_unit_test(test_analyze__nonblocking_collective_in_wait),
         cmocka_unit_test(test_analyze__blocked_sends_found_at_their_destination),
+        cmocka_unit_test(test_analyze__probe_by_its_arguments),
+        cmocka_unit_test(test_analyze__rooted_collective_roots),
+        cmocka_unit_test(test_analyze__blocked_send_by_its_arguments),
     };
     return cmocka_run_group_tests_name("analyze", tests, NULL, NULL);
 }

@@ -102,6 +102,10 @@ static void test_expect__rejects_malformed(void **state)
         "np 2\nop 1:0 W recv pending 1 1 1 4\n",    /* a world with no world line */
         "np 2\nworld 1 2\nop 1:2 W recv pending 1 1 1 4\n", /* beyond that world */
         "np 2\nworld 0 2\n",                       /* world 0 is np's */
+        "np 2\nwhere 0 MPI_Probe source\n",        /* an argument without value */
+        "np 2\nwhere 0 MPI_Probe size=1\n",        /* not an argument mqd reads */
+        "np 2\nwhere 0 MPI_Probe tag=x\n",         /* not a number */
+        "np 2\nwhere 0 MPI_Probe =1\n",            /* no name */
         "np 2\nworld 2 2\n",                       /* world 1 missing */
         "np 2\ncomm 0:1 W 2 0\n",                  /* world 0 is written "R" */
         "np 2\ndeadlock cycle 1:0,1\n",            /* not ascending */

@@ -192,6 +192,8 @@ SAMPLE_TEST(ssend)
 SAMPLE_TEST(waitany)
 SAMPLE_TEST(splitcoll)
 SAMPLE_TEST(persist)
+SAMPLE_TEST(probe)
+SAMPLE_TEST(roots)
 
 /* A launcher told to stop by a signal still kills and reaps the whole job. */
 static void test_samples__sigterm_cleans_up(void **state)
@@ -241,6 +243,8 @@ int main(void)
         cmocka_unit_test(test_samples__waitany),
         cmocka_unit_test(test_samples__splitcoll),
         cmocka_unit_test(test_samples__persist),
+        cmocka_unit_test(test_samples__probe),
+        cmocka_unit_test(test_samples__roots),
         cmocka_unit_test(test_samples__spawn),
         cmocka_unit_test(test_samples__sigterm_cleans_up),
         cmocka_unit_test(test_samples__failure_is_reported),

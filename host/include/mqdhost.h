@@ -100,6 +100,13 @@ struct mqdh_comm {
      */
     long *group;
     char *group_error;
+    /*
+     * The handle the program holds for it (its MPI_Comm's value), from the
+     * DLL's mqd_get_comm_handle (an mqd extension: mpi_interface.h), so
+     * that a call's comm argument (mqdh_process.where_comm) names it.
+     */
+    int has_handle;
+    uint64_t handle;
 };
 
 struct mqdh_stats {
@@ -153,7 +160,26 @@ struct mqdh_process {
     int ncomms;
     struct mqdh_comm *comms;
     struct mqdh_stats stats;
+    /*
+     * The MPI call's own arguments, read from its stopped frame where the
+     * MPI library's debug information says where they are at that point
+     * (DWARF location expressions): MQDH_ARG_* bits in where_args say
+     * which were read; where_args_why (NULL if none) why one the call has
+     * was not.  A negative source or tag of a call that blocks is
+     * MPI_ANY_SOURCE or MPI_ANY_TAG (MPI_PROC_NULL never blocks).
+     * where_comm is the communicator's handle (mqdh_comm.handle).
+     */
+    unsigned where_args;
+    long where_source, where_dest, where_tag, where_root;
+    uint64_t where_comm;
+    char *where_args_why;
 };
+
+#define MQDH_ARG_SOURCE 0x1u
+#define MQDH_ARG_DEST 0x2u
+#define MQDH_ARG_TAG 0x4u
+#define MQDH_ARG_ROOT 0x8u
+#define MQDH_ARG_COMM 0x10u
 
 struct mqdh_dump {
     int nprocs;
@@ -238,6 +264,14 @@ struct mqdh_wait {
     long tag;         /* -1 with tag_wild */
     int tag_wild;
     long bytes;
+    /*
+     * A collective wait on a member that is in the same rooted collective
+     * (MPI_Bcast, MPI_Reduce, MPI_Gather, ...) but gives it another root:
+     * MPI requires one root, so neither call can complete as made.  root
+     * is from's, peer_root the member's (from the calls' arguments).
+     */
+    int roots_differ;
+    long root, peer_root;
     int in_deadlock;  /* one of the edges that explain a deadlock */
     char why[320];    /* one line: "rank 3 waits in MPI_Recv(source=4, ...) - ..." */
 };

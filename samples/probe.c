@@ -1,0 +1,17 @@
+/*
+ * probe: both ranks in MPI_Probe for a message from the other (tag 7,
+ * MPI_COMM_WORLD), nobody sending.  A probe posts nothing, so no queue
+ * shows what it waits for: its source, tag and communicator are the
+ * call's arguments, read from its stopped frame.
+ */
+#include "sample.h"
+
+int main(int argc, char **argv)
+{
+    MPI_Status st;
+
+    sample_init(&argc, &argv, 2);
+    sample_ready();
+    MPI_Probe(1 - sample_rank(), 7, MPI_COMM_WORLD, &st);
+    sample_stop();
+}
