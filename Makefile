@@ -141,7 +141,8 @@ INTEGRATION_TESTS := $(BUILD)/tests/test_samples $(BUILD)/tests/test_mqdump \
                      $(BUILD)/tests/test_dbgstub $(BUILD)/tests/test_install
 
 # ---------------------------------------------------------------- the DLL
-# libmqd_mpich.so: every mqs_* entry point, nothing else exported.
+# libmqd_mpich.so: every mqs_* entry point and mqd_get_comm_handle, nothing
+# else exported.
 DLL_SRCS := dll/core.c dll/mpich.c
 DLL_OBJS := $(DLL_SRCS:%.c=$(BUILD)/%.o)
 $(BUILD)/dll/%.o: dll/%.c | $(BUILD)/dll

@@ -478,6 +478,10 @@ static void json_dump(const struct mqdh_dump *d, int stats)
             json_string(cm->name);
             printf(", \"unique_id\": %llu, \"local_rank\": %ld, \"size\": %ld",
                    (unsigned long long)cm->unique_id, cm->local_rank, cm->size);
+            if (cm->has_handle)
+                printf(", \"handle\": %llu", (unsigned long long)cm->handle);
+            else
+                printf(", \"handle\": null");
             printf(", \"group\": ");
             if (cm->group) {
                 printf("[");
