@@ -53,7 +53,7 @@ $(BUILD)/bin/mqd-launch: samples/launch.c | $(BUILD)/bin
 
 # ---------------------------------------------------------------- samples
 SAMPLES := ring unexpected wildcards comms intercomm crossed anysource mismatch inflight spawn \
-           nbcwait finalize ssend waitany splitcoll persist probe roots
+           nbcwait finalize ssend waitany splitcoll persist probe roots mixed
 SAMPLE_BINS := $(SAMPLES:%=$(BUILD)/samples/%)
 
 # Compiled by the cached MPICH's mpicc, which links its libmpi.so by rpath.

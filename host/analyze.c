@@ -511,6 +511,23 @@ static void collective_waits(struct builder *b, int i);
  * be told from an earlier send's.  Returns 0 when the arguments do not
  * name a process in the dump (the caller looks at every destination).
  */
+/* Process i's blocked send (its arguments: dest on ci, tag) waits for tp. */
+static void add_send_wait(struct builder *b, int i, int tp, int ci)
+{
+    const struct mqdh_process *p = &b->d->procs[i];
+    struct mqdh_wait *w = add_wait(b);
+    if (!w)
+        return;
+    w->from = i;
+    w->to = tp;
+    w->kind = MQDH_WAIT_SEND;
+    w->comm = ci;
+    w->peer_local = p->where_dest;
+    w->peer_global = b->ids[tp];
+    w->tag = p->where_tag;
+    w->bytes = -1;
+}
+
 static int blocked_send_exact(struct builder *b, int i, int sync)
 {
     const struct mqdh_process *p = &b->d->procs[i];
@@ -520,6 +537,11 @@ static int blocked_send_exact(struct builder *b, int i, int sync)
         return 0;
     const struct mqdh_comm *c = &p->comms[ci];
     int tp = mqdh_process_by_global(b->d, op_global(b, i, ci, p->where_dest, -1));
+    if (tp >= 0 && is_terminal(&b->d->procs[tp])) {
+        /* It will never receive again; its queues may be gone already. */
+        add_send_wait(b, i, tp, ci);
+        return 1;
+    }
     int k = tp >= 0 ? same_comm(&b->d->procs[tp], c) : -1;
     if (k < 0)
         return 0;
@@ -559,19 +581,8 @@ static int blocked_send_exact(struct builder *b, int i, int sync)
         unseen(b, i, "%s's pending receives on \"%s\" (%s's blocked %s may be matched)",
                label(b, tp, who, sizeof who), c->name, label(b, i, me, sizeof me),
                p->where_call);
-    if (has)
-        return 1; /* matched: in flight */
-    struct mqdh_wait *w = add_wait(b);
-    if (!w)
-        return 1;
-    w->from = i;
-    w->to = tp;
-    w->kind = MQDH_WAIT_SEND;
-    w->comm = ci;
-    w->peer_local = p->where_dest;
-    w->peer_global = b->ids[tp];
-    w->tag = p->where_tag;
-    w->bytes = -1;
+    if (!has) /* else matched: in flight */
+        add_send_wait(b, i, tp, ci);
     return 1;
 }
 

@@ -727,6 +727,15 @@ static void test_analyze__blocked_send_by_its_arguments(void **state)
     a = analyze(d);
     assert_int_equal(a->ndeadlocks, 1);
     mqdh_analysis_free(a);
+    /* A destination in MPI_Finalize never receives, whatever its queues. */
+    in_call(d, 1, "MPI_Finalize");
+    a = analyze(d);
+    assert_int_equal(a->ndeadlocks, 1);
+    assert_string_equal(a->waits[0].why,
+                        "rank 0 waits in MPI_Ssend(dest=1, tag=3, comm=MPI_COMM_WORLD) - rank 1 "
+                        "has posted no matching receive (it is in MPI_Finalize: it will never "
+                        "send or receive again)");
+    mqdh_analysis_free(a);
     mqdh_dump_free(d);
 }
 

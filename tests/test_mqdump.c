@@ -358,6 +358,8 @@ ANALYSIS_TEST(persist)
  * waits for, and two roots given to one MPI_Gather. */
 ANALYSIS_TEST(probe)
 ANALYSIS_TEST(roots)
+/* Their mixture: every rank waits on another for a different reason. */
+ANALYSIS_TEST(mixed)
 
 /* 1 if process pid maps a file whose path contains what. */
 static int maps_file(pid_t pid, const char *what)
@@ -938,6 +940,7 @@ int main(void)
         cmocka_unit_test(test_mqdump__analysis_persist),
         cmocka_unit_test(test_mqdump__analysis_probe),
         cmocka_unit_test(test_mqdump__analysis_roots),
+        cmocka_unit_test(test_mqdump__analysis_mixed),
         cmocka_unit_test(test_mqdump__stripped_libmpi_known_layout),
         cmocka_unit_test(test_mqdump__executable_names_the_dll),
         cmocka_unit_test(test_mqdump__where_each_rank_is),

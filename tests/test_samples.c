@@ -194,6 +194,7 @@ SAMPLE_TEST(splitcoll)
 SAMPLE_TEST(persist)
 SAMPLE_TEST(probe)
 SAMPLE_TEST(roots)
+SAMPLE_TEST(mixed)
 
 /* A launcher told to stop by a signal still kills and reaps the whole job. */
 static void test_samples__sigterm_cleans_up(void **state)
@@ -245,6 +246,7 @@ int main(void)
         cmocka_unit_test(test_samples__persist),
         cmocka_unit_test(test_samples__probe),
         cmocka_unit_test(test_samples__roots),
+        cmocka_unit_test(test_samples__mixed),
         cmocka_unit_test(test_samples__spawn),
         cmocka_unit_test(test_samples__sigterm_cleans_up),
         cmocka_unit_test(test_samples__failure_is_reported),
