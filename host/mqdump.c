@@ -137,6 +137,8 @@ static void text_state(const struct view *v)
     }
     if (p->error)
         fprintf(f, "  error: %s\n", p->error);
+    else if (p->ncomms == 0 && p->where_call && strcmp(p->where_call, "MPI_Finalize") == 0)
+        fprintf(f, "  no communicators: the MPI library has freed them in MPI_Finalize\n");
     for (int c = 0; c < p->ncomms; c++) {
         const struct mqdh_comm *cm = &p->comms[c];
         if (v->mode != EXACT && cm->local_rank == p->rank && p->rank >= 0 &&
