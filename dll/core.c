@@ -654,14 +654,24 @@ MQD_EXPORT int mqs_next_communicator(mqs_process *process)
     return p->comm_pos < p->ncomms ? mqs_ok : mqs_end_of_list;
 }
 
-MQD_EXPORT int mqs_get_comm_group(mqs_process *process, int *group)
+/* The communicator the iterator is at, into *out; mqs_ok or why not. */
+static int current_comm(mqs_process *process, const struct mqd_comm **out)
 {
     struct mqd_process *p = proc(process);
     if (!p || !p->backend)
         return MQD_ERR_NOT_SET_UP;
     if (p->comm_pos < 0 || p->comm_pos >= p->ncomms)
         return MQD_ERR_NO_COMM;
-    const struct mqd_comm *c = &p->comms[p->comm_pos];
+    *out = &p->comms[p->comm_pos];
+    return mqs_ok;
+}
+
+MQD_EXPORT int mqs_get_comm_group(mqs_process *process, int *group)
+{
+    const struct mqd_comm *c;
+    int rc = current_comm(process, &c);
+    if (rc != mqs_ok)
+        return rc;
     if (!group)
         return MQD_ERR_BUF_SMALL;
     /* Only a group the backend knows, whole: never a guess, never -1s. */
@@ -679,16 +689,15 @@ MQD_EXPORT int mqs_get_comm_group(mqs_process *process, int *group)
  */
 MQD_EXPORT int mqd_get_comm_handle(mqs_process *process, mqs_taddr_t *handle)
 {
-    struct mqd_process *p = proc(process);
-    if (!p || !p->backend)
-        return MQD_ERR_NOT_SET_UP;
-    if (p->comm_pos < 0 || p->comm_pos >= p->ncomms)
-        return MQD_ERR_NO_COMM;
+    const struct mqd_comm *c;
+    int rc = current_comm(process, &c);
+    if (rc != mqs_ok)
+        return rc;
     if (!handle)
         return MQD_ERR_BUF_SMALL;
-    if (!p->comms[p->comm_pos].has_handle)
+    if (!c->has_handle)
         return mqs_no_information;
-    *handle = p->comms[p->comm_pos].handle;
+    *handle = c->handle;
     return mqs_ok;
 }
 

@@ -489,28 +489,6 @@ static void commit(struct builder *b, int i, int group, int ci, int q, const str
 
 static void collective_waits(struct builder *b, int i);
 
-/*
- * Process i is blocked in a send call (MPI_Send, MPI_Ssend, MPI_Rsend) and
- * its own queues show no send: MPICH records only nonblocking sends there.
- * Its message may be at the destination, unexpected: the envelope of a
- * rendezvous send (status pending), or for MPI_Ssend also an eager message
- * whose data is there but whose sender waits for it to be matched.  Every
- * such message from i is a candidate (one of them is the blocked send: an
- * OR).  A complete eager message of MPI_Send or MPI_Rsend is a send that
- * already finished, not a candidate.  If some process's unexpected
- * messages cannot be seen, the blocked send may be there: unseen.
- */
-/*
- * The same, when the send's own arguments were read from its frame: its
- * destination is known, so the wait is exact.  Its message at the
- * destination, unexpected, still to be matched (a rendezvous envelope, or
- * any for MPI_Ssend): it waits for the destination's receive.  A matching
- * posted receive there: in flight.  Nothing of it there: it waits for the
- * destination too (a rendezvous send not yet arrived; see the analysis's
- * model above).  Only a complete eager message from i with its tag cannot
- * be told from an earlier send's.  Returns 0 when the arguments do not
- * name a process in the dump (the caller looks at every destination).
- */
 /* Process i's blocked send (its arguments: dest on ci, tag) waits for tp. */
 static void add_send_wait(struct builder *b, int i, int tp, int ci)
 {
@@ -528,6 +506,20 @@ static void add_send_wait(struct builder *b, int i, int tp, int ci)
     w->bytes = -1;
 }
 
+/*
+ * Process i is blocked in a send call and its own queues show no send
+ * (MPICH records only nonblocking sends there), but the send's arguments
+ * were read from its frame: its destination is known, so the wait is
+ * exact.  A destination in MPI_Finalize never receives: it waits for it.
+ * Its message at the destination, unexpected, still to be matched (a
+ * rendezvous envelope, or any for MPI_Ssend): it waits for the
+ * destination's receive.  A matching posted receive there: in flight.
+ * Nothing of it there: it waits for the destination too (a rendezvous
+ * send not yet arrived; see the analysis's model above).  Only a complete
+ * eager message from i with its tag cannot be told from an earlier send's.
+ * Returns 0 when the arguments do not name a process in the dump (the
+ * caller then looks at every destination).
+ */
 static int blocked_send_exact(struct builder *b, int i, int sync)
 {
     const struct mqdh_process *p = &b->d->procs[i];
@@ -586,6 +578,18 @@ static int blocked_send_exact(struct builder *b, int i, int sync)
     return 1;
 }
 
+/*
+ * Process i is blocked in a send call (MPI_Send, MPI_Ssend, MPI_Rsend) and
+ * its own queues show no send: MPICH records only nonblocking sends there.
+ * Its message may be at the destination, unexpected: the envelope of a
+ * rendezvous send (status pending), or for MPI_Ssend also an eager message
+ * whose data is there but whose sender waits for it to be matched.  Every
+ * such message from i is a candidate (one of them is the blocked send: an
+ * OR).  A complete eager message of MPI_Send or MPI_Rsend is a send that
+ * already finished, not a candidate.  If some process's unexpected
+ * messages cannot be seen, the blocked send may be there: unseen.  Used
+ * when the send's arguments were not read (blocked_send_exact).
+ */
 static void blocked_send_waits(struct builder *b, int i)
 {
     const struct mqdh_process *p = &b->d->procs[i];
@@ -1230,9 +1234,8 @@ int mqdh_analyze(const struct mqdh_dump *d, struct mqdh_analysis **out)
         b.ids[i] = global_id(p);
         /* A blocking collective's communicator is its comm argument where it
          * was read; else the one whose queues hold its traffic. */
-        b.coll_comm[i] = classify(p->where_call) == CALL_COLLECTIVE && arg_comm(p) >= 0
-                             ? arg_comm(p)
-                             : collective_comm(p);
+        int ac = classify(p->where_call) == CALL_COLLECTIVE ? arg_comm(p) : -1;
+        b.coll_comm[i] = ac >= 0 ? ac : collective_comm(p);
         if (p->error && p->ncomms == 0) {
             a->activity[i] = MQDH_ACT_UNKNOWN;
             unseen(&b, i, "%s: not dumped (%s)", label(&b, i, me, sizeof me), p->error);

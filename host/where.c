@@ -44,6 +44,8 @@ struct frame_ctx {
     struct mqdh_mem *mem;
     int big_endian, addr_size;
     Dwarf_Die *subprogram;
+    int have_cfa; /* cfa computed (every stack argument needs it) */
+    Dwarf_Word cfa;
     const char *why; /* the first reason an evaluation failed */
 };
 
@@ -77,22 +79,13 @@ static int eval_expr(struct frame_ctx *f, const Dwarf_Op *ops, size_t n, Dwarf_W
             f->why = "a location expression too deep";
             return -1;
         }
-        if (a >= DW_OP_reg0 && a <= DW_OP_reg31) {
+        if ((a >= DW_OP_reg0 && a <= DW_OP_reg31) || a == DW_OP_regx) {
             if (n != 1) {
                 f->why = "split across registers (DW_OP_piece)";
                 return -1;
             }
-            if (frame_reg(f, a - DW_OP_reg0, out) != 0)
-                return -1;
-            *is_value = 1;
-            return 0;
-        }
-        if (a == DW_OP_regx) {
-            if (n != 1) {
-                f->why = "split across registers (DW_OP_piece)";
-                return -1;
-            }
-            if (frame_reg(f, (unsigned)op->number, out) != 0)
+            unsigned regno = a == DW_OP_regx ? (unsigned)op->number : (unsigned)(a - DW_OP_reg0);
+            if (frame_reg(f, regno, out) != 0)
                 return -1;
             *is_value = 1;
             return 0;
@@ -104,14 +97,11 @@ static int eval_expr(struct frame_ctx *f, const Dwarf_Op *ops, size_t n, Dwarf_W
                    a == DW_OP_const2s || a == DW_OP_const4s || a == DW_OP_const8s ||
                    a == DW_OP_consts) {
             st[sp++] = op->number;
-        } else if (a >= DW_OP_breg0 && a <= DW_OP_breg31) {
-            if (frame_reg(f, a - DW_OP_breg0, &v) != 0)
+        } else if ((a >= DW_OP_breg0 && a <= DW_OP_breg31) || a == DW_OP_bregx) {
+            int x = a == DW_OP_bregx;
+            if (frame_reg(f, x ? (unsigned)op->number : (unsigned)(a - DW_OP_breg0), &v) != 0)
                 return -1;
-            st[sp++] = v + (Dwarf_Word)(Dwarf_Sword)op->number;
-        } else if (a == DW_OP_bregx) {
-            if (frame_reg(f, (unsigned)op->number, &v) != 0)
-                return -1;
-            st[sp++] = v + (Dwarf_Word)(Dwarf_Sword)op->number2;
+            st[sp++] = v + (Dwarf_Word)(Dwarf_Sword)(x ? op->number2 : op->number);
         } else if (a == DW_OP_fbreg) {
             Dwarf_Attribute fb;
             Dwarf_Op *fops;
@@ -164,6 +154,10 @@ static int eval_expr(struct frame_ctx *f, const Dwarf_Op *ops, size_t n, Dwarf_W
 /* The canonical frame address of f's frame, from the module's CFI. */
 static int frame_cfa(struct frame_ctx *f, Dwarf_Word *cfa)
 {
+    if (f->have_cfa) {
+        *cfa = f->cfa;
+        return 0;
+    }
     Dwarf_Addr cbias;
     Dwarf_CFI *cfi = dwfl_module_dwarf_cfi(f->mod, &cbias);
     Dwarf_Frame *fr = NULL;
@@ -183,6 +177,10 @@ static int frame_cfa(struct frame_ctx *f, Dwarf_Word *cfa)
     free(fr);
     if (rc != 0 && !f->why)
         f->why = "no call frame address";
+    if (rc == 0) {
+        f->cfa = *cfa;
+        f->have_cfa = 1;
+    }
     return rc;
 }
 
