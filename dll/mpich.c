@@ -94,6 +94,11 @@ struct be_process {
      * names it in an MPI-2 job ("PG-ID#RANK"). */
     mqs_taddr_t my_pg;
     char key[MQD_MAX_KEY];
+    /* ch3: MPIDI_Process and MPIR_debug_state (0 if absent), for a process
+     * in MPI_Finalize; finalized: the last read of the communicators found
+     * them freed and gave the world that the queues still hold. */
+    mqs_taddr_t ch3_process, debug_state;
+    int finalized;
 };
 
 static const char *const generation_names[] = {"none", "ch3 (MPICH 4.0.2 and older)",
@@ -451,6 +456,9 @@ int mqd_be_setup_process(mqs_process *process, struct mqd_process *p, void **bac
     if (bp->gen == MPICH_GEN_CH3_402 &&
         cb->mqs_find_symbol_fp(image, (char *)MPICH_SYM_CH3_PROCESS, &ch3_process) != mqs_ok)
         ch3_process = 0;
+    if (cb->mqs_find_symbol_fp(image, (char *)MPICH_SYM_DEBUG_STATE, &bp->debug_state) !=
+        mqs_ok)
+        bp->debug_state = 0;
     if (!b->from_dwarf) {
         int rc = choose_layout(p, (struct be_image *)b);
         if (rc != mqs_ok) {
@@ -488,8 +496,10 @@ int mqd_be_setup_process(mqs_process *process, struct mqd_process *p, void **bac
         }
     }
     *backend = bp;
-    if (ch3_process && process_group_known(b))
+    if (ch3_process && process_group_known(b)) {
+        bp->ch3_process = ch3_process;
         my_process_group(p, bp, ch3_process);
+    }
     return mqs_ok;
 }
 
@@ -810,6 +820,78 @@ static int read_comm(struct mqd_process *p, struct lpid_cache *cache, mqs_taddr_
     return rc;
 }
 
+/*
+ * ch3, a process in MPI_Finalize: MPII_Finalize has marked the debugger
+ * state aborting (MPIR_Debugger_set_aborting(NULL), src/mpi/init/
+ * mpir_init.c) and freed the communicators, but MPID_Finalize still waits
+ * in MPIDI_CH3U_VC_WaitForClose for its peers to close their connections
+ * (src/mpid/ch3/src/mpid_finalize.c), with ch3's receive queues and its
+ * process group intact until MPIDI_PG_Finalize.  What the queues still
+ * hold is MPI_COMM_WORLD's (context 0) and its collectives' (1): give that
+ * world, rank for rank the process group's.  *made is 0 when the process
+ * is not in that state or its group is gone (no communicators, no error).
+ */
+static int finalized_world(struct mqd_process *p, struct mqd_comm **out, int *made)
+{
+    const struct be_image *b = bimg(p);
+    struct be_process *bp = mqd_process_backend(p);
+    unsigned char v[4];
+    mqs_taddr_t pg;
+    *made = 0;
+    if (bp->gen != MPICH_GEN_CH3_402 || !bp->ch3_process || !bp->debug_state ||
+        b->off[F_PG_SIZE] < 0)
+        return mqs_ok;
+    int rc = mqd_read(p, bp->debug_state, v, 4);
+    if (rc != mqs_ok || mqd_int(p, v, 0, 4) != MPICH_DEBUG_ABORTING)
+        return rc;
+    if ((rc = mqd_read_ptr(p, bp->ch3_process + (mqs_taddr_t)b->off[F_PROC_MY_PG], &pg)) !=
+            mqs_ok ||
+        !pg)
+        return rc; /* MPIDI_PG_Finalize has run: nothing is left */
+    if ((rc = mqd_read(p, pg + (mqs_taddr_t)b->off[F_PG_SIZE], v, 4)) != mqs_ok)
+        return rc;
+    long size = (long)mqd_int(p, v, 0, 4);
+    if ((rc = mqd_read(p, bp->ch3_process + (mqs_taddr_t)b->off[F_PROC_MY_PG_RANK], v, 4)) !=
+        mqs_ok)
+        return rc;
+    long rank = (long)mqd_int(p, v, 0, 4);
+    char id[PG_ID_MAX];
+    if (size <= 0 || size > MQD_MAX_COMM_SIZE || rank < 0 || rank >= size)
+        return MQD_ERR_BAD_VALUE;
+    if ((rc = read_pg_id(p, pg, id, sizeof id)) != mqs_ok)
+        return rc;
+    struct mqd_comm *c = mqd_calloc(1, sizeof *c);
+    long *globals = mqd_malloc((size_t)size * sizeof *globals);
+    long *local = mqd_malloc((size_t)size * sizeof *local);
+    if (!c || !globals || !local) {
+        mqd_free(c);
+        mqd_free(globals);
+        mqd_free(local);
+        return MQD_ERR_NOMEM;
+    }
+    int use_job = mqd_job_identity(p, bp->key) >= 0;
+    for (long r = 0; r < size; r++) {
+        char key[MQD_MAX_KEY];
+        snprintf(key, sizeof key, "%s#%d", id, (int)r);
+        globals[r] = use_job ? mqd_job_identity(p, key) : r;
+    }
+    memcpy(local, globals, (size_t)size * sizeof *local);
+    c->addr = pg; /* the world is gone: its process group stands for it */
+    c->local_rank = rank;
+    c->size = c->remote_size = size;
+    snprintf(c->name, sizeof c->name, "MPI_COMM_WORLD");
+    c->send_context = c->recv_context = 0;
+    c->peer_global = globals;
+    c->local_global = local;
+    c->globals_final = 1;
+    c->has_handle = 1;
+    c->handle = MPICH_COMM_WORLD_HANDLE;
+    *out = c;
+    *made = 1;
+    bp->world_size = size;
+    return mqs_ok;
+}
+
 int mqd_be_read_comms(struct mqd_process *p, struct mqd_comm **out, int *nout)
 {
     const struct be_image *b = bimg(p);
@@ -820,6 +902,12 @@ int mqd_be_read_comms(struct mqd_process *p, struct mqd_comm **out, int *nout)
     int rc = mqd_read_ptr(p, bp->comm_list + (mqs_taddr_t)b->off[F_COMML_HEAD], &node);
     if (rc != mqs_ok)
         return rc;
+    bp->finalized = 0;
+    if (!node) {
+        rc = finalized_world(p, out, &bp->finalized);
+        *nout = bp->finalized;
+        return rc;
+    }
     struct lpid_cache *cache = mqd_calloc(1, sizeof *cache);
     if (cache && bp->my_pg)
         cache->use_job = mqd_job_identity(p, bp->key) >= 0;
@@ -1258,11 +1346,23 @@ int mqd_be_read_queue(struct mqd_process *p, int queue, struct mqd_ops *out)
 {
     struct be_process *bp = mqd_process_backend(p);
     if (bp->gen == MPICH_GEN_CH3_402) {
+        int rc;
         if (queue == mqs_pending_sends)
-            return ch3_sendq(p, out);
-        return ch3_request_list(p, queue == mqs_pending_receives ? bp->posted_ptr
-                                                                 : bp->unexpected_ptr,
-                                queue, out);
+            rc = ch3_sendq(p, out);
+        else
+            rc = ch3_request_list(p, queue == mqs_pending_receives ? bp->posted_ptr
+                                                                   : bp->unexpected_ptr,
+                                  queue, out);
+        /* In MPI_Finalize (finalized_world): left behind for good. */
+        for (int i = 0; rc == mqs_ok && bp->finalized && i < out->n; i++) {
+            mqs_pending_operation *op = &out->v[i].op;
+            int l = 0;
+            while (l < 4 && op->extra_text[l][0])
+                l++;
+            mqd_set_text(op->extra_text[l], "left behind: MPI_Finalize has freed the "
+                                            "communicator");
+        }
+        return rc;
     }
     return debugq_list(p, queue == mqs_pending_sends      ? bp->sendq
                           : queue == mqs_pending_receives ? bp->recvq

@@ -35,6 +35,7 @@ enum mpich_generation { MPICH_GEN_NONE, MPICH_GEN_CH3_402, MPICH_GEN_DEBUGQ };
 #define MPICH_SYM_DEVICE "MPII_Version_device"
 #define MPICH_SYM_CONFIGURE "MPII_Version_configure"
 #define MPICH_SYM_CH3_PROCESS "MPIDI_Process" /* ch3: this process's group */
+#define MPICH_SYM_DEBUG_STATE "MPIR_debug_state" /* src/mpi/debugger/dbginit.c */
 #define MPICH_SPAWN_BREAKPOINT "MPIR_Breakpoint"
 
 /*
@@ -66,6 +67,7 @@ enum mpich_generation { MPICH_GEN_NONE, MPICH_GEN_CH3_402, MPICH_GEN_DEBUGQ };
     X(VC_PG, O, "MPIDI_VC:pg")                                                               \
     X(VC_PG_RANK, O, "MPIDI_VC:pg_rank")                                                     \
     X(PG_ID, O, "MPIDI_PG_t:id")                                                             \
+    X(PG_SIZE, O, "MPIDI_PG_t:size")                                                         \
     X(PROC_MY_PG, O, "MPIDI_Process_t:my_pg")                                                \
     X(PROC_MY_PG_RANK, O, "MPIDI_Process_t:my_pg_rank")                                      \
     X(GROUP_SIZE, A, "MPIR_Group:size")                                                      \
@@ -135,6 +137,9 @@ enum mpich_generation { MPICH_GEN_NONE, MPICH_GEN_CH3_402, MPICH_GEN_DEBUGQ };
 #define MPICH_COMM_WORLD_HANDLE 0x44000000u
 #define MPICH_COMM_SELF_HANDLE 0x44000001u
 #define MPICH_ICOMM_WORLD_HANDLE 0x44000002u
+/* MPIR_debug_state (src/include/mpir_debugger.h): MPII_Finalize sets it
+ * through MPIR_Debugger_set_aborting(NULL) before MPID_Finalize. */
+#define MPICH_DEBUG_ABORTING 2
 #define MPICH_ANY_SOURCE (-2)
 #define MPICH_ANY_TAG (-1)
 

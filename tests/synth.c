@@ -391,6 +391,21 @@ void synth_process_group(struct synth *s, const char *id, int rank)
     synth_symbol(s, "MPIDI_Process", var);
 }
 
+void synth_finalizing(struct synth *s, int state, int world_size)
+{
+    uint64_t var = find_sym(s, "MPIR_debug_state");
+    if (!var) {
+        var = synth_alloc(s, 4);
+        synth_symbol(s, "MPIR_debug_state", var);
+    }
+    synth_put(s, var, (uint64_t)state, 4);
+    uint64_t proc = find_sym(s, "MPIDI_Process");
+    if (world_size < 0 && proc) /* MPIDI_PG_Finalize has run */
+        PUT(proc, "MPIDI_Process_t", "my_pg", 0, s->ptr);
+    else if (s->my_pg)
+        PUT(s->my_pg, "MPIDI_PG_t", "size", (uint64_t)world_size, 4);
+}
+
 void synth_foreign_group(struct synth *s, const char *id)
 {
     s->foreign_pg = process_group(s, id);

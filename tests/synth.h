@@ -50,6 +50,11 @@ uint64_t synth_intercomm(struct synth *s, unsigned handle, unsigned ctx, int lsi
  * or connected job).  VCs built before either have no group. */
 void synth_process_group(struct synth *s, const char *id, int rank);
 void synth_foreign_group(struct synth *s, const char *id);
+/* A process in MPI_Finalize as MPICH 4.0.2 ch3 leaves it: MPIR_debug_state
+ * (created on first use) at state, this process's group of size world_size
+ * (world_size < 0: the group is gone, MPIDI_Process.my_pg NULL).  Its
+ * communicator list is the caller's (empty, once MPICH has freed them). */
+void synth_finalizing(struct synth *s, int state, int world_size);
 /* The debugger's MPI-2 job: s is the process of that identity. */
 void synth_join_job(struct synth *s, int identity);
 void synth_leave_jobs(void);

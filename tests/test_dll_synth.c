@@ -346,6 +346,61 @@ static void test_synth__communicators_come_and_go(void **state)
     comms_come_and_go(SYNTH_DEBUGQ);
 }
 
+/*
+ * A ch3 process in MPI_Finalize: MPICH has freed its communicators (the
+ * list is empty) and set MPIR_debug_state to aborting, but ch3's queues
+ * and process group are still there.  The DLL gives MPI_COMM_WORLD from
+ * the group with what the queues still hold, each entry saying so; with
+ * the group gone, or the state not aborting, no communicator and no error.
+ */
+static void test_synth__finalizing_process_keeps_its_queues(void **state)
+{
+    (void)state;
+    for (size_t t = 0; t < sizeof targets / sizeof targets[0]; t++) {
+        long before = synth_live_blocks();
+        struct synth *s = synth_new_gen(targets[t].big_endian, targets[t].ptr, SYNTH_CH3_402);
+        synth_process_group(s, "kvs_77_0", 2);
+        synth_finalizing(s, 2, 4);
+        synth_comm_list(s, NULL, 0, 12);
+        uint64_t unexp[] = {synth_recv(s, 0, 1, 4, 1, 0x4c000405u, 0, 4),
+                            synth_recv(s, 1, 3, 1, 0, 0x4c00010du, 0, 0),
+                            synth_recv(s, 16, 0, 9, 1, 0x4c000405u, 0, 4)};
+        synth_recv_list(s, 1, unexp, 3);
+        struct result r;
+        dump_process(s, &r, 0);
+        assert_int_equal(r.rc, mqs_ok);
+        assert_int_equal(r.ncomms, 1);
+        const struct rcomm *w = comm_named(&r, "MPI_COMM_WORLD");
+        assert_int_equal(w->c.size, 4);
+        assert_int_equal(w->c.local_rank, 2);
+        assert_int_equal(w->nops[mqs_pending_receives], 0);
+        assert_int_equal(w->nops[mqs_unexpected_messages], 2); /* context 16: not the world's */
+        const mqs_pending_operation *o = &w->ops[mqs_unexpected_messages][0];
+        assert_int_equal(o->actual_local_rank, 1);
+        assert_int_equal(o->actual_global_rank, 1);
+        assert_int_equal(o->actual_tag, 4);
+        assert_string_equal(o->extra_text[2], "left behind: MPI_Finalize has freed the "
+                                              "communicator");
+        o = &w->ops[mqs_unexpected_messages][1]; /* the barrier's, on context 1 */
+        assert_int_equal(o->actual_global_rank, 3);
+        assert_string_equal(o->extra_text[3], "part of a collective operation");
+        /* Not finalizing (an empty list for another reason): nothing. */
+        synth_finalizing(s, 0, 4);
+        synth_comm_list(s, NULL, 0, 13);
+        dump_process(s, &r, 1);
+        assert_int_equal(r.rc, mqs_ok);
+        assert_int_equal(r.ncomms, 0);
+        /* MPIDI_PG_Finalize has run: nothing left, and that is no error. */
+        synth_finalizing(s, 2, -1);
+        synth_comm_list(s, NULL, 0, 14);
+        dump_process(s, &r, 1);
+        assert_int_equal(r.rc, mqs_ok);
+        assert_int_equal(r.ncomms, 0);
+        finish(s);
+        assert_int_equal(synth_live_blocks(), before);
+    }
+}
+
 /* Corrupt memory: a specific error for the process, never a crash or hang. */
 static void test_synth__corrupt_targets(void **state)
 {
@@ -710,6 +765,7 @@ int main(void)
         cmocka_unit_test(test_synth__every_queue_both_orders_both_widths),
         cmocka_unit_test(test_synth__debugq_generation_every_queue),
         cmocka_unit_test(test_synth__communicators_come_and_go),
+        cmocka_unit_test(test_synth__finalizing_process_keeps_its_queues),
         cmocka_unit_test(test_synth__corrupt_targets),
         cmocka_unit_test(test_synth__missing_debug_information_is_named),
         cmocka_unit_test(test_synth__no_dwarf_known_layouts_only),
