@@ -207,6 +207,23 @@ $(BUILD)/tests/debuglink/libtypes_fixture.so: $(BUILD)/tests/libtypes_fixture.so
 # Plain -g -O0 (no sanitizer): a fixture whose DWARF the test knows exactly.
 $(BUILD)/tests/libtypes_fixture.so: tests/fixtures/types_fixture.c | $(BUILD)/tests
 	$(CC) -std=c11 $(WARN) -g -O0 -fPIC -shared -o $@ $<
+# A library whose MPI entry point tail-calls a static internal_NAME (MPICH
+# 4.1+'s bindings), with and without its symbols, and programs calling it
+# through a PLT, a .plt.sec and a GOT slot (-fno-plt).
+TAIL := $(BUILD)/tests/tail
+TAIL_PROGS := $(TAIL)/prog_plt $(TAIL)/prog_noplt $(TAIL)/prog_cet
+$(TAIL)/sym/libmpi.so.12: tests/fixtures/tailcall_mpi.c
+	mkdir -p $(@D)
+	$(CC) -std=c11 $(WARN) -O2 -g -fPIC -shared -Wl,-soname,libmpi.so.12 -o $@ $<
+$(TAIL)/stripped/libmpi.so.12: $(TAIL)/sym/libmpi.so.12
+	mkdir -p $(@D)
+	strip --strip-all -o $@ $<
+$(TAIL)/prog_plt: MQD_TAIL_FLAGS :=
+$(TAIL)/prog_noplt: MQD_TAIL_FLAGS := -fno-plt
+$(TAIL)/prog_cet: MQD_TAIL_FLAGS := -fcf-protection=full -Wl,-z,ibtplt
+$(TAIL_PROGS): tests/fixtures/tailcall_prog.c $(TAIL)/sym/libmpi.so.12 \
+               $(TAIL)/stripped/libmpi.so.12
+	$(CC) -std=c11 $(WARN) -O2 -g $(MQD_TAIL_FLAGS) -o $@ $< $(TAIL)/sym/libmpi.so.12
 $(BUILD)/tests/test_samples: $(BUILD)/tests/test_samples.o $(BUILD)/tests/expect.o \
                              $(BUILD)/tests/joblaunch.o
 	$(CC) -o $@ $^ $(MQD_LDFLAGS) -lcmocka
@@ -214,7 +231,7 @@ $(BUILD)/tests/test_samples: $(BUILD)/tests/test_samples.o $(BUILD)/tests/expect
 $(BUILD)/tests/test_mqdump: $(BUILD)/tests/test_mqdump.o $(BUILD)/tests/expect.o \
                             $(BUILD)/tests/joblaunch.o $(BUILD)/tests/json.o \
                             $(BUILD)/tests/compare.o $(BUILD)/tests/procstate.o \
-                            | $(BUILD)/bin/mqdump $(BUILD)/lib/libmqd_mpich.so
+                            | $(BUILD)/bin/mqdump $(BUILD)/lib/libmqd_mpich.so $(TAIL_PROGS)
 	$(CC) -o $@ $^ $(MQD_LDFLAGS) -lcmocka
 
 # MPICH's own stub debugger (dbgstub.c + tvtest.c, kept in the cache by

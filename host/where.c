@@ -22,6 +22,7 @@ struct walk {
     int depth;
     int found;   /* frames seen since the MPI entry point (1: it, 2+: callers) */
     Dwfl_Module *mpi_module;
+    Dwfl_Module *inner; /* the module of the frame walked before this one */
 };
 
 static int mpi_entry(const char *name, Dwfl_Module *mod, char *buf, size_t len);
@@ -389,25 +390,90 @@ static void read_args(struct walk *k, Dwfl_Frame *frame, Dwfl_Module *mod, Dwarf
  * internal_NAME that PMPI_NAME tail-calls, so for MPI_Waitany (4.0.2) and
  * for every call (4.1 and later) no MPI_ frame is left on the stack.
  */
+/* Whether mod is the MPI library: libmpi*, libpmpi* (libmpich* too). */
+static int is_mpi_library(Dwfl_Module *mod)
+{
+    const char *file = NULL;
+    if (!mod)
+        return 0;
+    dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, &file, NULL);
+    const char *base = file ? strrchr(file, '/') : NULL;
+    base = base ? base + 1 : file;
+    return base && (strncmp(base, "libmpi", 6) == 0 || strncmp(base, "libpmpi", 7) == 0);
+}
+
+/*
+ * The user's MPI call a frame is in, as "MPI_Recv", into buf; 0 if none.
+ * "PMPI_Recv" and "MPI_Recv" are both the user's MPI_Recv.  So is MPICH's
+ * "internal_Recv" inside the MPI library: its generated bindings
+ * (src/binding/c, MPICH 4.x) put each call's body in a static
+ * internal_NAME that PMPI_NAME tail-calls, so for MPI_Waitany (4.0.2) and
+ * for every call (4.1 and later) no MPI_ frame is left on the stack.  A
+ * compiler's clone of one ("internal_Recv.constprop.0", ".isra.0",
+ * ".part.0", ".cold") is the same call.
+ */
 static int mpi_entry(const char *name, Dwfl_Module *mod, char *buf, size_t len)
 {
+    const char *call;
     if (!name)
         return 0;
-    if (strncmp(name, "PMPI_", 5) == 0 || strncmp(name, "MPI_", 4) == 0) {
-        snprintf(buf, len, "%s", name[0] == 'P' ? name + 1 : name);
-        return 1;
+    if (strncmp(name, "PMPI_", 5) == 0 || strncmp(name, "MPI_", 4) == 0)
+        call = name[0] == 'P' ? name + 5 : name + 4;
+    else if (strncmp(name, "internal_", 9) == 0 && name[9] >= 'A' && name[9] <= 'Z' &&
+             is_mpi_library(mod))
+        call = name + 9;
+    else
+        return 0;
+    int n = (int)strcspn(call, ".");
+    if (n == 0)
+        return 0;
+    snprintf(buf, len, "MPI_%.*s", n, call);
+    return 1;
+}
+
+/*
+ * x86-64: the function a call instruction ending at ret (a return address
+ * in the caller's module) called, through the target's memory: "call
+ * rel32" to a PLT stub ("jmp *slot(%rip)", after an endbr64 and a bnd
+ * prefix in .plt.sec), or "call *slot(%rip)" (-fno-plt).  The slot is the
+ * GOT entry the dynamic linker filled in, so the answer is the function in
+ * the MPI library the program called, wherever it tail-called to.  0 if
+ * the instructions are not these, or cannot be read.
+ */
+static Dwarf_Addr called_function(struct walk *k, Dwfl_Module *caller, Dwarf_Addr ret)
+{
+    unsigned char code[16];
+    uint64_t slot = 0, target = 0;
+    GElf_Addr bias;
+    Elf *elf = dwfl_module_getelf(caller, &bias);
+    GElf_Ehdr eh;
+    if (!k->mem || !elf || !gelf_getehdr(elf, &eh) || eh.e_machine != EM_X86_64 || ret < 6 ||
+        mqdh_mem_read(k->mem, ret - 6, code, 6) != 0)
+        return 0;
+    int32_t d;
+    if (code[0] == 0xff && code[1] == 0x15) { /* call *d(%rip) */
+        memcpy(&d, code + 2, 4);
+        slot = ret + (uint64_t)(int64_t)d;
+    } else if (code[1] == 0xe8) { /* call rel32 */
+        memcpy(&d, code + 2, 4);
+        uint64_t stub = ret + (uint64_t)(int64_t)d;
+        if (mqdh_mem_read(k->mem, stub, code, sizeof code) != 0)
+            return 0;
+        int at = 0;
+        if (code[0] == 0xf3 && code[1] == 0x0f && code[2] == 0x1e && code[3] == 0xfa)
+            at = 4; /* endbr64 */
+        if (code[at] == 0xf2)
+            at++; /* bnd */
+        if (code[at] != 0xff || code[at + 1] != 0x25)
+            return 0;
+        memcpy(&d, code + at + 2, 4);
+        slot = stub + (uint64_t)(at + 6) + (uint64_t)(int64_t)d;
+    } else {
+        return 0;
     }
-    if (strncmp(name, "internal_", 9) == 0 && name[9] >= 'A' && name[9] <= 'Z') {
-        const char *file = NULL;
-        dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, &file, NULL);
-        const char *base = file ? strrchr(file, '/') : NULL;
-        base = base ? base + 1 : file;
-        if (base && (strncmp(base, "libmpi", 6) == 0 || strncmp(base, "libpmpi", 7) == 0)) {
-            snprintf(buf, len, "MPI_%s", name + 9);
-            return 1;
-        }
-    }
-    return 0;
+    if (mqdh_mem_read(k->mem, slot, &target, 8) != 0)
+        return 0;
+    return target;
 }
 
 static int frame_cb(Dwfl_Frame *frame, void *arg)
@@ -422,6 +488,27 @@ static int frame_cb(Dwfl_Frame *frame, void *arg)
     Dwfl_Module *mod = dwfl_addrmodule(dwfl, at);
     const char *name = mod ? dwfl_module_addrname(mod, at) : NULL;
     char entry[sizeof k->w->call];
+    Dwfl_Module *inner = k->inner;
+    k->inner = mod;
+    /*
+     * No MPI frame met, and this frame called into the MPI library: the
+     * entry point tail-called out of its own frame into code with no name
+     * that says so (a libmpi without .symtab hides MPICH's static
+     * internal_NAME).  The call instruction names what was called.
+     */
+    if (!k->found && !activation && mod && inner != mod && is_mpi_library(inner)) {
+        Dwarf_Addr fn = called_function(k, mod, pc);
+        Dwfl_Module *fmod = fn ? dwfl_addrmodule(dwfl, fn) : NULL;
+        const char *fname = fmod == inner ? dwfl_module_addrname(fmod, fn) : NULL;
+        if (mpi_entry(fname, fmod, entry, sizeof entry)) {
+            snprintf(k->w->call, sizeof k->w->call, "%s", entry);
+            snprintf(k->w->args_why, sizeof k->w->args_why,
+                     "%s left no frame of its own (a tail call into a library without "
+                     "symbols)", entry);
+            k->mpi_module = inner;
+            k->found = 1;
+        }
+    }
     if (mpi_entry(name, mod, entry, sizeof entry)) {
         /* the innermost MPI entry point wins; keep looking outward */
         if (!k->found) {
@@ -433,7 +520,10 @@ static int frame_cb(Dwfl_Frame *frame, void *arg)
         return DWARF_CB_OK;
     }
     if (k->found && mod != k->mpi_module) { /* the user's code that called it */
-        snprintf(k->w->function, sizeof k->w->function, "%s", name ? name : "??");
+        /* A compiler's clone (".constprop.0", ".isra.0", ".part.0", ".cold")
+         * is the function the user wrote: no C or C++ name has a dot. */
+        snprintf(k->w->function, sizeof k->w->function, "%.*s",
+                 name ? (int)strcspn(name, ".") : 2, name ? name : "??");
         Dwfl_Line *line = dwfl_module_getsrc(mod, at);
         int lineno = 0;
         const char *file = line ? dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL) : NULL;
@@ -451,7 +541,7 @@ static int frame_cb(Dwfl_Frame *frame, void *arg)
 static int walk_thread(Dwfl *dwfl, Dwfl_Thread *thread, pid_t tid, struct mqdh_mem *mem,
                        struct mqdh_where *w)
 {
-    struct walk k = {w, mem, 0, 0, NULL};
+    struct walk k = {.w = w, .mem = mem};
     memset(w, 0, sizeof *w);
     if (thread)
         dwfl_thread_getframes(thread, frame_cb, &k);
@@ -475,7 +565,7 @@ static int thread_cb(Dwfl_Thread *thread, void *arg)
 {
     struct threads *th = arg;
     pid_t tid = dwfl_thread_tid(thread);
-    if (tid != th->main && walk_thread(NULL, thread, tid, th->mem, th->w))
+    if (tid != th->main && walk_thread(dwfl_thread_dwfl(thread), thread, tid, th->mem, th->w))
         return DWARF_CB_ABORT;
     return DWARF_CB_OK;
 }

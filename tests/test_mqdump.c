@@ -497,6 +497,76 @@ static int source_line(const char *file, const char *text)
     return found ? n : 0;
 }
 
+/*
+ * An MPI entry point that tail-calls its body (MPICH 4.1+'s generated
+ * bindings): tests/fixtures/tailcall_*.c.  With the library's symbols the
+ * body's internal_Waitall (a ".constprop" clone of it, here) names the
+ * call; stripped of them, the call instruction before the caller's return
+ * address does, through a PLT, a .plt.sec or a GOT slot.  Either way the
+ * process is in MPI_Waitall, called from wait_here at its line.
+ */
+static void test_mqdump__tail_called_entry_points(void **state)
+{
+    (void)state;
+    static const char *const progs[] = {"prog_plt", "prog_noplt", "prog_cet"};
+    static const char *const libs[] = {"sym", "stripped"};
+    char src[PATH_MAX], line[512];
+    const char *dir = getenv("MQD_SAMPLES_SRC");
+    snprintf(src, sizeof src, "%s/../tests/fixtures/tailcall_prog.c", dir && *dir ? dir : "samples");
+    FILE *f = fopen(src, "r");
+    int want_line = 0;
+    for (int n = 1; f && !want_line && fgets(line, sizeof line, f); n++)
+        if (strstr(line, "/* tailcall: the line the test wants */"))
+            want_line = n;
+    if (f)
+        fclose(f);
+    assert_true(want_line > 0);
+    for (int l = 0; l < 2; l++) {
+        for (int p = 0; p < 3; p++) {
+            char prog[PATH_MAX], libdir[PATH_MAX], rel[64];
+            snprintf(rel, sizeof rel, "tests/tail/%s", progs[p]);
+            job_build_path(prog, sizeof prog, rel);
+            snprintf(rel, sizeof rel, "tests/tail/%s", libs[l]);
+            job_build_path(libdir, sizeof libdir, rel);
+            int ready[2];
+            assert_int_equal(pipe(ready), 0);
+            pid_t pid = fork();
+            assert_true(pid >= 0);
+            if (pid == 0) {
+                dup2(ready[1], 3);
+                setenv("LD_LIBRARY_PATH", libdir, 1);
+                execl(prog, prog, (char *)NULL);
+                _exit(127);
+            }
+            close(ready[1]);
+            char c;
+            assert_int_equal(read(ready[0], &c, 1), 1); /* in internal_Waitall */
+            close(ready[0]);
+            char spid[16], *out, *err, msg[256];
+            snprintf(spid, sizeof spid, "%d", (int)pid);
+            const char *args[] = {"--pid", spid, "--json", NULL};
+            run_mqdump(&out, &err, args);
+            kill(pid, SIGKILL);
+            waitpid(pid, NULL, 0);
+            struct json *j = json_parse(out, msg, sizeof msg);
+            if (!j)
+                fail_msg("%s with %s: %s: %s", progs[p], libs[l], msg, err);
+            const struct json *w = json_get(&json_get(j, "processes")->items[0], "where");
+            if (!w || w->kind == JSON_NULL)
+                fail_msg("%s with %s: not in MPI:\n%s", progs[p], libs[l], out);
+            assert_string_equal(json_get(w, "call")->string, "MPI_Waitall");
+            assert_string_equal(json_get(w, "function")->string, "wait_here");
+            assert_int_equal(json_get(w, "line")->number, want_line);
+            const struct json *why = json_get(w, "args_why");
+            int tail = why && why->kind == JSON_STRING && strstr(why->string, "tail call");
+            assert_int_equal(tail, l == 1); /* stripped: no frame to read arguments in */
+            json_free(j);
+            free(out);
+            free(err);
+        }
+    }
+}
+
 /* Where each rank is: every rank of ring waits in MPI_Waitall, called by
  * sample_block at its line of samples/sample.c (unwound with libdwfl). */
 static void test_mqdump__where_each_rank_is(void **state)
@@ -944,6 +1014,7 @@ int main(void)
         cmocka_unit_test(test_mqdump__stripped_libmpi_known_layout),
         cmocka_unit_test(test_mqdump__executable_names_the_dll),
         cmocka_unit_test(test_mqdump__where_each_rank_is),
+        cmocka_unit_test(test_mqdump__tail_called_entry_points),
         cmocka_unit_test(test_mqdump__job_lists_every_rank),
         cmocka_unit_test(test_mqdump__folded_64_rank_ring),
         cmocka_unit_test(test_mqdump__graph_shows_the_cycle),
