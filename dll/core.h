@@ -94,6 +94,7 @@ struct mqd_comm {
 /* One queue entry as a backend reads it.  Peers are local ranks (-1 any). */
 struct mqd_raw_op {
     uint64_t context; /* matched against mqd_comm's send or receive context */
+    int recv_keyed;   /* a send entered under its communicator's receive context */
     mqs_pending_operation op; /* global ranks are filled in by the core */
 };
 

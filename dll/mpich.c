@@ -9,11 +9,22 @@
 #include <stdio.h>
 #include <string.h>
 
-/* Which generations need a field: bit 0 ch3 4.0.2, bit 1 debugq 4.0.3+. */
-#define GEN_A 3
-#define GEN_C 1
-#define GEN_D 2
-#define GEN_O 0 /* optional */
+/* Classes of fields (mpich_defs.h), and the classes each generation needs. */
+#define CLASS_A 0x01 /* all */
+#define CLASS_C 0x02 /* ch3 device */
+#define CLASS_S 0x04 /* MPIR_Sendq, 4.0.2 */
+#define CLASS_Q 0x08 /* MPIR_Debugq, 4.0.3+ */
+#define CLASS_G 0x10 /* 4.x groups */
+#define CLASS_P 0x20 /* 5.0 groups */
+#define CLASS_O 0x00 /* optional */
+
+static const int gen_needs[] = {
+    [MPICH_GEN_NONE] = 0,
+    [MPICH_GEN_CH3_402] = CLASS_A | CLASS_C | CLASS_S | CLASS_G,
+    [MPICH_GEN_CH3_DQ] = CLASS_A | CLASS_C | CLASS_Q,
+    [MPICH_GEN_DEBUGQ] = CLASS_A | CLASS_Q | CLASS_G,
+    [MPICH_GEN_DEBUGQ_5] = CLASS_A | CLASS_Q | CLASS_P,
+};
 
 enum field_id {
 #define F_ENUM_(id, gen, path) F_##id,
@@ -31,18 +42,18 @@ enum size_id {
 
 static const struct {
     const char *path;
-    int gens;
+    int cls;
 } field_defs[F_COUNT] = {
-#define F_DEF_(id, gen, path) [F_##id] = {path, GEN_##gen},
+#define F_DEF_(id, cls, path) [F_##id] = {path, CLASS_##cls},
     MPICH_FIELDS(F_DEF_)
 #undef F_DEF_
 };
 
 static const struct {
     const char *type;
-    int gens;
+    int cls;
 } size_defs[S_COUNT] = {
-#define S_DEF_(id, gen, type) [S_##id] = {type, GEN_##gen},
+#define S_DEF_(id, cls, type) [S_##id] = {type, CLASS_##cls},
     MPICH_SIZES(S_DEF_)
 #undef S_DEF_
 };
@@ -81,6 +92,7 @@ struct be_image {
     /* No usable DWARF (from_dwarf 0): the first process chooses a known
      * layout; lacks says what the DWARF missed. */
     int from_dwarf;
+    int classes; /* CLASS_* bits the debug information has in full */
     const struct known_layout *layout;
     char lacks[256];
 };
@@ -99,14 +111,21 @@ struct be_process {
      * them freed and gave the world that the queues still hold. */
     mqs_taddr_t ch3_process, debug_state;
     int finalized;
+    /* 5.0: MPIR_Worlds and MPIR_Process (0 if absent). */
+    mqs_taddr_t worlds, mpir_process;
 };
 
-static const char *const generation_names[] = {"none", "ch3 (MPICH 4.0.2 and older)",
-                                               "debug queues (MPICH 4.0.3 and later)"};
+static const char *const generation_names[] = {
+    [MPICH_GEN_NONE] = "none",
+    [MPICH_GEN_CH3_402] = "ch3 (MPICH 4.0.2 and older)",
+    [MPICH_GEN_CH3_DQ] = "ch3 with debug queues (MPICH 4.0.3 and later)",
+    [MPICH_GEN_DEBUGQ] = "debug queues (MPICH 4.0.3 to 4.3)",
+    [MPICH_GEN_DEBUGQ_5] = "debug queues with process maps (MPICH 5.0)",
+};
 
 const char *mqd_be_version(void)
 {
-    return "mqd message queue DLL for MPICH (4.0.2 ch3; 4.0.3+ debug queues) 0.1";
+    return "mqd message queue DLL for MPICH (4.0.2 ch3; 4.0.3+ ch3 and ch4; 5.0) 0.2";
 }
 
 const char *mqd_be_spawn_breakpoint(void)
@@ -196,8 +215,8 @@ static void set_spans(struct be_image *b)
         F_COMM_HANDLE, F_COMM_CTX,  F_COMM_RCTX,   F_COMM_RSIZE,  F_COMM_RANK, F_COMM_LSIZE,
         F_COMM_KIND,   F_COMM_NEXT, F_COMM_LGROUP, F_COMM_RGROUP, F_COMM_VCRT, F_COMM_LVCRT};
     static const enum field_id req_fields[] = {
-        F_REQ_HANDLE,     F_REQ_KIND,     F_REQ_CC,         F_REQ_CC_PTR,     F_REQ_STATUS_SOURCE,
-        F_REQ_STATUS_TAG, F_REQ_NEXT,     F_REQ_MATCH_TAG,  F_REQ_MATCH_RANK,
+        F_REQ_HANDLE,     F_REQ_KIND,     F_REQ_CC,         F_REQ_CC_PTR,
+        F_REQ_NEXT,       F_REQ_MATCH_TAG,  F_REQ_MATCH_RANK,
         F_REQ_MATCH_CTX,  F_REQ_USER_BUF, F_REQ_USER_COUNT, F_REQ_DATATYPE,
         F_REQ_DATATYPE_PTR, F_REQ_RECV_SZ, F_REQ_TMPBUF};
     static const enum field_id sendq_fields[] = {F_SENDQ_REQ, F_SENDQ_TAG, F_SENDQ_RANK,
@@ -226,39 +245,52 @@ int mqd_be_setup_image(mqs_image *image, struct mqd_image *im, void **backend)
     struct be_image *b = mqd_calloc(1, sizeof *b);
     if (!b)
         return MQD_ERR_NOMEM;
-    int have[3] = {0, 1, 1}; /* can generation g be served? (1: C, 2: D) */
-    const char *missing[3] = {NULL, NULL, NULL};
+    /* Which classes of fields the debug information has in full, and the
+     * first thing missing from each that has not. */
+    int missing_cls = 0;
+    const char *missing[8] = {NULL};
     for (int f = 0; f < F_COUNT; f++) {
         b->off[f] = path_offset(image, cb, field_defs[f].path);
-        for (int g = 1; g <= 2; g++) {
-            if (b->off[f] < 0 && (field_defs[f].gens & g) && have[g]) {
-                have[g] = 0;
-                missing[g] = field_defs[f].path;
-            }
+        if (b->off[f] < 0 && field_defs[f].cls) {
+            int k = __builtin_ctz((unsigned)field_defs[f].cls);
+            if (!missing[k])
+                missing[k] = field_defs[f].path;
+            missing_cls |= field_defs[f].cls;
         }
     }
     for (int s = 0; s < S_COUNT; s++) {
         /* mqs_sizeof_fp may be NULL (MPICH's stub debugger): sizes unknown. */
         mqs_type *t = cb->mqs_sizeof_fp ? find_type(image, cb, size_defs[s].type) : NULL;
         b->size[s] = t ? cb->mqs_sizeof_fp(t) : -1;
-        for (int g = 1; g <= 2; g++) {
-            if (b->size[s] <= 0 && (size_defs[s].gens & g) && have[g]) {
-                have[g] = 0;
-                missing[g] = size_defs[s].type;
-            }
+        if (b->size[s] <= 0 && size_defs[s].cls) {
+            int k = __builtin_ctz((unsigned)size_defs[s].cls);
+            if (!missing[k])
+                missing[k] = size_defs[s].type;
+            missing_cls |= size_defs[s].cls;
         }
     }
-    b->from_dwarf = have[1] || have[2];
+    b->classes = ~missing_cls & 0xff;
+    for (int g = MPICH_GEN_CH3_402; g < NELEMS(gen_needs); g++)
+        if ((gen_needs[g] & missing_cls) == 0)
+            b->from_dwarf = 1;
     if (b->from_dwarf) {
         set_spans(b);
     } else {
         /* Perhaps a build without DWARF whose layout is known: the first
-         * process tells (choose_layout). */
-        if (missing[1] && missing[2] && strcmp(missing[1], missing[2]) != 0)
-            snprintf(b->lacks, sizeof b->lacks, "%s (and, for MPICH 4.0.3 and later, %s)",
-                     missing[1], missing[2]);
+         * process tells (choose_layout).  Name what 4.0.2's ch3 lacks,
+         * and what 4.0.3 and later lack if that is something else. */
+        const char *old = NULL, *dq = NULL;
+        for (int k = 0; k < 8; k++) {
+            if (!old && missing[k] && ((gen_needs[MPICH_GEN_CH3_402] >> k) & 1))
+                old = missing[k];
+            if (!dq && missing[k] && ((gen_needs[MPICH_GEN_DEBUGQ_5] >> k) & 1))
+                dq = missing[k];
+        }
+        if (old && dq && strcmp(old, dq) != 0)
+            snprintf(b->lacks, sizeof b->lacks, "%s (and, for MPICH 4.0.3 and later, %s)", old,
+                     dq);
         else
-            snprintf(b->lacks, sizeof b->lacks, "%s", missing[1] ? missing[1] : missing[2]);
+            snprintf(b->lacks, sizeof b->lacks, "%s", old ? old : dq ? dq : "?");
         if (NELEMS(known_layouts) == 0) {
             mqd_image_explain(im, "the debug information lacks %s: is libmpi.so built with "
                                   "-g, or its debug file installed?", b->lacks);
@@ -367,6 +399,13 @@ static int choose_layout(struct mqd_process *p, struct be_image *b)
         b->layout = found;
         memcpy(b->off, found->off, sizeof b->off);
         memcpy(b->size, found->size, sizeof b->size);
+        b->classes = 0xff;
+        for (int f = 0; f < F_COUNT; f++)
+            if (b->off[f] < 0)
+                b->classes &= ~field_defs[f].cls;
+        for (int s = 0; s < S_COUNT; s++)
+            if (b->size[s] <= 0)
+                b->classes &= ~size_defs[s].cls;
         set_spans(b);
         char msg[200];
         snprintf(msg, sizeof msg, "no DWARF types: using the known layout of MPICH %s (%s)%s",
@@ -411,6 +450,34 @@ static void my_process_group(struct mqd_process *p, struct be_process *bp, mqs_t
     bp->my_pg = pg;
 }
 
+/* The PMI namespace of world idx (5.0's MPIR_Worlds) into out. */
+static int world_namespace(struct mqd_process *p, long idx, char *out, int len)
+{
+    const struct be_image *b = bimg(p);
+    struct be_process *bp = mqd_process_backend(p);
+    if (!bp->worlds || b->off[F_WORLD_NS] < 0 || b->size[S_SZ_WORLD] <= 0 || idx < 0 ||
+        idx >= 4096)
+        return MQD_ERR_BAD_VALUE;
+    return mqd_read_cstring(p,
+                            bp->worlds + (mqs_taddr_t)idx * (mqs_taddr_t)b->size[S_SZ_WORLD] +
+                                (mqs_taddr_t)b->off[F_WORLD_NS],
+                            out, len);
+}
+
+/* 5.0: this process's MPI-2 key, "NAMESPACE#RANK" of its own world (index
+ * 0), the same string ch3 names it by.  Without it, MPI-1 ranks only. */
+static void my_world_key(struct mqd_process *p, struct be_process *bp)
+{
+    const struct be_image *b = bimg(p);
+    char ns[PG_ID_MAX];
+    unsigned char v[4];
+    if (!bp->mpir_process || b->off[F_PROC_RANK] < 0 ||
+        mqd_read(p, bp->mpir_process + (mqs_taddr_t)b->off[F_PROC_RANK], v, 4) != mqs_ok ||
+        world_namespace(p, 0, ns, sizeof ns) != mqs_ok || !ns[0])
+        return;
+    snprintf(bp->key, sizeof bp->key, "%s#%d", ns, (int)mqd_int(p, v, 0, 4));
+}
+
 int mqd_be_process_key(struct mqd_process *p, char *key, int len)
 {
     struct be_process *bp = mqd_process_backend(p);
@@ -434,12 +501,33 @@ int mqd_be_setup_process(mqs_process *process, struct mqd_process *p, void **bac
     int have_sendq = SYM_(MPICH_SYM_SENDQ, &bp->sendq);
     if (!SYM_(MPICH_SYM_DATATYPE_DIRECT, &bp->dt_direct))
         bp->dt_direct = 0;
-    if (SYM_(MPICH_SYM_RECVQ, &bp->recvq) && SYM_(MPICH_SYM_UNEXPQ, &bp->unexpq))
-        bp->gen = MPICH_GEN_DEBUGQ;
-    else if (SYM_(MPICH_SYM_POSTED_PTR, &bp->posted_ptr) &&
-             SYM_(MPICH_SYM_UNEXPECTED_PTR, &bp->unexpected_ptr))
-        bp->gen = MPICH_GEN_CH3_402;
+    int debugq = SYM_(MPICH_SYM_RECVQ, &bp->recvq) && SYM_(MPICH_SYM_UNEXPQ, &bp->unexpq);
+    int ch3_lists = SYM_(MPICH_SYM_POSTED_PTR, &bp->posted_ptr) &&
+                    SYM_(MPICH_SYM_UNEXPECTED_PTR, &bp->unexpected_ptr);
+    mqs_taddr_t daddr;
+    char device[64] = "";
+    if (SYM_(MPICH_SYM_DEVICE, &daddr) &&
+        mqd_read_cstring(p, daddr, device, sizeof device) != mqs_ok)
+        device[0] = '\0';
+    if (!SYM_(MPICH_SYM_WORLDS, &bp->worlds))
+        bp->worlds = 0;
+    if (!SYM_(MPICH_SYM_PROCESS, &bp->mpir_process))
+        bp->mpir_process = 0;
 #undef SYM_
+    /*
+     * The generation.  ch4 exports MPID_Recvq_posted_head_ptr too, so the
+     * device decides (MPII_Version_device, "ch3:nemesis", "ch4:ofi"); a
+     * library without that string is ch3 if its DWARF has ch3's types.
+     * 4.0.3+ ch3 keeps receives in its own lists (see mpich_defs.h).
+     */
+    int ch3 = device[0] ? strncmp(device, "ch3", 3) == 0 : (b->classes & CLASS_C) != 0;
+    if (debugq && ch3 && ch3_lists)
+        bp->gen = MPICH_GEN_CH3_DQ;
+    else if (debugq)
+        bp->gen = (b->classes & CLASS_P) || !(b->classes & CLASS_G) ? MPICH_GEN_DEBUGQ_5
+                                                                    : MPICH_GEN_DEBUGQ;
+    else if (ch3_lists)
+        bp->gen = MPICH_GEN_CH3_402;
     const char *why = NULL;
     if (!have_list || !have_sendq)
         why = "no " MPICH_SYM_COMM_LIST " or " MPICH_SYM_SENDQ;
@@ -453,7 +541,7 @@ int mqd_be_setup_process(mqs_process *process, struct mqd_process *p, void **bac
         return MQD_ERR_NO_DEBUG_QUEUES;
     }
     mqs_taddr_t ch3_process = 0; /* read once the layout is known */
-    if (bp->gen == MPICH_GEN_CH3_402 &&
+    if ((bp->gen == MPICH_GEN_CH3_402 || bp->gen == MPICH_GEN_CH3_DQ) &&
         cb->mqs_find_symbol_fp(image, (char *)MPICH_SYM_CH3_PROCESS, &ch3_process) != mqs_ok)
         ch3_process = 0;
     if (cb->mqs_find_symbol_fp(image, (char *)MPICH_SYM_DEBUG_STATE, &bp->debug_state) !=
@@ -477,9 +565,9 @@ int mqd_be_setup_process(mqs_process *process, struct mqd_process *p, void **bac
         return MQD_ERR_BAD_LAYOUT;
     }
     /* Every field this generation reads must be known. */
-    int g = bp->gen == MPICH_GEN_CH3_402 ? GEN_C : GEN_D;
+    int g = gen_needs[bp->gen];
     for (int f = 0; f < F_COUNT; f++) {
-        if ((field_defs[f].gens & g) && b->off[f] < 0) {
+        if ((field_defs[f].cls & g) && b->off[f] < 0) {
             mqd_process_explain(p, "the debug information lacks %s, which MPICH's %s "
                                    "generation needs", field_defs[f].path,
                                 generation_names[bp->gen]);
@@ -488,14 +576,19 @@ int mqd_be_setup_process(mqs_process *process, struct mqd_process *p, void **bac
         }
     }
     for (int s = 0; s < S_COUNT; s++) {
-        if ((size_defs[s].gens & g) && b->size[s] <= 0) {
+        if ((size_defs[s].cls & g) && b->size[s] <= 0) {
             mqd_process_explain(p, "the debug information lacks the type %s",
                                 size_defs[s].type);
             mqd_free(bp);
             return MQD_ERR_NO_TYPE;
         }
     }
+    /* 5.0 has no MPIR_Context_id_t: its contexts are int. */
+    if (b->size[S_SZ_CONTEXT_ID] <= 0)
+        ((struct be_image *)b)->size[S_SZ_CONTEXT_ID] = mqd_sizes(p)->int_size;
     *backend = bp;
+    if (bp->gen == MPICH_GEN_DEBUGQ_5)
+        my_world_key(p, bp);
     if (ch3_process && process_group_known(b)) {
         bp->ch3_process = ch3_process;
         my_process_group(p, bp, ch3_process);
@@ -675,43 +768,126 @@ static long self_global(struct mqd_process *p, const struct lpid_cache *c)
     return c->use_job ? mqd_job_identity(p, bp->key) : mqd_process_global_rank(p);
 }
 
-/* debugq generation: a group's lrank_to_lpid table (*out of want). */
-static int read_group(struct mqd_process *p, mqs_taddr_t group, long want, long **out)
+/*
+ * 5.0: lpid (world index << 32 | world rank, src/include/mpir_group.h) to
+ * a global rank: with a job table the identity its key names ("NAMESPACE
+ * #RANK", the namespace from MPIR_Worlds), else the world rank in this
+ * process's own world (index 0) and -1 in any other.
+ */
+static long lpid_global(struct mqd_process *p, int64_t lpid, int use_job, char *ns0,
+                        size_t nslen)
+{
+    if (lpid < 0) /* MPIR_LPID_DYNAMIC_MASK: a connection being made */
+        return -1;
+    long idx = (long)(lpid >> 32), rank = (long)(lpid & 0xffffffff);
+    if (!use_job)
+        return idx == 0 ? rank : -1;
+    char ns[PG_ID_MAX], key[MQD_MAX_KEY];
+    if (idx == 0 && !ns0[0] && world_namespace(p, 0, ns0, (int)nslen) != mqs_ok)
+        ns0[0] = '\0';
+    if (idx == 0)
+        snprintf(ns, sizeof ns, "%s", ns0);
+    else if (world_namespace(p, idx, ns, sizeof ns) != mqs_ok)
+        return -1;
+    snprintf(key, sizeof key, "%s#%d", ns, (int)rank);
+    return ns[0] ? mqd_job_identity(p, key) : -1;
+}
+
+/*
+ * A group's members (*out of want) as lpids, or (5.0, *final set) as
+ * global ranks.  4.x: the lrank_to_lpid table.  5.0: the MPIR_Pmap, an
+ * lpid table (use_map) or offset, stride and blocksize (rank r is offset
+ * + r / blocksize * stride + r % blocksize; without blocksize, offset + r
+ * * stride).
+ */
+static int read_group(struct mqd_process *p, mqs_taddr_t group, long want, long **out,
+                      int *final)
 {
     const struct be_image *b = bimg(p);
-    int ps = mqd_sizes(p)->pointer_size, esz = b->size[S_SZ_PMAP];
-    unsigned char hdr[64];
+    struct be_process *bp = mqd_process_backend(p);
+    int pmap = bp->gen == MPICH_GEN_DEBUGQ_5 || !(b->classes & CLASS_G);
+    unsigned char hdr[4], pm[64];
     *out = NULL;
+    *final = 0;
     if (!group || want <= 0)
-        return mqs_ok; /* MPICH makes groups lazily: none yet */
-    int hspan = b->off[F_GROUP_MAP] + ps;
-    if (b->off[F_GROUP_SIZE] + 4 > hspan)
-        hspan = b->off[F_GROUP_SIZE] + 4;
-    if (hspan > (int)sizeof hdr)
-        return MQD_ERR_BAD_LAYOUT;
-    int rc = mqd_read(p, group, hdr, hspan);
+        return mqs_ok; /* MPICH 4.x makes groups lazily: none yet */
+    int rc = mqd_read(p, group + (mqs_taddr_t)b->off[F_GROUP_SIZE], hdr, 4);
     if (rc != mqs_ok)
         return rc;
-    long n = (long)mqd_int(p, hdr, b->off[F_GROUP_SIZE], 4);
-    mqs_taddr_t map = mqd_ptr(p, hdr, b->off[F_GROUP_MAP]);
-    if (n != want || n > MQD_MAX_COMM_SIZE || !map || esz <= 0 || esz > 64)
+    long n = (long)mqd_int(p, hdr, 0, 4);
+    if (n != want || n > MQD_MAX_COMM_SIZE)
         return MQD_ERR_BAD_VALUE;
-    unsigned char *tbl = mqd_malloc((size_t)n * (size_t)esz);
     long *lpids = mqd_malloc((size_t)n * sizeof *lpids);
-    if (!tbl || !lpids) {
-        mqd_free(tbl);
-        mqd_free(lpids);
+    if (!lpids)
         return MQD_ERR_NOMEM;
+    int esz = pmap ? 8 : b->size[S_SZ_PMAP], eoff = pmap ? 0 : b->off[F_PMAP_LPID];
+    mqs_taddr_t map;
+    int use_map = 1;
+    int64_t offset = 0, stride = 1, blocksize = 0;
+    if (pmap) {
+        int u = b->off[F_PMAPS_U], len = b->size[S_SZ_PMAPS];
+        if (len <= 0 || len > (int)sizeof pm || u < 0 || u + 16 > len) {
+            mqd_free(lpids);
+            return MQD_ERR_BAD_LAYOUT;
+        }
+        if ((rc = mqd_read(p, group + (mqs_taddr_t)b->off[F_GROUP_PMAP], pm, len)) != mqs_ok) {
+            mqd_free(lpids);
+            return rc;
+        }
+        use_map = pm[b->off[F_PMAPS_USE_MAP]] != 0;
+        map = mqd_ptr(p, pm, u);
+        offset = mqd_int(p, pm, u, 8);
+        stride = mqd_int(p, pm, u + 8, 8);
+        if (u + 24 <= len)
+            blocksize = mqd_int(p, pm, u + 16, 8);
+    } else {
+        if ((rc = mqd_read_ptr(p, group + (mqs_taddr_t)b->off[F_GROUP_MAP], &map)) != mqs_ok) {
+            mqd_free(lpids);
+            return rc;
+        }
     }
-    rc = mqd_read(p, map, tbl, (int)(n * esz));
-    for (long i = 0; rc == mqs_ok && i < n; i++)
-        lpids[i] = (long)mqd_int(p, tbl, (int)(i * esz) + b->off[F_PMAP_LPID], 8);
-    mqd_free(tbl);
+    if (use_map) {
+        unsigned char *tbl = NULL;
+        if (!map || esz <= 0 || esz > 64)
+            rc = MQD_ERR_BAD_VALUE;
+        else if (!(tbl = mqd_malloc((size_t)n * (size_t)esz)))
+            rc = MQD_ERR_NOMEM;
+        else
+            rc = mqd_read(p, map, tbl, (int)(n * esz));
+        for (long i = 0; rc == mqs_ok && i < n; i++)
+            lpids[i] = (long)mqd_int(p, tbl, (int)(i * esz) + eoff, 8);
+        mqd_free(tbl);
+    } else {
+        for (long i = 0; i < n; i++)
+            lpids[i] = (long)(blocksize > 0 ? offset + i / blocksize * stride + i % blocksize
+                                            : offset + i * stride);
+    }
     if (rc != mqs_ok) {
         mqd_free(lpids);
         return rc;
     }
+    if (pmap) {
+        char ns0[PG_ID_MAX] = "";
+        int use_job = bp->key[0] && mqd_job_identity(p, bp->key) >= 0;
+        for (long i = 0; i < n; i++)
+            lpids[i] = lpid_global(p, (int64_t)lpids[i], use_job, ns0, sizeof ns0);
+        *final = 1;
+    }
     *out = lpids;
+    return mqs_ok;
+}
+
+/* 4.x, MPI_COMM_WORLD without a group yet (made lazily): its ranks are
+ * the world's. */
+static int world_identity(struct mqd_process *p, long n, long **out)
+{
+    (void)p;
+    long *v = mqd_malloc((size_t)n * sizeof *v);
+    if (!v)
+        return MQD_ERR_NOMEM;
+    for (long i = 0; i < n; i++)
+        v[i] = i;
+    *out = v;
     return mqs_ok;
 }
 
@@ -752,6 +928,15 @@ static int read_comm(struct mqd_process *p, struct lpid_cache *cache, mqs_taddr_
     if (!inter)
         c->remote_size = (int)c->size;
     c->internal = comm_is_internal(*handle, c->recv_context);
+    /* MPII_Comm_init puts a communicator on the list with local_size -1,
+     * before its size, rank and context are set: not there yet. */
+    if (c->size == -1 && !c->internal) {
+        char msg[96];
+        snprintf(msg, sizeof msg, "communicator 0x%llx is being built: skipped",
+                 (unsigned long long)addr);
+        mqd_debug(msg);
+        c->internal = 1;
+    }
     if (c->internal) { /* not shown: only its link matters */
         mqd_free(buf);
         return mqs_ok;
@@ -792,21 +977,28 @@ static int read_comm(struct mqd_process *p, struct lpid_cache *cache, mqs_taddr_
     mqs_taddr_t rgroup = mqd_ptr(p, buf, o[F_COMM_RGROUP]);
     mqs_taddr_t lgroup = mqd_ptr(p, buf, o[F_COMM_LGROUP]);
     mqs_taddr_t peers = inter ? rgroup : lgroup;
-    int ch3 = bp->gen == MPICH_GEN_CH3_402;
+    int ch3 = bp->gen == MPICH_GEN_CH3_402 || bp->gen == MPICH_GEN_CH3_DQ;
+    /* ch3 from 4.0.3 reads groups only through its tables: 5.0's are maps
+     * of worlds, whose indexes ch3's tables do not use. */
+    int groups = bp->gen != MPICH_GEN_CH3_DQ;
+    int final = 0;
     c->globals_final = bp->my_pg != 0;
-    if (bp->my_pg || (ch3 && !peers))
+    if (bp->my_pg || (ch3 && (!peers || !groups)))
         rc = read_vcrt(p, cache, mqd_ptr(p, buf, o[F_COMM_VCRT]), c->remote_size, 0,
                        &c->peer_global, NULL);
     else if (peers)
-        rc = read_group(p, peers, c->remote_size, &c->peer_global);
+        rc = read_group(p, peers, c->remote_size, &c->peer_global, &final);
+    else if (!inter && *handle == MPICH_COMM_WORLD_HANDLE)
+        rc = world_identity(p, c->size, &c->peer_global);
+    c->globals_final |= final;
     c->inter = inter;
     if (rc == mqs_ok && inter) {
         int longer = 0;
-        if (bp->my_pg || (ch3 && !lgroup))
+        if (bp->my_pg || (ch3 && (!lgroup || !groups)))
             rc = read_vcrt(p, cache, mqd_ptr(p, buf, o[F_COMM_LVCRT]), c->size, 1,
                            &c->local_global, &longer);
         else if (lgroup)
-            rc = read_group(p, lgroup, c->size, &c->local_global);
+            rc = read_group(p, lgroup, c->size, &c->local_global, &final);
         /* A table borrowed from another communicator is this one's local
          * group only if this process is where its rank says. */
         long self = self_global(p, cache);
@@ -838,7 +1030,8 @@ static int finalized_world(struct mqd_process *p, struct mqd_comm **out, int *ma
     unsigned char v[4];
     mqs_taddr_t pg;
     *made = 0;
-    if (bp->gen != MPICH_GEN_CH3_402 || !bp->ch3_process || !bp->debug_state ||
+    if ((bp->gen != MPICH_GEN_CH3_402 && bp->gen != MPICH_GEN_CH3_DQ) || !bp->ch3_process ||
+        !bp->debug_state ||
         b->off[F_PG_SIZE] < 0)
         return mqs_ok;
     int rc = mqd_read(p, bp->debug_state, v, 4);
@@ -1011,7 +1204,8 @@ int mqd_be_read_comms(struct mqd_process *p, struct mqd_comm **out, int *nout)
 
 int mqd_be_op_in_comm(const struct mqd_comm *comm, int queue, const struct mqd_raw_op *op)
 {
-    uint64_t key = queue == mqs_pending_sends ? comm->send_context : comm->recv_context;
+    uint64_t key = queue == mqs_pending_sends && !op->recv_keyed ? comm->send_context
+                                                                  : comm->recv_context;
     if (op->context == key)
         return 1;
     /* MPI's own traffic for a collective on this communicator: its
@@ -1209,6 +1403,10 @@ static int send_request(struct mqd_process *p, mqs_taddr_t req, long count_hint,
     }
     unsigned kind = (unsigned)mqd_uint(p, buf, o[F_REQ_KIND], 4);
     unsigned handle = (unsigned)mqd_uint(p, buf, o[F_REQ_HANDLE], 4);
+    if (r->recv_keyed && o[F_REQ_MATCH_CTX] >= 0) {
+        r->context = mqd_uint(p, buf, o[F_REQ_MATCH_CTX], b->size[S_SZ_CONTEXT_ID]);
+        r->recv_keyed = 0;
+    }
     op->status = cc == 0 ? mqs_st_complete : mqs_st_pending;
     if (o[F_REQ_USER_COUNT] >= 0 && o[F_REQ_DATATYPE] >= 0) {
         long count = use_hint ? count_hint : (long)mqd_int(p, buf, o[F_REQ_USER_COUNT], as);
@@ -1304,6 +1502,9 @@ static int debugq_list(struct mqd_process *p, mqs_taddr_t head_sym, int queue,
         if (queue == mqs_pending_sends) {
             op->desired_local_rank = rank;
             op->desired_tag = tag;
+            /* Entered under the receive context (mpich_defs.h); ch3's
+             * request has the send context with the collective offset. */
+            r.recv_keyed = 1;
             rc = send_request(p, raddr, count, 1, &r);
         } else if (!raddr || (rc = mqd_read(p, raddr, req, b->req_span)) == mqs_ok) {
             long cc = 1;
@@ -1345,10 +1546,11 @@ static int debugq_list(struct mqd_process *p, mqs_taddr_t head_sym, int queue,
 int mqd_be_read_queue(struct mqd_process *p, int queue, struct mqd_ops *out)
 {
     struct be_process *bp = mqd_process_backend(p);
-    if (bp->gen == MPICH_GEN_CH3_402) {
+    if (bp->gen == MPICH_GEN_CH3_402 || bp->gen == MPICH_GEN_CH3_DQ) {
         int rc;
         if (queue == mqs_pending_sends)
-            rc = ch3_sendq(p, out);
+            rc = bp->gen == MPICH_GEN_CH3_402 ? ch3_sendq(p, out)
+                                               : debugq_list(p, bp->sendq, queue, out);
         else
             rc = ch3_request_list(p, queue == mqs_pending_receives ? bp->posted_ptr
                                                                    : bp->unexpected_ptr,

@@ -62,14 +62,14 @@ int main(int argc, char **argv)
         return 1;
     }
     int nfields = 0, nsizes = 0;
-#define COUNT_(id, gen, x) n##gen##_++;
+#define COUNT_(id, cls, x) n++;
     {
-        int nA_ = 0, nC_ = 0, nD_ = 0, nO_ = 0;
+        int n = 0;
         MPICH_FIELDS(COUNT_)
-        nfields = nA_ + nC_ + nD_ + nO_;
-        nA_ = nC_ = nD_ = nO_ = 0;
+        nfields = n;
+        n = 0;
         MPICH_SIZES(COUNT_)
-        nsizes = nA_ + nC_ + nD_ + nO_;
+        nsizes = n;
     }
 #undef COUNT_
     printf("/*\n"

@@ -7,21 +7,46 @@
  * one mqs_find_type + mqs_field_offset, as any debugger offers them (no
  * debugger-specific dotted names).
  *
- * Generations:
+ * Generations (chosen per process from MPII_Version_device, the symbols
+ * and the types the debug information has; README "MPICH generations"):
  *   MPICH_GEN_CH3_402  MPICH up to 4.0.2 with the ch3 device: communicators
  *                      on MPIR_All_communicators, sends on MPIR_Sendq_head
  *                      (MPIR_Sendq), receives on ch3's own posted and
  *                      unexpected request lists, whose heads are reached
  *                      through MPID_Recvq_{posted,unexpected}_head_ptr.
- *   MPICH_GEN_DEBUGQ   MPICH 4.0.3 and later, any device: three flat lists
- *                      of MPIR_Debugq {req, tag, rank, context_id, buf,
- *                      count, next, prev}, newest first, on MPIR_Sendq_head,
- *                      MPIR_Recvq_head and MPIR_Unexpq_head.
+ *   MPICH_GEN_CH3_DQ   ch3 from 4.0.3 on: MPIR_Sendq_head is a list of
+ *                      MPIR_Debugq entries, but a blocking MPI_Recv is never
+ *                      entered in MPIR_Recvq_head (ch3's mpid_recv.c does so
+ *                      only inside MPL_DBG_STMT): receives and unexpected
+ *                      messages from ch3's own lists as in 4.0.2, sends from
+ *                      the debug queue, ranks through the connection tables.
+ *   MPICH_GEN_DEBUGQ   4.0.3 to 4.3 with ch4: three flat lists of
+ *                      MPIR_Debugq {req, tag, rank, context_id, buf, count,
+ *                      next, prev}, newest first, on MPIR_Sendq_head,
+ *                      MPIR_Recvq_head and MPIR_Unexpq_head; groups with an
+ *                      lrank_to_lpid table, made lazily (often NULL).
+ *   MPICH_GEN_DEBUGQ_5 5.0 with ch4: the same lists; contexts are plain
+ *                      int (MPIR_Context_id_t is gone); groups carry an
+ *                      MPIR_Pmap (an lpid table or offset/stride/blocksize),
+ *                      an lpid being world index << 32 | world rank, with
+ *                      the world's PMI namespace in MPIR_Worlds[index].
+ * In the debug queues (4.0.3+) sends and posted receives carry the
+ * communicator's plain receive context (src/mpi/debugger/dbginit.c,
+ * MPII_Sendq_enqueue/MPII_Recvq_enqueue callers): an intercommunicator's
+ * sends are found by its receive context, and the collective bit is only
+ * on unexpected entries (the wire context).  ch3 keeps the collective
+ * offset in each request's match context, which the ch3 generations read.
  */
 #ifndef MQD_MPICH_DEFS_H
 #define MQD_MPICH_DEFS_H
 
-enum mpich_generation { MPICH_GEN_NONE, MPICH_GEN_CH3_402, MPICH_GEN_DEBUGQ };
+enum mpich_generation {
+    MPICH_GEN_NONE,
+    MPICH_GEN_CH3_402,
+    MPICH_GEN_CH3_DQ,
+    MPICH_GEN_DEBUGQ,
+    MPICH_GEN_DEBUGQ_5
+};
 
 /* Symbols. */
 #define MPICH_SYM_COMM_LIST "MPIR_All_communicators"
@@ -36,14 +61,22 @@ enum mpich_generation { MPICH_GEN_NONE, MPICH_GEN_CH3_402, MPICH_GEN_DEBUGQ };
 #define MPICH_SYM_CONFIGURE "MPII_Version_configure"
 #define MPICH_SYM_CH3_PROCESS "MPIDI_Process" /* ch3: this process's group */
 #define MPICH_SYM_DEBUG_STATE "MPIR_debug_state" /* src/mpi/debugger/dbginit.c */
+#define MPICH_SYM_WORLDS "MPIR_Worlds"            /* 5.0: the worlds lpids name */
+#define MPICH_SYM_PROCESS "MPIR_Process"          /* 5.0: this process's world rank */
 #define MPICH_SPAWN_BREAKPOINT "MPIR_Breakpoint"
 
 /*
- * Fields: X(ID, GENERATIONS, PATH).  GENERATIONS says which generations
- * need the field (A all, C ch3 4.0.2, D debugq 4.0.3+); a field needed by
- * the target's generation and missing stops the DLL with its name.  O is
- * optional: ch3's process groups, which name processes across jobs for
- * MPI-2 identities (without them, peers outside MPI_COMM_WORLD are -1).
+ * Fields: X(ID, CLASS, PATH).  A generation needs the fields and sizes of
+ * its classes (mpich.c, gen_needs): A all; C ch3's device (connection
+ * tables, requests' match and user fields); S the MPIR_Sendq of 4.0.2; Q
+ * the MPIR_Debugq of 4.0.3+; G 4.x groups (lrank_to_lpid); P 5.0 groups
+ * (MPIR_Pmap).  A field a process's generation needs and the debug
+ * information lacks stops the DLL with its name.  O is optional: ch3's
+ * process groups, which name processes across jobs for MPI-2 identities
+ * (without them, peers outside MPI_COMM_WORLD are -1), and the like.
+ * MPIR_Pmap's union has no type name to look up: map (and stride.offset)
+ * are at its start, stride.stride 8 bytes in, stride.blocksize 16 (5.0.x
+ * has it when MPIR_Pmap is big enough to hold it).
  */
 #define MPICH_FIELDS(X)                                                                       \
     X(COMML_SEQ, A, "MPIR_Comm_list:sequence_number")                                       \
@@ -71,14 +104,17 @@ enum mpich_generation { MPICH_GEN_NONE, MPICH_GEN_CH3_402, MPICH_GEN_DEBUGQ };
     X(PROC_MY_PG, O, "MPIDI_Process_t:my_pg")                                                \
     X(PROC_MY_PG_RANK, O, "MPIDI_Process_t:my_pg_rank")                                      \
     X(GROUP_SIZE, A, "MPIR_Group:size")                                                      \
-    X(GROUP_MAP, A, "MPIR_Group:lrank_to_lpid")                                              \
-    X(PMAP_LPID, A, "MPII_Group_pmap_t:lpid")                                                \
+    X(GROUP_MAP, G, "MPIR_Group:lrank_to_lpid")                                              \
+    X(PMAP_LPID, G, "MPII_Group_pmap_t:lpid")                                                \
+    X(GROUP_PMAP, P, "MPIR_Group:pmap")                                                      \
+    X(PMAPS_USE_MAP, P, "MPIR_Pmap:use_map")                                                 \
+    X(PMAPS_U, P, "MPIR_Pmap:u")                                                             \
+    X(WORLD_NS, O, "MPIR_World:namespace")                                                   \
+    X(PROC_RANK, O, "MPIR_Process_t:rank")                                                   \
     X(REQ_HANDLE, A, "MPIR_Request:handle")                                                  \
     X(REQ_KIND, A, "MPIR_Request:kind")                                                      \
     X(REQ_CC, A, "MPIR_Request:cc")                                                          \
     X(REQ_CC_PTR, O, "MPIR_Request:cc_ptr")                                                  \
-    X(REQ_STATUS_SOURCE, D, "MPIR_Request:status/MPI_Status:MPI_SOURCE")                     \
-    X(REQ_STATUS_TAG, D, "MPIR_Request:status/MPI_Status:MPI_TAG")                           \
     X(REQ_NEXT, C, "MPIR_Request:next")                                                      \
     X(REQ_MATCH_TAG, C,                                                                       \
       "MPIR_Request:dev/MPIDI_Request:match/MPIDI_Message_match:parts/"                       \
@@ -95,31 +131,34 @@ enum mpich_generation { MPICH_GEN_NONE, MPICH_GEN_CH3_402, MPICH_GEN_DEBUGQ };
     X(REQ_DATATYPE_PTR, C, "MPIR_Request:dev/MPIDI_Request:datatype_ptr")                    \
     X(REQ_RECV_SZ, C, "MPIR_Request:dev/MPIDI_Request:recv_data_sz")                         \
     X(REQ_TMPBUF, C, "MPIR_Request:dev/MPIDI_Request:tmpbuf")                                \
-    X(SENDQ_REQ, C, "MPIR_Sendq:sreq")                                                       \
-    X(SENDQ_TAG, C, "MPIR_Sendq:tag")                                                        \
-    X(SENDQ_RANK, C, "MPIR_Sendq:rank")                                                      \
-    X(SENDQ_CTX, C, "MPIR_Sendq:context_id")                                                 \
-    X(SENDQ_NEXT, C, "MPIR_Sendq:next")                                                      \
-    X(DQ_REQ, D, "MPIR_Debugq:req")                                                          \
-    X(DQ_TAG, D, "MPIR_Debugq:tag")                                                          \
-    X(DQ_RANK, D, "MPIR_Debugq:rank")                                                        \
-    X(DQ_CTX, D, "MPIR_Debugq:context_id")                                                   \
-    X(DQ_BUF, D, "MPIR_Debugq:buf")                                                          \
-    X(DQ_COUNT, D, "MPIR_Debugq:count")                                                      \
-    X(DQ_NEXT, D, "MPIR_Debugq:next")                                                        \
+    X(SENDQ_REQ, S, "MPIR_Sendq:sreq")                                                       \
+    X(SENDQ_TAG, S, "MPIR_Sendq:tag")                                                        \
+    X(SENDQ_RANK, S, "MPIR_Sendq:rank")                                                      \
+    X(SENDQ_CTX, S, "MPIR_Sendq:context_id")                                                 \
+    X(SENDQ_NEXT, S, "MPIR_Sendq:next")                                                      \
+    X(DQ_REQ, Q, "MPIR_Debugq:req")                                                          \
+    X(DQ_TAG, Q, "MPIR_Debugq:tag")                                                          \
+    X(DQ_RANK, Q, "MPIR_Debugq:rank")                                                        \
+    X(DQ_CTX, Q, "MPIR_Debugq:context_id")                                                   \
+    X(DQ_BUF, Q, "MPIR_Debugq:buf")                                                          \
+    X(DQ_COUNT, Q, "MPIR_Debugq:count")                                                      \
+    X(DQ_NEXT, Q, "MPIR_Debugq:next")                                                        \
     X(DT_SIZE, A, "MPIR_Datatype:size")
 
-/* Type sizes: X(ID, GENERATIONS, TYPE). */
+/* Type sizes: X(ID, CLASS, TYPE).  MPIR_Context_id_t is gone in 5.0, where
+ * contexts are int: without it, the target's int. */
 #define MPICH_SIZES(X)                                                                        \
-    X(SZ_CONTEXT_ID, A, "MPIR_Context_id_t")                                                 \
+    X(SZ_CONTEXT_ID, O, "MPIR_Context_id_t")                                                 \
     X(SZ_AINT, A, "MPI_Aint")                                                                \
     X(SZ_DATATYPE, A, "MPIR_Datatype")                                                       \
     X(SZ_RANK, C, "MPIDI_Rank_t")                                                            \
-    X(SZ_PMAP, A, "MPII_Group_pmap_t")                                                       \
+    X(SZ_PMAP, G, "MPII_Group_pmap_t")                                                       \
+    X(SZ_PMAPS, P, "MPIR_Pmap")                                                              \
+    X(SZ_WORLD, O, "MPIR_World")                                                             \
     X(SZ_COMM, A, "MPIR_Comm")                                                               \
     X(SZ_REQUEST, A, "MPIR_Request")                                                         \
-    X(SZ_SENDQ, C, "MPIR_Sendq")                                                             \
-    X(SZ_DEBUGQ, D, "MPIR_Debugq")
+    X(SZ_SENDQ, S, "MPIR_Sendq")                                                             \
+    X(SZ_DEBUGQ, Q, "MPIR_Debugq")
 
 /* Context ids (src/include/mpir_contextid.h): bit 0 collective traffic,
  * bits 1-2 a node-level sub-communicator, bit 3 an intercommunicator's

@@ -98,6 +98,35 @@ static int run_tvtest(const char *dir)
     return status;
 }
 
+/*
+ * tvtest.c's other race: a neighbour done with its dump enters the
+ * program's MPI_Barrier, whose message (tag 1, no data, on the world's
+ * collective context: MPI's own) may reach this rank before its dump.
+ * That is a true state too; drop those lines from MPI_COMM_WORLD's
+ * unexpected messages, and the header if nothing else is left.
+ */
+static void drop_barrier_traffic(char **textp)
+{
+    static const char head[] = "Unexpected messages for communicator MPI_COMM_WORLD\n";
+    static const char none[] = "No unexpected receives for communicator MPI_COMM_WORLD\n";
+    char *text = realloc(*textp, strlen(*textp) + sizeof none);
+    assert_non_null(text);
+    *textp = text;
+    char *u = strstr(text, head);
+    if (!u)
+        return;
+    char *line = u + strlen(head);
+    int rank, n = 0;
+    while (sscanf(line, "tag = 1, rank = %d, length = 0\n%n", &rank, &n) == 1 && n > 0) {
+        memmove(line, line + n, strlen(line + n) + 1);
+        n = 0;
+    }
+    if (strncmp(line, "tag = ", 6) != 0) {
+        memmove(u + strlen(none), line, strlen(line) + 1);
+        memcpy(u, none, strlen(none));
+    }
+}
+
 /* Rank r's output from the first "Should see" on. */
 static char *rank_lines(const char *dir, int r)
 {
@@ -131,6 +160,7 @@ static void test_dbgstub__mpich_stub_debugger_runs_the_dll(void **state)
     }
     for (int r = 0; r < NP; r++) {
         char *mine = rank_lines(dir, r), want[2048];
+        drop_barrier_traffic(&mine);
         int next = (r + 1) % NP, prev = (r + NP - 1) % NP;
         /*
          * The first dump, exactly, then the second's one receive.  One race
