@@ -43,6 +43,7 @@ struct synth {
     struct rec recs[64];
     unsigned char *mem;
     uint64_t used;
+    int ctx; /* bytes of a context id: 2, or 4 in 5.0 */
     int ntypes, nsyms;
     struct type types[40];
     struct {
@@ -125,9 +126,12 @@ void synth_drop_type(struct synth *s, const char *type)
  * 4.0.3 and later, e.g. ch4) has none of ch3's device types. */
 static void mpich_types(struct synth *s)
 {
-    int p = s->ptr, ch3 = s->gen == SYNTH_CH3_402;
+    int p = s->ptr, ch3 = s->gen == SYNTH_CH3_402, v5 = s->gen == SYNTH_DEBUGQ_5;
     struct type *t;
-    t = type_new(s, "MPIR_Context_id_t"); t->size = 2;
+    s->ctx = v5 ? 4 : 2;
+    if (!v5) {
+        t = type_new(s, "MPIR_Context_id_t"); t->size = 2;
+    }
     t = type_new(s, "MPI_Aint"); t->size = p;
     t = type_new(s, "MPIR_Comm_list");
     add(t, "sequence_number", 4); add(t, "head", p); finish(t);
@@ -165,18 +169,31 @@ static void mpich_types(struct synth *s)
         finish(t);
     }
     t = type_new(s, "MPIR_Comm");
-    add(t, "handle", 4); add(t, "ref_count", 4); add(t, "context_id", 2);
-    add(t, "recvcontext_id", 2); add(t, "remote_size", 4); add(t, "rank", 4);
+    add(t, "handle", 4); add(t, "ref_count", 4); add(t, "context_id", s->ctx);
+    add(t, "recvcontext_id", s->ctx); add(t, "remote_size", 4); add(t, "rank", 4);
     add(t, "local_size", 4); add(t, "local_group", p); add(t, "remote_group", p);
     add(t, "comm_kind", 4); add(t, "name", 128); add(t, "comm_next", p);
     if (ch3)
         add(t, "dev", ch3comm);
     finish(t);
-    t = type_new(s, "MPIR_Group");
-    add(t, "handle", 4); add(t, "size", 4); add(t, "rank", 4); add(t, "lrank_to_lpid", p);
-    finish(t);
-    t = type_new(s, "MPII_Group_pmap_t");
-    add(t, "lpid", 8); add(t, "next_lpid", 4); finish(t);
+    if (v5) { /* src/include/mpir_group.h: the union has no name to look up */
+        t = type_new(s, "MPIR_Pmap");
+        add(t, "size", 4); add(t, "use_map", 1); add(t, "u", 24); finish(t);
+        int pmap = t->size;
+        t = type_new(s, "MPIR_Group");
+        add(t, "handle", 4); add(t, "ref_count", 4); add(t, "pmap", pmap); add(t, "size", 4);
+        add(t, "rank", 4); finish(t);
+        t = type_new(s, "MPIR_World");
+        add(t, "num_procs", 4); add(t, "namespace", 128); finish(t);
+        t = type_new(s, "MPIR_Process_t");
+        add(t, "mpich_state", 4); add(t, "size", 4); add(t, "rank", 4); finish(t);
+    } else {
+        t = type_new(s, "MPIR_Group");
+        add(t, "handle", 4); add(t, "size", 4); add(t, "rank", 4); add(t, "lrank_to_lpid", p);
+        finish(t);
+        t = type_new(s, "MPII_Group_pmap_t");
+        add(t, "lpid", 8); add(t, "next_lpid", 4); finish(t);
+    }
     t = type_new(s, "MPI_Status");
     add(t, "count_lo", 4); add(t, "count_hi_and_cancelled", 4); add(t, "MPI_SOURCE", 4);
     add(t, "MPI_TAG", 4); add(t, "MPI_ERROR", 4); t->size = 20;
@@ -212,7 +229,15 @@ struct synth *synth_new_gen(int big_endian, int ptr_size, enum synth_gen gen)
     /* The globals every MPICH process of this generation has. */
     synth_symbol(s, "MPIR_All_communicators", synth_alloc(s, synth_sizeof(s, "MPIR_Comm_list")));
     synth_symbol(s, "MPIR_Sendq_head", synth_alloc(s, ptr_size));
-    if (gen == SYNTH_DEBUGQ) {
+    if (gen == SYNTH_DEBUGQ_5) {
+        uint64_t w = synth_alloc(s, 2 * synth_sizeof(s, "MPIR_World"));
+        synth_put_bytes(s, w + (uint64_t)synth_off(s, "MPIR_World", "namespace"), "kvs_5_0", 8);
+        synth_symbol(s, "MPIR_Worlds", w);
+        uint64_t pr = synth_alloc(s, synth_sizeof(s, "MPIR_Process_t"));
+        synth_put(s, pr + (uint64_t)synth_off(s, "MPIR_Process_t", "rank"), 1, 4);
+        synth_symbol(s, "MPIR_Process", pr);
+    }
+    if (gen != SYNTH_CH3_402) {
         synth_symbol(s, "MPIR_Recvq_head", synth_alloc(s, ptr_size));
         synth_symbol(s, "MPIR_Unexpq_head", synth_alloc(s, ptr_size));
         return s;
@@ -317,8 +342,8 @@ static uint64_t comm_common(struct synth *s, unsigned handle, unsigned ctx, int 
 {
     uint64_t c = synth_alloc(s, synth_sizeof(s, "MPIR_Comm"));
     PUT(c, "MPIR_Comm", "handle", handle, 4);
-    PUT(c, "MPIR_Comm", "context_id", ctx, 2);
-    PUT(c, "MPIR_Comm", "recvcontext_id", ctx, 2);
+    PUT(c, "MPIR_Comm", "context_id", ctx, s->ctx);
+    PUT(c, "MPIR_Comm", "recvcontext_id", ctx, s->ctx);
     PUT(c, "MPIR_Comm", "local_size", lsize, 4);
     PUT(c, "MPIR_Comm", "remote_size", rsize, 4);
     PUT(c, "MPIR_Comm", "rank", rank, 4);
@@ -332,6 +357,27 @@ static uint64_t comm_common(struct synth *s, unsigned handle, unsigned ctx, int 
 /* debugq generation (and lazily in ch3): an MPIR_Group with its table. */
 static uint64_t group(struct synth *s, int n, const int *world)
 {
+    if (s->gen == SYNTH_DEBUGQ_5) { /* MPIR_Pmap: the world by stride, others mapped */
+        uint64_t g = synth_alloc(s, synth_sizeof(s, "MPIR_Group"));
+        uint64_t pm = g + (uint64_t)synth_off(s, "MPIR_Group", "pmap");
+        uint64_t u = pm + (uint64_t)synth_off(s, "MPIR_Pmap", "u");
+        PUT(g, "MPIR_Group", "size", n, 4);
+        PUT(pm, "MPIR_Pmap", "size", n, 4);
+        int plain = 1; /* ranks 0..n-1 of this world: offset 0, stride 1, blocksize 1 */
+        for (int i = 0; world && i < n; i++)
+            plain = plain && world[i] == i;
+        if (plain) {
+            synth_put(s, u + 8, 1, 8);
+            synth_put(s, u + 16, 1, 8);
+            return g;
+        }
+        uint64_t map = synth_alloc(s, n * 8);
+        PUT(pm, "MPIR_Pmap", "use_map", 1, 1);
+        synth_put(s, u, map, s->ptr);
+        for (int i = 0; i < n; i++) /* world index 0: the lpid is the world rank */
+            synth_put(s, map + (uint64_t)(i * 8), (uint64_t)world[i], 8);
+        return g;
+    }
     int esz = synth_sizeof(s, "MPII_Group_pmap_t");
     uint64_t g = synth_alloc(s, synth_sizeof(s, "MPIR_Group"));
     uint64_t map = synth_alloc(s, n * esz);
@@ -352,7 +398,7 @@ uint64_t synth_comm(struct synth *s, unsigned handle, unsigned ctx, int size, in
                     const char *name, const int *world_ranks)
 {
     uint64_t c = comm_common(s, handle, ctx, size, rank, size, 0, name);
-    if (s->gen == SYNTH_DEBUGQ)
+    if (s->gen != SYNTH_CH3_402)
         PUT(c, "MPIR_Comm", "local_group", group(s, size, world_ranks), s->ptr);
     else
         synth_put(s, c + (uint64_t)dev_off(s, "vcrt"), vcrt(s, size, world_ranks, s->my_pg), s->ptr);
@@ -363,7 +409,7 @@ uint64_t synth_intercomm(struct synth *s, unsigned handle, unsigned ctx, int lsi
                          int rsize, const char *name, const int *remote_world)
 {
     uint64_t c = comm_common(s, handle, ctx, lsize, rank, rsize, 1, name);
-    if (s->gen == SYNTH_DEBUGQ) {
+    if (s->gen != SYNTH_CH3_402) {
         PUT(c, "MPIR_Comm", "remote_group", group(s, rsize, remote_world), s->ptr);
         PUT(c, "MPIR_Comm", "local_group", group(s, lsize, NULL), s->ptr);
         return c;
@@ -475,7 +521,7 @@ uint64_t synth_recv(struct synth *s, unsigned ctx, int rank, int tag, long count
     PUT(r, "MPIR_Request", "handle", 0xac000000u, 4);
     PUT(r, "MPIR_Request", "kind", 2, 4);
     PUT(r, "MPIR_Request", "cc", cc, 4);
-    if (s->gen == SYNTH_DEBUGQ) { /* the envelope lives in the list entry */
+    if (s->gen != SYNTH_CH3_402) { /* the envelope lives in the list entry */
         remember(s, r, ctx, rank, tag, count);
         return r;
     }
@@ -491,7 +537,7 @@ uint64_t synth_recv(struct synth *s, unsigned ctx, int rank, int tag, long count
 
 void synth_recv_list(struct synth *s, int unexpected, const uint64_t *reqs, int n)
 {
-    if (s->gen == SYNTH_DEBUGQ) {
+    if (s->gen != SYNTH_CH3_402) {
         debugq(s, unexpected ? "MPIR_Unexpq_head" : "MPIR_Recvq_head", reqs, n);
         return;
     }
@@ -510,7 +556,7 @@ uint64_t synth_send_req(struct synth *s, long count, unsigned datatype, int cc)
     PUT(r, "MPIR_Request", "handle", 0xac000001u, 4);
     PUT(r, "MPIR_Request", "kind", 1, 4);
     PUT(r, "MPIR_Request", "cc", cc, 4);
-    if (s->gen == SYNTH_DEBUGQ) {
+    if (s->gen != SYNTH_CH3_402) {
         remember(s, r, 0, 0, 0, count); /* the envelope comes with synth_sendq */
         return r;
     }
@@ -523,7 +569,7 @@ uint64_t synth_send_req(struct synth *s, long count, unsigned datatype, int cc)
 void synth_sendq(struct synth *s, const uint64_t *reqs, const int *ranks, const int *tags,
                  const unsigned *ctxs, int n)
 {
-    if (s->gen == SYNTH_DEBUGQ) {
+    if (s->gen != SYNTH_CH3_402) {
         for (int i = 0; i < n; i++) {
             struct rec *r = (struct rec *)recalled(s, reqs[i]);
             r->ctx = ctxs[i];

@@ -16,8 +16,10 @@
 struct synth;
 
 /* The MPICH generations (mpich_defs/mpich_defs.h): 4.0.2 with ch3's own
- * request lists, and 4.0.3+ with flat MPIR_Debugq lists and groups. */
-enum synth_gen { SYNTH_CH3_402, SYNTH_DEBUGQ };
+ * request lists; 4.0.3 to 4.3 with flat MPIR_Debugq lists and groups with
+ * lrank_to_lpid tables; 5.0 with the same lists, int contexts (no
+ * MPIR_Context_id_t) and MPIR_Pmap groups naming worlds. */
+enum synth_gen { SYNTH_CH3_402, SYNTH_DEBUGQ, SYNTH_DEBUGQ_5 };
 
 /* A target: big_endian or not, pointers of ptr_size (4 or 8) bytes. */
 struct synth *synth_new_gen(int big_endian, int ptr_size, enum synth_gen gen);

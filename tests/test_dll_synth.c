@@ -182,7 +182,7 @@ static void build_rank(struct synth *s, uint64_t *comms, int *n)
  * lengths are unknown (-1), and the counts are told in extra_text. */
 static void check_rank(const struct result *r, enum synth_gen gen)
 {
-    int dq = gen == SYNTH_DEBUGQ;
+    int dq = gen != SYNTH_CH3_402;
     if (r->rc != mqs_ok)
         fail_msg("dump failed: %d %s (%s)", r->rc, dll->dll_error_string(r->rc),
                  r->why ? r->why : "");
@@ -309,6 +309,7 @@ static void test_synth__debugq_generation_every_queue(void **state)
 {
     (void)state;
     every_queue(SYNTH_DEBUGQ);
+    every_queue(SYNTH_DEBUGQ_5);
 }
 
 static void comms_come_and_go(enum synth_gen gen)
@@ -344,6 +345,7 @@ static void test_synth__communicators_come_and_go(void **state)
     (void)state;
     comms_come_and_go(SYNTH_CH3_402);
     comms_come_and_go(SYNTH_DEBUGQ);
+    comms_come_and_go(SYNTH_DEBUGQ_5);
 }
 
 /*
@@ -713,9 +715,9 @@ static void dump_as(enum personality who, enum synth_gen gen, int big_endian, in
 static void test_synth__host_personalities(void **state)
 {
     (void)state;
-    static const enum synth_gen gens[] = {SYNTH_CH3_402, SYNTH_DEBUGQ};
+    static const enum synth_gen gens[] = {SYNTH_CH3_402, SYNTH_DEBUGQ, SYNTH_DEBUGQ_5};
     for (int who = P_GDB_NAMES; who <= P_OTHER_SIZES; who++)
-        for (size_t g = 0; g < 2; g++)
+        for (size_t g = 0; g < sizeof gens / sizeof gens[0]; g++)
             for (size_t t = 0; t < sizeof targets / sizeof targets[0]; t++)
                 dump_as((enum personality)who, gens[g], targets[t].big_endian, targets[t].ptr);
 }
@@ -757,6 +759,7 @@ static void test_synth__malloc_fails_at_each_call(void **state)
     (void)state;
     malloc_fails_at_each_call(SYNTH_CH3_402);
     malloc_fails_at_each_call(SYNTH_DEBUGQ);
+    malloc_fails_at_each_call(SYNTH_DEBUGQ_5);
 }
 
 int main(void)
