@@ -104,6 +104,17 @@ void mqd_set_text(char dst[64], const char *fmt, ...)
     va_end(ap);
 }
 
+void mqd_add_text(mqs_pending_operation *op, const char *line)
+{
+    int l = 0;
+    while (l < 5 && op->extra_text[l][0])
+        l++;
+    if (l < 5)
+        mqd_set_text(op->extra_text[l], "%s", line);
+    if (l + 1 < 5)
+        op->extra_text[l + 1][0] = '\0';
+}
+
 const mqs_image_callbacks *mqd_image_cb(const struct mqd_image *im)
 {
     return im->cb;
@@ -756,15 +767,8 @@ MQD_EXPORT int mqs_next_operation(mqs_process *process, mqs_pending_operation *o
         *op = r->op;
         op->desired_global_rank = to_global(c, op->desired_local_rank);
         op->actual_global_rank = to_global(c, op->actual_local_rank);
-        if (in == 2) { /* add a line saying so, if there is room */
-            int l = 0;
-            while (l < 5 && op->extra_text[l][0])
-                l++;
-            if (l < 5)
-                mqd_set_text(op->extra_text[l], "part of a collective operation");
-            if (l + 1 < 5)
-                op->extra_text[l + 1][0] = '\0';
-        }
+        if (in == 2) /* add a line saying so, if there is room */
+            mqd_add_text(op, "part of a collective operation");
         return mqs_ok;
     }
     return mqs_end_of_list;

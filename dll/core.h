@@ -167,6 +167,8 @@ MQD_HIDDEN void mqd_ops_free(struct mqd_ops *ops);
 /* Copy at most 63 bytes of s into the interface's 64-byte fields. */
 MQD_HIDDEN void mqd_set_text(char dst[64], const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+/* Add line to op's extra_text after those it has, if one is free. */
+MQD_HIDDEN void mqd_add_text(mqs_pending_operation *op, const char *line);
 
 /* ---------------------------------------------------------------- backend */
 

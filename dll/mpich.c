@@ -115,6 +115,12 @@ struct be_process {
     mqs_taddr_t worlds, mpir_process;
 };
 
+/* ch3's generations read its own lists, tables and process groups. */
+static int gen_is_ch3(enum mpich_generation gen)
+{
+    return (gen_needs[gen] & CLASS_C) != 0;
+}
+
 static const char *const generation_names[] = {
     [MPICH_GEN_NONE] = "none",
     [MPICH_GEN_CH3_402] = "ch3 (MPICH 4.0.2 and older)",
@@ -231,6 +237,19 @@ static void set_spans(struct be_image *b)
     b->debugq_span = span(b, dq_fields, NELEMS(dq_fields), S_SZ_DEBUGQ);
 }
 
+/* The classes of fields whose every offset and size b has. */
+static int known_classes(const struct be_image *b)
+{
+    int classes = 0xff;
+    for (int f = 0; f < F_COUNT; f++)
+        if (b->off[f] < 0)
+            classes &= ~field_defs[f].cls;
+    for (int s = 0; s < S_COUNT; s++)
+        if (b->size[s] <= 0)
+            classes &= ~size_defs[s].cls;
+    return classes;
+}
+
 int mqd_be_setup_image(mqs_image *image, struct mqd_image *im, void **backend)
 {
     const mqs_image_callbacks *cb = mqd_image_cb(im);
@@ -247,31 +266,24 @@ int mqd_be_setup_image(mqs_image *image, struct mqd_image *im, void **backend)
         return MQD_ERR_NOMEM;
     /* Which classes of fields the debug information has in full, and the
      * first thing missing from each that has not. */
-    int missing_cls = 0;
     const char *missing[8] = {NULL};
     for (int f = 0; f < F_COUNT; f++) {
         b->off[f] = path_offset(image, cb, field_defs[f].path);
-        if (b->off[f] < 0 && field_defs[f].cls) {
-            int k = __builtin_ctz((unsigned)field_defs[f].cls);
-            if (!missing[k])
-                missing[k] = field_defs[f].path;
-            missing_cls |= field_defs[f].cls;
-        }
+        int k = field_defs[f].cls ? __builtin_ctz((unsigned)field_defs[f].cls) : 0;
+        if (b->off[f] < 0 && field_defs[f].cls && !missing[k])
+            missing[k] = field_defs[f].path;
     }
     for (int s = 0; s < S_COUNT; s++) {
         /* mqs_sizeof_fp may be NULL (MPICH's stub debugger): sizes unknown. */
         mqs_type *t = cb->mqs_sizeof_fp ? find_type(image, cb, size_defs[s].type) : NULL;
         b->size[s] = t ? cb->mqs_sizeof_fp(t) : -1;
-        if (b->size[s] <= 0 && size_defs[s].cls) {
-            int k = __builtin_ctz((unsigned)size_defs[s].cls);
-            if (!missing[k])
-                missing[k] = size_defs[s].type;
-            missing_cls |= size_defs[s].cls;
-        }
+        int k = size_defs[s].cls ? __builtin_ctz((unsigned)size_defs[s].cls) : 0;
+        if (b->size[s] <= 0 && size_defs[s].cls && !missing[k])
+            missing[k] = size_defs[s].type;
     }
-    b->classes = ~missing_cls & 0xff;
+    b->classes = known_classes(b);
     for (int g = MPICH_GEN_CH3_402; g < NELEMS(gen_needs); g++)
-        if ((gen_needs[g] & missing_cls) == 0)
+        if ((gen_needs[g] & ~b->classes) == 0)
             b->from_dwarf = 1;
     if (b->from_dwarf) {
         set_spans(b);
@@ -399,13 +411,7 @@ static int choose_layout(struct mqd_process *p, struct be_image *b)
         b->layout = found;
         memcpy(b->off, found->off, sizeof b->off);
         memcpy(b->size, found->size, sizeof b->size);
-        b->classes = 0xff;
-        for (int f = 0; f < F_COUNT; f++)
-            if (b->off[f] < 0)
-                b->classes &= ~field_defs[f].cls;
-        for (int s = 0; s < S_COUNT; s++)
-            if (b->size[s] <= 0)
-                b->classes &= ~size_defs[s].cls;
+        b->classes = known_classes(b);
         set_spans(b);
         char msg[200];
         snprintf(msg, sizeof msg, "no DWARF types: using the known layout of MPICH %s (%s)%s",
@@ -513,6 +519,8 @@ int mqd_be_setup_process(mqs_process *process, struct mqd_process *p, void **bac
         bp->worlds = 0;
     if (!SYM_(MPICH_SYM_PROCESS, &bp->mpir_process))
         bp->mpir_process = 0;
+    if (!SYM_(MPICH_SYM_DEBUG_STATE, &bp->debug_state))
+        bp->debug_state = 0;
 #undef SYM_
     /*
      * The generation.  ch4 exports MPID_Recvq_posted_head_ptr too, so the
@@ -541,12 +549,9 @@ int mqd_be_setup_process(mqs_process *process, struct mqd_process *p, void **bac
         return MQD_ERR_NO_DEBUG_QUEUES;
     }
     mqs_taddr_t ch3_process = 0; /* read once the layout is known */
-    if ((bp->gen == MPICH_GEN_CH3_402 || bp->gen == MPICH_GEN_CH3_DQ) &&
+    if (gen_is_ch3(bp->gen) &&
         cb->mqs_find_symbol_fp(image, (char *)MPICH_SYM_CH3_PROCESS, &ch3_process) != mqs_ok)
         ch3_process = 0;
-    if (cb->mqs_find_symbol_fp(image, (char *)MPICH_SYM_DEBUG_STATE, &bp->debug_state) !=
-        mqs_ok)
-        bp->debug_state = 0;
     if (!b->from_dwarf) {
         int rc = choose_layout(p, (struct be_image *)b);
         if (rc != mqs_ok) {
@@ -879,9 +884,8 @@ static int read_group(struct mqd_process *p, mqs_taddr_t group, long want, long 
 
 /* 4.x, MPI_COMM_WORLD without a group yet (made lazily): its ranks are
  * the world's. */
-static int world_identity(struct mqd_process *p, long n, long **out)
+static int world_identity(long n, long **out)
 {
-    (void)p;
     long *v = mqd_malloc((size_t)n * sizeof *v);
     if (!v)
         return MQD_ERR_NOMEM;
@@ -977,7 +981,7 @@ static int read_comm(struct mqd_process *p, struct lpid_cache *cache, mqs_taddr_
     mqs_taddr_t rgroup = mqd_ptr(p, buf, o[F_COMM_RGROUP]);
     mqs_taddr_t lgroup = mqd_ptr(p, buf, o[F_COMM_LGROUP]);
     mqs_taddr_t peers = inter ? rgroup : lgroup;
-    int ch3 = bp->gen == MPICH_GEN_CH3_402 || bp->gen == MPICH_GEN_CH3_DQ;
+    int ch3 = gen_is_ch3(bp->gen);
     /* ch3 from 4.0.3 reads groups only through its tables: 5.0's are maps
      * of worlds, whose indexes ch3's tables do not use. */
     int groups = bp->gen != MPICH_GEN_CH3_DQ;
@@ -989,7 +993,7 @@ static int read_comm(struct mqd_process *p, struct lpid_cache *cache, mqs_taddr_
     else if (peers)
         rc = read_group(p, peers, c->remote_size, &c->peer_global, &final);
     else if (!inter && *handle == MPICH_COMM_WORLD_HANDLE)
-        rc = world_identity(p, c->size, &c->peer_global);
+        rc = world_identity(c->size, &c->peer_global);
     c->globals_final |= final;
     c->inter = inter;
     if (rc == mqs_ok && inter) {
@@ -1030,9 +1034,7 @@ static int finalized_world(struct mqd_process *p, struct mqd_comm **out, int *ma
     unsigned char v[4];
     mqs_taddr_t pg;
     *made = 0;
-    if ((bp->gen != MPICH_GEN_CH3_402 && bp->gen != MPICH_GEN_CH3_DQ) || !bp->ch3_process ||
-        !bp->debug_state ||
-        b->off[F_PG_SIZE] < 0)
+    if (!gen_is_ch3(bp->gen) || !bp->ch3_process || !bp->debug_state || b->off[F_PG_SIZE] < 0)
         return mqs_ok;
     int rc = mqd_read(p, bp->debug_state, v, 4);
     if (rc != mqs_ok || mqd_int(p, v, 0, 4) != MPICH_DEBUG_ABORTING)
@@ -1546,7 +1548,7 @@ static int debugq_list(struct mqd_process *p, mqs_taddr_t head_sym, int queue,
 int mqd_be_read_queue(struct mqd_process *p, int queue, struct mqd_ops *out)
 {
     struct be_process *bp = mqd_process_backend(p);
-    if (bp->gen == MPICH_GEN_CH3_402 || bp->gen == MPICH_GEN_CH3_DQ) {
+    if (gen_is_ch3(bp->gen)) {
         int rc;
         if (queue == mqs_pending_sends)
             rc = bp->gen == MPICH_GEN_CH3_402 ? ch3_sendq(p, out)
@@ -1556,14 +1558,8 @@ int mqd_be_read_queue(struct mqd_process *p, int queue, struct mqd_ops *out)
                                                                    : bp->unexpected_ptr,
                                   queue, out);
         /* In MPI_Finalize (finalized_world): left behind for good. */
-        for (int i = 0; rc == mqs_ok && bp->finalized && i < out->n; i++) {
-            mqs_pending_operation *op = &out->v[i].op;
-            int l = 0;
-            while (l < 4 && op->extra_text[l][0])
-                l++;
-            mqd_set_text(op->extra_text[l], "left behind: MPI_Finalize has freed the "
-                                            "communicator");
-        }
+        for (int i = 0; rc == mqs_ok && bp->finalized && i < out->n; i++)
+            mqd_add_text(&out->v[i].op, "left behind: MPI_Finalize has freed the communicator");
         return rc;
     }
     return debugq_list(p, queue == mqs_pending_sends      ? bp->sendq
