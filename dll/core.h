@@ -95,6 +95,7 @@ struct mqd_comm {
 struct mqd_raw_op {
     uint64_t context; /* matched against mqd_comm's send or receive context */
     int recv_keyed;   /* a send entered under its communicator's receive context */
+    int internal;     /* MPI's own traffic, known by other means than the context */
     mqs_pending_operation op; /* global ranks are filled in by the core */
 };
 

@@ -16,6 +16,7 @@
 #define CLASS_Q 0x08 /* MPIR_Debugq, 4.0.3+ */
 #define CLASS_G 0x10 /* 4.x groups */
 #define CLASS_P 0x20 /* 5.0 groups */
+#define CLASS_M 0x40 /* ch4 rank maps: optional, used when all there */
 #define CLASS_O 0x00 /* optional */
 
 static const int gen_needs[] = {
@@ -113,6 +114,9 @@ struct be_process {
     int finalized;
     /* 5.0: MPIR_Worlds and MPIR_Process (0 if absent). */
     mqs_taddr_t worlds, mpir_process;
+    /* MPI_TAG_UB (MPIR_Process.attrs.tag_ub; 0 if unknown): a tag beyond it
+     * is MPI's own (MPIR_TAG_COLL_BIT, src/include/mpir_tags.h). */
+    long tag_ub;
 };
 
 /* ch3's generations read its own lists, tables and process groups. */
@@ -224,7 +228,8 @@ static void set_spans(struct be_image *b)
         F_REQ_HANDLE,     F_REQ_KIND,     F_REQ_CC,         F_REQ_CC_PTR,
         F_REQ_NEXT,       F_REQ_MATCH_TAG,  F_REQ_MATCH_RANK,
         F_REQ_MATCH_CTX,  F_REQ_USER_BUF, F_REQ_USER_COUNT, F_REQ_DATATYPE,
-        F_REQ_DATATYPE_PTR, F_REQ_RECV_SZ, F_REQ_TMPBUF};
+        F_REQ_DATATYPE_PTR, F_REQ_RECV_SZ, F_REQ_TMPBUF,  F_REQ_ST_SOURCE,
+        F_REQ_ST_TAG,     F_REQ_ST_COUNT_LO, F_REQ_ST_COUNT_HI};
     static const enum field_id sendq_fields[] = {F_SENDQ_REQ, F_SENDQ_TAG, F_SENDQ_RANK,
                                                  F_SENDQ_CTX, F_SENDQ_NEXT};
     static const enum field_id dq_fields[] = {F_DQ_REQ, F_DQ_TAG, F_DQ_RANK, F_DQ_CTX,
@@ -235,6 +240,18 @@ static void set_spans(struct be_image *b)
     b->req_span = span(b, req_fields, NELEMS(req_fields), S_SZ_REQUEST);
     b->sendq_span = span(b, sendq_fields, NELEMS(sendq_fields), S_SZ_SENDQ);
     b->debugq_span = span(b, dq_fields, NELEMS(dq_fields), S_SZ_DEBUGQ);
+}
+
+/* Bytes of ch3's match context: MPIR_Context_id_t's, unless the match
+ * parts end sooner (5.0 ch3 has no MPIR_Context_id_t: its int is then a
+ * guess the structure's size corrects). */
+static int match_ctx_size(const struct be_image *b)
+{
+    int cs = b->size[S_SZ_CONTEXT_ID];
+    if (b->size[S_SZ_MATCH_PARTS] > 0 && b->off[F_MATCH_CTX] >= 0 &&
+        b->size[S_SZ_MATCH_PARTS] - b->off[F_MATCH_CTX] < cs)
+        cs = b->size[S_SZ_MATCH_PARTS] - b->off[F_MATCH_CTX];
+    return cs;
 }
 
 /* The classes of fields whose every offset and size b has. */
@@ -592,6 +609,11 @@ int mqd_be_setup_process(mqs_process *process, struct mqd_process *p, void **bac
     if (b->size[S_SZ_CONTEXT_ID] <= 0)
         ((struct be_image *)b)->size[S_SZ_CONTEXT_ID] = mqd_sizes(p)->int_size;
     *backend = bp;
+    unsigned char ub[4];
+    if (bp->mpir_process && b->off[F_PROC_TAG_UB] >= 0 &&
+        mqd_read(p, bp->mpir_process + (mqs_taddr_t)b->off[F_PROC_TAG_UB], ub, 4) == mqs_ok &&
+        mqd_int(p, ub, 0, 4) > 0)
+        bp->tag_ub = (long)mqd_int(p, ub, 0, 4);
     if (bp->gen == MPICH_GEN_DEBUGQ_5)
         my_world_key(p, bp);
     if (ch3_process && process_group_known(b)) {
@@ -882,6 +904,75 @@ static int read_group(struct mqd_process *p, mqs_taddr_t group, long want, long 
     return mqs_ok;
 }
 
+/*
+ * 4.x ch4: the members of a communicator without a group, from its rank
+ * map at addr (MPIDI_rank_map_t, mpich_defs.h) as global ranks: the lpid
+ * in address table 0 (this process's world), -1 for a process of another
+ * world (spawned or connected) or a map that says nothing (NONE).
+ */
+static int read_rank_map(struct mqd_process *p, mqs_taddr_t addr, long want, long **out)
+{
+    const struct be_image *b = bimg(p);
+    const int *o = b->off;
+    unsigned char m[128];
+    int len = b->size[S_SZ_RMAP];
+    *out = NULL;
+    if (len <= 0 || len > (int)sizeof m || want <= 0 || want > MQD_MAX_COMM_SIZE)
+        return MQD_ERR_BAD_LAYOUT;
+    int rc = mqd_read(p, addr, m, len);
+    if (rc != mqs_ok)
+        return rc;
+    long mode = (long)mqd_int(p, m, o[F_RMAP_MODE], 4);
+    long avtid = (long)mqd_int(p, m, o[F_RMAP_AVTID], 4);
+    long size = (long)mqd_int(p, m, o[F_RMAP_SIZE], 4);
+    long offset = (long)mqd_int(p, m, o[F_RMAP_OFFSET], 4);
+    long stride = (long)mqd_int(p, m, o[F_RMAP_STRIDE], 4);
+    long block = (long)mqd_int(p, m, o[F_RMAP_BLOCK], 4);
+    if (mode < MPICH_RMAP_DIRECT || mode > MPICH_RMAP_NONE || size != want)
+        return MQD_ERR_BAD_VALUE;
+    if (mode < MPICH_RMAP_NONE && mode % 2 == 1 && mode != MPICH_RMAP_MLUT)
+        mode--; /* _INTRA: the same map, of an intracommunicator */
+    long *v = mqd_malloc((size_t)want * sizeof *v);
+    unsigned char *tbl = NULL;
+    if (!v)
+        return MQD_ERR_NOMEM;
+    int esz = mode == MPICH_RMAP_MLUT ? 8 : 4; /* MPIDI_gpid_t {avtid, lpid}; lpid int */
+    if (mode == MPICH_RMAP_LUT || mode == MPICH_RMAP_MLUT) {
+        mqs_taddr_t t = mqd_ptr(p, m, o[mode == MPICH_RMAP_LUT ? F_RMAP_LPID : F_RMAP_GPID]);
+        if (!t)
+            rc = MQD_ERR_BAD_VALUE;
+        else if (!(tbl = mqd_malloc((size_t)want * (size_t)esz)))
+            rc = MQD_ERR_NOMEM;
+        else
+            rc = mqd_read(p, t, tbl, (int)(want * esz));
+    } else if (mode == MPICH_RMAP_STRIDE_BLOCK && block <= 0) {
+        rc = MQD_ERR_BAD_VALUE;
+    }
+    for (long r = 0; rc == mqs_ok && r < want; r++) {
+        long world = avtid, lpid;
+        switch (mode) {
+        case MPICH_RMAP_DIRECT: lpid = r; break;
+        case MPICH_RMAP_OFFSET: lpid = r + offset; break;
+        case MPICH_RMAP_STRIDE: lpid = r * stride + offset; break;
+        case MPICH_RMAP_STRIDE_BLOCK: lpid = r / block * (stride - block) + r + offset; break;
+        case MPICH_RMAP_LUT: lpid = (long)mqd_int(p, tbl, (int)(r * 4), 4); break;
+        case MPICH_RMAP_MLUT:
+            world = (long)mqd_int(p, tbl, (int)(r * 8), 4);
+            lpid = (long)mqd_int(p, tbl, (int)(r * 8) + 4, 4);
+            break;
+        default: lpid = -1; break; /* NONE */
+        }
+        v[r] = world == 0 && lpid >= 0 ? lpid : -1;
+    }
+    mqd_free(tbl);
+    if (rc != mqs_ok) {
+        mqd_free(v);
+        return rc;
+    }
+    *out = v;
+    return mqs_ok;
+}
+
 /* 4.x, MPI_COMM_WORLD without a group yet (made lazily): its ranks are
  * the world's. */
 static int world_identity(long n, long **out)
@@ -985,6 +1076,8 @@ static int read_comm(struct mqd_process *p, struct lpid_cache *cache, mqs_taddr_
     /* ch3 from 4.0.3 reads groups only through its tables: 5.0's are maps
      * of worlds, whose indexes ch3's tables do not use. */
     int groups = bp->gen != MPICH_GEN_CH3_DQ;
+    /* 4.x ch4 without a group (made lazily): the device's rank map. */
+    int rank_maps = bp->gen == MPICH_GEN_DEBUGQ && (b->classes & CLASS_M);
     int final = 0;
     c->globals_final = bp->my_pg != 0;
     if (bp->my_pg || (ch3 && (!peers || !groups)))
@@ -992,6 +1085,9 @@ static int read_comm(struct mqd_process *p, struct lpid_cache *cache, mqs_taddr_
                        &c->peer_global, NULL);
     else if (peers)
         rc = read_group(p, peers, c->remote_size, &c->peer_global, &final);
+    else if (rank_maps)
+        rc = read_rank_map(p, addr + (mqs_taddr_t)o[F_COMM_MAP], c->remote_size,
+                           &c->peer_global);
     else if (!inter && *handle == MPICH_COMM_WORLD_HANDLE)
         rc = world_identity(c->size, &c->peer_global);
     c->globals_final |= final;
@@ -1003,6 +1099,9 @@ static int read_comm(struct mqd_process *p, struct lpid_cache *cache, mqs_taddr_
                            &c->local_global, &longer);
         else if (lgroup)
             rc = read_group(p, lgroup, c->size, &c->local_global, &final);
+        else if (rank_maps)
+            rc = read_rank_map(p, addr + (mqs_taddr_t)o[F_COMM_LMAP], c->size,
+                               &c->local_global);
         /* A table borrowed from another communicator is this one's local
          * group only if this process is where its rank says. */
         long self = self_global(p, cache);
@@ -1209,7 +1308,7 @@ int mqd_be_op_in_comm(const struct mqd_comm *comm, int queue, const struct mqd_r
     uint64_t key = queue == mqs_pending_sends && !op->recv_keyed ? comm->send_context
                                                                   : comm->recv_context;
     if (op->context == key)
-        return 1;
+        return op->internal ? 2 : 1;
     /* MPI's own traffic for a collective on this communicator: its
      * collective context, or that of a node-level sub-communicator MPICH
      * made of it (MPIR_Barrier_intra_smp and friends run on those). */
@@ -1300,6 +1399,42 @@ static int req_cc(struct mqd_process *p, mqs_taddr_t req, const unsigned char *b
     return rc;
 }
 
+/*
+ * What a request's status says (its bytes in buf): source, tag and byte
+ * count (MPIR_STATUS_SET_COUNT: count_lo, and count_hi_and_cancelled's
+ * upper bits).  MPICH sets it when a receive completes, and ch4 on an
+ * unexpected message when it arrives.  0 if the layout lacks it.
+ */
+static int req_status(struct mqd_process *p, const unsigned char *buf, long *source, long *tag,
+                      long *bytes)
+{
+    const int *o = bimg(p)->off;
+    if (o[F_REQ_ST_SOURCE] < 0 || o[F_REQ_ST_TAG] < 0 || o[F_REQ_ST_COUNT_LO] < 0 ||
+        o[F_REQ_ST_COUNT_HI] < 0)
+        return 0;
+    *source = (long)mqd_int(p, buf, o[F_REQ_ST_SOURCE], 4);
+    *tag = (long)mqd_int(p, buf, o[F_REQ_ST_TAG], 4);
+    uint64_t lo = mqd_uint(p, buf, o[F_REQ_ST_COUNT_LO], 4);
+    uint64_t hi = mqd_uint(p, buf, o[F_REQ_ST_COUNT_HI], 4) >> 1;
+    uint64_t n = lo | hi << 32;
+    *bytes = n < ((uint64_t)1 << 50) ? (long)n : -1;
+    return 1;
+}
+
+/* A completed receive (cc 0): what it matched, from its status. */
+static void completed_receive(struct mqd_process *p, const unsigned char *buf,
+                              mqs_pending_operation *op)
+{
+    long source, tag, bytes;
+    if (op->status != mqs_st_complete || !req_status(p, buf, &source, &tag, &bytes))
+        return;
+    if (source < 0 || tag < 0) /* MPI_PROC_NULL, or never set */
+        return;
+    op->actual_local_rank = source;
+    op->actual_tag = tag;
+    op->actual_length = bytes;
+}
+
 static int ch3_request(struct mqd_process *p, mqs_taddr_t addr, int queue,
                        struct mqd_raw_op *r, mqs_taddr_t *next)
 {
@@ -1316,7 +1451,7 @@ static int ch3_request(struct mqd_process *p, mqs_taddr_t addr, int queue,
     }
     memset(r, 0, sizeof *r);
     *next = mqd_ptr(p, buf, o[F_REQ_NEXT]);
-    r->context = mqd_uint(p, buf, o[F_REQ_MATCH_CTX], b->size[S_SZ_CONTEXT_ID]);
+    r->context = mqd_uint(p, buf, o[F_REQ_MATCH_CTX], match_ctx_size(b));
     long rank = (long)mqd_int(p, buf, o[F_REQ_MATCH_RANK], b->size[S_SZ_RANK]);
     long tag = (long)mqd_int(p, buf, o[F_REQ_MATCH_TAG], 4);
     long cc;
@@ -1336,6 +1471,7 @@ static int ch3_request(struct mqd_process *p, mqs_taddr_t addr, int queue,
         op->desired_length = byte_length(p, count, dt, mqd_ptr(p, buf, o[F_REQ_DATATYPE_PTR]));
         op->buffer = mqd_ptr(p, buf, o[F_REQ_USER_BUF]);
         op->actual_local_rank = op->actual_tag = op->actual_length = -1;
+        completed_receive(p, buf, op);
         describe_type(op->extra_text[0], "receive", count, dt);
     } else {
         long size = (long)mqd_int(p, buf, o[F_REQ_RECV_SZ], ps);
@@ -1406,7 +1542,7 @@ static int send_request(struct mqd_process *p, mqs_taddr_t req, long count_hint,
     unsigned kind = (unsigned)mqd_uint(p, buf, o[F_REQ_KIND], 4);
     unsigned handle = (unsigned)mqd_uint(p, buf, o[F_REQ_HANDLE], 4);
     if (r->recv_keyed && o[F_REQ_MATCH_CTX] >= 0) {
-        r->context = mqd_uint(p, buf, o[F_REQ_MATCH_CTX], b->size[S_SZ_CONTEXT_ID]);
+        r->context = mqd_uint(p, buf, o[F_REQ_MATCH_CTX], match_ctx_size(b));
         r->recv_keyed = 0;
     }
     op->status = cc == 0 ? mqs_st_complete : mqs_st_pending;
@@ -1473,6 +1609,7 @@ static int debugq_list(struct mqd_process *p, mqs_taddr_t head_sym, int queue,
                        struct mqd_ops *out)
 {
     const struct be_image *b = bimg(p);
+    const struct be_process *bp = mqd_process_backend(p);
     const int *o = b->off;
     int as = b->size[S_SZ_AINT];
     mqs_taddr_t node;
@@ -1501,6 +1638,10 @@ static int debugq_list(struct mqd_process *p, mqs_taddr_t head_sym, int queue,
         long count = (long)mqd_int(p, buf, o[F_DQ_COUNT], as);
         mqs_taddr_t raddr = mqd_ptr(p, buf, o[F_DQ_REQ]);
         op->buffer = mqd_ptr(p, buf, o[F_DQ_BUF]);
+        /* Beyond MPI_TAG_UB: a collective's (MPIR_TAG_COLL_BIT), whatever
+         * the context says; ch4 enters sends and receives under the plain
+         * context (mpich_defs.h), so this is all it shows of collectives. */
+        r.internal = bp->tag_ub > 0 && tag > bp->tag_ub;
         if (queue == mqs_pending_sends) {
             op->desired_local_rank = rank;
             op->desired_tag = tag;
@@ -1522,13 +1663,23 @@ static int debugq_list(struct mqd_process *p, mqs_taddr_t head_sym, int queue,
                  * the length in bytes is not known here. */
                 op->desired_length = -1;
                 op->actual_local_rank = op->actual_tag = op->actual_length = -1;
+                if (raddr)
+                    completed_receive(p, req, op);
                 mqd_set_text(op->extra_text[0], "receive: %ld elements", count);
             } else {
+                /* ch4 (MPIDIG's create_unexp_rreq): the size is in the
+                 * status; cc stays 1 until a receive matches it, so whether
+                 * its data is here is not recorded. */
+                long source, stag, bytes = -1;
+                if (!raddr || !req_status(p, req, &source, &stag, &bytes))
+                    bytes = -1;
+                op->status = mqs_st_pending;
                 op->desired_local_rank = op->actual_local_rank = rank;
                 op->desired_tag = op->actual_tag = tag;
-                op->desired_length = op->actual_length = -1; /* not recorded */
+                op->desired_length = op->actual_length = bytes;
                 op->system_buffer = 1;
-                mqd_set_text(op->extra_text[0], "unexpected message");
+                mqd_set_text(op->extra_text[0], "unexpected message (whether its data is "
+                                                "here is not recorded)");
             }
             mqd_set_text(op->extra_text[1], "request 0x%llx (handle 0x%x)",
                          (unsigned long long)raddr, handle);

@@ -70,7 +70,9 @@ enum mpich_generation {
  * its classes (mpich.c, gen_needs): A all; C ch3's device (connection
  * tables, requests' match and user fields); S the MPIR_Sendq of 4.0.2; Q
  * the MPIR_Debugq of 4.0.3+; G 4.x groups (lrank_to_lpid); P 5.0 groups
- * (MPIR_Pmap).  A field a process's generation needs and the debug
+ * (MPIR_Pmap); M ch4's rank maps (MPIR_Comm.dev.ch4.map, optional as a
+ * whole: 4.x ch4 makes groups lazily, and the map is how a communicator
+ * without one names its members).  A field a process's generation needs and the debug
  * information lacks stops the DLL with its name.  O is optional: ch3's
  * process groups, which name processes across jobs for MPI-2 identities
  * (without them, peers outside MPI_COMM_WORLD are -1), and the like.
@@ -109,12 +111,28 @@ enum mpich_generation {
     X(GROUP_PMAP, P, "MPIR_Group:pmap")                                                      \
     X(PMAPS_USE_MAP, P, "MPIR_Pmap:use_map")                                                 \
     X(PMAPS_U, P, "MPIR_Pmap:u")                                                             \
+    X(COMM_MAP, M, "MPIR_Comm:dev/MPIDI_Devcomm_t:ch4.map")                                  \
+    X(COMM_LMAP, M, "MPIR_Comm:dev/MPIDI_Devcomm_t:ch4.local_map")                           \
+    X(RMAP_MODE, M, "MPIDI_rank_map_t:mode")                                                 \
+    X(RMAP_AVTID, M, "MPIDI_rank_map_t:avtid")                                               \
+    X(RMAP_SIZE, M, "MPIDI_rank_map_t:size")                                                 \
+    X(RMAP_OFFSET, M, "MPIDI_rank_map_t:reg.stride.offset")                                  \
+    X(RMAP_STRIDE, M, "MPIDI_rank_map_t:reg.stride.stride")                                  \
+    X(RMAP_BLOCK, M, "MPIDI_rank_map_t:reg.stride.blocksize")                                \
+    X(RMAP_LPID, M, "MPIDI_rank_map_t:irreg.lut.lpid")                                       \
+    X(RMAP_GPID, M, "MPIDI_rank_map_t:irreg.mlut.gpid")                                      \
     X(WORLD_NS, O, "MPIR_World:namespace")                                                   \
     X(PROC_RANK, O, "MPIR_Process_t:rank")                                                   \
+    X(PROC_TAG_UB, O, "MPIR_Process_t:attrs.tag_ub")                                         \
+    X(MATCH_CTX, O, "MPIDI_Message_match_parts_t:context_id")                                \
     X(REQ_HANDLE, A, "MPIR_Request:handle")                                                  \
     X(REQ_KIND, A, "MPIR_Request:kind")                                                      \
     X(REQ_CC, A, "MPIR_Request:cc")                                                          \
     X(REQ_CC_PTR, O, "MPIR_Request:cc_ptr")                                                  \
+    X(REQ_ST_SOURCE, O, "MPIR_Request:status/MPI_Status:MPI_SOURCE")                         \
+    X(REQ_ST_TAG, O, "MPIR_Request:status/MPI_Status:MPI_TAG")                               \
+    X(REQ_ST_COUNT_LO, O, "MPIR_Request:status/MPI_Status:count_lo")                         \
+    X(REQ_ST_COUNT_HI, O, "MPIR_Request:status/MPI_Status:count_hi_and_cancelled")           \
     X(REQ_NEXT, C, "MPIR_Request:next")                                                      \
     X(REQ_MATCH_TAG, C,                                                                       \
       "MPIR_Request:dev/MPIDI_Request:match/MPIDI_Message_match:parts/"                       \
@@ -155,10 +173,23 @@ enum mpich_generation {
     X(SZ_PMAP, G, "MPII_Group_pmap_t")                                                       \
     X(SZ_PMAPS, P, "MPIR_Pmap")                                                              \
     X(SZ_WORLD, O, "MPIR_World")                                                             \
+    X(SZ_RMAP, M, "MPIDI_rank_map_t")                                                        \
+    X(SZ_MATCH_PARTS, O, "MPIDI_Message_match_parts_t")                                                             \
     X(SZ_COMM, A, "MPIR_Comm")                                                               \
     X(SZ_REQUEST, A, "MPIR_Request")                                                         \
     X(SZ_SENDQ, S, "MPIR_Sendq")                                                             \
     X(SZ_DEBUGQ, Q, "MPIR_Debugq")
+
+/* ch4's rank maps (src/mpid/ch4/include/mpidpre.h, MPIDI_rank_map_mode;
+ * each _INTRA mode reads as the mode before it): a rank r's lpid is r,
+ * r + offset, r * stride + offset, r / blocksize * (stride - blocksize) +
+ * r + offset, lut.lpid[r] or mlut.gpid[r]; lpids are world ranks in
+ * address table (avtid) 0, the world this process started in.  The map
+ * and local_map sit in an anonymous struct (dev.ch4): a debugger must
+ * resolve the dotted member names, as mqd's host does. */
+enum { MPICH_RMAP_DIRECT = 0, MPICH_RMAP_OFFSET = 2, MPICH_RMAP_STRIDE = 4,
+       MPICH_RMAP_STRIDE_BLOCK = 6, MPICH_RMAP_LUT = 8, MPICH_RMAP_MLUT = 10,
+       MPICH_RMAP_NONE = 11 };
 
 /* Context ids (src/include/mpir_contextid.h): bit 0 collective traffic,
  * bits 1-2 a node-level sub-communicator, bit 3 an intercommunicator's

@@ -140,10 +140,12 @@ static int parse_line(char *line, struct expect *e)
             e->nworlds = (int)v[0] + 1;
         return 0;
     }
-    if (strcmp(tok[0], "comm") == 0 && n == 5) {
+    if (strcmp(tok[0], "comm") == 0 && (n == 5 || (n == 7 && strcmp(tok[5], "remote") == 0))) {
         struct expect_comm c;
+        c.remote_size = -1;
         if (parse_rank(tok[1], &c.rank) || copy_name(c.name, tok[2]) ||
-            parse_long(tok[3], 0, &c.size) || parse_long(tok[4], 0, &c.local_rank))
+            parse_long(tok[3], 0, &c.size) || parse_long(tok[4], 0, &c.local_rank) ||
+            (n == 7 && parse_long(tok[6], 0, &c.remote_size)))
             return -1;
         return push(&e->comms, &e->ncomms, sizeof c, &c);
     }

@@ -4,7 +4,7 @@
  * Format (samples/README.md): '#' starts a comment; lines are
  *   np N
  *   world W N                       (W >= 1: the W-th spawn's N processes)
- *   comm RANK|* NAME|- SIZE LOCAL_RANK
+ *   comm RANK|* NAME|- SIZE LOCAL_RANK [remote REMOTE_SIZE]
  *   op RANK COMM|- QUEUE STATUS PEER GPEER TAG BYTES
  *   where RANK|* CALL
  *   deadlock cycle|knot RANK,RANK,...   or   deadlock none
@@ -30,6 +30,7 @@ struct expect_comm {
     int rank; /* a process (EXPECT_WORLD); EXPECT_ALL_RANKS for '*' */
     char name[64]; /* "" for an unnamed user communicator ('-') */
     long size, local_rank;
+    long remote_size; /* an intercommunicator's remote group; -1 if intra */
 };
 
 struct expect_op {

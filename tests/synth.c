@@ -34,9 +34,16 @@ struct rec {
     long count;
 };
 
+/* A communicator as the recording rules need it: its contexts. */
+struct scomm {
+    unsigned ctx, rctx;
+};
+
 struct synth {
     int big_endian, ptr;
     enum synth_gen gen;
+    int ncomms;
+    struct scomm comms[64];
     uint64_t my_pg, foreign_pg; /* ch3 process groups (0: none) */
     int identity;               /* in the debugger's job */
     int nrecs;
@@ -45,7 +52,7 @@ struct synth {
     uint64_t used;
     int ctx; /* bytes of a context id: 2, or 4 in 5.0 */
     int ntypes, nsyms;
-    struct type types[40];
+    struct type types[48];
     struct {
         char name[64];
         uint64_t addr;
@@ -72,6 +79,20 @@ static void add(struct type *t, const char *name, int size)
     snprintf(f->name, sizeof f->name, "%s", name);
     f->off = t->size;
     t->size += size;
+}
+
+/* A name for the field at another's offset plus extra (a union member). */
+static void alias(struct type *t, const char *name, const char *of, int extra)
+{
+    for (int i = 0; i < t->nfields; i++) {
+        if (strcmp(t->f[i].name, of) == 0) {
+            struct field *f = &t->f[t->nfields++];
+            snprintf(f->name, sizeof f->name, "%s", name);
+            f->off = t->f[i].off + extra;
+            return;
+        }
+    }
+    abort();
 }
 
 static void finish(struct type *t)
@@ -124,9 +145,20 @@ void synth_drop_type(struct synth *s, const char *type)
  * The order of fields differs from MPICH's on purpose: the DLL must use
  * the offsets it is given, never assume any.  The debugq generation (MPICH
  * 4.0.3 and later, e.g. ch4) has none of ch3's device types. */
+static int gen_ch3(enum synth_gen g)
+{
+    return g == SYNTH_CH3_402 || g == SYNTH_CH3_DQ || g == SYNTH_CH3_DQ_5;
+}
+
+static int gen_v5(enum synth_gen g)
+{
+    return g == SYNTH_DEBUGQ_5 || g == SYNTH_CH3_DQ_5;
+}
+
 static void mpich_types(struct synth *s)
 {
-    int p = s->ptr, ch3 = s->gen == SYNTH_CH3_402, v5 = s->gen == SYNTH_DEBUGQ_5;
+    int p = s->ptr, ch3 = gen_ch3(s->gen), v5 = gen_v5(s->gen);
+    int ch4 = !ch3, old = s->gen == SYNTH_CH3_402;
     struct type *t;
     s->ctx = v5 ? 4 : 2;
     if (!v5) {
@@ -159,6 +191,8 @@ static void mpich_types(struct synth *s)
         add(t, "vct", p); add(t, "id", p); finish(t);
         t = type_new(s, "MPIDI_Process_t");
         add(t, "my_pg_rank", 4); add(t, "my_pg", p); finish(t);
+    }
+    if (old) {
         t = type_new(s, "MPIR_Sendq");
         add(t, "sreq", p); add(t, "tag", 4); add(t, "rank", 4); add(t, "context_id", 4);
         add(t, "next", p); add(t, "prev", p); finish(t);
@@ -168,6 +202,20 @@ static void mpich_types(struct synth *s)
         add(t, "context_id", 4); add(t, "req", p); add(t, "rank", 4); add(t, "tag", 4);
         finish(t);
     }
+    int ch4comm = 0;
+    if (ch4 && !v5) { /* src/mpid/ch4/include/mpidpre.h; dev.ch4 is anonymous */
+        t = type_new(s, "MPIDI_rank_map_t");
+        add(t, "size", 4); add(t, "avtid", 4); add(t, "irreg", 2 * p); add(t, "mode", 4);
+        add(t, "reg", 12); finish(t);
+        alias(t, "reg.stride.offset", "reg", 0); alias(t, "reg.stride.stride", "reg", 4);
+        alias(t, "reg.stride.blocksize", "reg", 8);
+        alias(t, "irreg.lut.lpid", "irreg", p); alias(t, "irreg.mlut.gpid", "irreg", p);
+        int map = t->size;
+        t = type_new(s, "MPIDI_Devcomm_t");
+        add(t, "ch4.am", 3 * p); add(t, "ch4.local_map", map); add(t, "ch4.map", map);
+        add(t, "ch4.csel_comm", p); finish(t);
+        ch4comm = t->size;
+    }
     t = type_new(s, "MPIR_Comm");
     add(t, "handle", 4); add(t, "ref_count", 4); add(t, "context_id", s->ctx);
     add(t, "recvcontext_id", s->ctx); add(t, "remote_size", 4); add(t, "rank", 4);
@@ -175,6 +223,8 @@ static void mpich_types(struct synth *s)
     add(t, "comm_kind", 4); add(t, "name", 128); add(t, "comm_next", p);
     if (ch3)
         add(t, "dev", ch3comm);
+    else if (ch4comm)
+        add(t, "dev", ch4comm);
     finish(t);
     if (v5) { /* src/include/mpir_group.h: the union has no name to look up */
         t = type_new(s, "MPIR_Pmap");
@@ -185,8 +235,6 @@ static void mpich_types(struct synth *s)
         add(t, "rank", 4); finish(t);
         t = type_new(s, "MPIR_World");
         add(t, "num_procs", 4); add(t, "namespace", 128); finish(t);
-        t = type_new(s, "MPIR_Process_t");
-        add(t, "mpich_state", 4); add(t, "size", 4); add(t, "rank", 4); finish(t);
     } else {
         t = type_new(s, "MPIR_Group");
         add(t, "handle", 4); add(t, "size", 4); add(t, "rank", 4); add(t, "lrank_to_lpid", p);
@@ -194,6 +242,9 @@ static void mpich_types(struct synth *s)
         t = type_new(s, "MPII_Group_pmap_t");
         add(t, "lpid", 8); add(t, "next_lpid", 4); finish(t);
     }
+    t = type_new(s, "MPIR_Process_t");
+    add(t, "mpich_state", 4); add(t, "size", 4); add(t, "attrs.tag_ub", 4); add(t, "rank", 4);
+    finish(t);
     t = type_new(s, "MPI_Status");
     add(t, "count_lo", 4); add(t, "count_hi_and_cancelled", 4); add(t, "MPI_SOURCE", 4);
     add(t, "MPI_TAG", 4); add(t, "MPI_ERROR", 4); t->size = 20;
@@ -229,19 +280,27 @@ struct synth *synth_new_gen(int big_endian, int ptr_size, enum synth_gen gen)
     /* The globals every MPICH process of this generation has. */
     synth_symbol(s, "MPIR_All_communicators", synth_alloc(s, synth_sizeof(s, "MPIR_Comm_list")));
     synth_symbol(s, "MPIR_Sendq_head", synth_alloc(s, ptr_size));
-    if (gen == SYNTH_DEBUGQ_5) {
+    if (gen_v5(gen)) {
         uint64_t w = synth_alloc(s, 2 * synth_sizeof(s, "MPIR_World"));
         synth_put_bytes(s, w + (uint64_t)synth_off(s, "MPIR_World", "namespace"), "kvs_5_0", 8);
         synth_symbol(s, "MPIR_Worlds", w);
-        uint64_t pr = synth_alloc(s, synth_sizeof(s, "MPIR_Process_t"));
-        synth_put(s, pr + (uint64_t)synth_off(s, "MPIR_Process_t", "rank"), 1, 4);
-        synth_symbol(s, "MPIR_Process", pr);
     }
-    if (gen != SYNTH_CH3_402) {
+    /* MPIR_Process: the world rank (5.0 names this process by it) and
+     * MPI_TAG_UB, below MPIR_TAG_COLL_BIT (ch3 has 31 tag bits, ofi fewer). */
+    uint64_t pr = synth_alloc(s, synth_sizeof(s, "MPIR_Process_t"));
+    synth_put(s, pr + (uint64_t)synth_off(s, "MPIR_Process_t", "rank"), 1, 4);
+    synth_put(s, pr + (uint64_t)synth_off(s, "MPIR_Process_t", "attrs.tag_ub"),
+              gen_ch3(gen) ? 0x3fffffffu : 0x7ffffu, 4);
+    synth_symbol(s, "MPIR_Process", pr);
+    if (gen != SYNTH_CH3_402) { /* 4.0.2 is told by its types, without a device */
+        const char *dev = gen_ch3(gen) ? "ch3:nemesis" : "ch4:ofi";
+        uint64_t d = synth_alloc(s, (int)strlen(dev) + 1);
+        synth_put_bytes(s, d, dev, (int)strlen(dev) + 1);
+        synth_symbol(s, "MPII_Version_device", d);
         synth_symbol(s, "MPIR_Recvq_head", synth_alloc(s, ptr_size));
         synth_symbol(s, "MPIR_Unexpq_head", synth_alloc(s, ptr_size));
-        return s;
     }
+    /* ch3's own lists; ch4 exports the same symbols (for its own use). */
     uint64_t posted = synth_alloc(s, ptr_size), unexp = synth_alloc(s, ptr_size);
     uint64_t posted_ptr = synth_alloc(s, ptr_size), unexp_ptr = synth_alloc(s, ptr_size);
     synth_put(s, posted_ptr, posted, ptr_size);
@@ -321,6 +380,11 @@ int synth_read_ptr(struct synth *s, const char *symbol, uint64_t *value)
 #define PUT(addr, type, field, value, size) \
     synth_put(s, (addr) + (uint64_t)synth_off(s, type, field), (uint64_t)(value), size)
 
+void synth_world_rank(struct synth *s, int rank)
+{
+    PUT(sym(s, "MPIR_Process"), "MPIR_Process_t", "rank", rank, 4);
+}
+
 static uint64_t vcrt(struct synth *s, int n, const int *world, uint64_t pg)
 {
     int p = s->ptr;
@@ -341,8 +405,12 @@ static uint64_t comm_common(struct synth *s, unsigned handle, unsigned ctx, int 
                             int rsize, int inter, const char *name)
 {
     uint64_t c = synth_alloc(s, synth_sizeof(s, "MPIR_Comm"));
+    unsigned sctx = inter ? SYNTH_INTER_SEND(ctx) : ctx;
+    if (s->ncomms == (int)(sizeof s->comms / sizeof s->comms[0]))
+        abort();
+    s->comms[s->ncomms++] = (struct scomm){sctx, ctx};
     PUT(c, "MPIR_Comm", "handle", handle, 4);
-    PUT(c, "MPIR_Comm", "context_id", ctx, s->ctx);
+    PUT(c, "MPIR_Comm", "context_id", sctx, s->ctx);
     PUT(c, "MPIR_Comm", "recvcontext_id", ctx, s->ctx);
     PUT(c, "MPIR_Comm", "local_size", lsize, 4);
     PUT(c, "MPIR_Comm", "remote_size", rsize, 4);
@@ -357,7 +425,7 @@ static uint64_t comm_common(struct synth *s, unsigned handle, unsigned ctx, int 
 /* debugq generation (and lazily in ch3): an MPIR_Group with its table. */
 static uint64_t group(struct synth *s, int n, const int *world)
 {
-    if (s->gen == SYNTH_DEBUGQ_5) { /* MPIR_Pmap: the world by stride, others mapped */
+    if (gen_v5(s->gen)) { /* MPIR_Pmap: the world by stride, others mapped */
         uint64_t g = synth_alloc(s, synth_sizeof(s, "MPIR_Group"));
         uint64_t pm = g + (uint64_t)synth_off(s, "MPIR_Group", "pmap");
         uint64_t u = pm + (uint64_t)synth_off(s, "MPIR_Pmap", "u");
@@ -394,14 +462,63 @@ static int dev_off(struct synth *s, const char *field)
     return synth_off(s, "MPIR_Comm", "dev") + synth_off(s, "MPIDI_CH3I_comm_t", field);
 }
 
+/* 4.x ch4: the rank map at addr, in the simplest mode that describes
+ * world (NULL: ranks 0..n-1 of this world; negative entries: processes
+ * of address table 1, a spawned world). */
+static void rank_map(struct synth *s, uint64_t addr, int n, const int *world, int intra)
+{
+#define RM(field, v) synth_put(s, addr + (uint64_t)synth_off(s, "MPIDI_rank_map_t", field), \
+                               (uint64_t)(int64_t)(v), 4)
+    int foreign = 0, stride = n > 1 && world ? world[1] - world[0] : 1, linear = 1;
+    for (int i = 0; world && i < n; i++) {
+        foreign |= world[i] < 0;
+        linear = linear && world[i] == world[0] + i * stride;
+    }
+    int off = world ? world[0] : 0;
+    RM("size", n);
+    if (foreign) { /* MLUT: {avtid, lpid} per rank */
+        uint64_t t = synth_alloc(s, n * 8);
+        for (int i = 0; i < n; i++) {
+            synth_put(s, t + (uint64_t)(8 * i), world[i] < 0 ? 1 : 0, 4);
+            synth_put(s, t + (uint64_t)(8 * i + 4), (uint64_t)(world[i] < 0 ? -world[i] - 1 : world[i]), 4);
+        }
+        RM("mode", 10);
+        synth_put(s, addr + (uint64_t)synth_off(s, "MPIDI_rank_map_t", "irreg.mlut.gpid"), t, s->ptr);
+    } else if (linear && stride == 1) { /* DIRECT, or OFFSET */
+        RM("mode", (off ? 2 : 0) + intra);
+        RM("reg.stride.offset", off);
+    } else if (linear && stride > 1) { /* STRIDE */
+        RM("mode", 4 + intra);
+        RM("reg.stride.offset", off);
+        RM("reg.stride.stride", stride);
+        RM("reg.stride.blocksize", 1);
+    } else { /* LUT */
+        uint64_t t = synth_alloc(s, n * 4);
+        for (int i = 0; i < n; i++)
+            synth_put(s, t + (uint64_t)(4 * i), (uint64_t)world[i], 4);
+        RM("mode", 8 + intra);
+        synth_put(s, addr + (uint64_t)synth_off(s, "MPIDI_rank_map_t", "irreg.lut.lpid"), t, s->ptr);
+    }
+#undef RM
+}
+
+static int ch4_map_off(struct synth *s, const char *which)
+{
+    return synth_off(s, "MPIR_Comm", "dev") + synth_off(s, "MPIDI_Devcomm_t", which);
+}
+
 uint64_t synth_comm(struct synth *s, unsigned handle, unsigned ctx, int size, int rank,
                     const char *name, const int *world_ranks)
 {
     uint64_t c = comm_common(s, handle, ctx, size, rank, size, 0, name);
-    if (s->gen != SYNTH_CH3_402)
+    /* 5.0 always has groups; 4.x makes them lazily (none here); ch3 names
+     * its peers in its connection tables, 4.x ch4 in its rank maps. */
+    if (gen_v5(s->gen))
         PUT(c, "MPIR_Comm", "local_group", group(s, size, world_ranks), s->ptr);
-    else
+    if (gen_ch3(s->gen))
         synth_put(s, c + (uint64_t)dev_off(s, "vcrt"), vcrt(s, size, world_ranks, s->my_pg), s->ptr);
+    else if (!gen_v5(s->gen))
+        rank_map(s, c + (uint64_t)ch4_map_off(s, "ch4.map"), size, world_ranks, 1);
     return c;
 }
 
@@ -409,9 +526,15 @@ uint64_t synth_intercomm(struct synth *s, unsigned handle, unsigned ctx, int lsi
                          int rsize, const char *name, const int *remote_world)
 {
     uint64_t c = comm_common(s, handle, ctx, lsize, rank, rsize, 1, name);
-    if (s->gen != SYNTH_CH3_402) {
+    if (gen_v5(s->gen)) {
         PUT(c, "MPIR_Comm", "remote_group", group(s, rsize, remote_world), s->ptr);
         PUT(c, "MPIR_Comm", "local_group", group(s, lsize, NULL), s->ptr);
+    }
+    if (!gen_ch3(s->gen)) {
+        if (!gen_v5(s->gen)) {
+            rank_map(s, c + (uint64_t)ch4_map_off(s, "ch4.map"), rsize, remote_world, 0);
+            rank_map(s, c + (uint64_t)ch4_map_off(s, "ch4.local_map"), lsize, NULL, 0);
+        }
         return c;
     }
     synth_put(s, c + (uint64_t)dev_off(s, "vcrt"), vcrt(s, rsize, remote_world, s->foreign_pg ? s->foreign_pg : s->my_pg), s->ptr);
@@ -493,15 +616,29 @@ static const struct rec *recalled(struct synth *s, uint64_t req)
     abort();
 }
 
-/* debugq: link entries for reqs (oldest first) newest first at head. */
-static void debugq(struct synth *s, const char *head, const uint64_t *reqs, int n)
+/* The plain receive context MPICH's debug queues record for a send or
+ * posted receive on wire context ctx (the collective offset dropped, an
+ * intercommunicator's send context traded for its receive context). */
+static unsigned plain_context(struct synth *s, unsigned ctx, int send)
+{
+    unsigned base = ctx & ~1u;
+    for (int i = 0; send && i < s->ncomms; i++)
+        if (s->comms[i].ctx == base)
+            return s->comms[i].rctx;
+    return base;
+}
+
+/* debugq: link entries for reqs (oldest first) newest first at head; the
+ * entries of sends and posted receives (plain) under the plain context. */
+static void debugq(struct synth *s, const char *head, const uint64_t *reqs, int n, int plain,
+                   int send)
 {
     uint64_t prev = 0;
     for (int i = 0; i < n; i++) {
         const struct rec *r = recalled(s, reqs[i]);
         uint64_t e = synth_alloc(s, synth_sizeof(s, "MPIR_Debugq"));
         PUT(e, "MPIR_Debugq", "req", r->req, s->ptr);
-        PUT(e, "MPIR_Debugq", "context_id", r->ctx, 4);
+        PUT(e, "MPIR_Debugq", "context_id", plain ? plain_context(s, r->ctx, send) : r->ctx, 4);
         PUT(e, "MPIR_Debugq", "rank", (int64_t)r->rank, 4);
         PUT(e, "MPIR_Debugq", "tag", (int64_t)r->tag, 4);
         PUT(e, "MPIR_Debugq", "count", r->count, s->ptr);
@@ -521,7 +658,14 @@ uint64_t synth_recv(struct synth *s, unsigned ctx, int rank, int tag, long count
     PUT(r, "MPIR_Request", "handle", 0xac000000u, 4);
     PUT(r, "MPIR_Request", "kind", 2, 4);
     PUT(r, "MPIR_Request", "cc", cc, 4);
-    if (s->gen != SYNTH_CH3_402) { /* the envelope lives in the list entry */
+    /* The status, as MPICH sets it on a completed receive (its source and
+     * tag as asked here) and ch4 on an unexpected message (its size). */
+    uint64_t st = r + (uint64_t)synth_off(s, "MPIR_Request", "status");
+    PUT(st, "MPI_Status", "count_lo", (uint64_t)recv_sz & 0xffffffffu, 4);
+    PUT(st, "MPI_Status", "count_hi_and_cancelled", ((uint64_t)recv_sz >> 32) << 1, 4);
+    PUT(st, "MPI_Status", "MPI_SOURCE", (uint64_t)(int64_t)(cc == 0 ? rank : -1), 4);
+    PUT(st, "MPI_Status", "MPI_TAG", (uint64_t)(int64_t)(cc == 0 ? tag : -1), 4);
+    if (!gen_ch3(s->gen)) { /* the envelope lives in the list entry */
         remember(s, r, ctx, rank, tag, count);
         return r;
     }
@@ -537,10 +681,21 @@ uint64_t synth_recv(struct synth *s, unsigned ctx, int rank, int tag, long count
 
 void synth_recv_list(struct synth *s, int unexpected, const uint64_t *reqs, int n)
 {
-    if (s->gen != SYNTH_CH3_402) {
-        debugq(s, unexpected ? "MPIR_Unexpq_head" : "MPIR_Recvq_head", reqs, n);
+    if (!gen_ch3(s->gen)) {
+        /* ch4: an unexpected message's request keeps cc 1 until matched;
+         * its entry has the wire context, a posted receive's the plain. */
+        for (int i = 0; unexpected && i < n; i++) {
+            PUT(reqs[i], "MPIR_Request", "cc", 1, 4);
+            uint64_t st = reqs[i] + (uint64_t)synth_off(s, "MPIR_Request", "status");
+            const struct rec *r = recalled(s, reqs[i]);
+            PUT(st, "MPI_Status", "MPI_SOURCE", (uint64_t)(int64_t)r->rank, 4);
+            PUT(st, "MPI_Status", "MPI_TAG", (uint64_t)(int64_t)r->tag, 4);
+        }
+        debugq(s, unexpected ? "MPIR_Unexpq_head" : "MPIR_Recvq_head", reqs, n, !unexpected, 0);
         return;
     }
+    /* ch3 from 4.0.3 on never enters a blocking MPI_Recv in MPIR_Recvq_head
+     * (mpid_recv.c): its own lists are all there is. */
     uint64_t head = 0;
     if (synth_read_ptr(s, unexpected ? "MPID_Recvq_unexpected_head_ptr"
                                      : "MPID_Recvq_posted_head_ptr", &head) != 0)
@@ -556,10 +711,10 @@ uint64_t synth_send_req(struct synth *s, long count, unsigned datatype, int cc)
     PUT(r, "MPIR_Request", "handle", 0xac000001u, 4);
     PUT(r, "MPIR_Request", "kind", 1, 4);
     PUT(r, "MPIR_Request", "cc", cc, 4);
-    if (s->gen != SYNTH_CH3_402) {
+    if (s->gen != SYNTH_CH3_402)
         remember(s, r, 0, 0, 0, count); /* the envelope comes with synth_sendq */
+    if (!gen_ch3(s->gen))
         return r;
-    }
     synth_put(s, r + (uint64_t)req_dev(s, "user_count"), (uint64_t)count, s->ptr);
     synth_put(s, r + (uint64_t)req_dev(s, "datatype"), datatype, 4);
     synth_put(s, r + (uint64_t)req_dev(s, "user_buf"), 0x8000, s->ptr);
@@ -575,8 +730,10 @@ void synth_sendq(struct synth *s, const uint64_t *reqs, const int *ranks, const 
             r->ctx = ctxs[i];
             r->rank = ranks[i];
             r->tag = tags[i];
+            if (gen_ch3(s->gen)) /* ch3 keeps the wire context in the request */
+                synth_put(s, reqs[i] + (uint64_t)match_off(s, "context_id"), ctxs[i], 2);
         }
-        debugq(s, "MPIR_Sendq_head", reqs, n);
+        debugq(s, "MPIR_Sendq_head", reqs, n, 1, 1);
         return;
     }
     uint64_t prev = 0;

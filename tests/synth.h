@@ -15,16 +15,36 @@
 
 struct synth;
 
-/* The MPICH generations (mpich_defs/mpich_defs.h): 4.0.2 with ch3's own
- * request lists; 4.0.3 to 4.3 with flat MPIR_Debugq lists and groups with
- * lrank_to_lpid tables; 5.0 with the same lists, int contexts (no
- * MPIR_Context_id_t) and MPIR_Pmap groups naming worlds. */
-enum synth_gen { SYNTH_CH3_402, SYNTH_DEBUGQ, SYNTH_DEBUGQ_5 };
+/*
+ * The MPICH generations (mpich_defs/mpich_defs.h), each recording what the
+ * real library records:
+ *   SYNTH_CH3_402   4.0.2 ch3: ch3's own request lists, MPIR_Sendq.
+ *   SYNTH_DEBUGQ    4.0.3-4.3 ch4: flat MPIR_Debugq lists, sends and posted
+ *                   receives under the plain receive context, unexpected
+ *                   messages under the wire context with cc 1 and their
+ *                   size in the status; no groups (made lazily), the
+ *                   members in ch4's rank maps.
+ *   SYNTH_DEBUGQ_5  5.0 ch4: the same lists, int contexts (no
+ *                   MPIR_Context_id_t), MPIR_Pmap groups naming worlds.
+ *   SYNTH_CH3_DQ    4.0.3-4.3 ch3: receives in ch3's own lists only, sends
+ *                   in the debug queue under the plain context (the wire
+ *                   context in the request's match), no groups.
+ *   SYNTH_CH3_DQ_5  5.0 ch3: the same, with int contexts and MPIR_Pmap
+ *                   groups (a 2-byte match context all the same).
+ * Every generation but 4.0.2 names its device in MPII_Version_device.
+ */
+enum synth_gen { SYNTH_CH3_402, SYNTH_DEBUGQ, SYNTH_DEBUGQ_5, SYNTH_CH3_DQ, SYNTH_CH3_DQ_5 };
+
+/* An intercommunicator's send context (the remote side's receive
+ * context) in a synthetic target, for one made with receive context ctx. */
+#define SYNTH_INTER_SEND(ctx) ((unsigned)(ctx) + 0x1000u)
 
 /* A target: big_endian or not, pointers of ptr_size (4 or 8) bytes. */
 struct synth *synth_new_gen(int big_endian, int ptr_size, enum synth_gen gen);
 struct synth *synth_new(int big_endian, int ptr_size); /* SYNTH_CH3_402 */
 void synth_free(struct synth *s);
+/* This process's rank in its world (MPIR_Process.rank; 1 unless set). */
+void synth_world_rank(struct synth *s, int rank);
 
 /* Target memory: allocate (zeroed) and store integers in target order. */
 uint64_t synth_alloc(struct synth *s, int size);

@@ -10,8 +10,10 @@
  */
 #define _GNU_SOURCE
 #include "host/loader.h"
+#include "tests/expect.h"
 #include "tests/synth.h"
 
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -163,10 +165,11 @@ static void build_rank(struct synth *s, uint64_t *comms, int *n)
         synth_recv(s, 0, -2, 5, 2, DT_INT, 1, 0),      /* ANY_SOURCE, world */
         synth_recv(s, 64, 1, -1, 3, DT_INT, 1, 0),     /* ANY_TAG, unnamed: world 3 */
         synth_recv(s, 1, 0, 7, 1, DT_INT, 1, 0),       /* world's collective traffic */
+        synth_recv(s, 1, 3, 0x80001, 1, DT_INT, 1, 0), /* a tagged collective's */
         synth_recv(s, 48, 2, 4, 4, DT_DOUBLE, 0, 32),  /* complete, not yet waited */
         synth_recv(s, 80, 1, 8, 2, DT_INT, 1, 0),      /* intercomm: remote 1 = world 3 */
     };
-    synth_recv_list(s, 0, posted, 5);
+    synth_recv_list(s, 0, posted, 6);
     uint64_t unexp[] = {
         synth_recv(s, 0, 2, 11, 0, 0, 0, 16),       /* eager: data here */
         synth_recv(s, 0, 3, 12, 0, 0, 1, 1048576),  /* rendezvous: envelope only */
@@ -174,15 +177,19 @@ static void build_rank(struct synth *s, uint64_t *comms, int *n)
     synth_recv_list(s, 1, unexp, 2);
     uint64_t sreq[] = {synth_send_req(s, 131072, DT_DOUBLE, 1), synth_send_req(s, 1, DT_INT, 0)};
     int ranks[] = {0, 0}, tags[] = {12, 9};
-    unsigned ctxs[] = {0, 80};
+    unsigned ctxs[] = {0, SYNTH_INTER_SEND(80)};
     synth_sendq(s, sreq, ranks, tags, ctxs, 2);
 }
 
-/* The debugq generation records element counts but no datatypes: its
- * lengths are unknown (-1), and the counts are told in extra_text. */
+/* ch4's debug queues record element counts but no datatypes: lengths of
+ * sends and receives are unknown (-1), the counts told in extra_text; a
+ * collective's traffic shows only on unexpected messages (wire context)
+ * and by tags beyond MPI_TAG_UB; unexpected messages are pending until
+ * matched, their sizes in the status.  ch3 of every generation reads its
+ * requests. */
 static void check_rank(const struct result *r, enum synth_gen gen)
 {
-    int dq = gen != SYNTH_CH3_402;
+    int dq = gen == SYNTH_DEBUGQ || gen == SYNTH_DEBUGQ_5;
     if (r->rc != mqs_ok)
         fail_msg("dump failed: %d %s (%s)", r->rc, dll->dll_error_string(r->rc),
                  r->why ? r->why : "");
@@ -197,7 +204,7 @@ static void check_rank(const struct result *r, enum synth_gen gen)
     assert_int_equal(r->comms[0].c.local_rank, 1);
 
     const struct rcomm *w = comm_named(r, "MPI_COMM_WORLD");
-    assert_int_equal(w->nops[mqs_pending_receives], 2);
+    assert_int_equal(w->nops[mqs_pending_receives], 3);
     const mqs_pending_operation *o = &w->ops[mqs_pending_receives][0];
     assert_int_equal(o->status, mqs_st_pending);
     assert_int_equal(o->desired_local_rank, -1); /* not 65534 */
@@ -208,17 +215,21 @@ static void check_rank(const struct result *r, enum synth_gen gen)
     assert_string_equal(o->extra_text[0], dq ? "receive: 2 elements" : "receive: 2 x MPI_INT");
     o = &w->ops[mqs_pending_receives][1];
     assert_int_equal(o->desired_tag, 7);
+    assert_string_equal(o->extra_text[2], dq ? "" : "part of a collective operation");
+    o = &w->ops[mqs_pending_receives][2];
+    assert_int_equal(o->desired_tag, 0x80001);
+    assert_int_equal(o->desired_global_rank, 3);
     assert_string_equal(o->extra_text[2], "part of a collective operation");
     assert_int_equal(w->nops[mqs_unexpected_messages], 2);
     o = &w->ops[mqs_unexpected_messages][0];
-    assert_int_equal(o->status, mqs_st_complete);
+    assert_int_equal(o->status, dq ? mqs_st_pending : mqs_st_complete);
     assert_int_equal(o->actual_local_rank, 2);
     assert_int_equal(o->actual_global_rank, 2);
     assert_int_equal(o->actual_tag, 11);
-    assert_int_equal(o->actual_length, dq ? -1 : 16);
+    assert_int_equal(o->actual_length, 16);
     o = &w->ops[mqs_unexpected_messages][1];
     assert_int_equal(o->status, mqs_st_pending);
-    assert_int_equal(o->actual_length, dq ? -1 : 1048576);
+    assert_int_equal(o->actual_length, 1048576);
     assert_int_equal(o->actual_local_rank, 3);
     assert_int_equal(o->actual_tag, 12);
     assert_int_equal(w->nops[mqs_pending_sends], 1);
@@ -243,6 +254,10 @@ static void check_rank(const struct result *r, enum synth_gen gen)
     assert_int_equal(d->nops[mqs_pending_receives], 1);
     assert_int_equal(o->status, mqs_st_complete);
     assert_int_equal(o->desired_length, dq ? -1 : 32);
+    assert_int_equal(o->actual_local_rank, 2); /* from its status */
+    assert_int_equal(o->actual_global_rank, 2);
+    assert_int_equal(o->actual_tag, 4);
+    assert_int_equal(o->actual_length, 32);
 
     const struct rcomm *x = comm_named(r, "mqd-inter");
     assert_int_equal(x->c.size, 2);
@@ -310,6 +325,8 @@ static void test_synth__debugq_generation_every_queue(void **state)
     (void)state;
     every_queue(SYNTH_DEBUGQ);
     every_queue(SYNTH_DEBUGQ_5);
+    every_queue(SYNTH_CH3_DQ);
+    every_queue(SYNTH_CH3_DQ_5);
 }
 
 static void comms_come_and_go(enum synth_gen gen)
@@ -346,6 +363,8 @@ static void test_synth__communicators_come_and_go(void **state)
     comms_come_and_go(SYNTH_CH3_402);
     comms_come_and_go(SYNTH_DEBUGQ);
     comms_come_and_go(SYNTH_DEBUGQ_5);
+    comms_come_and_go(SYNTH_CH3_DQ);
+    comms_come_and_go(SYNTH_CH3_DQ_5);
 }
 
 /*
@@ -579,7 +598,7 @@ static struct synth *spawn_process(int child, int rank)
     } else if (rank == 0) { /* a send to the child */
         uint64_t sreq[] = {synth_send_req(s, 1, DT_INT, 1)};
         int ranks[] = {0}, tags[] = {3};
-        unsigned ctxs[] = {CTX_SPAWN};
+        unsigned ctxs[] = {SYNTH_INTER_SEND(CTX_SPAWN)};
         synth_sendq(s, sreq, ranks, tags, ctxs, 1);
     }
     return s;
@@ -715,7 +734,8 @@ static void dump_as(enum personality who, enum synth_gen gen, int big_endian, in
 static void test_synth__host_personalities(void **state)
 {
     (void)state;
-    static const enum synth_gen gens[] = {SYNTH_CH3_402, SYNTH_DEBUGQ, SYNTH_DEBUGQ_5};
+    static const enum synth_gen gens[] = {SYNTH_CH3_402, SYNTH_DEBUGQ, SYNTH_DEBUGQ_5,
+                                          SYNTH_CH3_DQ, SYNTH_CH3_DQ_5};
     for (int who = P_GDB_NAMES; who <= P_OTHER_SIZES; who++)
         for (size_t g = 0; g < sizeof gens / sizeof gens[0]; g++)
             for (size_t t = 0; t < sizeof targets / sizeof targets[0]; t++)
@@ -760,6 +780,266 @@ static void test_synth__malloc_fails_at_each_call(void **state)
     malloc_fails_at_each_call(SYNTH_CH3_402);
     malloc_fails_at_each_call(SYNTH_DEBUGQ);
     malloc_fails_at_each_call(SYNTH_DEBUGQ_5);
+    malloc_fails_at_each_call(SYNTH_CH3_DQ);
+    malloc_fails_at_each_call(SYNTH_CH3_DQ_5);
+}
+
+/* ---------------------------------------------------------------- the samples' states */
+
+/*
+ * Every sample's queue state (SAMPLE.expect) built into a synthetic target
+ * of each generation, byte order and pointer width, one process at a
+ * time, and the DLL's answer compared with it field by field: the
+ * communicators (name, size, rank), and every operation (queue, status,
+ * peer, global peer, tag, bytes), no more and no less.  What a generation
+ * cannot know is allowed for it and nothing else: ch4's debug queues
+ * record no datatypes (send and receive lengths are -1) and leave an
+ * unexpected message's request pending until it is matched.  Each
+ * communicator's members come from the sample's own lines: the process at
+ * its rank, every peer at its global rank, the rest filled with the
+ * world's other ranks.  Samples whose jobs span several worlds (spawn) are
+ * left to the MPI-2 test above.
+ */
+#define EX_MAX_COMMS 12
+#define EX_MAX_SIZE 64
+
+struct ex_comm {
+    const struct expect_comm *e;
+    int lt[EX_MAX_SIZE], rt[EX_MAX_SIZE]; /* local group; an intercomm's remote */
+    unsigned ctx;
+    uint64_t addr;
+};
+
+static int ex_applies(const struct expect_comm *c, int proc)
+{
+    return c->rank == proc || c->rank == EXPECT_ALL_RANKS;
+}
+
+/* Fill a table's unset (-1) slots with ranks of 0..np-1 it does not hold. */
+static void ex_fill(int *t, int n, int np)
+{
+    for (int i = 0; i < n; i++) {
+        if (t[i] >= 0)
+            continue;
+        for (int r = 0; r < np && t[i] < 0; r++) {
+            int used = 0;
+            for (int k = 0; k < n; k++)
+                used |= t[k] == r;
+            if (!used)
+                t[i] = r;
+        }
+    }
+}
+
+/* Process proc's communicators; -1 if the sample names one it has not. */
+static int ex_comms(const struct expect *e, int proc, struct ex_comm *cs)
+{
+    int n = 0;
+    for (int i = 0; i < e->ncomms; i++) {
+        const struct expect_comm *c = &e->comms[i];
+        if (!ex_applies(c, proc))
+            continue;
+        struct ex_comm *x = &cs[n];
+        if (n == EX_MAX_COMMS || c->size > EX_MAX_SIZE || c->remote_size > EX_MAX_SIZE)
+            fail_msg("sample too big for the synthetic test");
+        memset(x, 0, sizeof *x);
+        x->e = c;
+        for (int k = 0; k < EX_MAX_SIZE; k++)
+            x->lt[k] = x->rt[k] = -1;
+        x->lt[c->local_rank] = proc;
+        for (int k = 0; k < e->nops; k++) {
+            const struct expect_op *o = &e->ops[k];
+            if (o->rank != proc || strcmp(o->comm, c->name) != 0 ||
+                o->peer < 0 || o->gpeer < 0)
+                continue;
+            (c->remote_size >= 0 ? x->rt : x->lt)[o->peer] = (int)o->gpeer;
+        }
+        ex_fill(x->lt, (int)c->size, e->np);
+        if (c->remote_size >= 0)
+            ex_fill(x->rt, (int)c->remote_size, e->np);
+        x->ctx = !strcmp(c->name, "MPI_COMM_WORLD") ? 0
+               : !strcmp(c->name, "MPI_COMM_SELF")  ? 16u
+                                                    : 32u + 16u * (unsigned)n;
+        n++;
+    }
+    return n;
+}
+
+static struct ex_comm *ex_comm_of(struct ex_comm *cs, int n, const char *name)
+{
+    for (int i = 0; i < n; i++)
+        if (strcmp(cs[i].e->name, name) == 0)
+            return &cs[i];
+    fail_msg("an operation on \"%s\", which the sample does not list", name);
+    return NULL;
+}
+
+/* Build process proc of e into s. */
+static void ex_build(struct synth *s, const struct expect *e, int proc)
+{
+    struct ex_comm cs[EX_MAX_COMMS];
+    int nc = ex_comms(e, proc, cs);
+    uint64_t addrs[EX_MAX_COMMS];
+    synth_world_rank(s, proc);
+    for (int i = 0; i < nc; i++) {
+        const struct expect_comm *c = cs[i].e;
+        unsigned handle = !strcmp(c->name, "MPI_COMM_WORLD")  ? 0x44000000u
+                        : !strcmp(c->name, "MPI_COMM_SELF") ? 0x44000001u
+                                                             : 0x84000000u + (unsigned)i;
+        addrs[i] = cs[i].addr =
+            c->remote_size >= 0
+                ? synth_intercomm(s, handle, cs[i].ctx, (int)c->size, (int)c->local_rank,
+                                  (int)c->remote_size, c->name, cs[i].rt)
+                : synth_comm(s, handle, cs[i].ctx, (int)c->size, (int)c->local_rank, c->name,
+                             cs[i].lt);
+    }
+    synth_comm_list(s, addrs, nc, 3);
+    uint64_t posted[16], unexp[16], sreq[16];
+    int npost = 0, nunexp = 0, nsend = 0, ranks[16], tags[16];
+    unsigned ctxs[16];
+    for (int k = 0; k < e->nops; k++) {
+        const struct expect_op *o = &e->ops[k];
+        if (o->rank != proc)
+            continue;
+        const struct ex_comm *x = ex_comm_of(cs, nc, o->comm);
+        int cc = o->status == mqs_st_complete ? 0 : 1;
+        long count = o->bytes % 4 == 0 ? o->bytes / 4 : o->bytes;
+        unsigned dt = o->bytes % 4 == 0 ? DT_INT : 0x4c00010du; /* MPI_BYTE */
+        if (npost == 16 || nunexp == 16 || nsend == 16)
+            fail_msg("sample too big for the synthetic test");
+        if (o->queue == EXPECT_SEND) {
+            sreq[nsend] = synth_send_req(s, count, dt, cc);
+            ranks[nsend] = (int)o->peer;
+            tags[nsend] = (int)o->tag;
+            ctxs[nsend++] = x->e->remote_size >= 0 ? SYNTH_INTER_SEND(x->ctx) : x->ctx;
+        } else if (o->queue == EXPECT_RECV) {
+            posted[npost++] = synth_recv(s, x->ctx, o->peer == EXPECT_ANY ? -2 : (int)o->peer,
+                                         o->tag == EXPECT_ANY ? -1 : (int)o->tag, count, dt, cc,
+                                         cc ? 0 : o->bytes);
+        } else {
+            unexp[nunexp++] = synth_recv(s, x->ctx, (int)o->peer, (int)o->tag, 0, 0, cc, o->bytes);
+        }
+    }
+    synth_recv_list(s, 0, posted, npost);
+    synth_recv_list(s, 1, unexp, nunexp);
+    synth_sendq(s, sreq, ranks, tags, ctxs, nsend);
+}
+
+/* Does the DLL's operation o (queue q) show the sample's x? */
+static int ex_op_matches(const mqs_pending_operation *o, int q, const struct expect_op *x,
+                         enum synth_gen gen)
+{
+    int ch4 = gen == SYNTH_DEBUGQ || gen == SYNTH_DEBUGQ_5;
+    int unexp = q == mqs_unexpected_messages;
+    long peer = unexp ? o->actual_local_rank : o->desired_local_rank;
+    long gpeer = unexp ? o->actual_global_rank : o->desired_global_rank;
+    long tag = unexp ? o->actual_tag : o->desired_tag;
+    long len = unexp ? o->actual_length : o->desired_length;
+    int status = unexp && ch4 ? mqs_st_pending : x->status;
+    long bytes = !unexp && ch4 ? -1 : x->bytes;
+    return (int)x->queue == q && (int)o->status == status && peer == x->peer &&
+           gpeer == x->gpeer && tag == x->tag && len == bytes;
+}
+
+static void ex_check(const struct result *r, const struct expect *e, int proc,
+                     enum synth_gen gen, const char *what)
+{
+    struct ex_comm cs[EX_MAX_COMMS];
+    int nc = ex_comms(e, proc, cs);
+    char used[256] = {0};
+    if (r->rc != mqs_ok)
+        fail_msg("%s: dump failed: %s (%s)", what, dll->dll_error_string(r->rc),
+                 r->why ? r->why : "");
+    if (r->ncomms != nc)
+        fail_msg("%s: %d communicators shown, %d expected", what, r->ncomms, nc);
+    for (int i = 0; i < r->ncomms; i++) {
+        const struct rcomm *c = &r->comms[i];
+        const struct expect_comm *x = NULL;
+        for (int k = 0; k < nc && !x; k++)
+            if (cs[k].e->name[0] ? !strcmp(c->c.name, cs[k].e->name)
+                                 : !strncmp(c->c.name, "unnamed ", 8))
+                x = cs[k].e;
+        if (!x || c->c.size != x->size || c->c.local_rank != x->local_rank)
+            fail_msg("%s: communicator \"%s\" (size %ld, rank %ld) is not the sample's", what,
+                     c->c.name, (long)c->c.size, (long)c->c.local_rank);
+        for (int q = 0; q < 3; q++) {
+            for (int j = 0; j < c->nops[q]; j++) {
+                const mqs_pending_operation *o = &c->ops[q][j];
+                int found = 0;
+                for (int k = 0; k < e->nops && k < 256 && !found; k++) {
+                    const struct expect_op *xo = &e->ops[k];
+                    if (!used[k] && xo->rank == proc &&
+                        !strcmp(xo->comm, x->name) &&
+                        ex_op_matches(o, q, xo, gen))
+                        found = used[k] = 1;
+                }
+                if (!found)
+                    fail_msg("%s: on %s queue %d: status %d peer %ld/%ld tag %ld length "
+                             "%ld/%ld, not in the sample", what, c->c.name, q, (int)o->status,
+                             (long)o->desired_local_rank, (long)o->actual_local_rank,
+                             (long)o->desired_tag, (long)o->desired_length,
+                             (long)o->actual_length);
+            }
+        }
+    }
+    for (int k = 0; k < e->nops && k < 256; k++)
+        if (e->ops[k].rank == proc && !used[k])
+            fail_msg("%s: the sample's operation on %s (queue %d, tag %ld) is missing", what,
+                     e->ops[k].comm, (int)e->ops[k].queue, e->ops[k].tag);
+}
+
+static void test_synth__every_sample_on_every_generation(void **state)
+{
+    (void)state;
+    static const enum synth_gen gens[] = {SYNTH_CH3_402, SYNTH_CH3_DQ, SYNTH_DEBUGQ,
+                                          SYNTH_CH3_DQ_5, SYNTH_DEBUGQ_5};
+    static const char *const gen_names[] = {"4.0.2 ch3", "4.x ch4", "5.0 ch4", "4.x ch3",
+                                            "5.0 ch3"};
+    const char *dir = getenv("MQD_SAMPLES_SRC");
+    char path[4096];
+    int samples = 0, dumps = 0;
+    DIR *d = opendir(dir && *dir ? dir : "samples");
+    assert_non_null(d);
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        size_t len = strlen(de->d_name);
+        if (len < 8 || strcmp(de->d_name + len - 7, ".expect") != 0)
+            continue;
+        struct expect e;
+        char err[512];
+        snprintf(path, sizeof path, "%s/%s", dir && *dir ? dir : "samples", de->d_name);
+        if (expect_load(path, &e, err, sizeof err) != 0)
+            fail_msg("%s", err);
+        if (e.nworlds > 1) {
+            expect_free(&e);
+            continue;
+        }
+        samples++;
+        for (size_t g = 0; g < sizeof gens / sizeof gens[0]; g++) {
+            for (size_t t = 0; t < sizeof targets / sizeof targets[0]; t++) {
+                for (int proc = 0; proc < e.np; proc++) {
+                    long before = synth_live_blocks();
+                    struct synth *s = synth_new_gen(targets[t].big_endian, targets[t].ptr,
+                                                    gens[g]);
+                    ex_build(s, &e, proc);
+                    struct result r;
+                    dump_process(s, &r, 0);
+                    char what[256];
+                    snprintf(what, sizeof what, "%s, MPICH %s (%s-endian, %d-byte pointers), "
+                             "rank %d", de->d_name, gen_names[gens[g]],
+                             targets[t].big_endian ? "big" : "little", targets[t].ptr, proc);
+                    ex_check(&r, &e, proc, gens[g], what);
+                    finish(s);
+                    assert_int_equal(synth_live_blocks(), before);
+                    dumps++;
+                }
+            }
+        }
+        expect_free(&e);
+    }
+    closedir(d);
+    printf("[          ] %d samples' states, %d dumps, every one exact\n", samples, dumps);
+    assert_true(samples >= 15);
 }
 
 int main(void)
@@ -775,6 +1055,7 @@ int main(void)
         cmocka_unit_test(test_synth__mpi2_identities_across_a_spawn),
         cmocka_unit_test(test_synth__host_personalities),
         cmocka_unit_test(test_synth__malloc_fails_at_each_call),
+        cmocka_unit_test(test_synth__every_sample_on_every_generation),
     };
     return cmocka_run_group_tests_name("dll_synth", tests, setup, NULL);
 }
