@@ -584,6 +584,46 @@ static int job_register(struct mqd_job *job, const char *key, int identity)
     return mqs_ok;
 }
 
+/*
+ * What every backend's communicators need (mqd_be_read_comms): keep the
+ * user's (the rest freed), an intracommunicator's group is its peers, and
+ * a peer beyond MPI_COMM_WORLD (a spawned or connected process) has no
+ * world rank: without MPI-2 identities it is unknown (-1).
+ */
+static int finish_comms(struct mqd_comm *all, int *n)
+{
+    long world_size = -1;
+    for (int i = 0; i < *n; i++)
+        if (all[i].world)
+            world_size = all[i].size;
+    int k = 0;
+    for (int i = 0; i < *n; i++) {
+        struct mqd_comm *c = &all[i];
+        if (c->internal) {
+            mqd_free(c->peer_global);
+            mqd_free(c->local_global);
+            continue;
+        }
+        for (long r = 0; !c->globals_final && c->peer_global && r < c->remote_size; r++)
+            if (world_size > 0 && c->peer_global[r] >= world_size)
+                c->peer_global[r] = -1;
+        if (!c->local_global && !c->inter && c->peer_global) {
+            c->local_global = mqd_malloc((size_t)c->size * sizeof(long));
+            if (!c->local_global) {
+                all[k++] = *c;
+                for (int j = i + 1; j < *n; j++)
+                    all[k++] = all[j];
+                *n = k;
+                return MQD_ERR_NOMEM;
+            }
+            memcpy(c->local_global, c->peer_global, (size_t)c->size * sizeof(long));
+        }
+        all[k++] = *c;
+    }
+    *n = k;
+    return mqs_ok;
+}
+
 MQD_EXPORT int mqs_update_communicator_list(mqs_process *process)
 {
     struct mqd_process *p = proc(process);
@@ -602,7 +642,10 @@ MQD_EXPORT int mqs_update_communicator_list(mqs_process *process)
     struct mqd_comm *comms = NULL;
     int n = 0;
     rc = mqd_be_read_comms(p, &comms, &n);
+    if (rc == mqs_ok)
+        rc = finish_comms(comms, &n);
     if (rc != mqs_ok) {
+        mqd_comms_free(comms, n);
         mqd_comms_free(p->comms, p->ncomms);
         p->comms = NULL;
         p->ncomms = 0;

@@ -89,6 +89,7 @@ struct mqd_comm {
     int globals_final;     /* backend: the two tables hold identities already */
     int has_handle;        /* handle is the program's MPI_Comm for it */
     uint64_t handle;
+    int world;             /* this process's MPI_COMM_WORLD */
 };
 
 /* One queue entry as a backend reads it.  Peers are local ranks (-1 any). */
@@ -185,6 +186,13 @@ MQD_HIDDEN void mqd_be_destroy_process(void *backend);
 /* Has the communicator list changed since *stamp?  Updates *stamp. */
 MQD_HIDDEN int mqd_be_comms_changed(struct mqd_process *p, uint64_t *stamp, int *changed);
 /* Read every communicator (*comms in the debugger's heap, *n of them). */
+/*
+ * Every communicator, oldest first, MPI-internal ones included (marked
+ * internal) and the world marked.  The core then drops the internal ones,
+ * gives an intracommunicator's peer table as its group's, and makes
+ * peers beyond the world unknown unless the backend gave identities
+ * (globals_final).
+ */
 MQD_HIDDEN int mqd_be_read_comms(struct mqd_process *p, struct mqd_comm **comms, int *n);
 /* Read one whole queue (every communicator's entries, in matching order). */
 MQD_HIDDEN int mqd_be_read_queue(struct mqd_process *p, int queue, struct mqd_ops *out);

@@ -1171,6 +1171,7 @@ static int finalized_world(struct mqd_process *p, struct mqd_comm **out, int *ma
     }
     memcpy(local, globals, (size_t)size * sizeof *local);
     c->addr = pg; /* the world is gone: its process group stands for it */
+    c->world = 1;
     c->local_rank = rank;
     c->size = c->remote_size = size;
     snprintf(c->name, sizeof c->name, "MPI_COMM_WORLD");
@@ -1263,43 +1264,16 @@ int mqd_be_read_comms(struct mqd_process *p, struct mqd_comm **out, int *nout)
         return rc;
     }
     bp->world_size = world_size;
-    /* Peers outside MPI_COMM_WORLD (spawned or connected processes) have
-     * no world rank; without MPI-2 identities they are unknown (-1). */
-    for (int i = 0; i < n; i++) {
-        for (long r = 0; !all[i].globals_final && all[i].peer_global && r < all[i].remote_size;
-             r++)
-            if (world_size > 0 && all[i].peer_global[r] >= world_size)
-                all[i].peer_global[r] = -1;
-        /* An intracommunicator's peers are its group; an intercommunicator's
-         * are the remote group, never its local one. */
-        if (!all[i].local_global && !all[i].inter && all[i].peer_global) {
-            all[i].local_global = mqd_malloc((size_t)all[i].size * sizeof(long));
-            if (!all[i].local_global) {
-                mqd_comms_free(all, n);
-                return MQD_ERR_NOMEM;
-            }
-            memcpy(all[i].local_global, all[i].peer_global, (size_t)all[i].size * sizeof(long));
-        }
+    if (world >= 0)
+        all[world].world = 1;
+    /* Oldest first: MPICH adds each new communicator at the head. */
+    for (int i = 0; i < n / 2; i++) {
+        struct mqd_comm t = all[i];
+        all[i] = all[n - 1 - i];
+        all[n - 1 - i] = t;
     }
-    /* Keep the user's communicators, oldest first (MPICH adds at the head). */
-    struct mqd_comm *keep = mqd_calloc((size_t)(n ? n : 1), sizeof *keep);
-    if (!keep) {
-        mqd_comms_free(all, n);
-        return MQD_ERR_NOMEM;
-    }
-    int k = 0;
-    for (int i = n - 1; i >= 0; i--) {
-        if (all[i].internal) {
-            mqd_free(all[i].peer_global);
-            mqd_free(all[i].local_global);
-        } else {
-            keep[k++] = all[i];
-        }
-    }
-    mqd_free(all);
-    all = keep;
     *out = all;
-    *nout = k;
+    *nout = n;
     return mqs_ok;
 }
 
