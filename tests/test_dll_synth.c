@@ -784,6 +784,44 @@ static void test_synth__malloc_fails_at_each_call(void **state)
     malloc_fails_at_each_call(SYNTH_CH3_DQ_5);
 }
 
+/*
+ * 4.x ch4: a communicator without a group names its members in a rank
+ * map; one spanning two worlds (a spawn merged with MPI_Intercomm_merge)
+ * has a multi-table map of {address table, lpid} pairs.  Members of this
+ * process's world (table 0) get their world rank, the others -1 (no MPI-2
+ * keys in 4.x ch4); a mode out of range is an error, not a guess.
+ */
+static void test_synth__ch4_rank_map_across_worlds(void **state)
+{
+    (void)state;
+    for (size_t t = 0; t < sizeof targets / sizeof targets[0]; t++) {
+        struct synth *s = synth_new_gen(targets[t].big_endian, targets[t].ptr, SYNTH_DEBUGQ);
+        static const int world[] = {0, 1}, merged[] = {1, -1, 0, -2}; /* -k: table 1, lpid k-1 */
+        uint64_t comms[2] = {synth_comm(s, 0x44000000u, 0, 2, 1, "MPI_COMM_WORLD", world),
+                             synth_comm(s, 0x84000000u, 32, 4, 0, "merged", merged)};
+        synth_comm_list(s, comms, 2, 2);
+        uint64_t posted[] = {synth_recv(s, 32, 1, 3, 1, DT_INT, 1, 0),
+                             synth_recv(s, 32, 2, 3, 1, DT_INT, 1, 0)};
+        synth_recv_list(s, 0, posted, 2);
+        struct result r;
+        dump_process(s, &r, 0);
+        assert_int_equal(r.rc, mqs_ok);
+        const struct rcomm *m = comm_named(&r, "merged");
+        assert_int_equal(m->nops[mqs_pending_receives], 2);
+        assert_int_equal(m->ops[mqs_pending_receives][0].desired_global_rank, -1);
+        assert_int_equal(m->ops[mqs_pending_receives][1].desired_global_rank, 0);
+        /* A corrupt mode: that communicator cannot be read, and says so. */
+        synth_put(s, comms[1] + (uint64_t)synth_off(s, "MPIR_Comm", "dev") +
+                         (uint64_t)synth_off(s, "MPIDI_Devcomm_t", "ch4.map") +
+                         (uint64_t)synth_off(s, "MPIDI_rank_map_t", "mode"),
+                  99, 4);
+        synth_comm_list(s, comms, 2, 3);
+        dump_process(s, &r, 1);
+        assert_int_not_equal(r.rc, mqs_ok);
+        finish(s);
+    }
+}
+
 /* ---------------------------------------------------------------- the samples' states */
 
 /*
@@ -1055,6 +1093,7 @@ int main(void)
         cmocka_unit_test(test_synth__mpi2_identities_across_a_spawn),
         cmocka_unit_test(test_synth__host_personalities),
         cmocka_unit_test(test_synth__malloc_fails_at_each_call),
+        cmocka_unit_test(test_synth__ch4_rank_map_across_worlds),
         cmocka_unit_test(test_synth__every_sample_on_every_generation),
     };
     return cmocka_run_group_tests_name("dll_synth", tests, setup, NULL);
