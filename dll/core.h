@@ -185,9 +185,9 @@ MQD_HIDDEN int mqd_be_setup_process(mqs_process *process, struct mqd_process *p,
 MQD_HIDDEN void mqd_be_destroy_process(void *backend);
 /* Has the communicator list changed since *stamp?  Updates *stamp. */
 MQD_HIDDEN int mqd_be_comms_changed(struct mqd_process *p, uint64_t *stamp, int *changed);
-/* Read every communicator (*comms in the debugger's heap, *n of them). */
 /*
- * Every communicator, oldest first, MPI-internal ones included (marked
+ * Read every communicator (*comms in the debugger's heap, *n of them),
+ * oldest first, MPI-internal ones included (marked
  * internal) and the world marked.  The core then drops the internal ones,
  * gives an intracommunicator's peer table as its group's, and makes
  * peers beyond the world unknown unless the backend gave identities

@@ -102,7 +102,6 @@ struct be_image {
 struct be_process {
     enum mpich_generation gen;
     mqs_taddr_t comm_list, sendq, posted_ptr, unexpected_ptr, recvq, unexpq, dt_direct;
-    long world_size; /* from MPI_COMM_WORLD; peers beyond are not in it */
     /* ch3 process groups (0 if unknown): this process's, and the key that
      * names it in an MPI-2 job ("PG-ID#RANK"). */
     mqs_taddr_t my_pg;
@@ -930,7 +929,7 @@ static int read_rank_map(struct mqd_process *p, mqs_taddr_t addr, long want, lon
     long block = (long)mqd_int(p, m, o[F_RMAP_BLOCK], 4);
     if (mode < MPICH_RMAP_DIRECT || mode > MPICH_RMAP_NONE || size != want)
         return MQD_ERR_BAD_VALUE;
-    if (mode < MPICH_RMAP_NONE && mode % 2 == 1 && mode != MPICH_RMAP_MLUT)
+    if (mode < MPICH_RMAP_MLUT && mode % 2 == 1)
         mode--; /* _INTRA: the same map, of an intracommunicator */
     long *v = mqd_malloc((size_t)want * sizeof *v);
     unsigned char *tbl = NULL;
@@ -1183,7 +1182,6 @@ static int finalized_world(struct mqd_process *p, struct mqd_comm **out, int *ma
     c->handle = MPICH_COMM_WORLD_HANDLE;
     *out = c;
     *made = 1;
-    bp->world_size = size;
     return mqs_ok;
 }
 
@@ -1210,7 +1208,6 @@ int mqd_be_read_comms(struct mqd_process *p, struct mqd_comm **out, int *nout)
     mqd_walk_init(&walk);
     struct mqd_comm *all = NULL;
     int n = 0, cap = 0;
-    long world_size = -1;
     int world = -1;
     while (rc == mqs_ok && node) {
         if (!cache) {
@@ -1241,10 +1238,8 @@ int mqd_be_read_comms(struct mqd_process *p, struct mqd_comm **out, int *nout)
             mqd_free(all[n].local_global);
             break;
         }
-        if (handle == MPICH_COMM_WORLD_HANDLE) {
-            world_size = all[n].size;
+        if (handle == MPICH_COMM_WORLD_HANDLE)
             world = n;
-        }
         n++;
         node = next;
     }
@@ -1263,7 +1258,6 @@ int mqd_be_read_comms(struct mqd_process *p, struct mqd_comm **out, int *nout)
         mqd_comms_free(all, n);
         return rc;
     }
-    bp->world_size = world_size;
     if (world >= 0)
         all[world].world = 1;
     /* Oldest first: MPICH adds each new communicator at the head. */
@@ -1644,7 +1638,7 @@ static int debugq_list(struct mqd_process *p, mqs_taddr_t head_sym, int queue,
                 /* ch4 (MPIDIG's create_unexp_rreq): the size is in the
                  * status; cc stays 1 until a receive matches it, so whether
                  * its data is here is not recorded. */
-                long source, stag, bytes = -1;
+                long source, stag, bytes;
                 if (!raddr || !req_status(p, req, &source, &stag, &bytes))
                     bytes = -1;
                 op->status = mqs_st_pending;

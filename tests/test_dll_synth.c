@@ -299,6 +299,14 @@ static const struct {
     int big_endian, ptr;
 } targets[] = {{0, 8}, {1, 8}, {0, 4}, {1, 4}};
 
+/* Every generation synth.h models, and its name in messages. */
+static const enum synth_gen every_gen[] = {SYNTH_CH3_402, SYNTH_CH3_DQ, SYNTH_DEBUGQ,
+                                           SYNTH_CH3_DQ_5, SYNTH_DEBUGQ_5};
+#define NGENS (sizeof every_gen / sizeof every_gen[0])
+static const char *const gen_names[] = {
+    [SYNTH_CH3_402] = "4.0.2 ch3", [SYNTH_CH3_DQ] = "4.x ch3", [SYNTH_DEBUGQ] = "4.x ch4",
+    [SYNTH_CH3_DQ_5] = "5.0 ch3",  [SYNTH_DEBUGQ_5] = "5.0 ch4"};
+
 static void every_queue(enum synth_gen gen)
 {
     for (size_t t = 0; t < sizeof targets / sizeof targets[0]; t++) {
@@ -323,10 +331,8 @@ static void test_synth__every_queue_both_orders_both_widths(void **state)
 static void test_synth__debugq_generation_every_queue(void **state)
 {
     (void)state;
-    every_queue(SYNTH_DEBUGQ);
-    every_queue(SYNTH_DEBUGQ_5);
-    every_queue(SYNTH_CH3_DQ);
-    every_queue(SYNTH_CH3_DQ_5);
+    for (size_t g = 1; g < NGENS; g++) /* all but 4.0.2, the test before */
+        every_queue(every_gen[g]);
 }
 
 static void comms_come_and_go(enum synth_gen gen)
@@ -360,11 +366,8 @@ static void comms_come_and_go(enum synth_gen gen)
 static void test_synth__communicators_come_and_go(void **state)
 {
     (void)state;
-    comms_come_and_go(SYNTH_CH3_402);
-    comms_come_and_go(SYNTH_DEBUGQ);
-    comms_come_and_go(SYNTH_DEBUGQ_5);
-    comms_come_and_go(SYNTH_CH3_DQ);
-    comms_come_and_go(SYNTH_CH3_DQ_5);
+    for (size_t g = 0; g < NGENS; g++)
+        comms_come_and_go(every_gen[g]);
 }
 
 /*
@@ -734,12 +737,11 @@ static void dump_as(enum personality who, enum synth_gen gen, int big_endian, in
 static void test_synth__host_personalities(void **state)
 {
     (void)state;
-    static const enum synth_gen gens[] = {SYNTH_CH3_402, SYNTH_DEBUGQ, SYNTH_DEBUGQ_5,
-                                          SYNTH_CH3_DQ, SYNTH_CH3_DQ_5};
     for (int who = P_GDB_NAMES; who <= P_OTHER_SIZES; who++)
-        for (size_t g = 0; g < sizeof gens / sizeof gens[0]; g++)
+        for (size_t g = 0; g < NGENS; g++)
             for (size_t t = 0; t < sizeof targets / sizeof targets[0]; t++)
-                dump_as((enum personality)who, gens[g], targets[t].big_endian, targets[t].ptr);
+                dump_as((enum personality)who, every_gen[g], targets[t].big_endian,
+                        targets[t].ptr);
 }
 
 static void malloc_fails_at_each_call(enum synth_gen gen)
@@ -777,11 +779,8 @@ static void malloc_fails_at_each_call(enum synth_gen gen)
 static void test_synth__malloc_fails_at_each_call(void **state)
 {
     (void)state;
-    malloc_fails_at_each_call(SYNTH_CH3_402);
-    malloc_fails_at_each_call(SYNTH_DEBUGQ);
-    malloc_fails_at_each_call(SYNTH_DEBUGQ_5);
-    malloc_fails_at_each_call(SYNTH_CH3_DQ);
-    malloc_fails_at_each_call(SYNTH_CH3_DQ_5);
+    for (size_t g = 0; g < NGENS; g++)
+        malloc_fails_at_each_call(every_gen[g]);
 }
 
 /*
@@ -912,11 +911,10 @@ static struct ex_comm *ex_comm_of(struct ex_comm *cs, int n, const char *name)
     return NULL;
 }
 
-/* Build process proc of e into s. */
-static void ex_build(struct synth *s, const struct expect *e, int proc)
+/* Build process proc of e, with its communicators cs[nc], into s. */
+static void ex_build(struct synth *s, const struct expect *e, int proc, struct ex_comm *cs,
+                     int nc)
 {
-    struct ex_comm cs[EX_MAX_COMMS];
-    int nc = ex_comms(e, proc, cs);
     uint64_t addrs[EX_MAX_COMMS];
     synth_world_rank(s, proc);
     for (int i = 0; i < nc; i++) {
@@ -980,11 +978,11 @@ static int ex_op_matches(const mqs_pending_operation *o, int q, const struct exp
 }
 
 static void ex_check(const struct result *r, const struct expect *e, int proc,
-                     enum synth_gen gen, const char *what)
+                     const struct ex_comm *cs, int nc, enum synth_gen gen, const char *what)
 {
-    struct ex_comm cs[EX_MAX_COMMS];
-    int nc = ex_comms(e, proc, cs);
     char used[256] = {0};
+    if (e->nops > (int)sizeof used)
+        fail_msg("sample too big for the synthetic test");
     if (r->rc != mqs_ok)
         fail_msg("%s: dump failed: %s (%s)", what, dll->dll_error_string(r->rc),
                  r->why ? r->why : "");
@@ -1004,7 +1002,7 @@ static void ex_check(const struct result *r, const struct expect *e, int proc,
             for (int j = 0; j < c->nops[q]; j++) {
                 const mqs_pending_operation *o = &c->ops[q][j];
                 int found = 0;
-                for (int k = 0; k < e->nops && k < 256 && !found; k++) {
+                for (int k = 0; k < e->nops && !found; k++) {
                     const struct expect_op *xo = &e->ops[k];
                     if (!used[k] && xo->rank == proc &&
                         !strcmp(xo->comm, x->name) &&
@@ -1020,7 +1018,7 @@ static void ex_check(const struct result *r, const struct expect *e, int proc,
             }
         }
     }
-    for (int k = 0; k < e->nops && k < 256; k++)
+    for (int k = 0; k < e->nops; k++)
         if (e->ops[k].rank == proc && !used[k])
             fail_msg("%s: the sample's operation on %s (queue %d, tag %ld) is missing", what,
                      e->ops[k].comm, (int)e->ops[k].queue, e->ops[k].tag);
@@ -1029,10 +1027,6 @@ static void ex_check(const struct result *r, const struct expect *e, int proc,
 static void test_synth__every_sample_on_every_generation(void **state)
 {
     (void)state;
-    static const enum synth_gen gens[] = {SYNTH_CH3_402, SYNTH_CH3_DQ, SYNTH_DEBUGQ,
-                                          SYNTH_CH3_DQ_5, SYNTH_DEBUGQ_5};
-    static const char *const gen_names[] = {"4.0.2 ch3", "4.x ch4", "5.0 ch4", "4.x ch3",
-                                            "5.0 ch3"};
     const char *dir = getenv("MQD_SAMPLES_SRC");
     char path[4096];
     int samples = 0, dumps = 0;
@@ -1053,20 +1047,22 @@ static void test_synth__every_sample_on_every_generation(void **state)
             continue;
         }
         samples++;
-        for (size_t g = 0; g < sizeof gens / sizeof gens[0]; g++) {
+        for (size_t g = 0; g < NGENS; g++) {
             for (size_t t = 0; t < sizeof targets / sizeof targets[0]; t++) {
                 for (int proc = 0; proc < e.np; proc++) {
+                    enum synth_gen gen = every_gen[g];
                     long before = synth_live_blocks();
-                    struct synth *s = synth_new_gen(targets[t].big_endian, targets[t].ptr,
-                                                    gens[g]);
-                    ex_build(s, &e, proc);
+                    struct synth *s = synth_new_gen(targets[t].big_endian, targets[t].ptr, gen);
+                    struct ex_comm cs[EX_MAX_COMMS];
+                    int nc = ex_comms(&e, proc, cs);
+                    ex_build(s, &e, proc, cs, nc);
                     struct result r;
                     dump_process(s, &r, 0);
                     char what[256];
                     snprintf(what, sizeof what, "%s, MPICH %s (%s-endian, %d-byte pointers), "
-                             "rank %d", de->d_name, gen_names[gens[g]],
+                             "rank %d", de->d_name, gen_names[gen],
                              targets[t].big_endian ? "big" : "little", targets[t].ptr, proc);
-                    ex_check(&r, &e, proc, gens[g], what);
+                    ex_check(&r, &e, proc, cs, nc, gen, what);
                     finish(s);
                     assert_int_equal(synth_live_blocks(), before);
                     dumps++;
