@@ -584,13 +584,24 @@ static int job_register(struct mqd_job *job, const char *key, int identity)
     return mqs_ok;
 }
 
+/* Every member of c unknown (-1) but this process, at its rank, as self. */
+static void only_self_known(struct mqd_comm *c, long self)
+{
+    for (long r = 0; c->peer_global && r < c->remote_size; r++)
+        c->peer_global[r] = !c->inter && r == c->local_rank ? self : -1;
+    for (long r = 0; c->local_global && r < c->size; r++)
+        c->local_global[r] = r == c->local_rank ? self : -1;
+}
+
 /*
  * What every backend's communicators need (mqd_be_read_comms): keep the
  * user's (the rest freed), an intracommunicator's group is its peers, and
  * a peer beyond MPI_COMM_WORLD (a spawned or connected process) has no
- * world rank: without MPI-2 identities it is unknown (-1).
+ * world rank: without MPI-2 identities it is unknown (-1).  unnamed >= 0
+ * is this process's identity when the debugger numbers processes
+ * otherwise than the backend can (see mqs_update_communicator_list).
  */
-static int finish_comms(struct mqd_comm *all, int *n)
+static int finish_comms(struct mqd_comm *all, int *n, long unnamed)
 {
     long world_size = -1;
     for (int i = 0; i < *n; i++)
@@ -618,6 +629,8 @@ static int finish_comms(struct mqd_comm *all, int *n)
             }
             memcpy(c->local_global, c->peer_global, (size_t)c->size * sizeof(long));
         }
+        if (unnamed >= 0)
+            only_self_known(c, unnamed);
         all[k++] = *c;
     }
     *n = k;
@@ -639,11 +652,21 @@ MQD_EXPORT int mqs_update_communicator_list(mqs_process *process)
         return mqs_ok;
     if (job)
         p->job_generation = job->generation;
+    /* A backend that has no key for this process (mqd_be_process_key) gives
+     * world ranks.  They are the debugger's identities only if it numbers
+     * this process's world by rank, as it does the launched job; for a
+     * process it numbered otherwise (a spawned world's) they would name
+     * the wrong processes: only the process itself is known. */
+    char key[MQD_MAX_KEY] = "";
+    long unnamed = -1;
+    if (p->identity >= 0 && mqd_be_process_key(p, key, sizeof key) == mqs_ok && !key[0] &&
+        p->identity != mqd_process_global_rank(p))
+        unnamed = p->identity;
     struct mqd_comm *comms = NULL;
     int n = 0;
     rc = mqd_be_read_comms(p, &comms, &n);
     if (rc == mqs_ok)
-        rc = finish_comms(comms, &n);
+        rc = finish_comms(comms, &n, unnamed);
     if (rc != mqs_ok) {
         mqd_comms_free(comms, n);
         mqd_comms_free(p->comms, p->ncomms);
@@ -849,6 +872,8 @@ MQD_EXPORT int mqs_set_process_identity(mqs_process *process, int identity)
     struct mqd_process *p = proc(process);
     if (!p)
         return MQD_ERR_NOT_SET_UP;
+    if (p->identity != identity)
+        p->have_comms = 0; /* its communicators name it by its identity */
     p->identity = identity;
     /* Enter this process in the job's table under the MPI library's own
      * name for it, so that other processes can name it as a peer. */

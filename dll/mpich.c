@@ -113,6 +113,9 @@ struct be_process {
     int finalized;
     /* 5.0: MPIR_Worlds and MPIR_Process (0 if absent). */
     mqs_taddr_t worlds, mpir_process;
+    /* 4.x ch4: the PMI name of this process's world ("" if unknown); the
+     * key is then "NAMESPACE#RANK" and rank maps' table 0 is that world. */
+    char ns[MQD_MAX_KEY - 12]; /* PG_ID_MAX: room for "#RANK" */
     /* MPI_TAG_UB (MPIR_Process.attrs.tag_ub; 0 if unknown): a tag beyond it
      * is MPI's own (MPIR_TAG_COLL_BIT, src/include/mpir_tags.h). */
     long tag_ub;
@@ -500,6 +503,29 @@ static void my_world_key(struct mqd_process *p, struct be_process *bp)
     snprintf(bp->key, sizeof bp->key, "%s#%d", ns, (int)mqd_int(p, v, 0, 4));
 }
 
+/*
+ * 4.x ch4: this process's MPI-2 key, from the PMI name of its world that
+ * src/util/mpir_pmi.c keeps in a static (a char * under PMI-1 and PMI-2,
+ * the nspace that starts a pmix_proc_t under PMIx) and its world rank: the
+ * key ch3 and 5.0 give for the same process.  A library stripped of its
+ * local symbols has none: MPI-1 ranks only.
+ */
+static void my_pmi_key(struct mqd_process *p, struct be_process *bp, mqs_taddr_t var,
+                       int inline_name)
+{
+    const struct be_image *b = bimg(p);
+    mqs_taddr_t name = var;
+    unsigned char v[4];
+    char ns[PG_ID_MAX];
+    if (!var || !bp->mpir_process || b->off[F_PROC_RANK] < 0 ||
+        (!inline_name && (mqd_read_ptr(p, var, &name) != mqs_ok || !name)) ||
+        mqd_read_cstring(p, name, ns, sizeof ns) != mqs_ok || !ns[0] ||
+        mqd_read(p, bp->mpir_process + (mqs_taddr_t)b->off[F_PROC_RANK], v, 4) != mqs_ok)
+        return;
+    snprintf(bp->ns, sizeof bp->ns, "%s", ns);
+    snprintf(bp->key, sizeof bp->key, "%s#%d", ns, (int)mqd_int(p, v, 0, 4));
+}
+
 int mqd_be_process_key(struct mqd_process *p, char *key, int len)
 {
     struct be_process *bp = mqd_process_backend(p);
@@ -564,7 +590,12 @@ int mqd_be_setup_process(mqs_process *process, struct mqd_process *p, void **bac
         mqd_free(bp);
         return MQD_ERR_NO_DEBUG_QUEUES;
     }
-    mqs_taddr_t ch3_process = 0; /* read once the layout is known */
+    mqs_taddr_t ch3_process = 0, pmi_name = 0; /* read once the layout is known */
+    int pmix = 0;
+    if (bp->gen == MPICH_GEN_DEBUGQ &&
+        cb->mqs_find_symbol_fp(image, (char *)MPICH_SYM_PMI1_KVS, &pmi_name) != mqs_ok &&
+        cb->mqs_find_symbol_fp(image, (char *)MPICH_SYM_PMI2_JOBID, &pmi_name) != mqs_ok)
+        pmix = cb->mqs_find_symbol_fp(image, (char *)MPICH_SYM_PMIX_PROC, &pmi_name) == mqs_ok;
     if (gen_is_ch3(bp->gen) &&
         cb->mqs_find_symbol_fp(image, (char *)MPICH_SYM_CH3_PROCESS, &ch3_process) != mqs_ok)
         ch3_process = 0;
@@ -615,6 +646,8 @@ int mqd_be_setup_process(mqs_process *process, struct mqd_process *p, void **bac
         bp->tag_ub = (long)mqd_int(p, ub, 0, 4);
     if (bp->gen == MPICH_GEN_DEBUGQ_5)
         my_world_key(p, bp);
+    if (bp->gen == MPICH_GEN_DEBUGQ)
+        my_pmi_key(p, bp, pmi_name, pmix);
     if (ch3_process && process_group_known(b)) {
         bp->ch3_process = ch3_process;
         my_process_group(p, bp, ch3_process);
@@ -906,10 +939,12 @@ static int read_group(struct mqd_process *p, mqs_taddr_t group, long want, long 
 /*
  * 4.x ch4: the members of a communicator without a group, from its rank
  * map at addr (MPIDI_rank_map_t, mpich_defs.h) as global ranks: the lpid
- * in address table 0 (this process's world), -1 for a process of another
- * world (spawned or connected) or a map that says nothing (NONE).
+ * in address table 0 (this process's world; with use_job the identity its
+ * key names), -1 for a process of another world (spawned or connected:
+ * ch4 keeps no name of its world) or a map that says nothing (NONE).
  */
-static int read_rank_map(struct mqd_process *p, mqs_taddr_t addr, long want, long **out)
+static int read_rank_map(struct mqd_process *p, mqs_taddr_t addr, long want, int use_job,
+                         long **out)
 {
     const struct be_image *b = bimg(p);
     const int *o = b->off;
@@ -962,6 +997,12 @@ static int read_rank_map(struct mqd_process *p, mqs_taddr_t addr, long want, lon
         default: lpid = -1; break; /* NONE */
         }
         v[r] = world == 0 && lpid >= 0 ? lpid : -1;
+        if (use_job && v[r] >= 0) {
+            char key[MQD_MAX_KEY];
+            const struct be_process *bp = mqd_process_backend(p);
+            snprintf(key, sizeof key, "%s#%d", bp->ns, (int)lpid);
+            v[r] = mqd_job_identity(p, key);
+        }
     }
     mqd_free(tbl);
     if (rc != mqs_ok) {
@@ -970,6 +1011,29 @@ static int read_rank_map(struct mqd_process *p, mqs_taddr_t addr, long want, lon
     }
     *out = v;
     return mqs_ok;
+}
+
+/*
+ * 4.x ch4, a group's lupids (*v of n) to global ranks: address table 0's
+ * lpid (this process's world; with use_job the identity its key names),
+ * -1 for another table's process.
+ */
+static void lupids_to_globals(struct mqd_process *p, long *v, long n, int use_job)
+{
+    for (long i = 0; v && i < n; i++) {
+        unsigned long u = (unsigned long)v[i] & 0xffffffffUL;
+        long lpid = (long)(u & ((1UL << MPICH_LUPID_LPID_BITS) - 1));
+        if (v[i] < 0 || ((u >> MPICH_LUPID_LPID_BITS) & MPICH_LUPID_AVTID_MASK) != 0) {
+            v[i] = -1;
+        } else if (use_job) {
+            char key[MQD_MAX_KEY];
+            const struct be_process *bp = mqd_process_backend(p);
+            snprintf(key, sizeof key, "%s#%d", bp->ns, (int)lpid);
+            v[i] = mqd_job_identity(p, key);
+        } else {
+            v[i] = lpid;
+        }
+    }
 }
 
 /* 4.x, MPI_COMM_WORLD without a group yet (made lazily): its ranks are
@@ -1086,10 +1150,14 @@ static int read_comm(struct mqd_process *p, struct lpid_cache *cache, mqs_taddr_
         rc = read_group(p, peers, c->remote_size, &c->peer_global, &final);
     else if (rank_maps)
         rc = read_rank_map(p, addr + (mqs_taddr_t)o[F_COMM_MAP], c->remote_size,
-                           &c->peer_global);
+                           cache->use_job, &c->peer_global);
     else if (!inter && *handle == MPICH_COMM_WORLD_HANDLE)
         rc = world_identity(c->size, &c->peer_global);
-    c->globals_final |= final;
+    /* 4.x ch4's groups hold lupids; its rank maps give world ranks. */
+    int lupids = bp->gen == MPICH_GEN_DEBUGQ;
+    if (rc == mqs_ok && lupids && peers)
+        lupids_to_globals(p, c->peer_global, c->remote_size, cache->use_job);
+    c->globals_final |= final || (lupids && cache->use_job);
     c->inter = inter;
     if (rc == mqs_ok && inter) {
         int longer = 0;
@@ -1098,9 +1166,11 @@ static int read_comm(struct mqd_process *p, struct lpid_cache *cache, mqs_taddr_
                            &c->local_global, &longer);
         else if (lgroup)
             rc = read_group(p, lgroup, c->size, &c->local_global, &final);
+        if (rc == mqs_ok && lupids && lgroup)
+            lupids_to_globals(p, c->local_global, c->size, cache->use_job);
         else if (rank_maps)
             rc = read_rank_map(p, addr + (mqs_taddr_t)o[F_COMM_LMAP], c->size,
-                               &c->local_global);
+                               cache->use_job, &c->local_global);
         /* A table borrowed from another communicator is this one's local
          * group only if this process is where its rank says. */
         long self = self_global(p, cache);
@@ -1202,7 +1272,7 @@ int mqd_be_read_comms(struct mqd_process *p, struct mqd_comm **out, int *nout)
         return rc;
     }
     struct lpid_cache *cache = mqd_calloc(1, sizeof *cache);
-    if (cache && bp->my_pg)
+    if (cache && (bp->my_pg || bp->ns[0]))
         cache->use_job = mqd_job_identity(p, bp->key) >= 0;
     struct mqd_walk walk;
     mqd_walk_init(&walk);

@@ -63,6 +63,12 @@ enum mpich_generation {
 #define MPICH_SYM_DEBUG_STATE "MPIR_debug_state" /* src/mpi/debugger/dbginit.c */
 #define MPICH_SYM_WORLDS "MPIR_Worlds"            /* 5.0: the worlds lpids name */
 #define MPICH_SYM_PROCESS "MPIR_Process"          /* 5.0: this process's world rank */
+/* 4.x ch4: the PMI name of this process's world, static in src/util/
+ * mpir_pmi.c (a local symbol): a char * under PMI-1 and PMI-2, the start of
+ * a pmix_proc_t (its nspace) under PMIx. */
+#define MPICH_SYM_PMI1_KVS "pmi_kvs_name"
+#define MPICH_SYM_PMI2_JOBID "pmi_jobid"
+#define MPICH_SYM_PMIX_PROC "pmix_proc"
 #define MPICH_SPAWN_BREAKPOINT "MPIR_Breakpoint"
 
 /*
@@ -190,6 +196,11 @@ enum mpich_generation {
 enum { MPICH_RMAP_DIRECT = 0, MPICH_RMAP_OFFSET = 2, MPICH_RMAP_STRIDE = 4,
        MPICH_RMAP_STRIDE_BLOCK = 6, MPICH_RMAP_LUT = 8, MPICH_RMAP_MLUT = 10,
        MPICH_RMAP_NONE = 11 };
+
+/* 4.x ch4 groups (made lazily) hold "lupids": the address table's index
+ * above the low 24 bits, the lpid in them (MPIDIU_LUPID_CREATE,
+ * src/mpid/ch4/src/ch4r_proc.h: 7 avtid bits, a flag bit above). */
+enum { MPICH_LUPID_LPID_BITS = 24, MPICH_LUPID_AVTID_MASK = 0x7f };
 
 /* Context ids (src/include/mpir_contextid.h): bit 0 collective traffic,
  * bits 1-2 a node-level sub-communicator, bit 3 an intercommunicator's

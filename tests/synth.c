@@ -46,6 +46,8 @@ struct synth {
     struct scomm comms[64];
     uint64_t my_pg, foreign_pg; /* ch3 process groups (0: none) */
     int identity;               /* in the debugger's job */
+    int world_rank;             /* the debugger's MPI-1 global rank (0 unless set) */
+    int made_groups;            /* 4.x: communicators get groups (synth_made_groups) */
     int nrecs;
     struct rec recs[64];
     unsigned char *mem;
@@ -383,8 +385,16 @@ int synth_read_ptr(struct synth *s, const char *symbol, uint64_t *value)
 void synth_world_rank(struct synth *s, int rank)
 {
     PUT(sym(s, "MPIR_Process"), "MPIR_Process_t", "rank", rank, 4);
+    s->world_rank = rank;
 }
 
+void synth_made_groups(struct synth *s)
+{
+    s->made_groups = 1;
+}
+
+/* ch3: a connection table; an entry -(r + 1) is rank r of the foreign
+ * process group, which ch3 gives an lpid after its own world's. */
 static uint64_t vcrt(struct synth *s, int n, const int *world, uint64_t pg)
 {
     int p = s->ptr;
@@ -392,9 +402,12 @@ static uint64_t vcrt(struct synth *s, int n, const int *world, uint64_t pg)
     PUT(v, "MPIDI_VCRT", "size", n, 4);
     for (int i = 0; i < n; i++) {
         uint64_t vc = synth_alloc(s, synth_sizeof(s, "MPIDI_VC"));
-        PUT(vc, "MPIDI_VC", "lpid", world ? world[i] : i, 4);
-        PUT(vc, "MPIDI_VC", "pg", pg, p);
-        PUT(vc, "MPIDI_VC", "pg_rank", world ? world[i] : i, 4);
+        int r = world ? world[i] : i, foreign = r < 0;
+        if (foreign)
+            r = -r - 1;
+        PUT(vc, "MPIDI_VC", "lpid", foreign ? 0x100 + r : r, 4);
+        PUT(vc, "MPIDI_VC", "pg", foreign ? s->foreign_pg : pg, p);
+        PUT(vc, "MPIDI_VC", "pg_rank", r, 4);
         synth_put(s, v + (uint64_t)synth_off(s, "MPIDI_VCRT", "vcr_table") + (uint64_t)(i * p),
                   vc, p);
     }
@@ -422,7 +435,10 @@ static uint64_t comm_common(struct synth *s, unsigned handle, unsigned ctx, int 
     return c;
 }
 
-/* debugq generation (and lazily in ch3): an MPIR_Group with its table. */
+/* An MPIR_Group of the world ranks world[n] (NULL: 0..n-1), an entry -(r
+ * + 1) naming rank r of the other world: 5.0's MPIR_Pmap (lpid world index
+ * << 32 | rank), else 4.x's lrank_to_lpid table (4.x ch4: lupids, the
+ * address table above 24 bits). */
 static uint64_t group(struct synth *s, int n, const int *world)
 {
     if (gen_v5(s->gen)) { /* MPIR_Pmap: the world by stride, others mapped */
@@ -434,6 +450,8 @@ static uint64_t group(struct synth *s, int n, const int *world)
         int plain = 1; /* ranks 0..n-1 of this world: offset 0, stride 1, blocksize 1 */
         for (int i = 0; world && i < n; i++)
             plain = plain && world[i] == i;
+        if (!plain && !world)
+            abort();
         if (plain) {
             synth_put(s, u + 8, 1, 8);
             synth_put(s, u + 16, 1, 8);
@@ -442,8 +460,10 @@ static uint64_t group(struct synth *s, int n, const int *world)
         uint64_t map = synth_alloc(s, n * 8);
         PUT(pm, "MPIR_Pmap", "use_map", 1, 1);
         synth_put(s, u, map, s->ptr);
-        for (int i = 0; i < n; i++) /* world index 0: the lpid is the world rank */
-            synth_put(s, map + (uint64_t)(i * 8), (uint64_t)world[i], 8);
+        for (int i = 0; i < n; i++) /* world 0: the lpid is the world rank */
+            synth_put(s, map + (uint64_t)(i * 8),
+                      world[i] < 0 ? 1ull << 32 | (uint64_t)(-world[i] - 1) : (uint64_t)world[i],
+                      8);
         return g;
     }
     int esz = synth_sizeof(s, "MPII_Group_pmap_t");
@@ -451,9 +471,11 @@ static uint64_t group(struct synth *s, int n, const int *world)
     uint64_t map = synth_alloc(s, n * esz);
     PUT(g, "MPIR_Group", "size", n, 4);
     PUT(g, "MPIR_Group", "lrank_to_lpid", map, s->ptr);
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n; i++) {
+        int r = world ? world[i] : i;
         synth_put(s, map + (uint64_t)(i * esz + synth_off(s, "MPII_Group_pmap_t", "lpid")),
-                  (uint64_t)(world ? world[i] : i), 8);
+                  r < 0 ? 1u << 24 | (unsigned)(-r - 1) : (uint64_t)r, 8);
+    }
     return g;
 }
 
@@ -513,7 +535,7 @@ uint64_t synth_comm(struct synth *s, unsigned handle, unsigned ctx, int size, in
     uint64_t c = comm_common(s, handle, ctx, size, rank, size, 0, name);
     /* 5.0 always has groups; 4.x makes them lazily (none here); ch3 names
      * its peers in its connection tables, 4.x ch4 in its rank maps. */
-    if (gen_v5(s->gen))
+    if (gen_v5(s->gen) || s->made_groups)
         PUT(c, "MPIR_Comm", "local_group", group(s, size, world_ranks), s->ptr);
     if (gen_ch3(s->gen))
         synth_put(s, c + (uint64_t)dev_off(s, "vcrt"), vcrt(s, size, world_ranks, s->my_pg), s->ptr);
@@ -526,7 +548,7 @@ uint64_t synth_intercomm(struct synth *s, unsigned handle, unsigned ctx, int lsi
                          int rsize, const char *name, const int *remote_world)
 {
     uint64_t c = comm_common(s, handle, ctx, lsize, rank, rsize, 1, name);
-    if (gen_v5(s->gen)) {
+    if (gen_v5(s->gen) || s->made_groups) {
         PUT(c, "MPIR_Comm", "remote_group", group(s, rsize, remote_world), s->ptr);
         PUT(c, "MPIR_Comm", "local_group", group(s, lsize, NULL), s->ptr);
     }
@@ -551,8 +573,28 @@ static uint64_t process_group(struct synth *s, const char *id)
     return pg;
 }
 
+/* World idx's namespace (5.0's MPIR_Worlds, made with two). */
+static void world_namespace(struct synth *s, int idx, const char *id)
+{
+    uint64_t w = sym(s, "MPIR_Worlds") + (uint64_t)(idx * synth_sizeof(s, "MPIR_World"));
+    char ns[128] = "";
+    snprintf(ns, sizeof ns, "%s", id);
+    synth_put_bytes(s, w + (uint64_t)synth_off(s, "MPIR_World", "namespace"), ns, sizeof ns);
+}
+
 void synth_process_group(struct synth *s, const char *id, int rank)
 {
+    synth_world_rank(s, rank);
+    if (gen_v5(s->gen))
+        world_namespace(s, 0, id);
+    if (s->gen == SYNTH_DEBUGQ) { /* PMI-1's static char *pmi_kvs_name */
+        uint64_t var = synth_alloc(s, s->ptr), str = synth_alloc(s, (int)strlen(id) + 1);
+        synth_put_bytes(s, str, id, (int)strlen(id) + 1);
+        synth_put(s, var, str, s->ptr);
+        synth_symbol(s, "pmi_kvs_name", var);
+    }
+    if (!gen_ch3(s->gen))
+        return;
     s->my_pg = process_group(s, id);
     uint64_t var = synth_alloc(s, synth_sizeof(s, "MPIDI_Process_t"));
     PUT(var, "MPIDI_Process_t", "my_pg", s->my_pg, s->ptr);
@@ -577,7 +619,10 @@ void synth_finalizing(struct synth *s, int state, int world_size)
 
 void synth_foreign_group(struct synth *s, const char *id)
 {
-    s->foreign_pg = process_group(s, id);
+    if (gen_v5(s->gen))
+        world_namespace(s, 1, id);
+    if (gen_ch3(s->gen))
+        s->foreign_pg = process_group(s, id);
 }
 
 void synth_comm_list(struct synth *s, const uint64_t *comms, int n, int seq)
@@ -916,8 +961,7 @@ static int cb_sizeof(mqs_type *t)
 
 static int global_rank(mqs_process *p)
 {
-    (void)p;
-    return 0;
+    return ((struct obj *)p)->s->world_rank;
 }
 
 static mqs_image *get_image(mqs_process *p)

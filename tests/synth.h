@@ -43,8 +43,12 @@ enum synth_gen { SYNTH_CH3_402, SYNTH_DEBUGQ, SYNTH_DEBUGQ_5, SYNTH_CH3_DQ, SYNT
 struct synth *synth_new_gen(int big_endian, int ptr_size, enum synth_gen gen);
 struct synth *synth_new(int big_endian, int ptr_size); /* SYNTH_CH3_402 */
 void synth_free(struct synth *s);
-/* This process's rank in its world (MPIR_Process.rank; 1 unless set). */
+/* This process's rank in its world (MPIR_Process.rank; 1 unless set), and
+ * the global rank the debugger's MPI-1 callback gives (0 unless set). */
 void synth_world_rank(struct synth *s, int rank);
+/* 4.x: communicators built afterwards have groups, as MPICH makes them
+ * lazily (MPI_Comm_group, a collective); 4.x ch4's hold lupids. */
+void synth_made_groups(struct synth *s);
 
 /* Target memory: allocate (zeroed) and store integers in target order. */
 uint64_t synth_alloc(struct synth *s, int size);
@@ -62,14 +66,18 @@ void synth_drop_type(struct synth *s, const char *type);
 void synth_drop_all_types(struct synth *s);
 
 /* MPICH shapes, in the target's generation.  Returns addresses in the
- * target (of requests, for the queue functions). */
+ * target (of requests, for the queue functions).  A member's world rank
+ * -(r + 1) is rank r of the other world (synth_foreign_group). */
 uint64_t synth_comm(struct synth *s, unsigned handle, unsigned ctx, int size, int rank,
                     const char *name, const int *world_ranks);
 uint64_t synth_intercomm(struct synth *s, unsigned handle, unsigned ctx, int lsize, int rank,
                          int rsize, const char *name, const int *remote_world);
-/* ch3 process groups: this process's (MPIDI_Process, id and rank), and
- * the one of intercommunicators' remote sides built afterwards (a spawned
- * or connected job).  VCs built before either have no group. */
+/* This process's world: its name and rank, where the generation keeps
+ * them (ch3's process group in MPIDI_Process, 5.0's MPIR_Worlds[0], 4.x
+ * ch4's PMI name in pmi_kvs_name), and the other world's name (ch3's group
+ * of intercommunicators' remote sides built afterwards, 5.0's
+ * MPIR_Worlds[1]; 4.x ch4 keeps none).  ch3 VCs built before either have
+ * no group. */
 void synth_process_group(struct synth *s, const char *id, int rank);
 void synth_foreign_group(struct synth *s, const char *id);
 /* A process in MPI_Finalize as MPICH 4.0.2 ch3 leaves it: MPIR_debug_state

@@ -14,6 +14,7 @@
 #include "tests/synth.h"
 
 #include <dirent.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -834,15 +835,24 @@ static void test_synth__ch4_rank_map_across_worlds(void **state)
  * unexpected message's request pending until it is matched.  Each
  * communicator's members come from the sample's own lines: the process at
  * its rank, every peer at its global rank, the rest filled with the
- * world's other ranks.  Samples whose jobs span several worlds (spawn) are
- * left to the MPI-2 test above.
+ * world's other ranks.
+ *
+ * A job of several worlds (spawn) is dumped twice: under an MPI-1
+ * debugger, peers are world ranks in the process's own world and unknown
+ * (-1) in the other; under an MPI-2 one, whose identities number the
+ * processes world by world, every peer is its identity, but in 4.x ch4,
+ * which keeps no name of another world: -1 there.  4.x ch4 is dumped both
+ * before its communicators have groups (rank maps) and after (lupids).
  */
 #define EX_MAX_COMMS 12
 #define EX_MAX_SIZE 64
 
+#define EX_UNSET INT_MIN
+
 struct ex_comm {
     const struct expect_comm *e;
-    int lt[EX_MAX_SIZE], rt[EX_MAX_SIZE]; /* local group; an intercomm's remote */
+    /* Local group; an intercomm's remote: members as synth.h takes them. */
+    int lt[EX_MAX_SIZE], rt[EX_MAX_SIZE];
     unsigned ctx;
     uint64_t addr;
 };
@@ -852,18 +862,38 @@ static int ex_applies(const struct expect_comm *c, int proc)
     return c->rank == proc || c->rank == EXPECT_ALL_RANKS;
 }
 
-/* Fill a table's unset (-1) slots with ranks of 0..np-1 it does not hold. */
-static void ex_fill(int *t, int n, int np)
+static int ex_world(long process)
+{
+    return (int)(process / EXPECT_WORLD);
+}
+
+/* The world other than proc's (samples have at most two). */
+static int ex_other_world(const struct expect *e, int proc)
+{
+    if (e->nworlds > 2)
+        fail_msg("a sample of %d worlds: the synthetic targets have two", e->nworlds);
+    return e->nworlds < 2 ? -1 : !ex_world(proc);
+}
+
+/* Process m as proc's tables name it (synth.h): its world rank in proc's
+ * world, -(rank + 1) in the other. */
+static int ex_member(int proc, long m)
+{
+    int r = (int)(m % EXPECT_WORLD);
+    return ex_world(m) == ex_world(proc) ? r : -r - 1;
+}
+
+/* Fill a table's unset slots with members of world w (as ex_member names
+ * them for proc) it does not hold. */
+static void ex_fill(const struct expect *e, int proc, int w, int *t, int n)
 {
     for (int i = 0; i < n; i++) {
-        if (t[i] >= 0)
-            continue;
-        for (int r = 0; r < np && t[i] < 0; r++) {
-            int used = 0;
+        for (int r = 0; t[i] == EX_UNSET && r < e->world_size[w]; r++) {
+            int m = ex_member(proc, (long)w * EXPECT_WORLD + r), used = 0;
             for (int k = 0; k < n; k++)
-                used |= t[k] == r;
+                used |= t[k] == m;
             if (!used)
-                t[i] = r;
+                t[i] = m;
         }
     }
 }
@@ -882,18 +912,21 @@ static int ex_comms(const struct expect *e, int proc, struct ex_comm *cs)
         memset(x, 0, sizeof *x);
         x->e = c;
         for (int k = 0; k < EX_MAX_SIZE; k++)
-            x->lt[k] = x->rt[k] = -1;
-        x->lt[c->local_rank] = proc;
+            x->lt[k] = x->rt[k] = EX_UNSET;
+        x->lt[c->local_rank] = ex_member(proc, proc);
+        int remote_world = ex_world(proc); /* where the remote group's peers are */
         for (int k = 0; k < e->nops; k++) {
             const struct expect_op *o = &e->ops[k];
             if (o->rank != proc || strcmp(o->comm, c->name) != 0 ||
                 o->peer < 0 || o->gpeer < 0)
                 continue;
-            (c->remote_size >= 0 ? x->rt : x->lt)[o->peer] = (int)o->gpeer;
+            (c->remote_size >= 0 ? x->rt : x->lt)[o->peer] = ex_member(proc, o->gpeer);
+            if (c->remote_size >= 0)
+                remote_world = ex_world(o->gpeer);
         }
-        ex_fill(x->lt, (int)c->size, e->np);
+        ex_fill(e, proc, ex_world(proc), x->lt, (int)c->size);
         if (c->remote_size >= 0)
-            ex_fill(x->rt, (int)c->remote_size, e->np);
+            ex_fill(e, proc, remote_world, x->rt, (int)c->remote_size);
         x->ctx = !strcmp(c->name, "MPI_COMM_WORLD") ? 0
                : !strcmp(c->name, "MPI_COMM_SELF")  ? 16u
                                                     : 32u + 16u * (unsigned)n;
@@ -911,12 +944,20 @@ static struct ex_comm *ex_comm_of(struct ex_comm *cs, int n, const char *name)
     return NULL;
 }
 
-/* Build process proc of e, with its communicators cs[nc], into s. */
+/* Build process proc of e, with its communicators cs[nc], into s: in a
+ * job of several worlds with its world's name and the other's. */
 static void ex_build(struct synth *s, const struct expect *e, int proc, struct ex_comm *cs,
                      int nc)
 {
     uint64_t addrs[EX_MAX_COMMS];
-    synth_world_rank(s, proc);
+    synth_world_rank(s, proc % EXPECT_WORLD);
+    if (e->nworlds > 1) {
+        char mine[32], other[32];
+        snprintf(mine, sizeof mine, "kvs_world_%d", ex_world(proc));
+        snprintf(other, sizeof other, "kvs_world_%d", ex_other_world(e, proc));
+        synth_process_group(s, mine, proc % EXPECT_WORLD);
+        synth_foreign_group(s, other);
+    }
     for (int i = 0; i < nc; i++) {
         const struct expect_comm *c = cs[i].e;
         unsigned handle = !strcmp(c->name, "MPI_COMM_WORLD")  ? 0x44000000u
@@ -961,11 +1002,36 @@ static void ex_build(struct synth *s, const struct expect *e, int proc, struct e
     synth_sendq(s, sreq, ranks, tags, ctxs, nsend);
 }
 
+/* How the processes are named: without a job (MPI-1), or by identities
+ * numbering the job's processes world by world (expect_process). */
+struct ex_naming {
+    const struct expect *e;
+    int proc, job;
+    enum synth_gen gen;
+};
+
+/* The global rank the DLL must give for the sample's process gpeer. */
+static long ex_global(const struct ex_naming *nm, long gpeer)
+{
+    if (gpeer < 0)
+        return gpeer;
+    int same = ex_world(gpeer) == ex_world(nm->proc);
+    if (!nm->job)
+        return same ? gpeer % EXPECT_WORLD : -1;
+    if (!same && nm->gen == SYNTH_DEBUGQ)
+        return -1;
+    for (int n = 0; n < expect_nprocs(nm->e); n++)
+        if (expect_process(nm->e, n) == gpeer)
+            return n;
+    fail_msg("process %ld is not in the sample's job", gpeer);
+    return -1;
+}
+
 /* Does the DLL's operation o (queue q) show the sample's x? */
 static int ex_op_matches(const mqs_pending_operation *o, int q, const struct expect_op *x,
-                         enum synth_gen gen)
+                         const struct ex_naming *nm)
 {
-    int ch4 = gen == SYNTH_DEBUGQ || gen == SYNTH_DEBUGQ_5;
+    int ch4 = nm->gen == SYNTH_DEBUGQ || nm->gen == SYNTH_DEBUGQ_5;
     int unexp = q == mqs_unexpected_messages;
     long peer = unexp ? o->actual_local_rank : o->desired_local_rank;
     long gpeer = unexp ? o->actual_global_rank : o->desired_global_rank;
@@ -974,12 +1040,13 @@ static int ex_op_matches(const mqs_pending_operation *o, int q, const struct exp
     int status = unexp && ch4 ? mqs_st_pending : x->status;
     long bytes = !unexp && ch4 ? -1 : x->bytes;
     return (int)x->queue == q && (int)o->status == status && peer == x->peer &&
-           gpeer == x->gpeer && tag == x->tag && len == bytes;
+           gpeer == ex_global(nm, x->gpeer) && tag == x->tag && len == bytes;
 }
 
-static void ex_check(const struct result *r, const struct expect *e, int proc,
-                     const struct ex_comm *cs, int nc, enum synth_gen gen, const char *what)
+static void ex_check(const struct result *r, const struct expect *e, const struct ex_naming *nm,
+                     const struct ex_comm *cs, int nc, const char *what)
 {
+    int proc = nm->proc;
     char used[256] = {0};
     if (e->nops > (int)sizeof used)
         fail_msg("sample too big for the synthetic test");
@@ -1006,7 +1073,7 @@ static void ex_check(const struct result *r, const struct expect *e, int proc,
                     const struct expect_op *xo = &e->ops[k];
                     if (!used[k] && xo->rank == proc &&
                         !strcmp(xo->comm, x->name) &&
-                        ex_op_matches(o, q, xo, gen))
+                        ex_op_matches(o, q, xo, nm))
                         found = used[k] = 1;
                 }
                 if (!found)
@@ -1024,12 +1091,72 @@ static void ex_check(const struct result *r, const struct expect *e, int proc,
                      e->ops[k].comm, (int)e->ops[k].queue, e->ops[k].tag);
 }
 
+#define EX_MAX_PROCS 8 /* synth_join_job's job */
+
+/*
+ * Every process of sample e as generation gen (with groups made, for 4.x)
+ * in target t, each checked; with job, under an MPI-2 debugger that
+ * names them 0, 1, ... world by world.  Returns the number of dumps.
+ */
+static int ex_dump_job(const struct expect *e, const char *sample, enum synth_gen gen,
+                       int groups, size_t t, int job)
+{
+    int np = expect_nprocs(e), jobv = 0;
+    struct synth *s[EX_MAX_PROCS];
+    static struct ex_comm cs[EX_MAX_PROCS][EX_MAX_COMMS];
+    int nc[EX_MAX_PROCS];
+    struct result r;
+    const struct synth_host *h = synth_callbacks();
+    long before = synth_live_blocks();
+    if (np > EX_MAX_PROCS)
+        fail_msg("%s: %d processes, too many for the synthetic test", sample, np);
+    for (int i = 0; i < np; i++) {
+        s[i] = synth_new_gen(targets[t].big_endian, targets[t].ptr, gen);
+        if (groups)
+            synth_made_groups(s[i]);
+        nc[i] = ex_comms(e, expect_process(e, i), cs[i]);
+        ex_build(s[i], e, expect_process(e, i), cs[i], nc[i]);
+    }
+    if (job) { /* set up and name every process first */
+        assert_int_equal(dll->setup_job((mqs_job *)&jobv, &h->job), mqs_ok);
+        for (int i = 0; i < np; i++) {
+            synth_join_job(s[i], i);
+            dump_process(s[i], &r, 0);
+            assert_int_equal(r.rc, mqs_ok);
+            assert_int_equal(dll->set_process_identity(synth_process(s[i]), i), mqs_ok);
+        }
+    }
+    for (int i = 0; i < np; i++) {
+        char what[256], who[16];
+        struct ex_naming nm = {e, expect_process(e, i), job, gen};
+        dump_process(s[i], &r, job);
+        snprintf(what, sizeof what, "%s, MPICH %s%s (%s-endian, %d-byte pointers), %s %s",
+                 sample, gen_names[gen], groups ? " with groups made" : "",
+                 targets[t].big_endian ? "big" : "little", targets[t].ptr,
+                 job ? "MPI-2 job, process" : "rank",
+                 expect_process_text(nm.proc, who, sizeof who));
+        ex_check(&r, e, &nm, cs[i], nc[i], what);
+    }
+    if (job) {
+        for (int i = 0; i < np; i++)
+            release(s[i]);
+        mqs_job_info *info = h->basic.mqs_get_job_info_fp((mqs_job *)&jobv);
+        assert_int_equal(dll->destroy_job_info(info), mqs_ok);
+        h->basic.mqs_put_job_info_fp((mqs_job *)&jobv, NULL);
+        synth_leave_jobs();
+    }
+    for (int i = 0; i < np; i++)
+        finish(s[i]);
+    assert_int_equal(synth_live_blocks(), before);
+    return np;
+}
+
 static void test_synth__every_sample_on_every_generation(void **state)
 {
     (void)state;
     const char *dir = getenv("MQD_SAMPLES_SRC");
     char path[4096];
-    int samples = 0, dumps = 0;
+    int samples = 0, dumps = 0, worlds = 0;
     DIR *d = opendir(dir && *dir ? dir : "samples");
     assert_non_null(d);
     struct dirent *de;
@@ -1042,38 +1169,21 @@ static void test_synth__every_sample_on_every_generation(void **state)
         snprintf(path, sizeof path, "%s/%s", dir && *dir ? dir : "samples", de->d_name);
         if (expect_load(path, &e, err, sizeof err) != 0)
             fail_msg("%s", err);
-        if (e.nworlds > 1) {
-            expect_free(&e);
-            continue;
-        }
         samples++;
-        for (size_t g = 0; g < NGENS; g++) {
-            for (size_t t = 0; t < sizeof targets / sizeof targets[0]; t++) {
-                for (int proc = 0; proc < e.np; proc++) {
-                    enum synth_gen gen = every_gen[g];
-                    long before = synth_live_blocks();
-                    struct synth *s = synth_new_gen(targets[t].big_endian, targets[t].ptr, gen);
-                    struct ex_comm cs[EX_MAX_COMMS];
-                    int nc = ex_comms(&e, proc, cs);
-                    ex_build(s, &e, proc, cs, nc);
-                    struct result r;
-                    dump_process(s, &r, 0);
-                    char what[256];
-                    snprintf(what, sizeof what, "%s, MPICH %s (%s-endian, %d-byte pointers), "
-                             "rank %d", de->d_name, gen_names[gen],
-                             targets[t].big_endian ? "big" : "little", targets[t].ptr, proc);
-                    ex_check(&r, &e, proc, cs, nc, gen, what);
-                    finish(s);
-                    assert_int_equal(synth_live_blocks(), before);
-                    dumps++;
-                }
-            }
+        worlds += e.nworlds > 1;
+        for (size_t g = 0; g <= NGENS; g++) { /* and 4.x ch4 once its groups are made */
+            enum synth_gen gen = g < NGENS ? every_gen[g] : SYNTH_DEBUGQ;
+            for (size_t t = 0; t < sizeof targets / sizeof targets[0]; t++)
+                for (int job = 0; job <= (e.nworlds > 1); job++)
+                    dumps += ex_dump_job(&e, de->d_name, gen, g == NGENS, t, job);
         }
         expect_free(&e);
     }
     closedir(d);
-    printf("[          ] %d samples' states, %d dumps, every one exact\n", samples, dumps);
+    printf("[          ] %d samples' states (%d of several worlds), %d dumps, every one "
+           "exact\n", samples, worlds, dumps);
     assert_true(samples >= 15);
+    assert_true(worlds >= 1);
 }
 
 int main(void)
