@@ -575,31 +575,36 @@ static void test_synth__no_dwarf_known_layouts_only(void **state)
 }
 
 /*
- * MPI-2: a parent job of two (process group "kvs_parent") spawned a child
- * ("kvs_child").  The debugger names them 0, 1 and 7; every peer must be
- * reported by that identity, in the parent and in the child, whose own
- * world rank 0 is identity 7.  Without a job (an MPI-1 debugger) the child
- * reports its world rank, and peers outside its world as unknown (-1).
+ * MPI-2: a parent job of two (world "kvs_parent") spawned two children
+ * ("kvs_child").  The debugger names them 0, 1, 7 and 8; every peer must
+ * be reported by that identity, in the parents and in the children, whose
+ * world ranks 0 and 1 are identities 7 and 8.  4.x ch4 keeps no name of
+ * another world: those peers are -1 there.  Without a job (an MPI-1
+ * debugger) a child reports world ranks, and peers outside its world as
+ * unknown (-1).  named 0: the library does not say which world is its own
+ * (4.x ch4 stripped of its local symbols): a child knows only itself.
  */
 enum { CTX_SPAWN = 16 };
 
-static struct synth *spawn_process(int child, int rank)
+static struct synth *spawn_process(enum synth_gen gen, int named, int child, int rank)
 {
-    static const int parents[] = {0, 1}, children[] = {0};
-    struct synth *s = synth_new(0, 8);
+    static const int world[] = {0, 1}, other[] = {-1, -2};
+    struct synth *s = synth_new_gen(0, 8, gen);
     uint64_t comms[2];
-    synth_process_group(s, child ? "kvs_child" : "kvs_parent", rank);
-    comms[0] = synth_comm(s, 0x44000000u, 0, child ? 1 : 2, rank, "MPI_COMM_WORLD",
-                          child ? children : parents);
+    if (named)
+        synth_process_group(s, child ? "kvs_child" : "kvs_parent", rank);
+    else
+        synth_world_rank(s, rank);
+    comms[0] = synth_comm(s, 0x44000000u, 0, 2, rank, "MPI_COMM_WORLD", world);
     synth_foreign_group(s, child ? "kvs_parent" : "kvs_child");
-    comms[1] = synth_intercomm(s, 0x84000001u, CTX_SPAWN, child ? 1 : 2, rank, child ? 2 : 1,
-                               child ? "to parents" : "to child", child ? parents : children);
+    comms[1] = synth_intercomm(s, 0x84000001u, CTX_SPAWN, 2, rank, 2,
+                               child ? "to parents" : "to children", other);
     synth_comm_list(s, comms, 2, 2);
-    if (child) { /* a receive from parent 1, and one from itself */
+    if (child) { /* a receive from parent 1, and one from the other child */
         uint64_t posted[] = {synth_recv(s, CTX_SPAWN, 1, 3, 1, DT_INT, 1, 0),
-                             synth_recv(s, 0, 0, 4, 1, DT_INT, 1, 0)};
+                             synth_recv(s, 0, !rank, 4, 1, DT_INT, 1, 0)};
         synth_recv_list(s, 0, posted, 2);
-    } else if (rank == 0) { /* a send to the child */
+    } else if (rank == 0) { /* a send to child 0 */
         uint64_t sreq[] = {synth_send_req(s, 1, DT_INT, 1)};
         int ranks[] = {0}, tags[] = {3};
         unsigned ctxs[] = {SYNTH_INTER_SEND(CTX_SPAWN)};
@@ -617,28 +622,38 @@ static long peer_global(const struct result *r, int c, int q)
     return r->comms[c].ops[q][0].desired_global_rank;
 }
 
-static void test_synth__mpi2_identities_across_a_spawn(void **state)
+static void identities_across_a_spawn(enum synth_gen gen, int named)
 {
-    (void)state;
-    struct synth *procs[3] = {spawn_process(0, 0), spawn_process(0, 1), spawn_process(1, 0)};
-    static const int identity[3] = {0, 1, 7};
-    int job;
+    struct synth *procs[4] = {spawn_process(gen, named, 0, 0), spawn_process(gen, named, 0, 1),
+                              spawn_process(gen, named, 1, 0), spawn_process(gen, named, 1, 1)};
+    static const int identity[4] = {0, 1, 7, 8};
+    int job, worlds = gen != SYNTH_DEBUGQ; /* another world's processes are known */
     const struct synth_host *h = synth_callbacks();
     assert_int_equal(dll->setup_job((mqs_job *)&job, &h->job), mqs_ok);
-    struct result r[3];
-    for (int i = 0; i < 3; i++) { /* set up and name every process first */
+    struct result r[4];
+    for (int i = 0; i < 4; i++) { /* set up and name every process first */
         synth_join_job(procs[i], identity[i]);
         dump_process(procs[i], &r[i], 0);
         assert_int_equal(r[i].rc, mqs_ok);
         assert_int_equal(dll->set_process_identity(synth_process(procs[i]), identity[i]),
                          mqs_ok);
     }
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < 4; i++)
         dump_process(procs[i], &r[i], 1);
-    assert_int_equal(peer_global(&r[0], 1, mqs_pending_sends), 7);     /* parent -> child */
-    assert_int_equal(peer_global(&r[2], 1, mqs_pending_receives), 1);  /* child <- parent 1 */
-    assert_int_equal(peer_global(&r[2], 0, mqs_pending_receives), 7);  /* child's own world */
-    for (int i = 0; i < 3; i++)
+    /* parent 0 -> child 0; child 0 <- parent 1; each child <- the other */
+    assert_int_equal(peer_global(&r[0], 1, mqs_pending_sends), worlds ? 7 : -1);
+    assert_int_equal(peer_global(&r[2], 1, mqs_pending_receives), worlds ? 1 : -1);
+    assert_int_equal(peer_global(&r[2], 0, mqs_pending_receives), named ? 8 : -1);
+    assert_int_equal(peer_global(&r[3], 0, mqs_pending_receives), named ? 7 : -1);
+    /* Each names itself in its groups (the debugger checks that). */
+    for (int i = 0; i < 4; i++) {
+        int g[2];
+        assert_int_equal(dll->setup_communicator_iterator(synth_process(procs[i])), mqs_ok);
+        assert_int_equal(dll->get_comm_group(synth_process(procs[i]), g), mqs_ok);
+        assert_int_equal(g[i % 2], identity[i]);
+        assert_int_equal(g[!(i % 2)], named || i < 2 ? identity[i ^ 1] : -1);
+    }
+    for (int i = 0; i < 4; i++)
         release(procs[i]);
     mqs_job_info *info = h->basic.mqs_get_job_info_fp((mqs_job *)&job);
     assert_int_equal(dll->destroy_job_info(info), mqs_ok);
@@ -646,10 +661,18 @@ static void test_synth__mpi2_identities_across_a_spawn(void **state)
     synth_leave_jobs();
     /* No job: world ranks, and -1 outside the world. */
     dump_process(procs[2], &r[2], 0);
-    assert_int_equal(peer_global(&r[2], 0, mqs_pending_receives), 0);
+    assert_int_equal(peer_global(&r[2], 0, mqs_pending_receives), 1);
     assert_int_equal(peer_global(&r[2], 1, mqs_pending_receives), -1);
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < 4; i++)
         finish(procs[i]);
+}
+
+static void test_synth__mpi2_identities_across_a_spawn(void **state)
+{
+    (void)state;
+    for (size_t g = 0; g < NGENS; g++)
+        identities_across_a_spawn(every_gen[g], 1);
+    identities_across_a_spawn(SYNTH_DEBUGQ, 0);
 }
 
 /* mqs_malloc fails at the 1st, 2nd, ... call of a whole dump: each time a
