@@ -204,8 +204,10 @@ MQD_HIDDEN int mqd_be_op_in_comm(const struct mqd_comm *comm, int queue,
                                  const struct mqd_raw_op *op);
 /*
  * MPI-2: the MPI library's own name of process p, unique in the job (for
- * MPICH ch3 its process group's id and its rank there); "" if unknown.
- * The core files it under the identity the debugger gives p.
+ * MPICH its world's PMI name and its rank there); "" if unknown.  The
+ * core files it under the identity the debugger gives p; with no key, the
+ * backend's global ranks must be world ranks (the core keeps them only if
+ * the debugger numbered p by its world rank).
  */
 MQD_HIDDEN int mqd_be_process_key(struct mqd_process *p, char *key, int len);
 /* The function on which a debugger should stop after a spawn. */
