@@ -318,6 +318,24 @@ extern int mqs_get_comm_group(mqs_process *, int *);
  */
 extern int mqd_get_comm_handle(mqs_process *, mqs_taddr_t *);
 /*
+ * An mqd extension, as mqd_get_comm_handle: what the interface's
+ * mqs_pending_operation cannot say of the operation the last
+ * mqs_next_operation returned.  *flags: MQD_OP_* bits; *request: the
+ * address of its request in the target (0 if it has none).  A debugger uses
+ * these, never the words of extra_text, to tell MPI's own traffic from the
+ * program's and a process's addresses from its state.  mqs_ok, or
+ * mqs_no_information (no operation returned since the last
+ * mqs_setup_operation_iterator, or at its end).
+ */
+enum {
+    MQD_OP_COLLECTIVE = 0x1 /* MPI's own traffic for a collective operation */
+};
+/* extra_text[line] names addresses or handles of this process (a request,
+ * a datatype without a name), which may differ between processes in the
+ * same state. */
+#define MQD_OP_TEXT_ADDRESS(line) (0x100u << (line))
+extern int mqd_get_operation_info(mqs_process *, unsigned *flags, mqs_taddr_t *request);
+/*
  * Select queue (an mqs_op_class) of the current communicator.  Returns
  * mqs_ok, mqs_end_of_list (known empty) or mqs_no_information (unknown).
  */

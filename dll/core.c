@@ -49,6 +49,10 @@ struct mqd_process {
     int queue_read[3], queue_rc[3];
     struct mqd_ops queues[3];
     int op_queue, op_pos, op_state; /* op_state: 0 none, 1 iterating */
+    /* What mqd_get_operation_info says of the last operation returned. */
+    int op_returned;
+    unsigned op_flags;
+    uint64_t op_request;
 };
 
 /* MPI-2: the translation table from the MPI library's own name of a
@@ -804,6 +808,7 @@ MQD_EXPORT int mqs_setup_operation_iterator(mqs_process *process, int queue)
         p->queue_read[queue] = 1;
     }
     p->op_state = 0;
+    p->op_returned = 0;
     if (p->queue_rc[queue] != mqs_ok)
         return p->queue_rc[queue];
     p->op_queue = queue;
@@ -833,11 +838,30 @@ MQD_EXPORT int mqs_next_operation(mqs_process *process, mqs_pending_operation *o
         *op = r->op;
         op->desired_global_rank = to_global(c, op->desired_local_rank);
         op->actual_global_rank = to_global(c, op->actual_local_rank);
-        if (in == 2) /* add a line saying so, if there is room */
+        if (in == 2) /* for a debugger's reader: a line saying so, if there is room */
             mqd_add_text(op, "part of a collective operation");
+        p->op_returned = 1;
+        p->op_flags = r->text_address | (in == 2 ? MQD_OP_COLLECTIVE : 0u);
+        p->op_request = r->request;
         return mqs_ok;
     }
+    p->op_returned = 0;
     return mqs_end_of_list;
+}
+
+MQD_EXPORT int mqd_get_operation_info(mqs_process *process, unsigned *flags,
+                                      mqs_taddr_t *request)
+{
+    struct mqd_process *p = proc(process);
+    if (!p || !p->backend)
+        return MQD_ERR_NOT_SET_UP;
+    if (!flags || !request)
+        return MQD_ERR_BUF_SMALL;
+    if (p->op_state != 1 || !p->op_returned)
+        return mqs_no_information;
+    *flags = p->op_flags;
+    *request = p->op_request;
+    return mqs_ok;
 }
 
 /* ---------------------------------------------------------------- MPI-2 */

@@ -97,6 +97,8 @@ struct mqd_raw_op {
     uint64_t context; /* matched against mqd_comm's send or receive context */
     int recv_keyed;   /* a send entered under its communicator's receive context */
     int internal;     /* MPI's own traffic, known by other means than the context */
+    uint64_t request; /* its request's address in the target; 0 if none */
+    unsigned text_address; /* MQD_OP_TEXT_ADDRESS bits: lines of op.extra_text */
     mqs_pending_operation op; /* global ranks are filled in by the core */
 };
 

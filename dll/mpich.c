@@ -1392,13 +1392,18 @@ static long datatype_size(struct mqd_process *p, unsigned handle, mqs_taddr_t dt
     return s >= 0 && s < ((int64_t)1 << 40) ? (long)s : -1;
 }
 
-static void describe_type(char *line, const char *what, long count, unsigned dt)
+/* r's first line: what and count elements of datatype dt; a datatype
+ * without a name goes by its handle, which is this process's (an address
+ * line, as the request's). */
+static void describe_type(struct mqd_raw_op *r, const char *what, long count, unsigned dt)
 {
     const char *name = datatype_name(dt);
-    if (name)
-        mqd_set_text(line, "%s: %ld x %s", what, count, name);
-    else
-        mqd_set_text(line, "%s: %ld x datatype 0x%x", what, count, dt);
+    if (name) {
+        mqd_set_text(r->op.extra_text[0], "%s: %ld x %s", what, count, name);
+    } else {
+        mqd_set_text(r->op.extra_text[0], "%s: %ld x datatype 0x%x", what, count, dt);
+        r->text_address |= MQD_OP_TEXT_ADDRESS(0);
+    }
 }
 
 /* A request's length in bytes from its count and datatype; -1 unknown. */
@@ -1473,6 +1478,16 @@ static void completed_receive(struct mqd_process *p, const unsigned char *buf,
     op->actual_length = bytes;
 }
 
+/* The request behind r: its address, and a line naming it and its handle
+ * (an address line: it differs between processes in the same state). */
+static void request_line(struct mqd_raw_op *r, mqs_taddr_t addr, unsigned handle)
+{
+    r->request = addr;
+    r->text_address |= MQD_OP_TEXT_ADDRESS(1);
+    mqd_set_text(r->op.extra_text[1], "request 0x%llx (handle 0x%x)", (unsigned long long)addr,
+                 handle);
+}
+
 static int ch3_request(struct mqd_process *p, mqs_taddr_t addr, int queue,
                        struct mqd_raw_op *r, mqs_taddr_t *next)
 {
@@ -1510,7 +1525,7 @@ static int ch3_request(struct mqd_process *p, mqs_taddr_t addr, int queue,
         op->buffer = mqd_ptr(p, buf, o[F_REQ_USER_BUF]);
         op->actual_local_rank = op->actual_tag = op->actual_length = -1;
         completed_receive(p, buf, op);
-        describe_type(op->extra_text[0], "receive", count, dt);
+        describe_type(r, "receive", count, dt);
     } else {
         long size = (long)mqd_int(p, buf, o[F_REQ_RECV_SZ], ps);
         /* Unexpected: what arrived.  Complete when all its data is here
@@ -1524,8 +1539,7 @@ static int ch3_request(struct mqd_process *p, mqs_taddr_t addr, int queue,
         mqd_set_text(op->extra_text[0], "unexpected %s message",
                      cc == 0 ? "eager (data here)" : "rendezvous (envelope only)");
     }
-    mqd_set_text(op->extra_text[1], "request 0x%llx (handle 0x%x)", (unsigned long long)addr,
-                 handle);
+    request_line(r, addr, handle);
     mqd_free(buf);
     return mqs_ok;
 }
@@ -1591,15 +1605,14 @@ static int send_request(struct mqd_process *p, mqs_taddr_t req, long count_hint,
         op->desired_length = byte_length(p, count, dt, dtp);
         if (!op->buffer && o[F_REQ_USER_BUF] >= 0)
             op->buffer = mqd_ptr(p, buf, o[F_REQ_USER_BUF]);
-        describe_type(op->extra_text[0],
+        describe_type(r,
                       kind == MPICH_REQ_PREQUEST_SEND ? "persistent send" : "send", count, dt);
     } else {
         op->desired_length = -1;
         mqd_set_text(op->extra_text[0], "%s: %ld elements",
                      kind == MPICH_REQ_PREQUEST_SEND ? "persistent send" : "send", count_hint);
     }
-    mqd_set_text(op->extra_text[1], "request 0x%llx (handle 0x%x)", (unsigned long long)req,
-                 handle);
+    request_line(r, req, handle);
     op->actual_local_rank = op->desired_local_rank;
     op->actual_tag = op->desired_tag;
     op->actual_length = op->desired_length;
@@ -1719,8 +1732,7 @@ static int debugq_list(struct mqd_process *p, mqs_taddr_t head_sym, int queue,
                 mqd_set_text(op->extra_text[0], "unexpected message (whether its data is "
                                                 "here is not recorded)");
             }
-            mqd_set_text(op->extra_text[1], "request 0x%llx (handle 0x%x)",
-                         (unsigned long long)raddr, handle);
+            request_line(&r, raddr, handle);
         }
         if (rc == mqs_ok)
             rc = mqd_ops_push(out, &r);

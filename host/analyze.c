@@ -113,14 +113,6 @@ static int is_terminal(const struct mqdh_process *p)
     return k == CALL_FINALIZE || k == CALL_ABORT;
 }
 
-/* The DLL marks MPI's own traffic for a collective (mqd's libmqd_mpich.so). */
-static int op_is_collective(const struct mqdh_op *o)
-{
-    for (int l = 0; l < 5 && o->extra_text[l][0]; l++)
-        if (strstr(o->extra_text[l], "collective"))
-            return 1;
-    return 0;
-}
 
 /* ---------------------------------------------------------------- naming */
 
@@ -346,7 +338,7 @@ static int partner_pending(const struct builder *b, int i, int t, const struct m
         return -1;
     for (int n = 0; n < tq->nops; n++) {
         const struct mqdh_op *m = &tq->ops[n];
-        if (op_is_collective(m) || m->status == 2)
+        if (m->collective || m->status == MQDH_OP_COMPLETE)
             continue;
         long g = op_global(b, t, k, m->desired_local_rank, m->desired_global_rank);
         if (q == MQDH_SENDS) { /* t's receive must take i's send */
@@ -549,10 +541,10 @@ static int blocked_send_exact(struct builder *b, int i, int sync)
     int waiting = 0, complete = 0;
     for (int n = 0; n < q->nops; n++) {
         const struct mqdh_op *o = &q->ops[n];
-        if (op_is_collective(o) || o->actual_tag != p->where_tag ||
+        if (o->collective || o->actual_tag != p->where_tag ||
             op_global(b, tp, k, o->actual_local_rank, o->actual_global_rank) != b->ids[i])
             continue;
-        if (!sync && o->status == 2)
+        if (!sync && o->status == MQDH_OP_COMPLETE)
             complete = 1;
         else
             waiting = 1;
@@ -623,7 +615,7 @@ static void blocked_send_waits(struct builder *b, int i)
             }
             for (int n = 0; n < q->nops; n++) {
                 const struct mqdh_op *o = &q->ops[n];
-                if (op_is_collective(o) || (!sync && o->status == 2))
+                if (o->collective || (!sync && o->status == MQDH_OP_COMPLETE))
                     continue;
                 if (op_global(b, m, k, o->actual_local_rank, o->actual_global_rank) != b->ids[i])
                     continue;
@@ -656,7 +648,7 @@ static int own_unexpected(const struct builder *b, int i, int ci, const struct m
         return -1;
     for (int n = 0; n < q->nops; n++) {
         const struct mqdh_op *m = &q->ops[n];
-        if (op_is_collective(m))
+        if (m->collective)
             continue;
         if ((o->desired_local_rank < 0 || m->actual_local_rank == o->desired_local_rank) &&
             tags_match(o->desired_tag, o->tag_wild, m->actual_tag))
@@ -732,10 +724,10 @@ static void p2p_waits(struct builder *b, int i, enum call_kind k, struct target 
             }
             for (int n = 0; n < qu->nops; n++) {
                 const struct mqdh_op *o = &qu->ops[n];
-                if (op_is_collective(o) || o->status == 2) /* not the user's, or done */
+                if (o->collective || o->status == MQDH_OP_COMPLETE) /* not the user's, or done */
                     continue;
                 candidates++;
-                if (q == MQDH_RECEIVES && o->status == 1) { /* matched: data arriving */
+                if (q == MQDH_RECEIVES && o->status == MQDH_OP_MATCHED) { /* data arriving */
                     free_any = 1;
                     continue;
                 }
@@ -773,7 +765,7 @@ static int collective_comm(const struct mqdh_process *p)
         for (int q = MQDH_SENDS; q <= MQDH_RECEIVES; q++) {
             const struct mqdh_queue *qu = &p->comms[ci].queues[q];
             for (int n = 0; qu->state == MQDH_QUEUE_OK && n < qu->nops; n++)
-                if (op_is_collective(&qu->ops[n]))
+                if (qu->ops[n].collective)
                     return ci;
         }
     return -1;

@@ -473,6 +473,32 @@ static int queue_failed(struct hproc *p, struct mqdh_queue *q, int rc)
     return 0;
 }
 
+/*
+ * What the interface's record cannot say, typed: from the DLL's
+ * mqd_get_operation_info (an mqd extension, mpi_interface.h) where it has
+ * it.  A DLL without it marks no traffic as a collective's and gives no
+ * request; its lines that show a hexadecimal number ("0x") are taken for
+ * address lines.  That is the host's only reading of a DLL's words, and
+ * it is made here alone.
+ */
+static void import_op_info(struct hproc *p, struct mqdh_op *o)
+{
+    unsigned flags = 0;
+    mqs_taddr_t request = 0;
+    if (p->dll->get_operation_info &&
+        p->dll->get_operation_info((mqs_process *)p, &flags, &request) == mqs_ok) {
+        o->collective = (flags & MQD_OP_COLLECTIVE) != 0;
+        o->request = request;
+        for (int l = 0; l < 5; l++)
+            if (flags & MQD_OP_TEXT_ADDRESS(l))
+                o->text_address |= 1u << l;
+        return;
+    }
+    for (int l = 0; l < 5 && o->extra_text[l][0]; l++)
+        if (strstr(o->extra_text[l], "0x"))
+            o->text_address |= 1u << l;
+}
+
 static int read_queue(struct hproc *p, struct mqdh_queue *q, int which)
 {
     mqs_process *mp = (mqs_process *)p;
@@ -484,6 +510,7 @@ static int read_queue(struct hproc *p, struct mqdh_queue *q, int which)
     }
     if (rc != mqs_ok && rc != mqs_end_of_list)
         return queue_failed(p, q, rc);
+    int cap = 0;
     for (int guard = 0; guard < 1000000; guard++) {
         mqs_pending_operation op;
         memset(&op, 0, sizeof op);
@@ -492,12 +519,19 @@ static int read_queue(struct hproc *p, struct mqdh_queue *q, int which)
             return 0;
         if (rc != mqs_ok)
             return queue_failed(p, q, rc);
-        struct mqdh_op *ops = realloc(q->ops, (size_t)(q->nops + 1) * sizeof *ops);
-        if (!ops)
-            return MQDH_E_NOMEM;
-        q->ops = ops;
+        if (q->nops == cap) {
+            int nc = cap ? cap * 2 : 8;
+            struct mqdh_op *ops = realloc(q->ops, (size_t)nc * sizeof *ops);
+            if (!ops)
+                return MQDH_E_NOMEM;
+            q->ops = ops;
+            cap = nc;
+        }
         struct mqdh_op *o = &q->ops[q->nops++];
-        o->status = op.status;
+        memset(o, 0, sizeof *o);
+        o->status = op.status >= mqs_st_pending && op.status <= mqs_st_complete
+                        ? (enum mqdh_op_status)op.status
+                        : MQDH_OP_UNKNOWN;
         o->desired_local_rank = op.desired_local_rank;
         o->desired_global_rank = op.desired_global_rank;
         o->tag_wild = op.tag_wild;
@@ -520,6 +554,7 @@ static int read_queue(struct hproc *p, struct mqdh_queue *q, int which)
             memcpy(o->extra_text[l], op.extra_text[l], 63);
             o->extra_text[l][63] = '\0';
         }
+        import_op_info(p, o);
     }
     q->state = MQDH_QUEUE_ERROR;
     q->error = strdup("more than a million entries: the list is probably corrupt");

@@ -40,7 +40,8 @@ struct mqdh_dll {
     int (*next_operation)(mqs_process *, mqs_pending_operation *);
     /* Optional. */
     int (*get_comm_group)(mqs_process *, int *);
-    int (*get_comm_handle)(mqs_process *, mqs_taddr_t *); /* mqd's extension */
+    int (*get_comm_handle)(mqs_process *, mqs_taddr_t *); /* mqd's extensions */
+    int (*get_operation_info)(mqs_process *, unsigned *, mqs_taddr_t *);
     int (*setup_job)(mqs_job *, const mqs_job_callbacks *);
     int (*destroy_job_info)(mqs_job_info *);
     int (*set_process_identity)(mqs_process *, int);

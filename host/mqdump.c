@@ -21,11 +21,15 @@ static const char *const queue_names[MQDH_NQUEUES] = {"pending sends", "pending 
                                                       "unexpected messages"};
 static const char *const queue_keys[MQDH_NQUEUES] = {"pending_sends", "pending_receives",
                                                      "unexpected_messages"};
-static const char *const status_names[] = {"pending", "matched", "complete"};
-
-static const char *status_name(int s)
+static const char *status_name(enum mqdh_op_status s)
 {
-    return s >= 0 && s <= 2 ? status_names[s] : "unknown";
+    switch (s) {
+    case MQDH_OP_PENDING: return "pending";
+    case MQDH_OP_MATCHED: return "matched";
+    case MQDH_OP_COMPLETE: return "complete";
+    case MQDH_OP_UNKNOWN: break;
+    }
+    return "unknown";
 }
 
 static void usage(FILE *f)
@@ -100,7 +104,8 @@ static void text_op(const struct view *v, const struct mqdh_op *o, int q)
         else
             fprintf(f, " tag %ld", o->desired_tag);
         fprintf(f, ", %ld bytes", o->desired_length);
-        if (q == MQDH_RECEIVES && o->status >= 1) {
+        if (q == MQDH_RECEIVES &&
+            (o->status == MQDH_OP_MATCHED || o->status == MQDH_OP_COMPLETE)) {
             fprintf(f, " <- matched ");
             print_peer(v, o->actual_local_rank, o->actual_global_rank);
             fprintf(f, " tag %ld, %ld bytes", o->actual_tag, o->actual_length);
@@ -113,7 +118,7 @@ static void text_op(const struct view *v, const struct mqdh_op *o, int q)
         fprintf(f, ", system buffer");
     fprintf(f, "\n");
     for (int l = 0; l < 5 && o->extra_text[l][0]; l++)
-        if (v->mode == EXACT || !strstr(o->extra_text[l], "0x"))
+        if (v->mode == EXACT || !(o->text_address & 1u << l))
             fprintf(f, "               %s\n", o->extra_text[l]);
 }
 
@@ -520,7 +525,9 @@ static void json_dump(const struct mqdh_dump *d, int stats)
                         printf("%s", l ? ", " : "");
                         json_string(op->extra_text[l]);
                     }
-                    printf("]}");
+                    printf("], \"collective\": %s, \"request\": %llu}",
+                           op->collective ? "true" : "false",
+                           (unsigned long long)op->request);
                 }
                 printf("]");
             }

@@ -47,6 +47,9 @@ struct rcomm {
     int nops[3];
     int qrc[3];
     mqs_pending_operation ops[3][8];
+    /* mqd_get_operation_info after each (flags 0xdead if it failed). */
+    unsigned flags[3][8];
+    mqs_taddr_t request[3][8];
 };
 
 struct result {
@@ -105,8 +108,16 @@ static void dump_process(struct synth *s, struct result *r, int update_only)
                     r->rc = c->qrc[q];
                 continue;
             }
-            while (c->nops[q] < 8 && dll->next_operation(p, &c->ops[q][c->nops[q]]) == mqs_ok)
-                c->nops[q]++;
+            unsigned f;
+            mqs_taddr_t req;
+            if (dll->get_operation_info(p, &f, &req) != mqs_no_information)
+                fail_msg("operation information before any operation");
+            while (c->nops[q] < 8 && dll->next_operation(p, &c->ops[q][c->nops[q]]) == mqs_ok) {
+                if (dll->get_operation_info(p, &f, &req) != mqs_ok)
+                    f = 0xdead, req = 0;
+                c->flags[q][c->nops[q]] = f;
+                c->request[q][c->nops[q]++] = req;
+            }
         }
         rc = dll->next_communicator(p);
     }
@@ -214,13 +225,25 @@ static void check_rank(const struct result *r, enum synth_gen gen)
     assert_int_equal(o->desired_tag, 5);
     assert_int_equal(o->desired_length, dq ? -1 : 8); /* 2 x MPI_INT, in bytes */
     assert_string_equal(o->extra_text[0], dq ? "receive: 2 elements" : "receive: 2 x MPI_INT");
+    /* The typed answers (mqd_get_operation_info): the request, its line
+     * an address line, and the collective mark where the text has it. */
+    assert_int_equal(w->flags[mqs_pending_receives][0], MQD_OP_TEXT_ADDRESS(1));
+    assert_true(w->request[mqs_pending_receives][0] != 0);
+    char line[64];
+    snprintf(line, sizeof line, "request 0x%llx",
+             (unsigned long long)w->request[mqs_pending_receives][0]);
+    assert_true(strncmp(o->extra_text[1], line, strlen(line)) == 0);
     o = &w->ops[mqs_pending_receives][1];
     assert_int_equal(o->desired_tag, 7);
     assert_string_equal(o->extra_text[2], dq ? "" : "part of a collective operation");
+    assert_int_equal(w->flags[mqs_pending_receives][1],
+                     MQD_OP_TEXT_ADDRESS(1) | (dq ? 0u : MQD_OP_COLLECTIVE));
     o = &w->ops[mqs_pending_receives][2];
     assert_int_equal(o->desired_tag, 0x80001);
     assert_int_equal(o->desired_global_rank, 3);
     assert_string_equal(o->extra_text[2], "part of a collective operation");
+    assert_int_equal(w->flags[mqs_pending_receives][2],
+                     MQD_OP_TEXT_ADDRESS(1) | MQD_OP_COLLECTIVE);
     assert_int_equal(w->nops[mqs_unexpected_messages], 2);
     o = &w->ops[mqs_unexpected_messages][0];
     assert_int_equal(o->status, dq ? mqs_st_pending : mqs_st_complete);

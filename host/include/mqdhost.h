@@ -65,16 +65,35 @@ enum mqdh_queue_state {
     MQDH_QUEUE_ERROR    /* the DLL failed; error says how */
 };
 
-/* One queue entry: the interface's mqs_pending_operation, unchanged. */
+/* An operation's state (the interface's mqs_status). */
+enum mqdh_op_status {
+    MQDH_OP_PENDING,  /* not yet matched */
+    MQDH_OP_MATCHED,  /* matched, data still moving */
+    MQDH_OP_COMPLETE, /* done, not yet waited for */
+    MQDH_OP_UNKNOWN   /* the DLL gave a value the interface does not define */
+};
+
+/* One queue entry: the interface's mqs_pending_operation, typed. */
 struct mqdh_op {
-    int status; /* 0 pending, 1 matched, 2 complete */
+    enum mqdh_op_status status;
     long desired_local_rank, desired_global_rank;
     int tag_wild;
     long desired_tag, desired_length;
     int system_buffer;
     uint64_t buffer;
     long actual_local_rank, actual_global_rank, actual_tag, actual_length;
-    char extra_text[5][64]; /* always NUL-terminated */
+    char extra_text[5][64]; /* always NUL-terminated; for people to read */
+    /*
+     * What the interface's record cannot say, from the DLL's
+     * mqd_get_operation_info (an mqd extension: mpi_interface.h).  A DLL
+     * without it marks nothing collective and gives no request; its
+     * extra_text lines showing "0x" are then taken for address lines.
+     */
+    int collective;        /* MPI's own traffic for a collective operation */
+    uint64_t request;      /* its request's address in the target; 0 if unknown */
+    unsigned text_address; /* bit l set: extra_text[l] names this process's
+                              addresses or handles (may differ between
+                              processes in the same state) */
 };
 
 struct mqdh_queue {
