@@ -114,6 +114,13 @@ $(BUILD)/bin/mqdump: $(MQDUMP_SRCS) host/mqdump_graph.h $(BUILD)/lib/libmqdhost.
 	$(CC) $(MQD_CFLAGS) -Ihost/include -o $@ $(MQDUMP_SRCS) -L$(BUILD)/lib -lmqdhost \
 	    -Wl,-rpath,'$$ORIGIN/../lib' $(MQD_LDFLAGS)
 
+# How the analysis and the folded views scale (make bench): mqdump's own
+# functions (its source included) on synthetic dumps.
+$(BUILD)/tests/bench_analysis: tests/bench_analysis.c $(MQDUMP_SRCS) host/mqdump_graph.h \
+                               $(BUILD)/lib/libmqdhost.so | $(BUILD)/tests
+	$(CC) $(MQD_CFLAGS) -I. -Ihost/include -o $@ tests/bench_analysis.c host/mqdump_graph.c \
+	    -L$(BUILD)/lib -lmqdhost -Wl,-rpath,'$$ORIGIN/../lib' $(MQD_LDFLAGS)
+
 # ---------------------------------------------------------------- tests
 # The interface header alone, as C11 and C++11, MPI-1 and MPI-2.
 ABI_CHECKS := $(BUILD)/tests/abi_c11.o $(BUILD)/tests/abi_c11_mpi2.o \
@@ -285,7 +292,7 @@ demo: deps
 
 bench: deps
 	@$(MAKE) --no-print-directory mpich
-	@$(MAKE) --no-print-directory samples $(TOOLS)
+	@$(MAKE) --no-print-directory samples $(TOOLS) $(BUILD)/tests/bench_analysis
 	@$(TEST_ENV) scripts/bench.sh
 
 $(BUILD)/bin $(BUILD)/samples $(BUILD)/tests $(BUILD)/tests/fake $(BUILD)/host $(BUILD)/lib \

@@ -29,6 +29,8 @@
 #define _GNU_SOURCE
 #include "mqdhost.h"
 
+#include "analyze.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -126,8 +128,23 @@ void mqdh_process_label(const struct mqdh_process *p, char *buf, size_t len)
         snprintf(buf, len, "pid %d", (int)p->pid);
 }
 
+/* Processes by global rank: sorted pairs, a rank two processes have (an
+ * MPI-1 DLL's, over two worlds) standing once with process -1; and each
+ * world's size (world 0 counting the processes of no known world). */
+struct mqdh_index {
+    int n;
+    struct index_entry {
+        long g;
+        int proc;
+    } * v;
+    int nworlds;
+    int *world_size;
+};
+
 int mqdh_world_size(const struct mqdh_dump *d, int world)
 {
+    if (d && d->index && world < d->index->nworlds)
+        return d->index->world_size[world < 0 ? 0 : world];
     int n = 0;
     for (int i = 0; d && i < d->nprocs; i++)
         n += d->procs[i].world == world || (world <= 0 && d->procs[i].world <= 0);
@@ -218,8 +235,78 @@ static long global_id(const struct mqdh_process *p)
     return p->identity >= 0 ? p->identity : p->rank;
 }
 
+static int by_rank_then_process(const void *x, const void *y)
+{
+    const struct index_entry *a = x, *b = y;
+    if (a->g != b->g)
+        return a->g < b->g ? -1 : 1;
+    return (a->proc > b->proc) - (a->proc < b->proc);
+}
+
+void mqdh_index_free(struct mqdh_index *x)
+{
+    if (x) {
+        free(x->v);
+        free(x->world_size);
+    }
+    free(x);
+}
+
+static struct mqdh_index *index_build(const struct mqdh_dump *d)
+{
+    struct mqdh_index *x = calloc(1, sizeof *x);
+    int worlds = 1;
+    for (int i = 0; i < d->nprocs; i++)
+        if (d->procs[i].world >= worlds)
+            worlds = d->procs[i].world + 1;
+    if (!x || !(x->v = malloc((size_t)(d->nprocs ? d->nprocs : 1) * sizeof *x->v)) ||
+        !(x->world_size = calloc((size_t)worlds, sizeof *x->world_size))) {
+        mqdh_index_free(x);
+        return NULL;
+    }
+    x->nworlds = worlds;
+    for (int i = 0; i < d->nprocs; i++)
+        x->world_size[d->procs[i].world < 0 ? 0 : d->procs[i].world]++;
+    for (int i = 0; i < d->nprocs; i++)
+        if (global_id(&d->procs[i]) >= 0)
+            x->v[x->n++] = (struct index_entry){global_id(&d->procs[i]), i};
+    qsort(x->v, (size_t)x->n, sizeof *x->v, by_rank_then_process);
+    int k = 0;
+    for (int i = 0; i < x->n; i++) {
+        if (k > 0 && x->v[k - 1].g == x->v[i].g)
+            x->v[k - 1].proc = -1;
+        else
+            x->v[k++] = x->v[i];
+    }
+    x->n = k;
+    return x;
+}
+
+int mqdh_dump_index(struct mqdh_dump *d)
+{
+    mqdh_index_free(d->index);
+    d->index = index_build(d);
+    return d->index ? MQDH_OK : MQDH_E_NOMEM;
+}
+
+static int index_find(const struct mqdh_index *x, long g)
+{
+    for (int lo = 0, hi = x->n; g >= 0 && lo < hi;) {
+        int mid = lo + (hi - lo) / 2;
+        if (x->v[mid].g == g)
+            return x->v[mid].proc;
+        if (x->v[mid].g < g)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return -1;
+}
+
 int mqdh_process_by_global(const struct mqdh_dump *d, long g)
 {
+    if (d && d->index)
+        return index_find(d->index, g);
     int found = -1;
     for (int i = 0; d && g >= 0 && i < d->nprocs; i++) {
         if (global_id(&d->procs[i]) != g)
@@ -993,32 +1080,49 @@ struct tarjan {
     const struct mqdh_analysis *a;
     int *index, *low, *on_stack, *stack, *comp;
     int **adj, *nadj;
+    int *path, *edge; /* the vertices being visited, and each one's next edge */
     int next, sp, ncomp;
 };
 
-static void strongconnect(struct tarjan *t, int v)
+static void tarjan_visit(struct tarjan *t, int v)
 {
     t->index[v] = t->low[v] = t->next++;
     t->stack[t->sp++] = v;
     t->on_stack[v] = 1;
-    for (int e = 0; e < t->nadj[v]; e++) {
-        int w = t->adj[v][e];
-        if (t->index[w] < 0) {
-            strongconnect(t, w);
-            if (t->low[w] < t->low[v])
-                t->low[v] = t->low[w];
-        } else if (t->on_stack[w] && t->index[w] < t->low[v]) {
-            t->low[v] = t->index[w];
+}
+
+/* Tarjan's strongly connected components reachable from root, without
+ * recursion (its depth would be the job's size). */
+static void strongconnect(struct tarjan *t, int root)
+{
+    int depth = 0;
+    tarjan_visit(t, root);
+    t->path[0] = root;
+    t->edge[0] = 0;
+    while (depth >= 0) {
+        int v = t->path[depth];
+        if (t->edge[depth] < t->nadj[v]) {
+            int w = t->adj[v][t->edge[depth]++];
+            if (t->index[w] < 0) {
+                tarjan_visit(t, w);
+                t->path[++depth] = w;
+                t->edge[depth] = 0;
+            } else if (t->on_stack[w] && t->index[w] < t->low[v]) {
+                t->low[v] = t->index[w];
+            }
+            continue;
         }
-    }
-    if (t->low[v] == t->index[v]) {
-        int w;
-        do {
-            w = t->stack[--t->sp];
-            t->on_stack[w] = 0;
-            t->comp[w] = t->ncomp;
-        } while (w != v);
-        t->ncomp++;
+        if (t->low[v] == t->index[v]) {
+            int w;
+            do {
+                w = t->stack[--t->sp];
+                t->on_stack[w] = 0;
+                t->comp[w] = t->ncomp;
+            } while (w != v);
+            t->ncomp++;
+        }
+        if (--depth >= 0 && t->low[v] < t->low[t->path[depth]])
+            t->low[t->path[depth]] = t->low[v];
     }
 }
 
@@ -1046,6 +1150,17 @@ static int group_stuck(const struct mqdh_analysis *a, const int *terminal, int i
     return any;
 }
 
+/* Is stuck process i held: is one of its ngroups groups of waits all on
+ * waits that can never be met? */
+static int held(const struct mqdh_analysis *a, const int *terminal, int i, int ngroups,
+                const int *first, const int *count)
+{
+    for (int g = 0; g < ngroups; g++)
+        if (group_stuck(a, terminal, i, g, first, count))
+            return 1;
+    return 0;
+}
+
 static int find_deadlocks(struct mqdh_analysis *a, const int *terminal)
 {
     int n = a->nprocs, rc = MQDH_E_NOMEM;
@@ -1059,9 +1174,15 @@ static int find_deadlocks(struct mqdh_analysis *a, const int *terminal)
     t.comp = calloc((size_t)n, sizeof *t.comp);
     t.adj = calloc((size_t)n, sizeof *t.adj);
     t.nadj = calloc((size_t)n, sizeof *t.nadj);
-    int *leaves = NULL;
+    t.path = calloc((size_t)n, sizeof *t.path);
+    t.edge = calloc((size_t)n, sizeof *t.edge);
+    /* Waits by their target (process to's: by_target[into[to] ...]). */
+    int *into = calloc((size_t)n + 1, sizeof *into);
+    int *by_target = calloc((size_t)(a->nwaits ? a->nwaits : 1), sizeof *by_target);
+    int *queue = calloc((size_t)n, sizeof *queue);
+    int *leaves = NULL, *cstart = NULL, *cmembers = NULL;
     if (!first || !count || !ngroups || !t.index || !t.low || !t.on_stack || !t.stack ||
-        !t.comp || !t.adj || !t.nadj)
+        !t.comp || !t.adj || !t.nadj || !t.path || !t.edge || !into || !by_target || !queue)
         goto out;
     /* Edges are added process by process: each one's are contiguous. */
     for (int e = a->nwaits - 1; e >= 0; e--) {
@@ -1070,20 +1191,32 @@ static int find_deadlocks(struct mqdh_analysis *a, const int *terminal)
         if (a->waits[e].group + 1 > ngroups[a->waits[e].from])
             ngroups[a->waits[e].from] = a->waits[e].group + 1;
     }
-    /* Greatest fixpoint: blocked with waits is stuck until shown free. */
+    for (int e = 0; e < a->nwaits; e++)
+        into[a->waits[e].to + 1]++;
+    for (int i = 0; i < n; i++)
+        into[i + 1] += into[i];
+    for (int e = 0; e < a->nwaits; e++) /* queue: for now, a cursor per target */
+        by_target[into[a->waits[e].to] + queue[a->waits[e].to]++] = e;
+    /* Greatest fixpoint: blocked with waits is stuck until shown free.  A
+     * process found free may free those that wait for it: a work list, so
+     * that a process is looked at again only when one it waits for is
+     * freed (a pass over all until nothing changes is quadratic on a
+     * chain). */
+    int nq = 0;
     for (int i = 0; i < n; i++)
         a->stuck[i] = a->activity[i] == MQDH_ACT_BLOCKED && count[i] > 0;
-    for (int changed = 1; changed;) {
-        changed = 0;
-        for (int i = 0; i < n; i++) {
-            if (!a->stuck[i])
-                continue;
-            int held = 0;
-            for (int g = 0; g < ngroups[i] && !held; g++)
-                held = group_stuck(a, terminal, i, g, first, count);
-            if (!held) {
-                a->stuck[i] = 0;
-                changed = 1;
+    for (int i = 0; i < n; i++)
+        if (a->stuck[i] && !held(a, terminal, i, ngroups[i], first, count)) {
+            a->stuck[i] = 0;
+            queue[nq++] = i;
+        }
+    for (int k = 0; k < nq; k++) {
+        int f = queue[k];
+        for (int x = into[f]; x < into[f + 1]; x++) {
+            int v = a->waits[by_target[x]].from;
+            if (a->stuck[v] && !held(a, terminal, v, ngroups[v], first, count)) {
+                a->stuck[v] = 0;
+                queue[nq++] = v;
             }
         }
     }
@@ -1137,6 +1270,21 @@ static int find_deadlocks(struct mqdh_analysis *a, const int *terminal)
     for (int i = 0; i < n; i++)
         if (a->stuck[i] && !leaves[t.comp[i]])
             a->behind[a->nbehind++] = i;
+    /* Each component's members in process order (a counting sort). */
+    cstart = calloc((size_t)t.ncomp + 1, sizeof *cstart);
+    cmembers = calloc((size_t)(n ? n : 1), sizeof *cmembers);
+    if (!cstart || !cmembers)
+        goto out;
+    for (int i = 0; i < n; i++)
+        if (a->stuck[i])
+            cstart[t.comp[i] + 1]++;
+    for (int c = 0; c < t.ncomp; c++)
+        cstart[c + 1] += cstart[c];
+    for (int i = 0; i < n; i++) /* queue: a cursor per component */
+        queue[i] = 0;
+    for (int i = 0; i < n; i++)
+        if (a->stuck[i])
+            cmembers[cstart[t.comp[i]] + queue[t.comp[i]]++] = i;
     /* Deadlocks in the order of their lowest member. */
     for (int i = 0; i < n; i++) {
         if (!a->stuck[i] || !leaves[t.comp[i]])
@@ -1144,16 +1292,16 @@ static int find_deadlocks(struct mqdh_analysis *a, const int *terminal)
         int c = t.comp[i];
         leaves[c] = 0; /* done */
         struct mqdh_deadlock *dl = &a->deadlocks[a->ndeadlocks++];
-        int m = 0;
-        for (int j = i; j < n; j++)
-            m += a->stuck[j] && t.comp[j] == c;
+        int m = cstart[c + 1] - cstart[c], nw = 0;
+        for (int k = cstart[c]; k < cstart[c + 1]; k++)
+            for (int e = first[cmembers[k]]; e < first[cmembers[k]] + count[cmembers[k]]; e++)
+                nw += a->waits[e].in_deadlock;
         dl->members = malloc((size_t)m * sizeof *dl->members);
-        dl->waits = malloc((size_t)(a->nwaits ? a->nwaits : 1) * sizeof *dl->waits);
+        dl->waits = malloc((size_t)(nw ? nw : 1) * sizeof *dl->waits);
         if (!dl->members || !dl->waits)
             goto out;
-        for (int j = i; j < n; j++) {
-            if (!a->stuck[j] || t.comp[j] != c)
-                continue;
+        for (int k = cstart[c]; k < cstart[c + 1]; k++) {
+            int j = cmembers[k];
             dl->members[dl->nmembers++] = j;
             for (int e = first[j]; e < first[j] + count[j]; e++) {
                 if (!a->waits[e].in_deadlock)
@@ -1183,6 +1331,13 @@ out:
     free(t.on_stack);
     free(t.stack);
     free(t.comp);
+    free(t.path);
+    free(t.edge);
+    free(into);
+    free(by_target);
+    free(queue);
+    free(cstart);
+    free(cmembers);
     free(first);
     free(count);
     free(ngroups);
@@ -1201,10 +1356,19 @@ int mqdh_analyze(const struct mqdh_dump *d, struct mqdh_analysis **out)
         return MQDH_E_USAGE;
     int n = d->nprocs;
     struct mqdh_analysis *a = calloc(1, sizeof *a);
+    /* A dump built without an index is analysed through a copy with one
+     * (the same processes): every peer is looked up by global rank. */
+    struct mqdh_dump indexed = *d;
+    struct mqdh_index *own_index = d->index ? NULL : index_build(d);
+    if (own_index) /* without it (no memory), look-ups scan */
+        indexed.index = own_index;
+    d = &indexed;
     struct builder b = {.d = d, .a = a};
     struct target *t = NULL;
-    if (!a)
+    if (!a) {
+        mqdh_index_free(own_index);
         return MQDH_E_NOMEM;
+    }
     a->nprocs = n;
     size_t m = (size_t)(n ? n : 1);
     a->activity = calloc(m, sizeof *a->activity);
@@ -1276,6 +1440,7 @@ int mqdh_analyze(const struct mqdh_dump *d, struct mqdh_analysis **out)
     free(b.coll_comm);
     free(b.blind);
     free(b.terminal);
+    mqdh_index_free(own_index);
     *out = a;
     return MQDH_OK;
 nomem:
@@ -1284,6 +1449,7 @@ nomem:
     free(b.coll_comm);
     free(b.blind);
     free(b.terminal);
+    mqdh_index_free(own_index);
     mqdh_analysis_free(a);
     return MQDH_E_NOMEM;
 }

@@ -11,6 +11,7 @@
 #define _GNU_SOURCE
 #include "mqdhost.h"
 
+#include "analyze.h"
 #include "attach.h"
 #include "image.h"
 #include "loader.h"
@@ -933,6 +934,7 @@ int mqdh_dump_processes(const pid_t *pids, const int *ranks, const char *const *
     current_job = NULL;
     current_proc = NULL;
     free(procs);
+    mqdh_dump_index(d); /* without it (no memory), look-ups scan */
     *out = d;
     return first_error;
 }
@@ -969,6 +971,7 @@ void mqdh_dump_free(struct mqdh_dump *d)
         free(p->where_args_why);
     }
     free(d->procs);
+    mqdh_index_free(d->index);
     free(d);
 }
 

@@ -282,6 +282,43 @@ static char *state_string(const struct mqdh_dump *d, int i, enum render mode)
     return buf;
 }
 
+/* A process's state as text, for sorting processes by it. */
+struct signature {
+    const char *text;
+    int proc;
+};
+
+static int by_text_then_process(const void *x, const void *y)
+{
+    const struct signature *a = x, *b = y;
+    int c = strcmp(a->text, b->text);
+    return c ? c : (a->proc > b->proc) - (a->proc < b->proc);
+}
+
+/*
+ * Group the processes not yet in one (group[i] < 0) whose sig[i] are the
+ * same, two or more: each under its lowest process, marked with how.
+ * Sorted, not compared pairwise (a job of 100,000).  by[n] is scratch.
+ */
+static void fold_same(char **sig, int n, int *group, enum render *mode, enum render how,
+                      struct signature *by)
+{
+    int m = 0;
+    for (int i = 0; i < n; i++)
+        if (group[i] < 0)
+            by[m++] = (struct signature){sig[i], i};
+    qsort(by, (size_t)m, sizeof *by, by_text_then_process);
+    for (int k = 0, end; k < m; k = end) {
+        for (end = k + 1; end < m && strcmp(by[end].text, by[k].text) == 0; end++)
+            ;
+        if (end - k < 2)
+            continue;
+        mode[by[k].proc] = how;
+        for (int j = k; j < end; j++)
+            group[by[j].proc] = by[k].proc;
+    }
+}
+
 /*
  * The compressed view: processes whose state is the same, with peers as
  * ranks or else relative to their own rank, are written once under the
@@ -293,7 +330,9 @@ static int text_folded(const struct mqdh_dump *d, int stats)
     char **abs = calloc((size_t)n + 1, sizeof *abs), **rel = calloc((size_t)n + 1, sizeof *rel);
     int *group = malloc(((size_t)n + 1) * sizeof *group), *members = malloc(((size_t)n + 1) * sizeof *members);
     enum render *mode = malloc(((size_t)n + 1) * sizeof *mode);
-    if (!abs || !rel || !group || !members || !mode)
+    struct signature *by = malloc(((size_t)n + 1) * sizeof *by);
+    int *start = calloc((size_t)n + 2, sizeof *start); /* group g: members[start[g]...] */
+    if (!abs || !rel || !group || !members || !mode || !by || !start)
         goto out;
     for (int i = 0; i < n; i++) {
         abs[i] = state_string(d, i, FOLD_ABS);
@@ -303,23 +342,16 @@ static int text_folded(const struct mqdh_dump *d, int stats)
         group[i] = -1;
     }
     /* The same with peers as they are first, then the same relative. */
-    for (int pass = 0; pass < 2; pass++) {
-        char **sig = pass ? rel : abs;
-        for (int i = 0; i < n; i++) {
-            if (group[i] >= 0)
-                continue;
-            int k = 0;
-            for (int j = i + 1; j < n; j++)
-                k += group[j] < 0 && strcmp(sig[i], sig[j]) == 0;
-            if (!k)
-                continue;
-            group[i] = i;
-            mode[i] = pass ? FOLD_REL : FOLD_ABS;
-            for (int j = i + 1; j < n; j++)
-                if (group[j] < 0 && strcmp(sig[i], sig[j]) == 0)
-                    group[j] = i;
-        }
-    }
+    fold_same(abs, n, group, mode, FOLD_ABS, by);
+    fold_same(rel, n, group, mode, FOLD_REL, by);
+    for (int j = 0; j < n; j++) /* each group's members, in order */
+        if (group[j] >= 0)
+            start[group[j] + 2]++;
+    for (int g = 0; g < n; g++)
+        start[g + 2] += start[g + 1];
+    for (int j = 0; j < n; j++)
+        if (group[j] >= 0)
+            members[start[group[j] + 1]++] = j;
     int same_image = 1, worlds = 1;
     for (int i = 0; i < n; i++)
         if (d->procs[i].world >= worlds)
@@ -349,12 +381,10 @@ static int text_folded(const struct mqdh_dump *d, int stats)
                 print_stats(stdout, &p->stats);
             continue;
         }
-        int m = 0;
-        for (int j = i; j < n; j++)
-            if (group[j] == i)
-                members[m++] = j;
+        int m = start[i + 1] - start[i];
+        const int *in = members + start[i];
         printf("ranks [");
-        print_ranks(d, members, m);
+        print_ranks(d, in, m);
         printf("] (%d processes%s)", m,
                mode[i] != FOLD_REL ? ""
                : worlds > 1        ? ", peers relative to each: rank+1 is the next, modulo "
@@ -367,7 +397,7 @@ static int text_folded(const struct mqdh_dump *d, int stats)
         if (stats) {
             struct mqdh_stats sum = {0};
             for (int k = 0; k < m; k++) {
-                const struct mqdh_stats *st = &d->procs[members[k]].stats;
+                const struct mqdh_stats *st = &d->procs[in[k]].stats;
                 sum.callbacks += st->callbacks;
                 sum.fetches += st->fetches;
                 sum.bytes += st->bytes;
@@ -389,6 +419,8 @@ out:
     free(group);
     free(members);
     free(mode);
+    free(by);
+    free(start);
     return rc;
 }
 

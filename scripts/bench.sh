@@ -10,6 +10,8 @@
 # --stats, not from its text view.  Exits non-zero if a dump misses a rank.
 #   MQD_BENCH_NP   sizes (default "4 16 32")
 #   MQD_BENCH_REPS dumps per size and DLL (default 5)
+# Then tests/bench_analysis: the analysis and the folded views on synthetic
+# dumps of MQD_BENCH_PROCESSES (default 100000) processes.
 set -euo pipefail
 build=${MQD_BUILD:-build}
 sizes=${MQD_BENCH_NP:-4 16 32}
@@ -73,3 +75,8 @@ for np in $sizes; do
     MQD_BENCH_NP_NOW=$np "$build/bin/mqd-launch" -n "$np" -t 120 -m "$MQD_MPIEXEC" \
         "$build/samples/ring" -- bash -c one_size </dev/null | grep -Ev '^(mpiexec|rank|ready)'
 done
+
+# The analysis and the folded views alone, on synthetic dumps far larger
+# than this machine can run (mqdump's own functions; one CPU).
+echo
+"$build/tests/bench_analysis" "${MQD_BENCH_PROCESSES:-100000}"

@@ -744,6 +744,70 @@ static void test_analyze__blocked_send_by_its_arguments(void **state)
     mqdh_dump_free(d);
 }
 
+/*
+ * A job larger than any recursion or pairwise pass survives: a ring of
+ * 50,000 (one cycle of all: Tarjan without recursion) and a chain whose
+ * last process computes (freed one by one from the end: the work list).
+ * The same answers with and without the dump's index.
+ */
+static void test_analyze__large_ring_and_chain(void **state)
+{
+    (void)state;
+    enum { N = 50000 };
+    for (int chain = 0; chain <= 1; chain++) {
+        for (int indexed = 0; indexed <= 1; indexed++) {
+            struct mqdh_dump *d = job(N);
+            for (int r = 0; r < N; r++) {
+                if (chain && r == N - 1)
+                    continue; /* computing: not in MPI */
+                in_call(d, r, "MPI_Recv");
+                op(d, r, MQDH_RECEIVES, (r + 1) % N, 3);
+            }
+            if (indexed)
+                assert_int_equal(mqdh_dump_index(d), MQDH_OK);
+            struct mqdh_analysis *a = analyze(d);
+            assert_int_equal(a->ndeadlocks, chain ? 0 : 1);
+            assert_int_equal(a->nbehind, 0);
+            if (!chain)
+                assert_int_equal(a->deadlocks[0].nmembers, N);
+            mqdh_analysis_free(a);
+            mqdh_dump_free(d);
+        }
+    }
+}
+
+/* The index finds what a scan finds: every process by its global rank,
+ * and none for a rank two worlds' processes have (an MPI-1 DLL's). */
+static void test_analyze__index_finds_as_a_scan_does(void **state)
+{
+    (void)state;
+    struct mqdh_dump *d = job(6);
+    for (int i = 3; i < 6; i++) { /* a spawned world: ranks 0..2 again, no identities */
+        d->procs[i].world = 1;
+        d->procs[i].rank = i - 3;
+        d->procs[i].identity = -1;
+    }
+    d->procs[0].identity = d->procs[1].identity = d->procs[2].identity = -1;
+    int scan[8];
+    for (long g = -1; g < 7; g++)
+        scan[g + 1] = mqdh_process_by_global(d, g);
+    assert_int_equal(mqdh_world_size(d, 1), 3);
+    assert_int_equal(mqdh_dump_index(d), MQDH_OK);
+    for (long g = -1; g < 7; g++)
+        assert_int_equal(mqdh_process_by_global(d, g), scan[g + 1]);
+    assert_int_equal(mqdh_process_by_global(d, 1), -1); /* two worlds' rank 1 */
+    assert_int_equal(mqdh_world_size(d, 0), 3);
+    assert_int_equal(mqdh_world_size(d, 1), 3);
+    for (int i = 3; i < 6; i++) /* MPI-2 identities: each found */
+        d->procs[i].identity = 10 + i;
+    d->procs[0].identity = 0, d->procs[1].identity = 1, d->procs[2].identity = 2;
+    assert_int_equal(mqdh_dump_index(d), MQDH_OK);
+    for (int i = 0; i < 6; i++)
+        assert_int_equal(mqdh_process_by_global(d, d->procs[i].identity), i);
+    assert_int_equal(mqdh_process_by_global(d, 3), -1);
+    mqdh_dump_free(d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -761,6 +825,8 @@ int main(void)
         cmocka_unit_test(test_analyze__probe_by_its_arguments),
         cmocka_unit_test(test_analyze__rooted_collective_roots),
         cmocka_unit_test(test_analyze__blocked_send_by_its_arguments),
+        cmocka_unit_test(test_analyze__large_ring_and_chain),
+        cmocka_unit_test(test_analyze__index_finds_as_a_scan_does),
     };
     return cmocka_run_group_tests_name("analyze", tests, NULL, NULL);
 }

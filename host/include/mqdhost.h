@@ -200,9 +200,14 @@ struct mqdh_process {
 #define MQDH_ARG_ROOT 0x8u
 #define MQDH_ARG_COMM 0x10u
 
+struct mqdh_index;
+
 struct mqdh_dump {
     int nprocs;
     struct mqdh_process *procs;
+    /* The library's look-up of processes by global rank (mqdh_dump_index):
+     * set in every dump the library returns; NULL in one built by hand. */
+    struct mqdh_index *index;
 };
 
 struct mqdh_options {
@@ -358,6 +363,14 @@ MQDH_API void mqdh_explain_wait(const struct mqdh_dump *d, const struct mqdh_wai
  * DLL's rank, in a dump of more than one world).
  */
 MQDH_API int mqdh_process_by_global(const struct mqdh_dump *d, long g);
+/*
+ * Index d's processes by global rank, so that mqdh_process_by_global (on
+ * which the analysis and the views rely for every peer) takes O(log n)
+ * rather than O(n).  The library does it for the dumps it returns; a
+ * caller that builds or changes one (a merge, a test) calls it again.
+ * MQDH_OK or MQDH_E_NOMEM (the look-up then scans, as without one).
+ */
+MQDH_API int mqdh_dump_index(struct mqdh_dump *d);
 
 /* How to name a process: "rank 3" (world 0), "world 1 rank 0" (spawned),
  * else "pid 4242", into buf[len]. */
