@@ -33,12 +33,14 @@ static int setup(void **state)
     return access(dll, R_OK);
 }
 
-static void test_dll__exports_only_the_interface(void **state)
+/* The names a shared library defines in its dynamic symbol table (global
+ * and weak), each handed to check; their number. */
+static int each_export(const char *path, void (*check)(const char *lib, const char *name))
 {
-    (void)state;
     elf_version(EV_CURRENT);
-    int fd = open(dll, O_RDONLY);
-    assert_true(fd >= 0);
+    int fd = open(path, O_RDONLY);
+    if (fd < 0)
+        fail_msg("cannot open %s", path);
     Elf *e = elf_begin(fd, ELF_C_READ, NULL);
     assert_non_null(e);
     Elf_Scn *scn = NULL;
@@ -57,19 +59,51 @@ static void test_dll__exports_only_the_interface(void **state)
             const char *name = elf_strptr(e, sh.sh_link, sym.st_name);
             if (!name || !*name)
                 continue;
-            /* mqs_*, next_new_process (the specification's name for
-             * mqs_next_new_process, which some debuggers call), and mqd's
-             * extensions (mpi_interface.h). */
-            if (strncmp(name, "mqs_", 4) != 0 && strcmp(name, "next_new_process") != 0 &&
-                strcmp(name, "mqd_get_comm_handle") != 0 &&
-                strcmp(name, "mqd_get_operation_info") != 0)
-                fail_msg("%s exports %s", dll, name);
+            check(path, name);
             defined++;
         }
     }
     elf_end(e);
     close(fd);
-    assert_true(defined >= 25);
+    return defined;
+}
+
+/* mqs_*, next_new_process (the specification's name for
+ * mqs_next_new_process, which some debuggers call), and mqd's extensions
+ * (mpi_interface.h). */
+static void dll_name(const char *lib, const char *name)
+{
+    if (strncmp(name, "mqs_", 4) != 0 && strcmp(name, "next_new_process") != 0 &&
+        strcmp(name, "mqd_get_comm_handle") != 0 && strcmp(name, "mqd_get_operation_info") != 0)
+        fail_msg("%s exports %s", lib, name);
+}
+
+static void test_dll__exports_only_the_interface(void **state)
+{
+    (void)state;
+    assert_true(each_export(dll, dll_name) >= 25);
+}
+
+/* The host library's API is mqdh_* (mqdhost.h); its internals, though
+ * named mqdh_ too, are hidden (-fvisibility=hidden, a version script). */
+static void host_name(const char *lib, const char *name)
+{
+    if (strncmp(name, "mqdh_", 5) != 0 && strcmp(name, "MQDHOST_1") != 0)
+        fail_msg("%s exports %s", lib, name);
+    static const char *const internal[] = {"mqdh_index_free", "mqdh_image_close",
+                                           "mqdh_typeshare_free", "mqdh_dll_load"};
+    for (size_t i = 0; i < sizeof internal / sizeof internal[0]; i++)
+        if (strcmp(name, internal[i]) == 0)
+            fail_msg("%s exports its internal %s", lib, name);
+}
+
+static void test_dll__host_library_exports_only_its_api(void **state)
+{
+    (void)state;
+    char lib[4096];
+    const char *b = getenv("MQD_BUILD");
+    snprintf(lib, sizeof lib, "%s/lib/libmqdhost.so.1", b && *b ? b : "build");
+    assert_true(each_export(lib, host_name) >= 10);
 }
 
 static void test_dll__validates_as_mpi2_compatibility_2(void **state)
@@ -121,6 +155,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_dll__exports_only_the_interface),
+        cmocka_unit_test(test_dll__host_library_exports_only_its_api),
         cmocka_unit_test(test_dll__validates_as_mpi2_compatibility_2),
         cmocka_unit_test(test_dll__every_error_code_has_its_message),
     };
