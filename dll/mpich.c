@@ -449,6 +449,34 @@ static int process_group_known(const struct be_image *b)
 
 /* The id string of ch3 process group pg ("kvs_..."). */
 enum { PG_ID_MAX = MQD_MAX_KEY - 12 }; /* room for "#RANK" in a key */
+
+/* The MPI-2 key of rank `rank` of the world (ch3: the process group) named
+ * ns, "NS#RANK": what every generation names a process by, into out. */
+static void make_key(char out[MQD_MAX_KEY], const char *ns, long rank)
+{
+    snprintf(out, MQD_MAX_KEY, "%s#%d", ns, (int)rank);
+}
+
+/* The identity the debugger gave that process; -1 if none. */
+static long identity_of(struct mqd_process *p, const char *ns, long rank)
+{
+    char key[MQD_MAX_KEY];
+    make_key(key, ns, rank);
+    return mqd_job_identity(p, key);
+}
+
+/* This process's key, from its world's name ns and its world rank
+ * (MPIR_Process.rank); 0, or -1 (no key) if the rank cannot be read. */
+static int key_by_world_rank(struct mqd_process *p, struct be_process *bp, const char *ns)
+{
+    const struct be_image *b = bimg(p);
+    unsigned char v[4];
+    if (!bp->mpir_process || b->off[F_PROC_RANK] < 0 ||
+        mqd_read(p, bp->mpir_process + (mqs_taddr_t)b->off[F_PROC_RANK], v, 4) != mqs_ok)
+        return -1;
+    make_key(bp->key, ns, (long)mqd_int(p, v, 0, 4));
+    return 0;
+}
 static int read_pg_id(struct mqd_process *p, mqs_taddr_t pg, char *out, int len)
 {
     mqs_taddr_t id;
@@ -471,7 +499,7 @@ static void my_process_group(struct mqd_process *p, struct be_process *bp, mqs_t
     char name[PG_ID_MAX];
     if (read_pg_id(p, pg, name, sizeof name) != mqs_ok)
         return;
-    snprintf(bp->key, sizeof bp->key, "%s#%ld", name, (long)mqd_int(p, rbuf, 0, 4));
+    make_key(bp->key, name, (long)mqd_int(p, rbuf, 0, 4));
     bp->my_pg = pg;
 }
 
@@ -493,14 +521,9 @@ static int world_namespace(struct mqd_process *p, long idx, char *out, int len)
  * 0), the same string ch3 names it by.  Without it, MPI-1 ranks only. */
 static void my_world_key(struct mqd_process *p, struct be_process *bp)
 {
-    const struct be_image *b = bimg(p);
     char ns[PG_ID_MAX];
-    unsigned char v[4];
-    if (!bp->mpir_process || b->off[F_PROC_RANK] < 0 ||
-        mqd_read(p, bp->mpir_process + (mqs_taddr_t)b->off[F_PROC_RANK], v, 4) != mqs_ok ||
-        world_namespace(p, 0, ns, sizeof ns) != mqs_ok || !ns[0])
-        return;
-    snprintf(bp->key, sizeof bp->key, "%s#%d", ns, (int)mqd_int(p, v, 0, 4));
+    if (world_namespace(p, 0, ns, sizeof ns) == mqs_ok && ns[0])
+        key_by_world_rank(p, bp, ns);
 }
 
 /*
@@ -513,17 +536,13 @@ static void my_world_key(struct mqd_process *p, struct be_process *bp)
 static void my_pmi_key(struct mqd_process *p, struct be_process *bp, mqs_taddr_t var,
                        int inline_name)
 {
-    const struct be_image *b = bimg(p);
     mqs_taddr_t name = var;
-    unsigned char v[4];
     char ns[PG_ID_MAX];
-    if (!var || !bp->mpir_process || b->off[F_PROC_RANK] < 0 ||
-        (!inline_name && (mqd_read_ptr(p, var, &name) != mqs_ok || !name)) ||
+    if (!var || (!inline_name && (mqd_read_ptr(p, var, &name) != mqs_ok || !name)) ||
         mqd_read_cstring(p, name, ns, sizeof ns) != mqs_ok || !ns[0] ||
-        mqd_read(p, bp->mpir_process + (mqs_taddr_t)b->off[F_PROC_RANK], v, 4) != mqs_ok)
+        key_by_world_rank(p, bp, ns) != 0)
         return;
     snprintf(bp->ns, sizeof bp->ns, "%s", ns);
-    snprintf(bp->key, sizeof bp->key, "%s#%d", ns, (int)mqd_int(p, v, 0, 4));
 }
 
 int mqd_be_process_key(struct mqd_process *p, char *key, int len)
@@ -743,13 +762,10 @@ static int vc_global(struct mqd_process *p, struct lpid_cache *c, mqs_taddr_t vc
     if (bp->my_pg) {
         mqs_taddr_t pg = mqd_ptr(p, buf, b->off[F_VC_PG] - lo);
         const char *name;
-        char key[MQD_MAX_KEY];
         if ((rc = pg_name(p, c, pg, &name)) != mqs_ok)
             return rc;
-        snprintf(key, sizeof key, "%s#%ld", name,
-                 (long)mqd_int(p, buf, b->off[F_VC_PG_RANK] - lo, 4));
         if (c->use_job)
-            *global = mqd_job_identity(p, key);
+            *global = identity_of(p, name, (long)mqd_int(p, buf, b->off[F_VC_PG_RANK] - lo, 4));
         else if (pg != bp->my_pg)
             *global = -1;
     }
@@ -841,15 +857,14 @@ static long lpid_global(struct mqd_process *p, int64_t lpid, int use_job, char *
     long idx = (long)(lpid >> 32), rank = (long)(lpid & 0xffffffff);
     if (!use_job)
         return idx == 0 ? rank : -1;
-    char ns[PG_ID_MAX], key[MQD_MAX_KEY];
+    char ns[PG_ID_MAX];
     if (idx == 0 && !ns0[0] && world_namespace(p, 0, ns0, (int)nslen) != mqs_ok)
         ns0[0] = '\0';
     if (idx == 0)
         snprintf(ns, sizeof ns, "%s", ns0);
     else if (world_namespace(p, idx, ns, sizeof ns) != mqs_ok)
         return -1;
-    snprintf(key, sizeof key, "%s#%d", ns, (int)rank);
-    return ns[0] ? mqd_job_identity(p, key) : -1;
+    return ns[0] ? identity_of(p, ns, rank) : -1;
 }
 
 /*
@@ -997,12 +1012,8 @@ static int read_rank_map(struct mqd_process *p, mqs_taddr_t addr, long want, int
         default: lpid = -1; break; /* NONE */
         }
         v[r] = world == 0 && lpid >= 0 ? lpid : -1;
-        if (use_job && v[r] >= 0) {
-            char key[MQD_MAX_KEY];
-            const struct be_process *bp = mqd_process_backend(p);
-            snprintf(key, sizeof key, "%s#%d", bp->ns, (int)lpid);
-            v[r] = mqd_job_identity(p, key);
-        }
+        if (use_job && v[r] >= 0)
+            v[r] = identity_of(p, ((const struct be_process *)mqd_process_backend(p))->ns, lpid);
     }
     mqd_free(tbl);
     if (rc != mqs_ok) {
@@ -1026,10 +1037,7 @@ static void lupids_to_globals(struct mqd_process *p, long *v, long n, int use_jo
         if (v[i] < 0 || ((u >> MPICH_LUPID_LPID_BITS) & MPICH_LUPID_AVTID_MASK) != 0) {
             v[i] = -1;
         } else if (use_job) {
-            char key[MQD_MAX_KEY];
-            const struct be_process *bp = mqd_process_backend(p);
-            snprintf(key, sizeof key, "%s#%d", bp->ns, (int)lpid);
-            v[i] = mqd_job_identity(p, key);
+            v[i] = identity_of(p, ((const struct be_process *)mqd_process_backend(p))->ns, lpid);
         } else {
             v[i] = lpid;
         }
@@ -1233,11 +1241,8 @@ static int finalized_world(struct mqd_process *p, struct mqd_comm **out, int *ma
         return MQD_ERR_NOMEM;
     }
     int use_job = mqd_job_identity(p, bp->key) >= 0;
-    for (long r = 0; r < size; r++) {
-        char key[MQD_MAX_KEY];
-        snprintf(key, sizeof key, "%s#%d", id, (int)r);
-        globals[r] = use_job ? mqd_job_identity(p, key) : r;
-    }
+    for (long r = 0; r < size; r++)
+        globals[r] = use_job ? identity_of(p, id, r) : r;
     memcpy(local, globals, (size_t)size * sizeof *local);
     c->addr = pg; /* the world is gone: its process group stands for it */
     c->world = 1;
