@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,27 +16,51 @@
 #include <unistd.h>
 
 /*
- * Every live attachment, for mqdh_detach_all_emergency().  Slots are set and
- * cleared with the attachment; a signal handler only reads them.
+ * Every live attachment, for mqdh_detach_all_emergency(): the one piece of
+ * state the library keeps outside a session, because a signal handler must
+ * reach it.  Slots are claimed and released with atomic exchanges, so
+ * sessions in several threads and a handler may use it at once; chunks
+ * are added as needed (never freed) so no attachment goes unregistered.
  */
-#define MAX_LIVE 4096
-static struct mqdh_attach *volatile live[MAX_LIVE];
+enum { LIVE_CHUNK = 256 };
 
-static void register_live(struct mqdh_attach *a)
+struct live_chunk {
+    _Atomic(struct mqdh_attach *) slot[LIVE_CHUNK];
+    _Atomic(struct live_chunk *) next;
+};
+
+static struct live_chunk live;
+
+static int register_live(struct mqdh_attach *a)
 {
-    for (int i = 0; i < MAX_LIVE; i++) {
-        if (!live[i]) {
-            live[i] = a;
-            return;
+    for (;;) {
+        struct live_chunk *c = &live, *last = &live;
+        for (; c; last = c, c = atomic_load(&c->next)) {
+            for (int i = 0; i < LIVE_CHUNK; i++) {
+                struct mqdh_attach *none = NULL;
+                if (atomic_compare_exchange_strong(&c->slot[i], &none, a))
+                    return 0;
+            }
         }
+        struct live_chunk *more = calloc(1, sizeof *more), *tail = NULL;
+        if (!more)
+            return -1;
+        atomic_store(&more->slot[0], a);
+        if (atomic_compare_exchange_strong(&last->next, &tail, more))
+            return 0;
+        free(more); /* another thread added one: look again */
     }
 }
 
 static void unregister_live(struct mqdh_attach *a)
 {
-    for (int i = 0; i < MAX_LIVE; i++)
-        if (live[i] == a)
-            live[i] = NULL;
+    for (struct live_chunk *c = &live; c; c = atomic_load(&c->next)) {
+        for (int i = 0; i < LIVE_CHUNK; i++) {
+            struct mqdh_attach *expect = a;
+            if (atomic_compare_exchange_strong(&c->slot[i], &expect, NULL))
+                return;
+        }
+    }
 }
 
 static int has_tid(const struct mqdh_attach *a, pid_t tid)
@@ -128,22 +153,24 @@ static int wait_stopped(pid_t tid, int *pending_sig)
 int mqdh_attach(struct mqdh_attach *a, pid_t pid, char *err, size_t errlen)
 {
     char path[64];
-    int changed = 1;
+    int changed = 1, rc = 0, refused = 0; /* refused: explain() says why */
+    DIR *d = NULL;
 
     memset(a, 0, sizeof *a);
     a->pid = pid;
-    register_live(a);
+    if (register_live(a) != 0) {
+        snprintf(err, errlen, "cannot attach to process %d: out of memory", (int)pid);
+        return -ENOMEM;
+    }
     a->attached = 1;
     /* Threads may be created until the ones that create them are stopped. */
     for (int round = 0; changed && round < 100; round++) {
         changed = 0;
         snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
-        DIR *d = opendir(path);
-        if (!d) {
-            int e = errno == ENOENT ? ESRCH : errno;
-            mqdh_detach(a);
-            explain(pid, e, err, errlen);
-            return -e;
+        if (!(d = opendir(path))) {
+            rc = -(errno == ENOENT ? ESRCH : errno);
+            refused = 1;
+            goto out;
         }
         struct dirent *de;
         while ((de = readdir(d))) {
@@ -152,20 +179,17 @@ int mqdh_attach(struct mqdh_attach *a, pid_t pid, char *err, size_t errlen)
             if (*end || t <= 0 || has_tid(a, (pid_t)t))
                 continue;
             if (a->nthreads == MQDH_MAX_THREADS) {
-                closedir(d);
-                mqdh_detach(a);
                 snprintf(err, errlen, "process %d has more than %d threads", (int)pid,
                          MQDH_MAX_THREADS);
-                return -E2BIG;
+                rc = -E2BIG;
+                goto out;
             }
             if (ptrace(PTRACE_SEIZE, (pid_t)t, 0, 0) != 0) {
-                int e = errno;
-                if (e == ESRCH && t != pid)
+                if (errno == ESRCH && t != pid)
                     continue; /* a thread that just exited */
-                closedir(d);
-                mqdh_detach(a);
-                explain(pid, e, err, errlen);
-                return -e;
+                rc = -errno;
+                refused = 1;
+                goto out;
             }
             int k = a->nthreads++;
             a->tids[k] = (pid_t)t;
@@ -174,17 +198,25 @@ int mqdh_attach(struct mqdh_attach *a, pid_t pid, char *err, size_t errlen)
             if (ptrace(PTRACE_INTERRUPT, (pid_t)t, 0, 0) != 0 ||
                 wait_stopped((pid_t)t, &a->pending_sig[k]) != 0) {
                 if (t == pid) {
-                    closedir(d);
-                    mqdh_detach(a);
                     snprintf(err, errlen, "process %d exited while being attached", (int)pid);
-                    return -ESRCH;
+                    rc = -ESRCH;
+                    goto out;
                 }
                 a->tids[k] = 0; /* thread gone: nothing to detach */
             }
         }
         closedir(d);
+        d = NULL;
     }
-    return 0;
+out:
+    if (d)
+        closedir(d);
+    if (rc) {
+        mqdh_detach(a);
+        if (refused) /* after the detach: TracerPid must not name us */
+            explain(pid, -rc, err, errlen);
+    }
+    return rc;
 }
 
 void mqdh_detach(struct mqdh_attach *a)
@@ -203,13 +235,14 @@ void mqdh_detach(struct mqdh_attach *a)
 
 void mqdh_detach_all_emergency(void)
 {
-    for (int i = 0; i < MAX_LIVE; i++) {
-        struct mqdh_attach *a = live[i];
-        if (!a)
-            continue;
-        for (int t = 0; t < a->nthreads; t++)
-            if (a->tids[t] > 0)
-                ptrace(PTRACE_DETACH, a->tids[t], 0, (void *)(long)a->pending_sig[t]);
-        live[i] = NULL;
+    for (struct live_chunk *c = &live; c; c = atomic_load(&c->next)) {
+        for (int i = 0; i < LIVE_CHUNK; i++) {
+            struct mqdh_attach *a = atomic_exchange(&c->slot[i], NULL);
+            if (!a)
+                continue;
+            for (int t = 0; t < a->nthreads; t++)
+                if (a->tids[t] > 0)
+                    ptrace(PTRACE_DETACH, a->tids[t], 0, (void *)(long)a->pending_sig[t]);
+        }
     }
 }

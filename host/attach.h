@@ -34,7 +34,11 @@ int mqdh_attach(struct mqdh_attach *a, pid_t pid, char *err, size_t errlen);
 /* Detach from every thread, re-delivering kept signals.  Idempotent. */
 void mqdh_detach(struct mqdh_attach *a);
 
-/* Detach every attachment still registered; async-signal-safe. */
+/*
+ * Detach every attachment still registered; async-signal-safe.  ptrace
+ * lets only the thread that attached detach: call it on that thread (a
+ * program dumping from one thread: its signal handler).
+ */
 void mqdh_detach_all_emergency(void);
 
 #endif

@@ -10,30 +10,24 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Where separate debug files are looked for: libdwfl's default (the
- * file's directory, its .debug, /usr/lib/debug, by debuglink and build
- * id) unless $MQD_DEBUGINFO_PATH gives another, in elfutils' format (as
- * eu-stack --debuginfo-path). */
-static char *debuginfo_path;
-
-static void set_debuginfo_path(void)
+/*
+ * The image's libdwfl callbacks.  Separate debug files are looked for where
+ * libdwfl does by default (the file's directory, its .debug, /usr/lib/debug,
+ * by debuglink and build id) unless $MQD_DEBUGINFO_PATH gives another, in
+ * elfutils' format (as eu-stack --debuginfo-path).  Kept in the image: the
+ * Dwfl points at them for its whole life.
+ */
+static void set_callbacks(struct mqdh_image *im, int offline)
 {
     const char *env = getenv("MQD_DEBUGINFO_PATH");
-    debuginfo_path = env && *env ? (char *)env : NULL;
+    im->debuginfo_path = env && *env ? (char *)env : NULL;
+    im->callbacks = (Dwfl_Callbacks){
+        .find_elf = offline ? dwfl_build_id_find_elf : dwfl_linux_proc_find_elf,
+        .find_debuginfo = dwfl_standard_find_debuginfo,
+        .section_address = offline ? dwfl_offline_section_address : NULL,
+        .debuginfo_path = &im->debuginfo_path,
+    };
 }
-
-static const Dwfl_Callbacks proc_callbacks = {
-    .find_elf = dwfl_linux_proc_find_elf,
-    .find_debuginfo = dwfl_standard_find_debuginfo,
-    .debuginfo_path = &debuginfo_path,
-};
-
-static const Dwfl_Callbacks offline_callbacks = {
-    .find_elf = dwfl_build_id_find_elf,
-    .find_debuginfo = dwfl_standard_find_debuginfo,
-    .section_address = dwfl_offline_section_address,
-    .debuginfo_path = &debuginfo_path,
-};
 
 struct collect {
     struct mqdh_image *im;
@@ -112,8 +106,8 @@ int mqdh_image_open_pid(struct mqdh_image *im, pid_t pid, char *err, size_t errl
         return -e;
     }
     im->exe_path[n] = '\0';
-    set_debuginfo_path();
-    im->dwfl = dwfl_begin(&proc_callbacks);
+    set_callbacks(im, 0);
+    im->dwfl = dwfl_begin(&im->callbacks);
     if (!im->dwfl) {
         snprintf(err, errlen, "libdwfl: %s", dwfl_errmsg(-1));
         return -ENOMEM;
@@ -139,8 +133,8 @@ int mqdh_image_open_file(struct mqdh_image *im, const char *path, char *err, siz
         snprintf(err, errlen, "%s: %s", path, strerror(e));
         return -e;
     }
-    set_debuginfo_path();
-    im->dwfl = dwfl_begin(&offline_callbacks);
+    set_callbacks(im, 1);
+    im->dwfl = dwfl_begin(&im->callbacks);
     if (!im->dwfl) {
         snprintf(err, errlen, "libdwfl: %s", dwfl_errmsg(-1));
         return -ENOMEM;

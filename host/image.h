@@ -35,6 +35,11 @@ struct mqdh_image {
     struct mqdh_type *types; /* types handed out; freed with the image */
     struct mqdh_typeshare *share;     /* DWARF indexes, maybe shared (types.h) */
     struct mqdh_typeshare *own_share; /* the share, when the image made it */
+    void *owner; /* the caller's, for callbacks that reach the image (may be NULL) */
+    /* Where libdwfl looks for separate debug files: $MQD_DEBUGINFO_PATH,
+     * else NULL for its default; its callbacks point at it. */
+    char *debuginfo_path;
+    Dwfl_Callbacks callbacks;
 };
 
 /* Describe process pid (normally stopped).  0, or -errno with err filled. */

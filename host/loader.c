@@ -7,13 +7,23 @@
 #include <errno.h>
 #include <libgen.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-static struct mqdh_dll *loaded; /* never unloaded, per the specification */
+/*
+ * The DLLs loaded in this process.  A DLL is process-wide by nature:
+ * dlopen maps it once, and the specification has mqs_setup_basic_callbacks
+ * called "*only* when the library is loaded" and the DLL "never unloaded".
+ * So its record is shared by every session, made once under the lock and
+ * never changed after; sessions hang their own state on their own objects
+ * (mqs_put_image_info, ...), never on the record.
+ */
+static pthread_mutex_t loaded_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct mqdh_dll *loaded;
 
 static int owner_ok(const struct stat *st)
 {
@@ -95,8 +105,8 @@ static const struct entry {
     OPTIONAL(set_process_identity, mqs_set_process_identity),
 };
 
-int mqdh_dll_load(const char *path, const mqs_basic_callbacks *basic, struct mqdh_dll **out,
-                  char *err, size_t errlen)
+static int load(const char *path, const mqs_basic_callbacks *basic, struct mqdh_dll **out,
+                char *err, size_t errlen)
 {
     struct mqdh_dll *d;
     for (d = loaded; d; d = d->next) {
@@ -164,6 +174,15 @@ fail:
     dlclose(d->handle);
     free(d->path);
     free(d);
+    return rc;
+}
+
+int mqdh_dll_load(const char *path, const mqs_basic_callbacks *basic, struct mqdh_dll **out,
+                  char *err, size_t errlen)
+{
+    pthread_mutex_lock(&loaded_lock);
+    int rc = load(path, basic, out, err, errlen);
+    pthread_mutex_unlock(&loaded_lock);
     return rc;
 }
 

@@ -1,9 +1,11 @@
 /*
  * loader.h - load an MQD debug DLL, check it, and keep it.
  *
- * A DLL is loaded once per path and never unloaded (the specification: its
- * static state is never re-initialised), and mqs_setup_basic_callbacks is
- * called once, with the host's table, right after it passes the checks.
+ * A DLL is loaded once per path and process and never unloaded (the
+ * specification: its static state is never re-initialised), and
+ * mqs_setup_basic_callbacks is called once, with the host's table, right
+ * after it passes the checks.  Thread-safe: the records are shared by every
+ * session and never change once made.
  */
 #ifndef MQDH_LOADER_H
 #define MQDH_LOADER_H
@@ -50,7 +52,8 @@ struct mqdh_dll {
 /*
  * The DLL at path, loaded and checked (cached by path).  basic is the host's
  * callback table, handed to the DLL on first load.  Returns an MQDH_ code,
- * with the reason in err.  The result is owned by the loader.
+ * with the reason in err.  The result is owned by the loader and lives as
+ * long as the process.
  */
 int mqdh_dll_load(const char *path, const mqs_basic_callbacks *basic, struct mqdh_dll **out,
                   char *err, size_t errlen);

@@ -10,6 +10,7 @@
 
 struct mqdh_type {
     struct mqdh_type *next;
+    const struct mqdh_image *image; /* where it was looked up */
     char *name;
     int found;
     Dwarf_Die die; /* the struct, union or base type (typedefs followed) */
@@ -197,6 +198,11 @@ struct mqdh_typeshare *mqdh_typeshare_new(void)
     return calloc(1, sizeof(struct mqdh_typeshare));
 }
 
+const struct mqdh_image *mqdh_type_image(const struct mqdh_type *t)
+{
+    return t->image;
+}
+
 void mqdh_typeshare_free(struct mqdh_typeshare *ts)
 {
     if (!ts)
@@ -222,6 +228,7 @@ struct mqdh_type *mqdh_type_find(struct mqdh_image *im, const char *name)
     t = calloc(1, sizeof *t);
     if (!t)
         return NULL;
+    t->image = im;
     t->name = strdup(name);
     if (!t->name) {
         free(t);

@@ -34,6 +34,9 @@ struct mqdh_type *mqdh_type_find(struct mqdh_image *im, const char *name);
  */
 int mqdh_type_field_offset(const struct mqdh_type *t, const char *field);
 
+/* The image t was looked up in. */
+const struct mqdh_image *mqdh_type_image(const struct mqdh_type *t);
+
 /* The size of t in bytes, or -1 if DWARF does not say. */
 int mqdh_type_size(const struct mqdh_type *t);
 

@@ -1,0 +1,253 @@
+/*
+ * callbacks.c - the host's side of the MQD interface: the four callback
+ * tables a DLL calls into.
+ *
+ * Every callback that can name its process counts itself on that process
+ * (mqdh_stats.callbacks) through counted(); the type callbacks find the
+ * process through the image the type was found in.
+ */
+#define _GNU_SOURCE
+#include "session.h"
+
+#include "types.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+/*
+ * The session whose DLL calls this thread is making, for mqs_dprints: the
+ * interface hands it no process, image or job.  Thread-local, so sessions
+ * in other threads keep their own.
+ */
+static _Thread_local const struct session *bound;
+
+void mqdh_callbacks_bind(const struct session *s)
+{
+    bound = s;
+}
+
+/* The one place a callback is counted. */
+static struct hproc *counted(struct hproc *p)
+{
+    p->out->stats.callbacks++;
+    return p;
+}
+
+static struct hproc *of_process(mqs_process *process)
+{
+    return counted((struct hproc *)process);
+}
+
+static struct hproc *of_image(mqs_image *image)
+{
+    return counted(((struct himage *)image)->proc);
+}
+
+/* ---------------------------------------------------------------- basic */
+
+static void *cb_malloc(size_t n)
+{
+    return malloc(n);
+}
+
+static void cb_free(void *p)
+{
+    free(p);
+}
+
+static void cb_dprints(const char *s)
+{
+    if (bound && bound->opt && bound->opt->verbose && s)
+        fprintf(stderr, "mqdump: DLL: %s\n", s);
+}
+
+static char *cb_errorstring(int code)
+{
+    switch ((enum mqdh_cb_error)code) {
+    case MQDH_CB_ERR_READ:
+        return (char *)"cannot read target memory";
+    case MQDH_CB_ERR_NOSYM:
+        return (char *)"symbol not found";
+    case MQDH_CB_ERR_BADARG:
+        return (char *)"invalid argument from the DLL";
+    }
+    return (char *)"unknown host error";
+}
+
+static void cb_put_image_info(mqs_image *image, mqs_image_info *info)
+{
+    of_image(image);
+    ((struct himage *)image)->info = info;
+}
+
+static mqs_image_info *cb_get_image_info(mqs_image *image)
+{
+    of_image(image);
+    return ((struct himage *)image)->info;
+}
+
+static void cb_put_process_info(mqs_process *process, mqs_process_info *info)
+{
+    of_process(process)->info = info;
+}
+
+static mqs_process_info *cb_get_process_info(mqs_process *process)
+{
+    return of_process(process)->info;
+}
+
+static void cb_put_job_info(mqs_job *job, mqs_job_info *info)
+{
+    ((struct session *)job)->info = info;
+}
+
+static mqs_job_info *cb_get_job_info(mqs_job *job)
+{
+    return ((struct session *)job)->info;
+}
+
+const mqs_basic_callbacks mqdh_basic_callbacks = {
+    .mqs_malloc_fp = cb_malloc,
+    .mqs_free_fp = cb_free,
+    .mqs_dprints_fp = cb_dprints,
+    .mqs_errorstring_fp = cb_errorstring,
+    .mqs_put_image_info_fp = cb_put_image_info,
+    .mqs_get_image_info_fp = cb_get_image_info,
+    .mqs_put_process_info_fp = cb_put_process_info,
+    .mqs_get_process_info_fp = cb_get_process_info,
+    .mqs_put_job_info_fp = cb_put_job_info,
+    .mqs_get_job_info_fp = cb_get_job_info,
+};
+
+/* ---------------------------------------------------------------- image */
+
+static void cb_get_type_sizes(mqs_process *process, mqs_target_type_sizes *ts)
+{
+    int wide = of_process(process)->img.elf_class == 2; /* ELFCLASS64 */
+    /* Only the five specified fields: the DLL's buffer may be no larger. */
+    ts->short_size = 2;
+    ts->int_size = 4;
+    ts->long_size = wide ? 8 : 4;
+    ts->long_long_size = 8;
+    ts->pointer_size = wide ? 8 : 4;
+}
+
+static int find_symbol(mqs_image *image, const char *name, int functions, mqs_taddr_t *addr)
+{
+    struct hproc *p = of_image(image);
+    uint64_t a;
+    if (!name)
+        return MQDH_CB_ERR_BADARG;
+    if (mqdh_image_symbol(&p->img, name, functions, &a, NULL) != 0)
+        return MQDH_CB_ERR_NOSYM;
+    if (addr)
+        *addr = (mqs_taddr_t)a;
+    return mqs_ok;
+}
+
+static int cb_find_function(mqs_image *image, char *name, mqs_lang_code lang, mqs_taddr_t *addr)
+{
+    (void)lang;
+    return find_symbol(image, name, 1, addr);
+}
+
+static int cb_find_symbol(mqs_image *image, char *name, mqs_taddr_t *addr)
+{
+    return find_symbol(image, name, 0, addr);
+}
+
+static mqs_type *cb_find_type(mqs_image *image, char *name, mqs_lang_code lang)
+{
+    (void)lang;
+    struct hproc *p = of_image(image);
+    return name ? (mqs_type *)mqdh_type_find(&p->img, name) : NULL;
+}
+
+/* A type is counted on the process whose image it was found in. */
+static const struct mqdh_type *of_type(mqs_type *type)
+{
+    const struct mqdh_type *t = (const struct mqdh_type *)type;
+    struct hproc *p = t ? mqdh_type_image(t)->owner : NULL;
+    if (p)
+        counted(p);
+    return t;
+}
+
+static int cb_field_offset(mqs_type *type, char *field)
+{
+    return mqdh_type_field_offset(of_type(type), field);
+}
+
+static int cb_sizeof(mqs_type *type)
+{
+    return mqdh_type_size(of_type(type));
+}
+
+const mqs_image_callbacks mqdh_image_callbacks = {
+    .mqs_get_type_sizes_fp = cb_get_type_sizes,
+    .mqs_find_function_fp = cb_find_function,
+    .mqs_find_symbol_fp = cb_find_symbol,
+    .mqs_find_type_fp = cb_find_type,
+    .mqs_field_offset_fp = cb_field_offset,
+    .mqs_sizeof_fp = cb_sizeof,
+};
+
+/* ---------------------------------------------------------------- process */
+
+static int cb_get_global_rank(mqs_process *process)
+{
+    return of_process(process)->out->rank;
+}
+
+static mqs_image *cb_get_image(mqs_process *process)
+{
+    return (mqs_image *)&of_process(process)->image;
+}
+
+static int cb_fetch_data(mqs_process *process, mqs_taddr_t addr, int size, void *buf)
+{
+    struct hproc *p = of_process(process);
+    p->out->stats.fetches++;
+    if (size < 0 || (size > 0 && !buf))
+        return MQDH_CB_ERR_BADARG;
+    return mqdh_mem_read(&p->mem, addr, buf, (size_t)size) == 0 ? mqs_ok : MQDH_CB_ERR_READ;
+}
+
+static void cb_target_to_host(mqs_process *process, const void *in, void *out, int size)
+{
+    mqdh_target_to_host(of_process(process)->img.big_endian, in, out, size);
+}
+
+static mqs_job *cb_get_process_job(mqs_process *process)
+{
+    return (mqs_job *)of_process(process)->session;
+}
+
+static int cb_get_process_identity(mqs_process *process)
+{
+    return of_process(process)->out->identity;
+}
+
+const mqs_process_callbacks mqdh_process_callbacks = {
+    .mqs_get_global_rank_fp = cb_get_global_rank,
+    .mqs_get_image_fp = cb_get_image,
+    .mqs_fetch_data_fp = cb_fetch_data,
+    .mqs_target_to_host_fp = cb_target_to_host,
+    .mqs_get_process_job_fp = cb_get_process_job,
+    .mqs_get_process_identity_fp = cb_get_process_identity,
+};
+
+/* ---------------------------------------------------------------- job */
+
+static mqs_process *cb_get_process(mqs_job *job, int identity)
+{
+    struct session *s = (struct session *)job;
+    for (int i = 0; i < s->n; i++)
+        if (s->procs[i].out->identity == identity)
+            return (mqs_process *)&s->procs[i];
+    return NULL;
+}
+
+const mqs_job_callbacks mqdh_job_callbacks = {
+    .mqs_get_process_fp = cb_get_process,
+};

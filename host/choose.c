@@ -1,0 +1,202 @@
+/*
+ * choose.c - which DLL dumps a process, and why.
+ *
+ * The order DESIGN.md gives: the caller's (--dll), $MQD_DLL, mqd's own for
+ * an MPI it ships one for, then the ones the target names, under the trust
+ * rule (loader.c).
+ */
+#define _GNU_SOURCE
+#include "session.h"
+
+#include "array.h"
+
+#include <dlfcn.h>
+#include <libgen.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+enum { MAX_TARGET_DLLS = 64, DLL_PATH_MAX = 4096 };
+
+/* The DLL paths a target names. */
+struct names {
+    int n, cap;
+    char **v;
+};
+
+static void names_free(struct names *l)
+{
+    for (int i = 0; i < l->n; i++)
+        free(l->v[i]);
+    free(l->v);
+}
+
+/* Add the string at addr in p's memory, if it reads and is not empty. */
+static int names_add(struct names *l, struct hproc *p, uint64_t addr)
+{
+    char *s = malloc(DLL_PATH_MAX);
+    if (!s || MQDH_GROW(l->v, l->cap, l->n + 1) != 0) {
+        free(s);
+        return MQDH_E_NOMEM;
+    }
+    if (mqdh_mem_read_string(&p->mem, addr, s, DLL_PATH_MAX) == 0 && s[0])
+        l->v[l->n++] = s;
+    else
+        free(s);
+    return MQDH_OK;
+}
+
+/*
+ * The DLLs the target names: MPIR_dll_name (MPICH and most MPIs), then each
+ * entry of Open MPI's NULL-terminated char **mpimsgq_dll_locations.
+ */
+static int target_dlls(struct hproc *p, struct names *l)
+{
+    uint64_t addr, list, entry;
+    int rc;
+    if (mqdh_image_symbol(&p->img, "MPIR_dll_name", 0, &addr, NULL) == 0 &&
+        (rc = names_add(l, p, addr)) != MQDH_OK)
+        return rc;
+    int ptr_size = p->img.elf_class == 2 ? 8 : 4;
+    int be = p->img.big_endian;
+    if (mqdh_image_symbol(&p->img, "mpimsgq_dll_locations", 0, &addr, NULL) != 0 ||
+        mqdh_mem_read_word(&p->mem, addr, ptr_size, be, &list) != 0)
+        return MQDH_OK;
+    for (int i = 0; list && i < MAX_TARGET_DLLS; i++) {
+        if (mqdh_mem_read_word(&p->mem, list + (uint64_t)i * (uint64_t)ptr_size, ptr_size, be,
+                               &entry) != 0 ||
+            !entry)
+            break;
+        if ((rc = names_add(l, p, entry)) != MQDH_OK)
+            return rc;
+    }
+    return MQDH_OK;
+}
+
+int mqdh_own_dll(char *buf, size_t len)
+{
+    static const char *const where[] = {"", "/../lib"};
+    Dl_info info;
+    char self[PATH_MAX];
+    /* This library's own file: libmqdhost.so, or a program it is linked into. */
+    if (!dladdr((void *)mqdh_own_dll, &info) || !info.dli_fname ||
+        !realpath(info.dli_fname, self))
+        return -1;
+    char *dir = dirname(self);
+    for (size_t i = 0; i < sizeof where / sizeof where[0]; i++) {
+        char path[PATH_MAX + 32];
+        snprintf(path, sizeof path, "%s%s/libmqd_mpich.so", dir, where[i]);
+        char real[PATH_MAX];
+        if (realpath(path, real) && access(real, R_OK) == 0 &&
+            (size_t)snprintf(buf, len, "%s", real) < len)
+            return 0;
+    }
+    return -1;
+}
+
+/*
+ * Is this a process of an MPI mqd ships a DLL for?  MPICH (and the MPIs
+ * built from it) is known by its symbols, not by the name of the DLL it
+ * names: the communicator list of a build with debugger support, else the
+ * version strings every MPICH build has.  The symbol found goes in why.
+ */
+static int is_mpich(struct hproc *p, const char **why)
+{
+    static const char *const marks[] = {"MPIR_All_communicators", "MPII_Version_device"};
+    uint64_t a;
+    for (size_t i = 0; i < sizeof marks / sizeof marks[0]; i++) {
+        if (mqdh_image_symbol(&p->img, marks[i], 0, &a, NULL) == 0) {
+            *why = marks[i];
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static void set_dll(struct hproc *p, const char *path, enum mqdh_dll_source src, const char *fmt,
+                    ...) __attribute__((format(printf, 4, 5)));
+
+static void set_dll(struct hproc *p, const char *path, enum mqdh_dll_source src, const char *fmt,
+                    ...)
+{
+    va_list ap;
+    free(p->out->dll);
+    free(p->out->dll_why);
+    p->out->dll = strdup(path);
+    p->out->dll_source = src;
+    va_start(ap, fmt);
+    if (vasprintf(&p->out->dll_why, fmt, ap) < 0)
+        p->out->dll_why = NULL;
+    va_end(ap);
+}
+
+/* The first DLL the target names that passes the trust rule. */
+static int choose_named(struct hproc *p, int mpich, int want_own)
+{
+    const struct mqdh_options *opt = p->session->opt;
+    struct names l = {0};
+    char why[1024] = "", first_why[1024] = "";
+    int rc = target_dlls(p, &l);
+    if (rc != MQDH_OK)
+        goto out;
+    if (l.n == 0) {
+        mqdh_proc_error(p, "no debug DLL: the process names none in MPIR_dll_name or "
+                        "mpimsgq_dll_locations (not an MPI program, or an MPI built without "
+                        "debugger support)%s and none was given with --dll",
+                        want_own ? ", mqd's own libmqd_mpich.so is not installed next to "
+                                   "libmqdhost,"
+                                 : "");
+        rc = MQDH_E_NO_DLL;
+        goto out;
+    }
+    int chosen = -1;
+    for (int i = 0; i < l.n && chosen < 0; i++) {
+        if ((opt && opt->trust_target_dll) || mqdh_dll_trusted(l.v[i], why, sizeof why) == 0)
+            chosen = i;
+        else if (!first_why[0])
+            snprintf(first_why, sizeof first_why, "%s", why);
+    }
+    if (chosen < 0) {
+        mqdh_proc_error(p, "refusing the debug DLL the process names: %s (pass --dll to "
+                        "choose one, or --trust-target-dll)", first_why);
+        rc = MQDH_E_DLL_UNTRUSTED;
+        goto out;
+    }
+    set_dll(p, l.v[chosen], MQDH_DLL_TARGET, "named by the process%s",
+            want_own ? "; mqd's own DLL for MPICH is not installed next to libmqdhost"
+            : mpich  ? ", as --target-dll asks"
+                     : "");
+out:
+    names_free(&l);
+    return rc;
+}
+
+int mqdh_choose_dll(struct hproc *p)
+{
+    struct session *s = p->session;
+    const struct mqdh_options *opt = s->opt;
+    const char *env = getenv("MQD_DLL"), *mark = NULL;
+    int mpich = is_mpich(p, &mark), want_own = mpich && !(opt && opt->target_dll);
+    if (want_own && !s->own_state)
+        s->own_state = mqdh_own_dll(s->own_dll, sizeof s->own_dll) == 0 ? 1 : -1;
+    if (opt && opt->dll) {
+        set_dll(p, opt->dll, MQDH_DLL_OPTION, "given with --dll");
+    } else if (env && *env) {
+        set_dll(p, env, MQDH_DLL_ENVIRONMENT, "given in $MQD_DLL");
+    } else if (want_own && s->own_state > 0) {
+        set_dll(p, s->own_dll, MQDH_DLL_OWN, "mqd's DLL for MPICH: the process has %s", mark);
+    } else {
+        int rc = choose_named(p, mpich, want_own);
+        if (rc != MQDH_OK)
+            return rc;
+    }
+    if (!p->out->dll)
+        return MQDH_E_NOMEM;
+    char why[1024];
+    int rc = mqdh_dll_load(p->out->dll, &mqdh_basic_callbacks, &p->dll, why, sizeof why);
+    if (rc != MQDH_OK)
+        mqdh_proc_error(p, "%s", why);
+    return rc;
+}

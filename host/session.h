@@ -1,0 +1,118 @@
+/*
+ * session.h - one dump: everything it needs, owned in one place.
+ *
+ * A session is made by mqdh_dump_processes and lives for one call: the
+ * processes (attachments, images, memory readers, the DLL's per-process
+ * and per-image information), the MPI-2 job the DLL hangs its translation
+ * table on, the DWARF indexes shared by every image, the caller's options.
+ * Nothing of one session is reachable from another, so two sessions may
+ * run at once in two threads.  What is shared is shared by nature and
+ * documented where it lives: a DLL is process-wide (loader.c), and the
+ * attachments a signal handler must release are registered (attach.c).
+ *
+ * The object the DLL sees as mqs_process is a struct hproc, its mqs_image
+ * a struct himage, its mqs_job the struct session itself (callbacks.c
+ * turns them back).
+ */
+#ifndef MQDH_SESSION_H
+#define MQDH_SESSION_H
+
+#include "mqdhost.h"
+
+#include "attach.h"
+#include "image.h"
+#include "loader.h"
+#include "memory.h"
+
+#include <limits.h>
+
+struct session;
+
+/* mqs_image: the process's objects, as the DLL sees them. */
+struct himage {
+    struct hproc *proc;
+    mqs_image_info *info;
+};
+
+/* mqs_process. */
+struct hproc {
+    struct mqdh_process *out; /* the result: the session's dump */
+    struct himage image;
+    struct mqdh_image img;
+    int have_img;
+    struct mqdh_attach att;
+    struct mqdh_mem mem;
+    struct mqdh_dll *dll;
+    mqs_process_info *info;
+    struct session *session;
+    int image_set_up, process_set_up;
+    int ready; /* set up (and named): its queues can be read */
+};
+
+/* mqs_job: every process dumped together. */
+struct session {
+    int n;
+    struct hproc *procs;
+    struct mqdh_dump *dump;
+    const struct mqdh_options *opt; /* the caller's, or NULL */
+    mqs_job_info *info;
+    struct mqdh_dll *job_dll;     /* the MPI-2 DLL mqs_setup_job was called for */
+    struct mqdh_typeshare *types; /* DWARF indexes shared by every image */
+    /* mqd's own DLL (mqdh_own_dll), looked up once per session: 0 not yet,
+     * 1 found in own_dll, -1 not installed. */
+    int own_state;
+    char own_dll[PATH_MAX];
+};
+
+/* ---------------------------------------------------------------- callbacks.c */
+
+/*
+ * The host's side of the interface.  The basic table is handed to a DLL
+ * once, when it is loaded; the others with mqs_setup_image, _process and
+ * _job.  Host error codes a callback returns (never mqs_ok) are
+ * mqdh_cb_errors; mqs_errorstring turns them into words.
+ */
+enum mqdh_cb_error { MQDH_CB_ERR_READ = 1001, MQDH_CB_ERR_NOSYM, MQDH_CB_ERR_BADARG };
+
+extern const mqs_basic_callbacks mqdh_basic_callbacks;
+extern const mqs_image_callbacks mqdh_image_callbacks;
+extern const mqs_process_callbacks mqdh_process_callbacks;
+extern const mqs_job_callbacks mqdh_job_callbacks;
+
+/*
+ * The session this thread runs DLL calls for (NULL: none), for the one
+ * callback the interface gives no handle, mqs_dprints.  Per thread.
+ */
+void mqdh_callbacks_bind(const struct session *s);
+
+/* ---------------------------------------------------------------- choose.c */
+
+/* Choose, load and set up (mqs_setup_basic_callbacks) p's DLL, in the
+ * order mqdh_options documents.  MQDH_OK, or an MQDH_ code with p's error
+ * set. */
+int mqdh_choose_dll(struct hproc *p);
+
+/* ---------------------------------------------------------------- protocol.c */
+
+/* The first error of a process is the one that matters: later ones are
+ * dropped. */
+void mqdh_proc_error(struct hproc *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Everything up to the queues: image, DLL, mqs_setup_image ... MPI-2 job
+ * and identity.  Sets p->ready.  MQDH_OK or an MQDH_ code (p's error set). */
+int mqdh_proto_setup(struct hproc *p);
+
+/* The communicators, their queues and groups, once every process of the
+ * session is set up and named.  MQDH_OK or an MQDH_ code. */
+int mqdh_proto_read(struct hproc *p);
+
+/* ---------------------------------------------------------------- identity.c */
+
+/*
+ * Each process's rank (ranks[i] if given and >= 0, else from its
+ * environment), its world, and the identity the DLL names it by.
+ * MQDH_OK or MQDH_E_NOMEM.
+ */
+int mqdh_name_processes(struct mqdh_process *procs, const int *ranks, int n);
+
+#endif
