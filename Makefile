@@ -145,7 +145,8 @@ HOST_UNIT_TESTS := $(BUILD)/tests/test_memory $(BUILD)/tests/test_attach \
                    $(BUILD)/tests/test_image $(BUILD)/tests/test_loader $(BUILD)/tests/test_dump \
                    $(BUILD)/tests/test_dll $(BUILD)/tests/test_dll_synth $(BUILD)/tests/test_analyze
 INTEGRATION_TESTS := $(BUILD)/tests/test_samples $(BUILD)/tests/test_mqdump \
-                     $(BUILD)/tests/test_dbgstub $(BUILD)/tests/test_install
+                     $(BUILD)/tests/test_dbgstub $(BUILD)/tests/test_install \
+                     $(BUILD)/tsan/tests/test_threads
 
 # ---------------------------------------------------------------- the DLL
 # libmqd_mpich.so: every mqs_* entry point and mqd_get_comm_handle, nothing
@@ -262,6 +263,29 @@ $(BUILD)/tests/test_dbgstub: $(BUILD)/tests/test_dbgstub.o $(BUILD)/tests/joblau
 $(BUILD)/tests/test_install: $(BUILD)/tests/test_install.o $(BUILD)/tests/joblaunch.o \
                              $(BUILD)/tests/json.o | $(TOOLS) $(BUILD)/lib/libmqdhost.so
 	$(CC) -o $@ $^ $(MQD_LDFLAGS) -lcmocka
+
+# Two dumps at once in two threads, under ThreadSanitizer: the host
+# library and mqd's DLL built again with -fsanitize=thread in their own
+# tree, the DLL in tsan/lib where the library looks for it (../lib from the
+# program).  Whatever SANITIZER the rest is built with.
+TSAN := $(BUILD)/tsan
+TSAN_CFLAGS = -std=c11 $(WARN) -O1 -g -fsanitize=thread -MMD -MP -I. -Ihost/include
+$(TSAN)/host/%.o: host/%.c
+	@mkdir -p $(@D)
+	$(CC) $(TSAN_CFLAGS) -fPIC -fvisibility=hidden -c -o $@ $<
+$(TSAN)/dll/%.o: dll/%.c
+	@mkdir -p $(@D)
+	$(CC) $(TSAN_CFLAGS) -fPIC -fvisibility=hidden -c -o $@ $<
+$(TSAN)/tests/%.o: tests/%.c
+	@mkdir -p $(@D)
+	$(CC) $(TSAN_CFLAGS) -c -o $@ $<
+$(TSAN)/lib/libmqd_mpich.so: $(DLL_SRCS:%.c=$(TSAN)/%.o)
+	@mkdir -p $(@D)
+	$(CC) -shared -fsanitize=thread -o $@ $^
+$(TSAN)/tests/test_threads: $(TSAN)/tests/test_threads.o $(TSAN)/tests/joblaunch.o \
+                            $(TSAN)/tests/procstate.o $(HOST_SRCS:%.c=$(TSAN)/%.o) \
+                            | $(TSAN)/lib/libmqd_mpich.so $(BUILD)/bin/mqd-launch
+	$(CC) -fsanitize=thread -o $@ $^ $(HOST_LIBS) -lpthread -lcmocka
 
 unit-tests: $(ABI_CHECKS) $(UNIT_TESTS)
 

@@ -7,16 +7,19 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdatomic.h>
 #include <string.h>
 
 /*
  * The only mutable global state: the debugger's basic callbacks (the ABI
  * hands them over once, at load) and whether it speaks MPI-2, which says
- * whether the MPI-2 members of its callback tables exist at all.
+ * whether the MPI-2 members of its callback tables exist at all.  Atomic:
+ * a debugger may run several dumps at once in its threads, each calling
+ * mqs_setup_job (mqdhost does).
  */
 static struct {
-    const mqs_basic_callbacks *basic;
-    int mpi2;
+    _Atomic(const mqs_basic_callbacks *) basic;
+    atomic_int mpi2;
 } host;
 
 struct mqd_image {
