@@ -109,16 +109,19 @@ $(BUILD)/lib/libmqdhost.so.1: $(HOST_OBJS) host/libmqdhost.map | $(BUILD)/lib
 $(BUILD)/lib/libmqdhost.so: $(BUILD)/lib/libmqdhost.so.1
 	ln -sf libmqdhost.so.1 $@
 
-MQDUMP_SRCS := host/mqdump.c host/mqdump_graph.c
-$(BUILD)/bin/mqdump: $(MQDUMP_SRCS) host/mqdump_graph.h $(BUILD)/lib/libmqdhost.so | $(BUILD)/bin
+# mqdump: the command and its views, one file each, over the public header
+# alone (host/include), linked to the shared library as any client is.
+MQDUMP_VIEWS := mqdump/text.c mqdump/json.c mqdump/graph.c
+MQDUMP_SRCS := mqdump/main.c $(MQDUMP_VIEWS)
+$(BUILD)/bin/mqdump: $(MQDUMP_SRCS) mqdump/mqdump.h $(BUILD)/lib/libmqdhost.so | $(BUILD)/bin
 	$(CC) $(MQD_CFLAGS) -Ihost/include -o $@ $(MQDUMP_SRCS) -L$(BUILD)/lib -lmqdhost \
 	    -Wl,-rpath,'$$ORIGIN/../lib' $(MQD_LDFLAGS)
 
 # How the analysis and the folded views scale (make bench): mqdump's own
 # functions (its source included) on synthetic dumps.
-$(BUILD)/tests/bench_analysis: tests/bench_analysis.c $(MQDUMP_SRCS) host/mqdump_graph.h \
+$(BUILD)/tests/bench_analysis: tests/bench_analysis.c $(MQDUMP_VIEWS) mqdump/mqdump.h \
                                $(BUILD)/lib/libmqdhost.so | $(BUILD)/tests
-	$(CC) $(MQD_CFLAGS) -I. -Ihost/include -o $@ tests/bench_analysis.c host/mqdump_graph.c \
+	$(CC) $(MQD_CFLAGS) -I. -Ihost/include -o $@ tests/bench_analysis.c $(MQDUMP_VIEWS) \
 	    -L$(BUILD)/lib -lmqdhost -Wl,-rpath,'$$ORIGIN/../lib' $(MQD_LDFLAGS)
 
 # ---------------------------------------------------------------- tests

@@ -1,7 +1,7 @@
 /*
  * bench_analysis.c - how the analysis and the folded views scale: synthetic
  * dumps of N processes (default 100,000; argv[1]), analysed and written
- * folded as mqdump writes them (its own functions: mqdump.c is included),
+ * folded as mqdump writes them (its own views, mqdump/text.c, linked in),
  * the output thrown away.  Run by `make bench`; prints one line per case:
  * the case, what the analysis found, and the seconds each step took.
  *
@@ -10,12 +10,16 @@
  * freed only after the next: a pass over all until nothing changes is
  * N passes).
  */
-#define main mqdump_main
-#include "host/mqdump.c"
-#undef main
+#define _GNU_SOURCE
+#include "mqdump/mqdump.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include <fcntl.h>
 #include <time.h>
+#include <unistd.h>
 
 static double now(void)
 {

@@ -1,5 +1,5 @@
 /*
- * mqdump_graph.c - mqdump --graph: the job's message queues as a Graphviz
+ * graph.c - mqdump --graph: the job's message queues as a Graphviz
  * graph, its deadlocks highlighted.  Public libmqdhost API only.
  *
  * Nodes are processes (filled by what the analysis says of them); grey
@@ -10,7 +10,7 @@
  * spawned processes has each of its MPI_COMM_WORLDs in a box of its own.
  */
 #define _GNU_SOURCE
-#include "mqdump_graph.h"
+#include "mqdump.h"
 
 #include <errno.h>
 #include <spawn.h>

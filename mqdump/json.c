@@ -1,0 +1,268 @@
+/*
+ * json.c - mqdump --json: the dump and its analysis as one JSON object
+ * (the format docs/mqdump.1 describes), and --list --json.
+ */
+#define _GNU_SOURCE
+#include "mqdump.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const char *const queue_keys[MQDH_NQUEUES] = {"pending_sends", "pending_receives",
+                                                     "unexpected_messages"};
+static const char *const dll_sources[] = {"none", "option", "environment", "mqd", "target"};
+
+static const char *dll_source(enum mqdh_dll_source src)
+{
+    return (unsigned)src < sizeof dll_sources / sizeof dll_sources[0] ? dll_sources[src] : "?";
+}
+
+static void json_string(const char *s)
+{
+    if (!s) {
+        printf("null");
+        return;
+    }
+    putchar('"');
+    for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
+        if (*c == '"' || *c == '\\')
+            printf("\\%c", *c);
+        else if (*c < 0x20 || *c >= 0x7f)
+            printf("\\u%04x", *c);
+        else
+            putchar(*c);
+    }
+    putchar('"');
+}
+
+/* The call's arguments read from its frame, and the communicator whose
+ * handle its comm argument is. */
+static void json_args(const struct mqdh_process *p)
+{
+    const struct {
+        unsigned bit;
+        const char *name;
+        long value;
+    } ints[] = {
+        {MQDH_ARG_SOURCE, "source", p->where_source},
+        {MQDH_ARG_DEST, "dest", p->where_dest},
+        {MQDH_ARG_TAG, "tag", p->where_tag},
+        {MQDH_ARG_ROOT, "root", p->where_root},
+    };
+    const char *sep = "";
+    for (size_t a = 0; a < sizeof ints / sizeof ints[0]; a++)
+        if (p->where_args & ints[a].bit) {
+            printf("%s\"%s\": %ld", sep, ints[a].name, ints[a].value);
+            sep = ", ";
+        }
+    if (p->where_args & MQDH_ARG_COMM) {
+        printf("%s\"comm\": %llu, \"comm_name\": ", sep, (unsigned long long)p->where_comm);
+        const char *name = NULL;
+        for (int c = 0; c < p->ncomms && !name; c++)
+            if (p->comms[c].has_handle && p->comms[c].handle == p->where_comm)
+                name = p->comms[c].name;
+        json_string(name);
+    }
+}
+
+void json_dump(const struct mqdh_dump *d, int stats)
+{
+    printf("{\"processes\": [");
+    for (int i = 0; i < d->nprocs; i++) {
+        const struct mqdh_process *p = &d->procs[i];
+        printf("%s\n {\"pid\": %d, \"rank\": %d, \"world\": %d, \"identity\": %d, \"host\": ",
+               i ? "," : "", (int)p->pid, p->rank, p->world, p->identity);
+        json_string(p->host);
+        printf(", \"image\": ");
+        json_string(p->image);
+        printf(", \"dll\": ");
+        json_string(p->dll);
+        printf(", \"dll_source\": \"%s\", \"dll_why\": ", dll_source(p->dll_source));
+        json_string(p->dll_why);
+        printf(", \"error\": ");
+        json_string(p->error);
+        printf(", \"where\": ");
+        if (p->where_call) {
+            printf("{\"call\": ");
+            json_string(p->where_call);
+            printf(", \"function\": ");
+            json_string(p->where_function);
+            printf(", \"file\": ");
+            json_string(p->where_file);
+            printf(", \"line\": %d, \"thread\": %d, \"args\": {", p->where_line,
+                   (int)p->where_tid);
+            json_args(p);
+            printf("}, \"args_why\": ");
+            json_string(p->where_args_why);
+            printf("}");
+        } else {
+            printf("null");
+        }
+        if (stats)
+            printf(", \"stats\": {\"callbacks\": %lu, \"fetches\": %lu, \"bytes\": %lu, "
+                   "\"syscalls\": %lu, \"seconds\": %.6f}",
+                   p->stats.callbacks, p->stats.fetches, p->stats.bytes, p->stats.syscalls,
+                   p->stats.seconds);
+        printf(", \"communicators\": [");
+        for (int c = 0; c < p->ncomms; c++) {
+            const struct mqdh_comm *cm = &p->comms[c];
+            printf("%s\n  {\"name\": ", c ? "," : "");
+            json_string(cm->name);
+            printf(", \"unique_id\": %llu, \"local_rank\": %ld, \"size\": %ld",
+                   (unsigned long long)cm->unique_id, cm->local_rank, cm->size);
+            if (cm->has_handle)
+                printf(", \"handle\": %llu", (unsigned long long)cm->handle);
+            else
+                printf(", \"handle\": null");
+            printf(", \"group\": ");
+            if (cm->group) {
+                printf("[");
+                for (long r = 0; r < cm->size; r++)
+                    printf("%s%ld", r ? ", " : "", cm->group[r]);
+                printf("]");
+            } else {
+                printf("null");
+            }
+            printf(", \"group_error\": ");
+            json_string(cm->group_error);
+            for (int q = 0; q < MQDH_NQUEUES; q++) {
+                const struct mqdh_queue *qu = &cm->queues[q];
+                printf(", \"%s\": ", queue_keys[q]);
+                if (qu->state != MQDH_QUEUE_OK) {
+                    printf("null");
+                    continue;
+                }
+                printf("[");
+                for (int o = 0; o < qu->nops; o++) {
+                    const struct mqdh_op *op = &qu->ops[o];
+                    printf("%s\n   {\"status\": \"%s\", \"desired_local_rank\": %ld, "
+                           "\"desired_global_rank\": %ld, \"tag_wild\": %s, \"desired_tag\": "
+                           "%ld, \"desired_length\": %ld, \"system_buffer\": %s, \"buffer\": "
+                           "%llu, \"actual_local_rank\": %ld, \"actual_global_rank\": %ld, "
+                           "\"actual_tag\": %ld, \"actual_length\": %ld, \"extra_text\": [",
+                           o ? "," : "", status_name(op->status), op->desired_local_rank,
+                           op->desired_global_rank, op->tag_wild ? "true" : "false",
+                           op->desired_tag, op->desired_length,
+                           op->system_buffer ? "true" : "false",
+                           (unsigned long long)op->buffer, op->actual_local_rank,
+                           op->actual_global_rank, op->actual_tag, op->actual_length);
+                    for (int l = 0; l < 5 && op->extra_text[l][0]; l++) {
+                        printf("%s", l ? ", " : "");
+                        json_string(op->extra_text[l]);
+                    }
+                    printf("], \"collective\": %s, \"request\": %llu}",
+                           op->collective ? "true" : "false",
+                           (unsigned long long)op->request);
+                }
+                printf("]");
+            }
+            printf(", \"queue_errors\": [");
+            int first = 1;
+            for (int q = 0; q < MQDH_NQUEUES; q++) {
+                if (cm->queues[q].state == MQDH_QUEUE_ERROR) {
+                    printf("%s{\"queue\": \"%s\", \"error\": ", first ? "" : ", ", queue_keys[q]);
+                    json_string(cm->queues[q].error);
+                    printf("}");
+                    first = 0;
+                }
+            }
+            printf("]}");
+        }
+        printf("]}");
+    }
+    printf("\n]");
+}
+
+static const char *const wait_kinds[] = {"recv", "send", "collective"};
+
+static const char *wait_kind(enum mqdh_wait_kind k)
+{
+    return (unsigned)k < sizeof wait_kinds / sizeof wait_kinds[0] ? wait_kinds[k] : "?";
+}
+
+/* Processes v[0..n-1]: "KEY": [their ranks], "PKEY": [their indexes in
+ * "processes"], which also tell apart equal ranks of different worlds. */
+static void json_members(const char *key, const char *pkey, const int *v, int n,
+                         const struct mqdh_dump *d)
+{
+    printf("\"%s\": [", key);
+    for (int i = 0; i < n; i++)
+        printf("%s%d", i ? ", " : "", d->procs[v[i]].rank);
+    printf("], \"%s\": [", pkey);
+    for (int i = 0; i < n; i++)
+        printf("%s%d", i ? ", " : "", v[i]);
+    printf("]");
+}
+
+static void json_wait(const struct mqdh_dump *d, const struct mqdh_wait *w)
+{
+    const struct mqdh_process *f = &d->procs[w->from], *t = &d->procs[w->to];
+    printf("{\"from\": %d, \"to\": %d, \"from_world\": %d, \"to_world\": %d, "
+           "\"from_process\": %d, \"to_process\": %d, \"from_pid\": %d, \"to_pid\": %d, "
+           "\"kind\": \"%s\", \"any_source\": %s, \"call\": ",
+           f->rank, t->rank, f->world, t->world, w->from, w->to, (int)f->pid, (int)t->pid,
+           wait_kind(w->kind), w->any_source ? "true" : "false");
+    json_string(f->where_call);
+    printf(", \"comm\": ");
+    json_string(w->comm >= 0 ? f->comms[w->comm].name : "MPI_COMM_WORLD");
+    if (w->tag_wild || w->kind == MQDH_WAIT_COLLECTIVE)
+        printf(", \"tag\": null");
+    else
+        printf(", \"tag\": %ld", w->tag);
+    printf(", \"group\": %d, \"in_deadlock\": %s, \"why\": ", w->group,
+           w->in_deadlock ? "true" : "false");
+    json_string(w->why);
+    printf("}");
+}
+
+void json_analysis(const struct mqdh_dump *d, const struct mqdh_analysis *a)
+{
+    static const char *const acts[] = {"unknown", "running", "in_mpi", "blocked"};
+    static const char *const verdicts[] = {"deadlock", "none", "unknown"};
+    printf(",\n\"deadlock\": {\"found\": %s, \"verdict\": \"%s\", \"blind\": %d, "
+           "\"deadlocks\": [",
+           a->ndeadlocks ? "true" : "false", verdicts[a->verdict], a->nblind);
+    for (int k = 0; k < a->ndeadlocks; k++) {
+        const struct mqdh_deadlock *dl = &a->deadlocks[k];
+        printf("%s\n  {\"kind\": \"%s\", ", k ? "," : "", dl->knot ? "knot" : "cycle");
+        json_members("ranks", "processes", dl->members, dl->nmembers, d);
+        printf(", \"edges\": [");
+        for (int e = 0; e < dl->nwaits; e++) {
+            printf("%s\n   ", e ? "," : "");
+            json_wait(d, &a->waits[dl->waits[e]]);
+        }
+        printf("]}");
+    }
+    printf("],\n ");
+    json_members("behind", "behind_processes", a->behind, a->nbehind, d);
+    printf(",\n \"activity\": [");
+    for (int i = 0; i < a->nprocs; i++)
+        printf("%s{\"rank\": %d, \"world\": %d, \"state\": \"%s\"}", i ? ", " : "",
+               d->procs[i].rank, d->procs[i].world, acts[a->activity[i]]);
+    printf("],\n \"unseen\": [");
+    for (int i = 0; i < a->nunseen; i++) {
+        printf("%s", i ? ", " : "");
+        json_string(a->unseen[i]);
+    }
+    printf("],\n \"waits\": [");
+    for (int w = 0; w < a->nwaits; w++) {
+        printf("%s\n  ", w ? "," : "");
+        json_wait(d, &a->waits[w]);
+    }
+    printf("]}");
+}
+
+/* --list --json. */
+void json_jobs(const struct mqdh_job_info *jobs, int n)
+{
+    printf("{\"jobs\": [");
+    for (int i = 0; i < n; i++) {
+        printf("%s\n {\"launcher\": %d, \"ranks\": %d, \"uid\": %u, \"command\": ",
+               i ? "," : "", (int)jobs[i].launcher, jobs[i].nranks, (unsigned)jobs[i].uid);
+        json_string(jobs[i].launcher_cmd);
+        printf(", \"program\": ");
+        json_string(jobs[i].program);
+        printf("}");
+    }
+    printf("\n]}\n");
+}

@@ -1,0 +1,253 @@
+/*
+ * mqdump - show the MPI message queues of stopped or hung processes.
+ * Uses only the public libmqdhost API (mqdhost.h); the views are in
+ * text.c, json.c and graph.c.
+ *
+ * Exit status: 0 every process dumped and the analysis conclusive (a
+ * deadlock, or none), 1 some process not dumped or the analysis cannot
+ * tell, 2 none dumped (or no job found), 64 usage error.
+ */
+#define _GNU_SOURCE
+#include "mqdump.h"
+
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void usage(FILE *f)
+{
+    fputs("usage: mqdump [OPTIONS] --job LAUNCHER_PID\n"
+          "       mqdump [OPTIONS] --pid PID [--pid PID ...]\n"
+          "       mqdump [--list]\n"
+          "       mqdump --check-dll PATH\n"
+          "Show the MPI message queues of processes, and who waits for whom.\n\n"
+          "  -j, --job PID           every rank of the job this launcher (mpiexec) runs,\n"
+          "                          and the processes they spawned (MPI_Comm_spawn)\n"
+          "  -p, --pid PID           a process to dump (repeatable)\n"
+          "  -l, --list              the MPI jobs on this node (also: no arguments)\n"
+          "  -d, --dll PATH          the debug DLL to use (default: $MQD_DLL, else mqd's\n"
+          "                          own for MPICH, else the one the process names)\n"
+          "      --target-dll        use the DLL the process names (MPIR_dll_name), not\n"
+          "                          mqd's own\n"
+          "      --trust-target-dll  load the DLL the process names even if it fails\n"
+          "                          the ownership and permission checks\n"
+          "      --check-dll PATH    load and validate a debug DLL, print its version\n"
+          "      --full              every process in full, not processes in the same\n"
+          "                          state folded together under their ranks\n"
+          "      --json              one JSON object instead of text\n"
+          "      --graph FILE        the queues and deadlocks as a Graphviz graph: DOT,\n"
+          "                          or SVG/PNG/PDF (by FILE's suffix) rendered by dot\n"
+          "      --stats             per process: DLL callbacks, bytes, system calls, time\n"
+          "  -v, --verbose           show the DLL's diagnostic messages\n"
+          "  -h, --help              this text\n\n"
+          "Exit status: 0 every process dumped and the analysis sure (a deadlock or\n"
+          "none), 1 some process not dumped or the analysis cannot tell, 2 nothing\n"
+          "dumped, 64 usage error.\n",
+          f);
+}
+
+/* --list: the MPI jobs on this node.  Returns the exit status. */
+static int list_jobs(int json)
+{
+    struct mqdh_job_info *jobs = NULL;
+    int n = 0;
+    if (mqdh_list_jobs(&jobs, &n) != MQDH_OK) {
+        fprintf(stderr, "mqdump: cannot read /proc: %s\n", mqdh_strerror(MQDH_E_NOMEM));
+        return 2;
+    }
+    if (json)
+        json_jobs(jobs, n);
+    else
+        text_jobs(jobs, n);
+    mqdh_jobs_free(jobs, n);
+    return 0;
+}
+
+/* Interrupted mid-dump: let every process go, then die of the signal. */
+static void on_fatal_signal(int sig)
+{
+    mqdh_release_all();
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+int main(int argc, char **argv)
+{
+    static const int fatal[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE};
+    for (size_t i = 0; i < sizeof fatal / sizeof fatal[0]; i++) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_fatal_signal;
+        sigfillset(&sa.sa_mask);
+        sigaction(fatal[i], &sa, NULL);
+    }
+    static const struct option longopts[] = {
+        {"pid", required_argument, NULL, 'p'},  {"job", required_argument, NULL, 'j'},
+        {"dll", required_argument, NULL, 'd'},  {"trust-target-dll", no_argument, NULL, 'T'},
+        {"json", no_argument, NULL, 'J'},       {"stats", no_argument, NULL, 'S'},
+        {"verbose", no_argument, NULL, 'v'},    {"help", no_argument, NULL, 'h'},
+        {"check-dll", required_argument, NULL, 'C'},
+        {"full", no_argument, NULL, 'F'},
+        {"graph", required_argument, NULL, 'G'},
+        {"list", no_argument, NULL, 'l'},
+        {"target-dll", no_argument, NULL, 'D'},
+        {NULL, 0, NULL, 0},
+    };
+    pid_t *pids = NULL;
+    int npids = 0, json = 0, stats = 0, full = 0, list = 0, opt;
+    long job = 0;
+    const char *check = NULL, *graph = NULL;
+    struct mqdh_options o = {0};
+
+    while ((opt = getopt_long(argc, argv, "p:j:d:lvh", longopts, NULL)) != -1) {
+        char *end;
+        long v;
+        switch (opt) {
+        case 'p':
+        case 'j':
+            v = strtol(optarg, &end, 10);
+            if (*end || v <= 0 || v > 0x7fffffff) {
+                fprintf(stderr, "mqdump: '%s' is not a process id\n", optarg);
+                return 64;
+            }
+            if (opt == 'j') {
+                job = v;
+                break;
+            }
+            pid_t *np = realloc(pids, (size_t)(npids + 1) * sizeof *np);
+            if (!np)
+                return 2;
+            pids = np;
+            pids[npids++] = (pid_t)v;
+            break;
+        case 'd':
+            o.dll = optarg;
+            break;
+        case 'C':
+            check = optarg;
+            break;
+        case 'T':
+            o.trust_target_dll = 1;
+            break;
+        case 'J':
+            json = 1;
+            break;
+        case 'S':
+            stats = 1;
+            break;
+        case 'F':
+            full = 1;
+            break;
+        case 'G':
+            graph = optarg;
+            break;
+        case 'l':
+            list = 1;
+            break;
+        case 'D':
+            o.target_dll = 1;
+            break;
+        case 'v':
+            o.verbose = 1;
+            break;
+        case 'h':
+            usage(stdout);
+            return 0;
+        default:
+            usage(stderr);
+            return 64;
+        }
+    }
+    if (check && optind == argc && npids == 0 && job == 0) {
+        char version[512], err[1024];
+        int mpi2 = 0;
+        if (mqdh_dll_check(check, version, sizeof version, &mpi2, err, sizeof err) != MQDH_OK) {
+            fprintf(stderr, "mqdump: %s\n", err);
+            return 2;
+        }
+        printf("%s: %s\n  usable: the %s protocol\n", check, version,
+               mpi2 ? "MPI-2 (jobs and process identities)" : "MPI-1");
+        return 0;
+    }
+    if (optind < argc && !list) {
+        fprintf(stderr, "mqdump: unexpected argument '%s' (a pid goes after --job or --pid)\n",
+                argv[optind]);
+        usage(stderr);
+        free(pids);
+        return 64;
+    }
+    if (list || (argc == 1)) {
+        if (npids || job || check || optind < argc) {
+            fprintf(stderr, "mqdump: --list takes no other argument\n");
+            free(pids);
+            return 64;
+        }
+        return list_jobs(json);
+    }
+    if ((npids == 0) == (job == 0) || check) {
+        fprintf(stderr, "mqdump: give --pid (one or more), --job, or --check-dll alone\n");
+        usage(stderr);
+        free(pids);
+        return 64;
+    }
+    int *ranks = NULL;
+    char **hosts = NULL;
+    if (job) {
+        char err[512];
+        int rc = mqdh_job_ranks((pid_t)job, &pids, &ranks, &hosts, &npids, err, sizeof err);
+        if (rc != MQDH_OK) {
+            fprintf(stderr, "mqdump: %s\n", err);
+            return 2;
+        }
+    }
+    struct mqdh_dump *d = NULL;
+    int rc = mqdh_dump_processes(pids, ranks, (const char *const *)hosts, npids, &o, &d);
+    int status;
+    if (!d) {
+        fprintf(stderr, "mqdump: %s\n", mqdh_strerror(rc));
+        status = 2;
+    } else {
+        int failed = 0;
+        for (int i = 0; i < d->nprocs; i++) {
+            if (d->procs[i].error) {
+                failed++;
+                if (json)
+                    fprintf(stderr, "mqdump: process %d: %s\n", (int)d->procs[i].pid,
+                            d->procs[i].error);
+            }
+        }
+        status = failed == 0 ? 0 : failed < d->nprocs ? 1 : 2;
+        struct mqdh_analysis *a = NULL;
+        if (mqdh_analyze(d, &a) != MQDH_OK)
+            fprintf(stderr, "mqdump: the wait-for analysis ran out of memory\n");
+        if (status == 0 && (!a || a->verdict == MQDH_VERDICT_UNKNOWN))
+            status = 1;
+        if (json) {
+            json_dump(d, stats);
+            if (a)
+                json_analysis(d, a);
+            printf("}\n");
+        } else {
+            text_dlls(d);
+            if (full || text_folded(d, stats) != 0)
+                text_dump(d, stats);
+            if (a)
+                text_analysis(d, a, !full);
+        }
+        char gerr[4600];
+        if (graph && graph_write(graph, d, a, gerr, sizeof gerr) != 0) {
+            fprintf(stderr, "mqdump: --graph: %s\n", gerr);
+            if (status == 0)
+                status = 1;
+        }
+        mqdh_analysis_free(a);
+    }
+    mqdh_dump_free(d);
+    if (job)
+        mqdh_job_free(pids, ranks, hosts, npids);
+    else
+        free(pids);
+    return status;
+}

@@ -1,0 +1,63 @@
+/*
+ * mqdump.h - the parts of mqdump: the command (main.c) and its views, one
+ * file each (text.c, json.c, graph.c), all over the public libmqdhost API.
+ * The views write to standard output, the graph to its file.
+ */
+#ifndef MQDUMP_H
+#define MQDUMP_H
+
+#include "mqdhost.h"
+
+#include <stdio.h>
+
+/* The word for an operation's status, in every view. */
+static inline const char *status_name(enum mqdh_op_status s)
+{
+    switch (s) {
+    case MQDH_OP_PENDING: return "pending";
+    case MQDH_OP_MATCHED: return "matched";
+    case MQDH_OP_COMPLETE: return "complete";
+    case MQDH_OP_UNKNOWN: break;
+    }
+    return "unknown";
+}
+
+/* ---------------------------------------------------------------- text.c */
+
+/* Which DLL each process was dumped with, and why: one line per choice. */
+void text_dlls(const struct mqdh_dump *d);
+/* --full: every process in turn. */
+void text_dump(const struct mqdh_dump *d, int stats);
+/* The default: processes in the same state folded under their ranks.
+ * -1 out of memory (nothing printed). */
+int text_folded(const struct mqdh_dump *d, int stats);
+/* The deadlock report; fold: explanations the same up to the waiting rank
+ * once, under the ranks they hold for. */
+void text_analysis(const struct mqdh_dump *d, const struct mqdh_analysis *a, int fold);
+/* --list. */
+void text_jobs(const struct mqdh_job_info *jobs, int n);
+
+/* ---------------------------------------------------------------- json.c */
+
+/* The "processes" member, after the object's opening brace. */
+void json_dump(const struct mqdh_dump *d, int stats);
+/* The "deadlock" member, after json_dump. */
+void json_analysis(const struct mqdh_dump *d, const struct mqdh_analysis *a);
+/* --list --json: a whole object. */
+void json_jobs(const struct mqdh_job_info *jobs, int n);
+
+/* ---------------------------------------------------------------- graph.c */
+
+/* The graph of dump d, its analysis a (may be NULL), as DOT to f.  0, or
+ * -1 on a write error. */
+int graph_write_dot(FILE *f, const struct mqdh_dump *d, const struct mqdh_analysis *a);
+
+/*
+ * Write the graph to path: DOT, or, when path ends in .svg, .png or .pdf,
+ * the DOT to PATH.dot and the picture rendered from it by Graphviz dot.
+ * 0, or -1 with the reason in err[errlen] (a DOT file written is kept).
+ */
+int graph_write(const char *path, const struct mqdh_dump *d, const struct mqdh_analysis *a,
+                char *err, size_t errlen);
+
+#endif

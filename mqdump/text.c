@@ -1,0 +1,492 @@
+/*
+ * text.c - mqdump's text views: every process in full (--full), processes
+ * in the same state folded under their ranks (the default), the deadlock
+ * report, the DLL lines and --list.
+ */
+#define _GNU_SOURCE
+#include "mqdump.h"
+
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const queue_names[MQDH_NQUEUES] = {"pending sends", "pending receives",
+                                                      "unexpected messages"};
+/*
+ * How a process's state is written.  EXACT: as it is.  Folded views write
+ * what may be the same in many processes: no addresses, a rank in a
+ * communicator the size of the job that is the world rank as such, and
+ * peers as ranks (FOLD_ABS) or relative to the process's own rank
+ * (FOLD_REL: "rank-1", modulo the job).
+ */
+enum render { EXACT, FOLD_ABS, FOLD_REL };
+
+struct view {
+    FILE *f;
+    const struct mqdh_dump *d;
+    const struct mqdh_process *p;
+    enum render mode;
+};
+
+static void print_peer(const struct view *v, long local, long global)
+{
+    char peer[96];
+    mqdh_peer_text(v->d, (int)(v->p - v->d->procs), local, global, v->mode == FOLD_REL, peer,
+                   sizeof peer);
+    fprintf(v->f, "%s", peer);
+}
+
+static void text_op(const struct view *v, const struct mqdh_op *o, int q)
+{
+    FILE *f = v->f;
+    fprintf(f, "      %-8s ", status_name(o->status));
+    if (q == MQDH_UNEXPECTED) {
+        fprintf(f, "from ");
+        print_peer(v, o->actual_local_rank, o->actual_global_rank);
+        fprintf(f, " tag %ld, %ld bytes", o->actual_tag, o->actual_length);
+    } else {
+        fprintf(f, q == MQDH_SENDS ? "to " : "from ");
+        print_peer(v, o->desired_local_rank, o->desired_global_rank);
+        if (o->tag_wild)
+            fprintf(f, " tag ANY");
+        else
+            fprintf(f, " tag %ld", o->desired_tag);
+        fprintf(f, ", %ld bytes", o->desired_length);
+        if (q == MQDH_RECEIVES &&
+            (o->status == MQDH_OP_MATCHED || o->status == MQDH_OP_COMPLETE)) {
+            fprintf(f, " <- matched ");
+            print_peer(v, o->actual_local_rank, o->actual_global_rank);
+            fprintf(f, " tag %ld, %ld bytes", o->actual_tag, o->actual_length);
+        }
+    }
+    if (v->mode == EXACT)
+        fprintf(f, ", buffer 0x%llx%s", (unsigned long long)o->buffer,
+                o->system_buffer ? " (system)" : "");
+    else if (o->system_buffer)
+        fprintf(f, ", system buffer");
+    fprintf(f, "\n");
+    for (int l = 0; l < 5 && o->extra_text[l][0]; l++)
+        if (v->mode == EXACT || !(o->text_address & 1u << l))
+            fprintf(f, "               %s\n", o->extra_text[l]);
+}
+
+/* Where the process is, its error and its communicators, indented. */
+static void text_state(const struct view *v)
+{
+    const struct mqdh_process *p = v->p;
+    FILE *f = v->f;
+    if (p->where_call) {
+        fprintf(f, "  in %s, called from %s", p->where_call, p->where_function);
+        if (p->where_file)
+            fprintf(f, " at %s:%d", p->where_file, p->where_line);
+        if (p->where_tid != p->pid)
+            fprintf(f, v->mode == EXACT ? " (thread %d)" : " (not the main thread)",
+                    (int)p->where_tid);
+        fprintf(f, "\n");
+    } else if (p->where_error) {
+        fprintf(f, "  where: %s\n", p->where_error);
+    } else if (!p->error) {
+        fprintf(f, "  not in MPI\n");
+    }
+    if (p->error)
+        fprintf(f, "  error: %s\n", p->error);
+    else if (p->ncomms == 0 && p->where_call && strcmp(p->where_call, "MPI_Finalize") == 0)
+        fprintf(f, "  no communicators: the MPI library has freed them in MPI_Finalize\n");
+    for (int c = 0; c < p->ncomms; c++) {
+        const struct mqdh_comm *cm = &p->comms[c];
+        if (v->mode != EXACT && cm->local_rank == p->rank && p->rank >= 0 &&
+            cm->size == mqdh_world_size(v->d, p->world))
+            fprintf(f, "  communicator \"%s\" (size %ld, rank = world rank)\n", cm->name,
+                    cm->size);
+        else
+            fprintf(f, "  communicator \"%s\" (size %ld, rank %ld)\n", cm->name, cm->size,
+                    cm->local_rank);
+        for (int q = 0; q < MQDH_NQUEUES; q++) {
+            const struct mqdh_queue *qu = &cm->queues[q];
+            if (qu->state == MQDH_QUEUE_NO_INFO) {
+                fprintf(f, "    %s: no information\n", queue_names[q]);
+            } else if (qu->state == MQDH_QUEUE_ERROR) {
+                fprintf(f, "    %s: error: %s\n", queue_names[q], qu->error ? qu->error : "?");
+            } else if (qu->nops) {
+                fprintf(f, "    %s: %d\n", queue_names[q], qu->nops);
+                for (int o = 0; o < qu->nops; o++)
+                    text_op(v, &qu->ops[o], q);
+            }
+        }
+    }
+}
+
+static void print_stats(FILE *f, const struct mqdh_stats *st)
+{
+    fprintf(f, "  stats: %lu callbacks (%lu fetches), %lu bytes in %lu system calls, %.3f s\n",
+            st->callbacks, st->fetches, st->bytes, st->syscalls, st->seconds);
+}
+
+static void print_ranks(const struct mqdh_dump *d, const int *idx, int n);
+
+/* Which DLL each process was dumped with, and why: one line per choice. */
+void text_dlls(const struct mqdh_dump *d)
+{
+    int *same = malloc(((size_t)d->nprocs + 1) * sizeof *same);
+    int *done = calloc((size_t)d->nprocs + 1, sizeof *done), distinct = 0;
+    if (!same || !done) {
+        free(same);
+        free(done);
+        return;
+    }
+    for (int i = 0; i < d->nprocs; i++)
+        if (d->procs[i].dll && !done[i]) {
+            distinct++;
+            for (int j = i + 1; j < d->nprocs; j++)
+                done[j] |= d->procs[j].dll && strcmp(d->procs[j].dll, d->procs[i].dll) == 0;
+        }
+    memset(done, 0, (size_t)d->nprocs * sizeof *done);
+    for (int i = 0; i < d->nprocs; i++) {
+        const struct mqdh_process *p = &d->procs[i];
+        if (!p->dll || done[i])
+            continue;
+        int n = 0;
+        for (int j = i; j < d->nprocs; j++)
+            if (d->procs[j].dll && strcmp(d->procs[j].dll, p->dll) == 0) {
+                done[j] = 1;
+                same[n++] = j;
+            }
+        printf("DLL: %s (%s)", p->dll, p->dll_why ? p->dll_why : "?");
+        if (distinct > 1) {
+            printf(" for ranks [");
+            print_ranks(d, same, n);
+            printf("]");
+        }
+        printf("\n");
+    }
+    free(same);
+    free(done);
+}
+
+/* --full: every process in turn. */
+void text_dump(const struct mqdh_dump *d, int stats)
+{
+    for (int i = 0; i < d->nprocs; i++) {
+        const struct mqdh_process *p = &d->procs[i];
+        char who[48];
+        mqdh_process_label(p, who, sizeof who);
+        printf("process %d", (int)p->pid);
+        if (p->rank >= 0)
+            printf(", %s", who);
+        if (p->host)
+            printf(", host %s", p->host);
+        printf("%s%s\n", p->image ? ": " : "", p->image ? p->image : "");
+        struct view v = {stdout, d, p, EXACT};
+        text_state(&v);
+        if (stats)
+            print_stats(stdout, &p->stats);
+    }
+}
+
+/* "0-3,5,7-8": ascending process indexes, as their ranks (pids if none);
+ * a spawned world's after "world W: ". */
+static void print_ranks(const struct mqdh_dump *d, const int *idx, int n)
+{
+    for (int i = 0; i < n;) {
+        const struct mqdh_process *p = &d->procs[idx[i]], *q;
+        int j = i;
+        while (p->rank >= 0 && j + 1 < n && (q = &d->procs[idx[j + 1]])->world == p->world &&
+               q->rank == d->procs[idx[j]].rank + 1)
+            j++;
+        printf("%s", i ? "," : "");
+        if (p->world > 0 && p->rank >= 0 && (i == 0 || d->procs[idx[i - 1]].world != p->world))
+            printf("%sworld %d: ", i ? " " : "", p->world);
+        if (p->rank < 0)
+            printf("pid %d", (int)p->pid);
+        else if (j > i)
+            printf("%d-%d", p->rank, d->procs[idx[j]].rank);
+        else
+            printf("%d", p->rank);
+        i = j + 1;
+    }
+}
+
+/* Process i's state written in mode, as one malloc'd string (NULL: no memory). */
+static char *state_string(const struct mqdh_dump *d, int i, enum render mode)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f)
+        return NULL;
+    struct view v = {f, d, &d->procs[i], mode};
+    text_state(&v);
+    if (fclose(f) != 0) {
+        free(buf);
+        return NULL;
+    }
+    return buf;
+}
+
+/* A process's state as text, for sorting processes by it. */
+struct signature {
+    const char *text;
+    int proc;
+};
+
+static int by_text_then_process(const void *x, const void *y)
+{
+    const struct signature *a = x, *b = y;
+    int c = strcmp(a->text, b->text);
+    return c ? c : (a->proc > b->proc) - (a->proc < b->proc);
+}
+
+/*
+ * Group the processes not yet in one (group[i] < 0) whose sig[i] are the
+ * same, two or more: each under its lowest process, marked with how.
+ * Sorted, not compared pairwise (a job of 100,000).  by[n] is scratch.
+ */
+static void fold_same(char **sig, int n, int *group, enum render *mode, enum render how,
+                      struct signature *by)
+{
+    int m = 0;
+    for (int i = 0; i < n; i++)
+        if (group[i] < 0)
+            by[m++] = (struct signature){sig[i], i};
+    qsort(by, (size_t)m, sizeof *by, by_text_then_process);
+    for (int k = 0, end; k < m; k = end) {
+        for (end = k + 1; end < m && strcmp(by[end].text, by[k].text) == 0; end++)
+            ;
+        if (end - k < 2)
+            continue;
+        mode[by[k].proc] = how;
+        for (int j = k; j < end; j++)
+            group[by[j].proc] = by[k].proc;
+    }
+}
+
+/*
+ * The compressed view: processes whose state is the same, with peers as
+ * ranks or else relative to their own rank, are written once under the
+ * ranks they are ("ranks [0-31,33-63]").  Returns -1 out of memory.
+ */
+int text_folded(const struct mqdh_dump *d, int stats)
+{
+    int n = d->nprocs, rc = -1;
+    char **abs = calloc((size_t)n + 1, sizeof *abs), **rel = calloc((size_t)n + 1, sizeof *rel);
+    int *group = malloc(((size_t)n + 1) * sizeof *group), *members = malloc(((size_t)n + 1) * sizeof *members);
+    enum render *mode = malloc(((size_t)n + 1) * sizeof *mode);
+    struct signature *by = malloc(((size_t)n + 1) * sizeof *by);
+    int *start = calloc((size_t)n + 2, sizeof *start); /* group g: members[start[g]...] */
+    if (!abs || !rel || !group || !members || !mode || !by || !start)
+        goto out;
+    for (int i = 0; i < n; i++) {
+        abs[i] = state_string(d, i, FOLD_ABS);
+        rel[i] = state_string(d, i, FOLD_REL);
+        if (!abs[i] || !rel[i])
+            goto out;
+        group[i] = -1;
+    }
+    /* The same with peers as they are first, then the same relative. */
+    fold_same(abs, n, group, mode, FOLD_ABS, by);
+    fold_same(rel, n, group, mode, FOLD_REL, by);
+    for (int j = 0; j < n; j++) /* each group's members, in order */
+        if (group[j] >= 0)
+            start[group[j] + 2]++;
+    for (int g = 0; g < n; g++)
+        start[g + 2] += start[g + 1];
+    for (int j = 0; j < n; j++)
+        if (group[j] >= 0)
+            members[start[group[j] + 1]++] = j;
+    int same_image = 1, worlds = 1;
+    for (int i = 0; i < n; i++)
+        if (d->procs[i].world >= worlds)
+            worlds = d->procs[i].world + 1;
+    for (int i = 1; i < n; i++)
+        same_image &= d->procs[i].image && d->procs[0].image &&
+                      strcmp(d->procs[i].image, d->procs[0].image) == 0;
+    if (n > 1 && same_image)
+        printf("%d processes, all running %s\n", n, d->procs[0].image);
+    for (int i = 0; i < n; i++) {
+        const struct mqdh_process *p = &d->procs[i];
+        if (group[i] >= 0 && group[i] != i)
+            continue;
+        if (group[i] < 0) { /* alone: as it is */
+            char who[48];
+            mqdh_process_label(p, who, sizeof who);
+            if (p->rank >= 0)
+                printf("%s (pid %d)", who, (int)p->pid);
+            else
+                printf("%s", who);
+            if (!same_image || n == 1)
+                printf(": %s", p->image ? p->image : "?");
+            printf("\n");
+            struct view v = {stdout, d, p, EXACT};
+            text_state(&v);
+            if (stats)
+                print_stats(stdout, &p->stats);
+            continue;
+        }
+        int m = start[i + 1] - start[i];
+        const int *in = members + start[i];
+        printf("ranks [");
+        print_ranks(d, in, m);
+        printf("] (%d processes%s)", m,
+               mode[i] != FOLD_REL ? ""
+               : worlds > 1        ? ", peers relative to each: rank+1 is the next, modulo "
+                                     "its world"
+                                   : ", peers relative to each: rank+1 is the next, modulo the "
+                                     "job");
+        if (!same_image)
+            printf(": %s", p->image ? p->image : "?");
+        printf("\n%s", mode[i] == FOLD_REL ? rel[i] : abs[i]);
+        if (stats) {
+            struct mqdh_stats sum = {0};
+            for (int k = 0; k < m; k++) {
+                const struct mqdh_stats *st = &d->procs[in[k]].stats;
+                sum.callbacks += st->callbacks;
+                sum.fetches += st->fetches;
+                sum.bytes += st->bytes;
+                sum.syscalls += st->syscalls;
+                sum.seconds += st->seconds;
+            }
+            printf("  (stats summed over these %d)\n", m);
+            print_stats(stdout, &sum);
+        }
+    }
+    rc = 0;
+out:
+    for (int i = 0; abs && rel && i < n; i++) {
+        free(abs[i]);
+        free(rel[i]);
+    }
+    free(abs);
+    free(rel);
+    free(group);
+    free(members);
+    free(mode);
+    free(by);
+    free(start);
+    return rc;
+}
+
+/*
+ * Deadlock dl's waits, those whose explanations read the same relative to
+ * the waiting rank once, under the ranks they hold for.  -1 out of memory
+ * (nothing printed).
+ */
+static int fold_waits(const struct mqdh_dump *d, const struct mqdh_analysis *a,
+                      const struct mqdh_deadlock *dl)
+{
+    size_t n = (size_t)dl->nwaits + 1;
+    char (*rel)[320] = malloc(n * sizeof *rel);
+    char *done = calloc(n, 1);
+    int *who = malloc(n * sizeof *who);
+    if (!rel || !done || !who) {
+        free(rel);
+        free(done);
+        free(who);
+        return -1;
+    }
+    for (int e = 0; e < dl->nwaits; e++)
+        mqdh_explain_wait(d, &a->waits[dl->waits[e]], 1, rel[e], sizeof rel[e]);
+    for (int e = 0; e < dl->nwaits; e++) {
+        if (done[e])
+            continue;
+        int k = 0;
+        for (int f = e; f < dl->nwaits; f++) {
+            int from = a->waits[dl->waits[f]].from;
+            if (done[f] || strcmp(rel[e], rel[f]) != 0)
+                continue;
+            done[f] = 1;
+            if (!k || who[k - 1] != from)
+                who[k++] = from;
+        }
+        if (k == 1) {
+            printf("  %s\n", a->waits[dl->waits[e]].why);
+        } else {
+            printf("  [");
+            print_ranks(d, who, k);
+            printf("] %s\n", rel[e]);
+        }
+    }
+    free(rel);
+    free(done);
+    free(who);
+    return 0;
+}
+
+/*
+ * The deadlock section.  fold: explanations that are the same up to the
+ * waiting rank are printed once, under the ranks they hold for.
+ */
+void text_analysis(const struct mqdh_dump *d, const struct mqdh_analysis *a, int fold)
+{
+    printf("\n");
+    for (int k = 0; k < a->ndeadlocks; k++) {
+        const struct mqdh_deadlock *dl = &a->deadlocks[k];
+        printf("DEADLOCK: a %s of %d process%s, ranks [", dl->knot ? "knot" : "cycle",
+               dl->nmembers, dl->nmembers == 1 ? "" : "es");
+        print_ranks(d, dl->members, dl->nmembers);
+        printf("]%s\n", dl->knot ? " (some wait for any one of several: all of those are in it)"
+                                 : " (every wait in it is needed)");
+        if (!fold || fold_waits(d, a, dl) != 0)
+            for (int e = 0; e < dl->nwaits; e++)
+                printf("  %s\n", a->waits[dl->waits[e]].why);
+    }
+    if (a->nbehind) {
+        printf("also stuck, waiting on %s: ranks [", a->ndeadlocks == 1 ? "it" : "them");
+        print_ranks(d, a->behind, a->nbehind);
+        printf("]\n");
+    }
+    int blocked = 0, free_ = 0, unknown = 0;
+    for (int i = 0; i < a->nprocs; i++) {
+        blocked += a->activity[i] == MQDH_ACT_BLOCKED;
+        free_ += a->activity[i] == MQDH_ACT_RUNNING || a->activity[i] == MQDH_ACT_IN_MPI;
+        unknown += a->activity[i] == MQDH_ACT_UNKNOWN;
+    }
+    switch (a->verdict) {
+    case MQDH_VERDICT_DEADLOCK:
+        break;
+    case MQDH_VERDICT_NONE:
+        printf("no deadlock found: %d of %d processes blocked in MPI, %d not blocked, "
+               "%d waits\n", blocked, a->nprocs, free_, a->nwaits);
+        break;
+    case MQDH_VERDICT_UNKNOWN:
+        if (unknown == a->nprocs)
+            printf("cannot tell whether the job is deadlocked: no process could be dumped "
+                   "and unwound\n");
+        else
+            printf("cannot tell whether the job is deadlocked: no deadlock among what could "
+                   "be seen, but for %d of %d processes what they wait for (or where they "
+                   "are) could not be seen\n", a->nblind, a->nprocs);
+        break;
+    }
+    if (a->nunseen) {
+        printf("the analysis could not see%s:\n",
+               a->ndeadlocks ? " (none of it can undo the deadlock)" : "");
+        for (int i = 0; i < a->nunseen; i++)
+            printf("  %s\n", a->unseen[i]);
+    }
+}
+
+/* --list: the MPI jobs on this node, for a user who has to find the
+ * launcher's pid. */
+void text_jobs(const struct mqdh_job_info *jobs, int n)
+{
+    if (n == 0) {
+        printf("no MPI job on this node (no process with PMI_RANK, PMI_ID, "
+               "OMPI_COMM_WORLD_RANK or PMIX_RANK in its environment that you can read)\n");
+    } else {
+        printf("MPI jobs on this node:\n");
+        printf("%8s %6s %-10s %s\n", "LAUNCHER", "RANKS", "USER", "PROGRAM (LAUNCHER COMMAND)");
+        for (int i = 0; i < n; i++) {
+            struct passwd *pw = getpwuid(jobs[i].uid);
+            char user[32];
+            if (pw)
+                snprintf(user, sizeof user, "%s", pw->pw_name);
+            else
+                snprintf(user, sizeof user, "%u", (unsigned)jobs[i].uid);
+            printf("%8d %6d %-10s %s (%s)\n", (int)jobs[i].launcher, jobs[i].nranks, user,
+                   jobs[i].program ? jobs[i].program : "?",
+                   jobs[i].launcher_cmd ? jobs[i].launcher_cmd : "?");
+        }
+        printf("dump one with: mqdump --job LAUNCHER\n");
+    }
+}
