@@ -1039,8 +1039,9 @@ void mqdh_explain_wait(const struct mqdh_dump *d, const struct mqdh_wait *w, int
 
     int own = 0; /* the call is the operation itself: MPI_Recv(source=...) */
     enum call_kind k = classify(p->where_call);
-    const char *reason;
-    switch (w->kind) {
+    const char *reason = "?";
+    args[0] = '\0';
+    switch (w->kind) { /* every kind: -Wswitch says if one is missing */
     case MQDH_WAIT_RECV:
         own = k == CALL_ONE_RECV || k == CALL_PROBE;
         snprintf(args, sizeof args, "%ssource=%s, tag=%s, comm=%s", own ? "" : "receive(",
@@ -1066,9 +1067,6 @@ void mqdh_explain_wait(const struct mqdh_dump *d, const struct mqdh_wait *w, int
         snprintf(args, sizeof args, "%scomm=%s", own ? "" : "nonblocking collective(", cname);
         reason = own ? "has not entered it" : "has not entered it or a matching one";
         break;
-    default:
-        args[0] = '\0';
-        reason = "?";
     }
     snprintf(buf, len, "%s%swaits in %s%s%s%s - %s %s%s", relative ? "" : me,
              relative ? "" : " ", call, own ? "(" : ": ", args, ")", them, reason, state);
@@ -1356,6 +1354,8 @@ int mqdh_analyze(const struct mqdh_dump *d, struct mqdh_analysis **out)
         return MQDH_E_USAGE;
     int n = d->nprocs;
     struct mqdh_analysis *a = calloc(1, sizeof *a);
+    if (a)
+        a->version = MQDH_VERSION;
     /* A dump built without an index is analysed through a copy with one
      * (the same processes): every peer is looked up by global rank. */
     struct mqdh_dump indexed = *d;
@@ -1426,8 +1426,6 @@ int mqdh_analyze(const struct mqdh_dump *d, struct mqdh_analysis **out)
         b.terminal[i] = a->activity[i] == MQDH_ACT_BLOCKED && is_terminal(&d->procs[i]);
     if (find_deadlocks(a, b.terminal) != MQDH_OK)
         goto nomem;
-    for (int w = 0; w < a->nwaits; w++)
-        mqdh_explain_wait(d, &a->waits[w], 0, a->waits[w].why, sizeof a->waits[w].why);
     /* "No deadlock" only when nothing a process waits for went unseen: an
      * unseen part is taken to free its process, which can hide one. */
     for (int i = 0; i < n; i++)

@@ -35,39 +35,41 @@ int mqdh_dll_trusted(const char *path, char *err, size_t errlen)
     char real[PATH_MAX], dir[PATH_MAX];
     struct stat st;
     if (!realpath(path, real)) {
-        snprintf(err, errlen, "%s: %s", path, strerror(errno));
-        return -1;
+        int e = errno;
+        snprintf(err, errlen, "%s: %s", path, strerror(e));
+        return -e;
     }
     if (stat(real, &st) != 0 || !S_ISREG(st.st_mode)) {
         snprintf(err, errlen, "%s is not a regular file", real);
-        return -1;
+        return -EPERM;
     }
     if (!owner_ok(&st)) {
         snprintf(err, errlen, "%s is owned by uid %u, neither root nor you", real,
                  (unsigned)st.st_uid);
-        return -1;
+        return -EPERM;
     }
     if (st.st_mode & (S_IWGRP | S_IWOTH)) {
         snprintf(err, errlen, "%s is writable by its group or by others (mode %03o)", real,
                  (unsigned)(st.st_mode & 0777));
-        return -1;
+        return -EPERM;
     }
     snprintf(dir, sizeof dir, "%s", real);
     char *d = dirname(dir);
     if (stat(d, &st) != 0) {
-        snprintf(err, errlen, "%s: %s", d, strerror(errno));
-        return -1;
+        int e = errno;
+        snprintf(err, errlen, "%s: %s", d, strerror(e));
+        return -e;
     }
     if (!owner_ok(&st)) {
         snprintf(err, errlen, "its directory %s is owned by uid %u, neither root nor you", d,
                  (unsigned)st.st_uid);
-        return -1;
+        return -EPERM;
     }
     if (st.st_mode & (S_IWGRP | S_IWOTH)) {
         snprintf(err, errlen, "its directory %s is %s", d,
                  st.st_mode & S_ISVTX ? "shared (sticky and world-writable)"
                                       : "writable by its group or by others");
-        return -1;
+        return -EPERM;
     }
     return 0;
 }

@@ -61,7 +61,8 @@ int mqdh_dll_load(const char *path, const mqs_basic_callbacks *basic, struct mqd
 /*
  * The trust rule for a DLL the target names: a regular file, in a directory,
  * both owned by root or the invoking user and writable by neither group nor
- * others.  Returns 0, or -1 with the reason in err.
+ * others.  Returns 0, or -EPERM (or the -errno of a file that cannot be
+ * looked at) with the reason in err.
  */
 int mqdh_dll_trusted(const char *path, char *err, size_t errlen);
 

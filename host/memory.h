@@ -30,7 +30,6 @@ struct mqdh_mem {
     /* Counters for --stats; reset only by mqdh_mem_init. */
     unsigned long syscalls;
     unsigned long bytes_read; /* from the target, not from the cache */
-    unsigned long requests;   /* calls to mqdh_mem_read */
 };
 
 /* Prepare to read pid.  Cannot fail; nothing is opened yet. */

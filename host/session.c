@@ -75,14 +75,19 @@ int mqdh_dump_processes(const pid_t *pids, const int *ranks, const char *const *
                         const struct mqdh_options *opt, struct mqdh_dump **out)
 {
     *out = NULL;
-    if (n < 0 || (n > 0 && !pids))
+    struct mqdh_options o = MQDH_OPTIONS_INIT;
+    if (n < 0 || (n > 0 && !pids) || (opt && opt->size < sizeof opt->size))
         return MQDH_E_USAGE;
+    if (opt) /* what the caller knows of; the rest stays as MQDH_OPTIONS_INIT has it */
+        memcpy((char *)&o + sizeof o.size, (const char *)opt + sizeof o.size,
+               (opt->size < sizeof o ? opt->size : sizeof o) - sizeof o.size);
     size_t alloc = (size_t)(n ? n : 1);
-    struct session s = {.n = n, .opt = opt};
+    struct session s = {.n = n, .opt = &o};
     struct mqdh_dump *d = calloc(1, sizeof *d);
     if (!d || !(d->procs = calloc(alloc, sizeof *d->procs)) ||
         !(s.procs = calloc(alloc, sizeof *s.procs)) || !(s.types = mqdh_typeshare_new()))
         goto nomem;
+    d->version = MQDH_VERSION;
     d->nprocs = n;
     s.dump = d;
     for (int i = 0; i < n; i++)

@@ -230,8 +230,9 @@ static void store_arg(struct mqdh_where *w, unsigned bit, Dwarf_Word v, int size
     case MQDH_ARG_ROOT:
         w->root = s;
         break;
-    default:
+    case MQDH_ARG_COMM:
         w->comm = u; /* a handle: its bits, as wide as the type */
+        break;
     }
 }
 

@@ -190,7 +190,9 @@ int graph_write_dot(FILE *f, const struct mqdh_dump *d, const struct mqdh_analys
                        "label=", w->from, w->to);
             dot_string(f, label);
             fprintf(f, ", tooltip=");
-            dot_string(f, w->why);
+            char why[WHY_LEN];
+            mqdh_explain_wait(d, w, 0, why, sizeof why);
+            dot_string(f, why);
             fprintf(f, "];\n");
         }
     }

@@ -211,7 +211,9 @@ static void json_wait(const struct mqdh_dump *d, const struct mqdh_wait *w)
         printf(", \"tag\": %ld", w->tag);
     printf(", \"group\": %d, \"in_deadlock\": %s, \"why\": ", w->group,
            w->in_deadlock ? "true" : "false");
-    json_string(w->why);
+    char why[WHY_LEN];
+    mqdh_explain_wait(d, w, 0, why, sizeof why);
+    json_string(why);
     printf("}");
 }
 

@@ -99,7 +99,7 @@ int main(int argc, char **argv)
     int npids = 0, json = 0, stats = 0, full = 0, list = 0, opt;
     long job = 0;
     const char *check = NULL, *graph = NULL;
-    struct mqdh_options o = {0};
+    struct mqdh_options o = MQDH_OPTIONS_INIT;
 
     while ((opt = getopt_long(argc, argv, "p:j:d:lvh", longopts, NULL)) != -1) {
         char *end;

@@ -22,6 +22,9 @@ static inline const char *status_name(enum mqdh_op_status s)
     return "unknown";
 }
 
+/* Room for one wait's explanation (mqdh_explain_wait). */
+enum { WHY_LEN = 1024 };
+
 /* ---------------------------------------------------------------- text.c */
 
 /* Which DLL each process was dumped with, and why: one line per choice. */

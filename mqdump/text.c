@@ -375,7 +375,7 @@ static int fold_waits(const struct mqdh_dump *d, const struct mqdh_analysis *a,
                       const struct mqdh_deadlock *dl)
 {
     size_t n = (size_t)dl->nwaits + 1;
-    char (*rel)[320] = malloc(n * sizeof *rel);
+    char (*rel)[WHY_LEN] = malloc(n * sizeof *rel);
     char *done = calloc(n, 1);
     int *who = malloc(n * sizeof *who);
     if (!rel || !done || !who) {
@@ -399,7 +399,9 @@ static int fold_waits(const struct mqdh_dump *d, const struct mqdh_analysis *a,
                 who[k++] = from;
         }
         if (k == 1) {
-            printf("  %s\n", a->waits[dl->waits[e]].why);
+            char why[WHY_LEN];
+            mqdh_explain_wait(d, &a->waits[dl->waits[e]], 0, why, sizeof why);
+            printf("  %s\n", why);
         } else {
             printf("  [");
             print_ranks(d, who, k);
@@ -426,9 +428,13 @@ void text_analysis(const struct mqdh_dump *d, const struct mqdh_analysis *a, int
         print_ranks(d, dl->members, dl->nmembers);
         printf("]%s\n", dl->knot ? " (some wait for any one of several: all of those are in it)"
                                  : " (every wait in it is needed)");
-        if (!fold || fold_waits(d, a, dl) != 0)
-            for (int e = 0; e < dl->nwaits; e++)
-                printf("  %s\n", a->waits[dl->waits[e]].why);
+        if (!fold || fold_waits(d, a, dl) != 0) {
+            for (int e = 0; e < dl->nwaits; e++) {
+                char why[WHY_LEN];
+                mqdh_explain_wait(d, &a->waits[dl->waits[e]], 0, why, sizeof why);
+                printf("  %s\n", why);
+            }
+        }
     }
     if (a->nbehind) {
         printf("also stuck, waiting on %s: ranks [", a->ndeadlocks == 1 ? "it" : "them");

@@ -98,7 +98,7 @@ static void test_dump__mpi2_protocol_end_to_end(void **state)
     (void)state;
     pid_t pid = start_target(NULL, NULL);
     int rank = 5;
-    struct mqdh_options o = {.dll = build_path("tests/fake/fake_ok.so")};
+    struct mqdh_options o = {.size = sizeof o, .dll = build_path("tests/fake/fake_ok.so")};
     struct mqdh_dump *d = NULL;
     int rc = mqdh_dump_processes(&pid, &rank, NULL, 1, &o, &d);
     assert_non_null(d);
@@ -106,6 +106,7 @@ static void test_dump__mpi2_protocol_end_to_end(void **state)
     if (rc != MQDH_OK)
         fail_msg("dump failed: %s", p->error ? p->error : mqdh_strerror(rc));
     assert_null(p->error);
+    assert_int_equal(d->version, MQDH_VERSION);
     assert_int_equal(p->pid, pid);
     assert_int_equal(p->rank, 5);
     assert_int_equal(p->identity, 5);
@@ -145,7 +146,7 @@ static void test_dump__mpi1_dll_gets_no_job(void **state)
 {
     (void)state;
     pid_t pid = start_target(NULL, NULL);
-    struct mqdh_options o = {.dll = build_path("tests/fake/fake_mpi1.so")};
+    struct mqdh_options o = {.size = sizeof o, .dll = build_path("tests/fake/fake_mpi1.so")};
     struct mqdh_dump *d = NULL;
     int rank = 2;
     assert_int_equal(mqdh_dump_processes(&pid, &rank, NULL, 1, &o, &d), MQDH_OK);
@@ -162,7 +163,7 @@ static void test_dump__dll_errors_reach_the_user(void **state)
 {
     (void)state;
     pid_t pid = start_target(NULL, NULL);
-    struct mqdh_options o = {.dll = build_path("tests/fake/fake_no_queues.so")};
+    struct mqdh_options o = {.size = sizeof o, .dll = build_path("tests/fake/fake_no_queues.so")};
     struct mqdh_dump *d = NULL;
     assert_int_equal(mqdh_dump_processes(&pid, NULL, NULL, 1, &o, &d), MQDH_E_NO_QUEUES);
     const char *e = d->procs[0].error;
@@ -202,7 +203,7 @@ static void remove_dll_copy(const char *dir, const char *file)
 
 static int dump_named(pid_t pid, int trust, char **error, char **dll)
 {
-    struct mqdh_options o = {.trust_target_dll = trust};
+    struct mqdh_options o = {.size = sizeof o, .trust_target_dll = trust};
     struct mqdh_dump *d = NULL;
     int rc = mqdh_dump_processes(&pid, NULL, NULL, 1, &o, &d);
     assert_non_null(d);
@@ -278,7 +279,7 @@ static void test_dump__a_gone_process_fails_alone(void **state)
     pids[1] = start_target(NULL, NULL);
     kill(pids[1], SIGKILL);
     waitpid(pids[1], NULL, 0);
-    struct mqdh_options o = {.dll = build_path("tests/fake/fake_ok.so")};
+    struct mqdh_options o = {.size = sizeof o, .dll = build_path("tests/fake/fake_ok.so")};
     struct mqdh_dump *d = NULL;
     assert_int_equal(mqdh_dump_processes(pids, NULL, NULL, 2, &o, &d), MQDH_E_ATTACH);
     assert_null(d->procs[0].error);
@@ -331,11 +332,36 @@ static void test_dump__mqdump_interrupted_lets_go(void **state)
     interrupt_mqdump(SIGINT);
 }
 
+/* The library reads no option beyond the size the caller gives, and
+ * refuses options with no size at all. */
+static void test_dump__options_by_their_size(void **state)
+{
+    (void)state;
+    pid_t pid = start_target(NULL, NULL);
+    struct mqdh_dump *d = NULL;
+    struct mqdh_options o = {.dll = build_path("tests/fake/fake_ok.so")};
+    assert_int_equal(mqdh_dump_processes(&pid, NULL, NULL, 1, &o, &d), MQDH_E_USAGE);
+    assert_null(d);
+    /* A caller that knows no member: the dll it does not know of is unread,
+     * and this process (no MPI) names none. */
+    o.size = offsetof(struct mqdh_options, dll);
+    assert_int_equal(mqdh_dump_processes(&pid, NULL, NULL, 1, &o, &d), MQDH_E_NO_DLL);
+    assert_non_null(d);
+    assert_null(d->procs[0].dll);
+    mqdh_dump_free(d);
+    o.size = offsetof(struct mqdh_options, target_dll);
+    assert_int_equal(mqdh_dump_processes(&pid, NULL, NULL, 1, &o, &d), MQDH_OK);
+    assert_string_equal(d->procs[0].dll, o.dll);
+    mqdh_dump_free(d);
+    stop_target(pid);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_dump__mpi2_protocol_end_to_end),
         cmocka_unit_test(test_dump__mpi1_dll_gets_no_job),
+        cmocka_unit_test(test_dump__options_by_their_size),
         cmocka_unit_test(test_dump__dll_errors_reach_the_user),
         cmocka_unit_test(test_dump__target_named_dll_must_be_trusted),
         cmocka_unit_test(test_dump__a_gone_process_fails_alone),

@@ -202,7 +202,17 @@ struct mqdh_process {
 
 struct mqdh_index;
 
+/*
+ * The layout of the structures below, in the results the library makes:
+ * MQDH_VERSION in their `version` member.  Structures only grow at their
+ * end, and a change to one that is an element of an array (mqdh_process,
+ * mqdh_comm, mqdh_op, mqdh_wait, ...) comes with a new symbol version
+ * node (MQDHOST_N) and soname.
+ */
+#define MQDH_VERSION 2
+
 struct mqdh_dump {
+    unsigned version; /* MQDH_VERSION */
     int nprocs;
     struct mqdh_process *procs;
     /* The library's look-up of processes by global rank (mqdh_dump_index):
@@ -211,6 +221,12 @@ struct mqdh_dump {
 };
 
 struct mqdh_options {
+    /*
+     * sizeof(struct mqdh_options) as the caller knows it (MQDH_OPTIONS_INIT
+     * sets it): the library reads no member beyond it.  Less than
+     * sizeof(size_t), 0 included, is refused (MQDH_E_USAGE).
+     */
+    size_t size;
     /*
      * The DLL to use for every process.  NULL: $MQD_DLL; else, for a
      * process of an MPI that mqd ships a DLL for (MPICH, recognised by its
@@ -231,6 +247,8 @@ struct mqdh_options {
     /* Print the DLL's mqs_dprints messages on stderr. */
     int verbose;
 };
+
+#define MQDH_OPTIONS_INIT {.size = sizeof(struct mqdh_options)}
 
 /*
  * Dump processes pids[0..n-1].  ranks may be NULL; else ranks[i] is pid i's
@@ -297,7 +315,7 @@ struct mqdh_wait {
     int roots_differ;
     long root, peer_root;
     int in_deadlock;  /* one of the edges that explain a deadlock */
-    char why[320];    /* one line: "rank 3 waits in MPI_Recv(source=4, ...) - ..." */
+    /* In words: mqdh_explain_wait. */
 };
 
 /*
@@ -323,6 +341,7 @@ enum mqdh_verdict {
 };
 
 struct mqdh_analysis {
+    unsigned version; /* MQDH_VERSION */
     int nprocs;
     enum mqdh_activity *activity; /* per process */
     int *stuck;                   /* per process: 1 if it can never go on */
@@ -349,7 +368,12 @@ MQDH_API int mqdh_analyze(const struct mqdh_dump *d, struct mqdh_analysis **out)
 MQDH_API void mqdh_analysis_free(struct mqdh_analysis *a);
 
 /*
- * The one-line explanation of wait w into buf[len].  relative: peers named
+ * Naming, shared by the analysis's explanations and every view of a dump:
+ * how a wait reads in words, which process a global rank names, how a
+ * process and a peer are called.
+ *
+ * The one-line explanation of wait w into buf[len] ("rank 3 waits in
+ * MPI_Recv(source=4, ...) - rank 4 has no matching send pending").  relative: peers named
  * relative to the waiting process's rank ("rank-1": modulo the job's size),
  * and the waiting process left out, for views that fold ranks together.
  */
@@ -386,14 +410,10 @@ MQDH_API int mqdh_world_size(const struct mqdh_dump *d, int world);
  * into buf[len]: "ANY" (local < 0); "3" when that is the process's rank in
  * self's world; else with the process's label, "1 (rank 3)", "0 (world 1
  * rank 0)"; "1 (global 9)" for a process not in the dump.  relative: a peer
- * in self's world as "rank+1", "rank-1" (mqdh_peer_label).
+ * in self's world as "rank+1", "rank-1" (modulo its world's size).
  */
 MQDH_API void mqdh_peer_text(const struct mqdh_dump *d, int self, long local, long global,
                              int relative, char *buf, size_t len);
-
-/* A peer, as the global rank g, seen from rank `self` of a job of n ranks:
- * "rank+1", "rank-2", "rank" (relative), or "rank 5" (relative 0). */
-MQDH_API void mqdh_peer_label(long g, int self, int n, int relative, char *buf, size_t len);
 
 /*
  * The processes of a job from its launcher (e.g. hydra's mpiexec): its
@@ -408,19 +428,6 @@ MQDH_API void mqdh_peer_label(long g, int self, int n, int relative, char *buf, 
 MQDH_API int mqdh_job_ranks(pid_t launcher, pid_t **pids, int **ranks, char ***hosts, int *n, char *err,
                    size_t errlen);
 MQDH_API void mqdh_job_free(pid_t *pids, int *ranks, char **hosts, int n);
-
-/*
- * Load and validate a DLL without dumping anything: every required entry
- * point present, mqs_version_compatibility() supported, mqs_dll_taddr_width()
- * equal to the host's.  Returns MQDH_OK and the DLL's version string in
- * version[versionlen], or an error with the reason in err[errlen].
- */
-/*
- * The path of mqd's own DLL for MPICH as this library finds it (next to
- * libmqdhost.so, else in ../lib from it), into buf[len].  Returns 0, or -1
- * if it is not there.
- */
-MQDH_API int mqdh_own_dll(char *buf, size_t len);
 
 /* One MPI job seen on this node (mqdh_list_jobs). */
 struct mqdh_job_info {
@@ -442,6 +449,12 @@ struct mqdh_job_info {
 MQDH_API int mqdh_list_jobs(struct mqdh_job_info **out, int *n);
 MQDH_API void mqdh_jobs_free(struct mqdh_job_info *jobs, int n);
 
+/*
+ * Load and validate a DLL without dumping anything: every required entry
+ * point present, mqs_version_compatibility() supported, mqs_dll_taddr_width()
+ * equal to the host's.  Returns MQDH_OK and the DLL's version string in
+ * version[versionlen], or an error with the reason in err[errlen].
+ */
 MQDH_API int mqdh_dll_check(const char *path, char *version, size_t versionlen, int *mpi2, char *err,
                    size_t errlen);
 
