@@ -87,11 +87,6 @@ void mqdh_callbacks_bind(const struct session *s);
 
 /* ---------------------------------------------------------------- choose.c */
 
-/* The path of mqd's own DLL for MPICH as this library finds it (next to
- * libmqdhost.so, else in ../lib from it), into buf[len].  0, or -1 if it is
- * not there. */
-int mqdh_own_dll(char *buf, size_t len);
-
 /* Choose, load and set up (mqs_setup_basic_callbacks) p's DLL, in the
  * order mqdh_options documents.  MQDH_OK, or an MQDH_ code with p's error
  * set. */

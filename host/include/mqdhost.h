@@ -458,6 +458,14 @@ MQDH_API void mqdh_jobs_free(struct mqdh_job_info *jobs, int n);
 MQDH_API int mqdh_dll_check(const char *path, char *version, size_t versionlen, int *mpi2, char *err,
                    size_t errlen);
 
+/*
+ * The path of mqd's own DLL for MPICH as this library finds it (next to
+ * libmqdhost.so, else in ../lib from it), into buf[len]: the DLL a dump
+ * uses for an MPICH process unless told otherwise.  Returns 0, or -1 if it
+ * is not there.
+ */
+MQDH_API int mqdh_own_dll(char *buf, size_t len);
+
 #ifdef __cplusplus
 }
 #endif
