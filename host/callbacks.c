@@ -57,7 +57,7 @@ static void cb_free(void *p)
 
 static void cb_dprints(const char *s)
 {
-    if (bound && bound->opt && bound->opt->verbose && s)
+    if (bound && bound->opt->verbose && s)
         fprintf(stderr, "mqdump: DLL: %s\n", s);
 }
 

@@ -153,7 +153,7 @@ static int choose_named(struct hproc *p, int mpich, int want_own)
     }
     int chosen = -1;
     for (int i = 0; i < l.n && chosen < 0; i++) {
-        if ((opt && opt->trust_target_dll) || mqdh_dll_trusted(l.v[i], why, sizeof why) == 0)
+        if (opt->trust_target_dll || mqdh_dll_trusted(l.v[i], why, sizeof why) == 0)
             chosen = i;
         else if (!first_why[0])
             snprintf(first_why, sizeof first_why, "%s", why);
@@ -178,10 +178,10 @@ int mqdh_choose_dll(struct hproc *p)
     struct session *s = p->session;
     const struct mqdh_options *opt = s->opt;
     const char *env = getenv("MQD_DLL"), *mark = NULL;
-    int mpich = is_mpich(p, &mark), want_own = mpich && !(opt && opt->target_dll);
+    int mpich = is_mpich(p, &mark), want_own = mpich && !opt->target_dll;
     if (want_own && !s->own_state)
         s->own_state = mqdh_own_dll(s->own_dll, sizeof s->own_dll) == 0 ? 1 : -1;
-    if (opt && opt->dll) {
+    if (opt->dll) {
         set_dll(p, opt->dll, MQDH_DLL_OPTION, "given with --dll");
     } else if (env && *env) {
         set_dll(p, env, MQDH_DLL_ENVIRONMENT, "given in $MQD_DLL");

@@ -89,7 +89,6 @@ int mqdh_dump_processes(const pid_t *pids, const int *ranks, const char *const *
         goto nomem;
     d->version = MQDH_VERSION;
     d->nprocs = n;
-    s.dump = d;
     for (int i = 0; i < n; i++)
         d->procs[i].pid = pids[i];
     if (mqdh_name_processes(d->procs, ranks, n) != MQDH_OK)

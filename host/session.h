@@ -53,8 +53,7 @@ struct hproc {
 struct session {
     int n;
     struct hproc *procs;
-    struct mqdh_dump *dump;
-    const struct mqdh_options *opt; /* the caller's, or NULL */
+    const struct mqdh_options *opt; /* the caller's, completed: never NULL */
     mqs_job_info *info;
     struct mqdh_dll *job_dll;     /* the MPI-2 DLL mqs_setup_job was called for */
     struct mqdh_typeshare *types; /* DWARF indexes shared by every image */
