@@ -1,91 +1,46 @@
 /* image.c - a process's (or a file's) ELF objects and their symbols. */
 #define _GNU_SOURCE
 #include "image.h"
+#include "array.h"
 #include "types.h"
 
 #include <errno.h>
 #include <gelf.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
-/*
- * The image's libdwfl callbacks.  Separate debug files are looked for where
- * libdwfl does by default (the file's directory, its .debug, /usr/lib/debug,
- * by debuglink and build id) unless $MQD_DEBUGINFO_PATH gives another, in
- * elfutils' format (as eu-stack --debuginfo-path).  Kept in the image: the
- * Dwfl points at them for its whole life.
- */
-static void set_callbacks(struct mqdh_image *im, int offline)
+static int add_module(struct mqdh_image *im, Dwfl_Module *mod, struct mqdh_file *f)
 {
-    const char *env = getenv("MQD_DEBUGINFO_PATH");
-    im->debuginfo_path = env && *env ? (char *)env : NULL;
-    im->callbacks = (Dwfl_Callbacks){
-        .find_elf = offline ? dwfl_build_id_find_elf : dwfl_linux_proc_find_elf,
-        .find_debuginfo = dwfl_standard_find_debuginfo,
-        .section_address = offline ? dwfl_offline_section_address : NULL,
-        .debuginfo_path = &im->debuginfo_path,
-    };
+    if (MQDH_GROW(im->mods, im->cap, im->nmods + 1) != 0)
+        return -ENOMEM;
+    im->mods[im->nmods++] = (struct mqdh_image_module){mod, f, 0};
+    return 0;
 }
 
-struct collect {
-    struct mqdh_image *im;
-    int overflow;
-};
-
-static int collect_module(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_Addr base,
-                          void *arg)
-{
-    (void)userdata;
-    (void)name;
-    (void)base;
-    struct collect *c = arg;
-    if (c->im->nmods == MQDH_MAX_MODULES) {
-        c->overflow = 1;
-        return DWARF_CB_ABORT;
-    }
-    c->im->mods[c->im->nmods++] = mod;
-    return DWARF_CB_OK;
-}
-
-/* Order: the executable first, then by load address (the usual load order). */
-static int module_order(const void *a, const void *b, void *exe)
-{
-    Dwfl_Module *ma = *(Dwfl_Module *const *)a, *mb = *(Dwfl_Module *const *)b;
-    const char *na, *nb;
-    Dwarf_Addr sa, sb;
-    na = dwfl_module_info(ma, NULL, &sa, NULL, NULL, NULL, NULL, NULL);
-    nb = dwfl_module_info(mb, NULL, &sb, NULL, NULL, NULL, NULL, NULL);
-    int ea = na && strcmp(na, exe) == 0, eb = nb && strcmp(nb, exe) == 0;
-    if (ea != eb)
-        return eb - ea;
-    return sa < sb ? -1 : sa > sb;
-}
-
-/* Sort the modules and read the target description from the executable. */
+/* The executable first (the modules are in address order already), and
+ * the target description from its header. */
 static int finish(struct mqdh_image *im, char *err, size_t errlen)
 {
-    struct collect c = {im, 0};
-    if (dwfl_getmodules(im->dwfl, collect_module, &c, 0) != 0 && !c.overflow) {
-        snprintf(err, errlen, "cannot list the objects: %s", dwfl_errmsg(-1));
-        return -EIO;
-    }
-    if (c.overflow) {
-        snprintf(err, errlen, "more than %d objects loaded", MQDH_MAX_MODULES);
-        return -E2BIG;
-    }
     if (im->nmods == 0) {
         snprintf(err, errlen, "no ELF objects found");
         return -ENOENT;
     }
-    qsort_r(im->mods, (size_t)im->nmods, sizeof im->mods[0], module_order, im->exe_path);
-    GElf_Addr bias;
-    Elf *elf = dwfl_module_getelf(im->mods[0], &bias);
+    for (int m = 1; m < im->nmods; m++) {
+        if (strcmp(im->mods[m].file->path, im->exe_path) == 0) {
+            struct mqdh_image_module exe = im->mods[m];
+            memmove(im->mods + 1, im->mods, (size_t)m * sizeof *im->mods);
+            im->mods[0] = exe;
+            break;
+        }
+    }
     GElf_Ehdr eh;
-    if (!elf || !gelf_getehdr(elf, &eh)) {
+    if (!gelf_getehdr(im->mods[0].file->elf, &eh)) {
         snprintf(err, errlen, "cannot read the ELF header of %s: %s", im->exe_path,
-                 dwfl_errmsg(-1));
+                 elf_errmsg(-1));
         return -EIO;
     }
     im->elf_class = eh.e_ident[EI_CLASS];
@@ -93,7 +48,87 @@ static int finish(struct mqdh_image *im, char *err, size_t errlen)
     return 0;
 }
 
-int mqdh_image_open_pid(struct mqdh_image *im, pid_t pid, char *err, size_t errlen)
+/* One mapped object of the process: a module of its libdwfl at [low,
+ * high), its file shared.  0, or -ENOMEM. */
+static int report(struct mqdh_image *im, const char *path, unsigned long long dev,
+                  unsigned long long ino, uint64_t low, uint64_t high)
+{
+    struct mqdh_file *f = mqdh_files_get(im->files, path, dev, ino, im->pid, low, high);
+    if (!f)
+        return -ENOMEM;
+    if (!f->usable)
+        return 0; /* not ELF (MPICH's shared memory segment, say) */
+    Dwfl_Module *mod = dwfl_report_module(im->dwfl, path, low, high);
+    void **ud;
+    if (!mod || !dwfl_module_info(mod, &ud, NULL, NULL, NULL, NULL, NULL, NULL))
+        return 0; /* libdwfl refuses it (overlapping another): as if unmapped */
+    *ud = f;
+    return add_module(im, mod, f);
+}
+
+/*
+ * The process's objects, from its maps: each file's mappings (its segments,
+ * maybe apart around anonymous ones) make one module from the lowest to the
+ * highest address, as libdwfl's own reader makes them.
+ */
+static int read_maps(struct mqdh_image *im, char *err, size_t errlen)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/maps", (int)im->pid);
+    FILE *fp = fopen(path, "re");
+    if (!fp) {
+        int e = errno == ENOENT ? ESRCH : errno;
+        snprintf(err, errlen, "cannot read %s: %s", path, strerror(e));
+        return -e;
+    }
+    char *line = NULL, *last = NULL;
+    size_t cap = 0;
+    unsigned long long last_dev = 0, last_ino = 0;
+    uint64_t low = 0, high = 0;
+    int rc = 0;
+    while (rc == 0 && getline(&line, &cap, fp) > 0) {
+        uint64_t start, end, offset;
+        unsigned maj, min;
+        unsigned long long ino;
+        int at = 0;
+        if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %*s %" SCNx64 " %x:%x %llu %n", &start, &end,
+                   &offset, &maj, &min, &ino, &at) < 6 || at == 0)
+            continue;
+        char *file = line + at;
+        file[strcspn(file, "\n")] = '\0';
+        unsigned long long dev = ((unsigned long long)maj << 32) | min;
+        if (strcmp(file, "[vdso]") == 0) {
+            rc = report(im, file, 0, 0, start, end);
+            continue;
+        }
+        if (file[0] != '/' || (ino == 0 && dev == 0))
+            continue; /* not a file */
+        if (last && ino == last_ino && dev == last_dev && strcmp(file, last) == 0) {
+            high = end; /* another segment of the same file */
+            continue;
+        }
+        if (last)
+            rc = report(im, last, last_dev, last_ino, low, high);
+        free(last);
+        if (!(last = strdup(file)))
+            rc = -ENOMEM;
+        last_dev = dev;
+        last_ino = ino;
+        low = start;
+        high = end;
+    }
+    if (rc == 0 && last)
+        rc = report(im, last, last_dev, last_ino, low, high);
+    free(last);
+    free(line);
+    fclose(fp);
+    if (rc)
+        snprintf(err, errlen, "cannot describe process %d: %s", (int)im->pid, strerror(-rc));
+    return rc;
+}
+
+int mqdh_image_open_pid(struct mqdh_image *im, pid_t pid, struct mqdh_files *files, char *err,
+                        size_t errlen)
 {
     char link[64];
     memset(im, 0, sizeof *im);
@@ -106,20 +141,33 @@ int mqdh_image_open_pid(struct mqdh_image *im, pid_t pid, char *err, size_t errl
         return -e;
     }
     im->exe_path[n] = '\0';
-    set_callbacks(im, 0);
-    im->dwfl = dwfl_begin(&im->callbacks);
-    if (!im->dwfl) {
-        snprintf(err, errlen, "libdwfl: %s", dwfl_errmsg(-1));
+    if (!files && !(files = im->own_files = mqdh_files_new())) {
+        snprintf(err, errlen, "out of memory");
         return -ENOMEM;
     }
-    int rc = dwfl_linux_proc_report(im->dwfl, pid);
-    if (rc != 0 || dwfl_report_end(im->dwfl, NULL, NULL) != 0) {
-        snprintf(err, errlen, "cannot read the memory map of process %d: %s", (int)pid,
-                 rc > 0 ? strerror(rc) : dwfl_errmsg(-1));
+    im->files = files;
+    if (!(im->dwfl = dwfl_begin(&files->process_callbacks))) {
+        snprintf(err, errlen, "libdwfl: %s", dwfl_errmsg(-1));
         mqdh_image_close(im);
-        return rc > 0 ? -rc : -EIO;
+        return -ENOMEM;
     }
-    rc = finish(im, err, errlen);
+    dwfl_report_begin(im->dwfl);
+    int rc = read_maps(im, err, errlen);
+    if (rc == 0 && dwfl_report_end(im->dwfl, NULL, NULL) != 0) {
+        snprintf(err, errlen, "cannot describe process %d: %s", (int)pid, dwfl_errmsg(-1));
+        rc = -EIO;
+    }
+    for (int m = 0; rc == 0 && m < im->nmods; m++) {
+        Dwarf_Addr bias;
+        if (!dwfl_module_getelf(im->mods[m].mod, &bias)) {
+            snprintf(err, errlen, "cannot read %s: %s", im->mods[m].file->path,
+                     dwfl_errmsg(-1));
+            rc = -EIO;
+        }
+        im->mods[m].bias = bias;
+    }
+    if (rc == 0)
+        rc = finish(im, err, errlen);
     if (rc)
         mqdh_image_close(im);
     return rc;
@@ -127,26 +175,28 @@ int mqdh_image_open_pid(struct mqdh_image *im, pid_t pid, char *err, size_t errl
 
 int mqdh_image_open_file(struct mqdh_image *im, const char *path, char *err, size_t errlen)
 {
+    struct stat st;
     memset(im, 0, sizeof *im);
-    if (!realpath(path, im->exe_path)) {
+    if (!realpath(path, im->exe_path) || stat(im->exe_path, &st) != 0) {
         int e = errno;
         snprintf(err, errlen, "%s: %s", path, strerror(e));
         return -e;
     }
-    set_callbacks(im, 1);
-    im->dwfl = dwfl_begin(&im->callbacks);
-    if (!im->dwfl) {
-        snprintf(err, errlen, "libdwfl: %s", dwfl_errmsg(-1));
+    if (!(im->files = im->own_files = mqdh_files_new())) {
+        snprintf(err, errlen, "out of memory");
         return -ENOMEM;
     }
-    /* Base 0, no p_vaddr added: symbol addresses as the file states them. */
-    if (!dwfl_report_elf(im->dwfl, im->exe_path, im->exe_path, -1, 0, false) ||
-        dwfl_report_end(im->dwfl, NULL, NULL) != 0) {
-        snprintf(err, errlen, "%s: not a usable ELF file: %s", path, dwfl_errmsg(-1));
-        mqdh_image_close(im);
-        return -EINVAL;
-    }
-    int rc = finish(im, err, errlen);
+    struct mqdh_file *f = mqdh_files_get(im->files, im->exe_path, (unsigned long long)st.st_dev,
+                                         (unsigned long long)st.st_ino, 0, 0, 0);
+    Dwfl_Module *mod = f ? mqdh_file_module(f) : NULL;
+    int rc = !f ? -ENOMEM : !mod ? -EINVAL : add_module(im, mod, f);
+    if (rc == -EINVAL)
+        snprintf(err, errlen, "%s: not a usable ELF file: %s", path,
+                 f->usable ? dwfl_errmsg(-1) : "not an executable or shared object");
+    else if (rc)
+        snprintf(err, errlen, "out of memory");
+    if (rc == 0)
+        rc = finish(im, err, errlen);
     if (rc)
         mqdh_image_close(im);
     return rc;
@@ -158,32 +208,11 @@ void mqdh_image_close(struct mqdh_image *im)
     if (im->dwfl)
         dwfl_end(im->dwfl);
     im->dwfl = NULL;
-    im->nmods = 0;
-}
-
-static int search_module(Dwfl_Module *mod, const char *name, int functions_only, int want_local,
-                         uint64_t *addr)
-{
-    int n = dwfl_module_getsymtab(mod);
-    for (int i = 1; i < n; i++) {
-        GElf_Sym sym;
-        GElf_Addr value;
-        GElf_Word shndx;
-        const char *sname =
-            dwfl_module_getsym_info(mod, i, &sym, &value, &shndx, NULL, NULL);
-        if (!sname || strcmp(sname, name) != 0 || sym.st_shndx == SHN_UNDEF)
-            continue;
-        int type = GELF_ST_TYPE(sym.st_info), bind = GELF_ST_BIND(sym.st_info);
-        if (functions_only && type != STT_FUNC && type != STT_GNU_IFUNC)
-            continue;
-        if (type == STT_SECTION || type == STT_FILE || type == STT_TLS)
-            continue;
-        if ((bind == STB_LOCAL) != want_local)
-            continue;
-        *addr = value;
-        return 0;
-    }
-    return -ENOENT;
+    free(im->mods);
+    im->mods = NULL;
+    im->nmods = im->cap = 0;
+    mqdh_files_free(im->own_files);
+    im->own_files = im->files = NULL;
 }
 
 int mqdh_image_symbol(struct mqdh_image *im, const char *name, int functions_only,
@@ -191,13 +220,23 @@ int mqdh_image_symbol(struct mqdh_image *im, const char *name, int functions_onl
 {
     for (int local = 0; local <= 1; local++) {
         for (int m = 0; m < im->nmods; m++) {
-            if (search_module(im->mods[m], name, functions_only, local, addr) == 0) {
+            uint64_t a;
+            if (mqdh_file_symbol(im->mods[m].file, name, functions_only, local, &a) == 0) {
+                *addr = a + im->mods[m].bias;
                 if (module)
-                    *module = dwfl_module_info(im->mods[m], NULL, NULL, NULL, NULL, NULL,
-                                               NULL, NULL);
+                    *module = im->mods[m].file->path;
                 return 0;
             }
         }
     }
     return -ENOENT;
+}
+
+const struct mqdh_image_module *mqdh_image_module_of(const struct mqdh_image *im,
+                                                     Dwfl_Module *mod)
+{
+    for (int m = 0; mod && m < im->nmods; m++)
+        if (im->mods[m].mod == mod)
+            return &im->mods[m];
+    return NULL;
 }

@@ -198,7 +198,7 @@ static int launched_ranks(pid_t launcher, const struct member *m, int nm, int mr
     if (mqdh_attach(&att, launcher, err, errlen) != 0)
         return MQDH_E_ATTACH;
     mqdh_mem_init(&mem, launcher);
-    if (mqdh_image_open_pid(&img, launcher, err, errlen) != 0) {
+    if (mqdh_image_open_pid(&img, launcher, NULL, err, errlen) != 0) {
         mqdh_detach(&att);
         return MQDH_E_IMAGE;
     }

@@ -244,7 +244,7 @@ static void locate(struct hproc *p)
 {
     struct mqdh_where w;
     char err[512];
-    if (mqdh_where(p->img.dwfl, p->out->pid, &p->mem, &w, err, sizeof err) != 0) {
+    if (mqdh_where(&p->img, &p->mem, &w, err, sizeof err) != 0) {
         p->out->where_error = strdup(err);
         return;
     }
@@ -275,12 +275,11 @@ int mqdh_proto_setup(struct hproc *p)
     mqs_process *mp = (mqs_process *)p;
     mqs_image *mi = (mqs_image *)&p->image;
 
-    if ((rc = mqdh_image_open_pid(&p->img, p->out->pid, err, sizeof err)) != 0) {
+    if ((rc = mqdh_image_open_pid(&p->img, p->out->pid, s->files, err, sizeof err)) != 0) {
         mqdh_proc_error(p, "%s", err);
         return MQDH_E_IMAGE;
     }
     p->have_img = 1;
-    p->img.share = s->types;
     p->img.owner = p;
     locate(p);
     p->out->image = strdup(p->img.exe_path);

@@ -9,7 +9,6 @@
 #include "session.h"
 
 #include "analyze.h"
-#include "types.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,7 +65,7 @@ static void session_end(struct session *s)
     for (int i = 0; i < s->n; i++)
         if (s->procs[i].have_img)
             mqdh_image_close(&s->procs[i].img);
-    mqdh_typeshare_free(s->types);
+    mqdh_files_free(s->files);
     free(s->procs);
     mqdh_callbacks_bind(NULL);
 }
@@ -85,7 +84,7 @@ int mqdh_dump_processes(const pid_t *pids, const int *ranks, const char *const *
     struct session s = {.n = n, .opt = &o};
     struct mqdh_dump *d = calloc(1, sizeof *d);
     if (!d || !(d->procs = calloc(alloc, sizeof *d->procs)) ||
-        !(s.procs = calloc(alloc, sizeof *s.procs)) || !(s.types = mqdh_typeshare_new()))
+        !(s.procs = calloc(alloc, sizeof *s.procs)) || !(s.files = mqdh_files_new()))
         goto nomem;
     d->version = MQDH_VERSION;
     d->nprocs = n;
@@ -131,7 +130,7 @@ int mqdh_dump_processes(const pid_t *pids, const int *ranks, const char *const *
     return first_error;
 nomem:
     free(s.procs);
-    mqdh_typeshare_free(s.types);
+    mqdh_files_free(s.files);
     mqdh_dump_free(d);
     return MQDH_E_NOMEM;
 }

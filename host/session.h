@@ -56,7 +56,7 @@ struct session {
     const struct mqdh_options *opt; /* the caller's, completed: never NULL */
     mqs_job_info *info;
     struct mqdh_dll *job_dll;     /* the MPI-2 DLL mqs_setup_job was called for */
-    struct mqdh_typeshare *types; /* DWARF indexes shared by every image */
+    struct mqdh_files *files;     /* the ELF objects the processes map, each read once */
     /* mqd's own DLL (mqdh_own_dll), looked up once per session: 0 not yet,
      * 1 found in own_dll, -1 not installed. */
     int own_state;

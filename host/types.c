@@ -4,7 +4,6 @@
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
-#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -44,21 +43,14 @@ static int is_definition(Dwarf_Die *die)
  * class, typedef and base type definition by name (the first one wins, as a
  * linear search would find it), mapped to the DIE offset of the type it
  * names after typedefs.  Built in one pass over the units, so a failed
- * lookup costs a hash probe, not a scan of every unit; and shared by every
- * image of a dump that maps the same file, so N ranks read DWARF once.
+ * lookup costs a hash probe, not a scan of every unit; and kept with the
+ * file (files.h), so N ranks that map it read its DWARF once.
  */
 struct file_index {
-    struct file_index *next;
-    dev_t dev;
-    ino_t ino;
-    Dwarf *dw; /* borrowed from the image that built the index */
+    Dwarf *dw; /* the file's */
     size_t cap, used;
     const char **names; /* strings of dw's string table */
     Dwarf_Off *offs;
-};
-
-struct mqdh_typeshare {
-    struct file_index *files;
 };
 
 static size_t hash_name(const char *s)
@@ -149,72 +141,40 @@ static int build_index(struct file_index *fi)
     return 0;
 }
 
-/*
- * The index of module m's DWARF, built on first use.  A module whose main
- * file (device and inode) was indexed already, by this image or another,
- * reuses that index without reading its own DWARF: opening it can mean
- * decompressing debug sections again for every rank.
- */
-static struct file_index *module_index(struct mqdh_typeshare *ts, Dwfl_Module *m)
+static void free_index(void *p)
 {
+    struct file_index *fi = p;
+    free(fi->names);
+    free(fi->offs);
+    free(fi);
+}
+
+/* The index of f's DWARF, built on first use; NULL without DWARF. */
+static struct file_index *file_index(struct mqdh_file *f)
+{
+    if (f->types)
+        return f->types;
+    Dwfl_Module *m = mqdh_file_module(f);
     Dwarf_Addr bias;
-    const char *mainfile = NULL;
-    struct stat st;
-    int have_id = dwfl_module_getelf(m, &bias) &&
-                  dwfl_module_info(m, NULL, NULL, NULL, NULL, NULL, &mainfile, NULL) &&
-                  mainfile && stat(mainfile, &st) == 0;
-    struct file_index *fi;
-    if (have_id)
-        for (fi = ts->files; fi; fi = fi->next)
-            if (fi->dev == st.st_dev && fi->ino == st.st_ino)
-                return fi;
-    Dwarf *dw = dwfl_module_getdwarf(m, &bias);
+    Dwarf *dw = m ? dwfl_module_getdwarf(m, &bias) : NULL;
     if (!dw)
         return NULL;
-    for (fi = ts->files; fi; fi = fi->next)
-        if (fi->dw == dw)
-            return fi;
-    fi = calloc(1, sizeof *fi);
+    struct file_index *fi = calloc(1, sizeof *fi);
     if (!fi)
         return NULL;
     fi->dw = dw;
-    if (have_id) {
-        fi->dev = st.st_dev;
-        fi->ino = st.st_ino;
-    }
     if (build_index(fi) != 0) {
-        free(fi->names);
-        free(fi->offs);
-        free(fi);
+        free_index(fi);
         return NULL;
     }
-    fi->next = ts->files;
-    ts->files = fi;
+    f->types = fi;
+    f->free_types = free_index;
     return fi;
-}
-
-struct mqdh_typeshare *mqdh_typeshare_new(void)
-{
-    return calloc(1, sizeof(struct mqdh_typeshare));
 }
 
 const struct mqdh_image *mqdh_type_image(const struct mqdh_type *t)
 {
     return t->image;
-}
-
-void mqdh_typeshare_free(struct mqdh_typeshare *ts)
-{
-    if (!ts)
-        return;
-    while (ts->files) {
-        struct file_index *fi = ts->files;
-        ts->files = fi->next;
-        free(fi->names);
-        free(fi->offs);
-        free(fi);
-    }
-    free(ts);
 }
 
 struct mqdh_type *mqdh_type_find(struct mqdh_image *im, const char *name)
@@ -223,8 +183,6 @@ struct mqdh_type *mqdh_type_find(struct mqdh_image *im, const char *name)
     for (t = im->types; t; t = t->next)
         if (strcmp(t->name, name) == 0)
             return t->found ? t : NULL;
-    if (!im->share && !(im->share = im->own_share = mqdh_typeshare_new()))
-        return NULL;
     t = calloc(1, sizeof *t);
     if (!t)
         return NULL;
@@ -235,7 +193,7 @@ struct mqdh_type *mqdh_type_find(struct mqdh_image *im, const char *name)
         return NULL;
     }
     for (int m = 0; m < im->nmods && !t->found; m++) {
-        struct file_index *fi = module_index(im->share, im->mods[m]);
+        struct file_index *fi = file_index(im->mods[m].file);
         Dwarf_Off off;
         if (fi && index_get(fi, name, &off) == 0 && dwarf_offdie(fi->dw, off, &t->die))
             t->found = 1;
@@ -340,7 +298,4 @@ void mqdh_types_free_all(struct mqdh_image *im)
         t = next;
     }
     im->types = NULL;
-    mqdh_typeshare_free(im->own_share);
-    im->own_share = NULL;
-    im->share = NULL;
 }

@@ -5,8 +5,9 @@
  * A type is looked up by name among the top-level definitions of every
  * compilation unit of every object of an image, executable first; typedefs
  * (and const/volatile) are followed to what they name, declarations are
- * skipped.  Lookups, found or not, are cached on the image, and the
- * returned pointers stay valid until the image is closed.
+ * skipped.  Each file's DWARF is indexed once, with the file (files.h);
+ * lookups, found or not, are cached on the image, and the returned
+ * pointers stay valid until the image is closed.
  */
 #ifndef MQDH_TYPES_H
 #define MQDH_TYPES_H
@@ -14,15 +15,6 @@
 #include "image.h"
 
 struct mqdh_type;
-
-/*
- * Type indexes shared by several images (every rank of a job maps the same
- * libmpi.so): give each image the same share before its first lookup, and
- * free the share after every image that used it is closed.  An image with
- * no share makes its own.
- */
-struct mqdh_typeshare *mqdh_typeshare_new(void);
-void mqdh_typeshare_free(struct mqdh_typeshare *ts);
 
 /* The type called name, or NULL if no object of the image defines it. */
 struct mqdh_type *mqdh_type_find(struct mqdh_image *im, const char *name);

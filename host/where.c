@@ -18,6 +18,7 @@
 
 struct walk {
     struct mqdh_where *w;
+    const struct mqdh_image *im;
     struct mqdh_mem *mem;
     int depth;
     int found;   /* frames seen since the MPI entry point (1: it, 2+: callers) */
@@ -25,7 +26,55 @@ struct walk {
     Dwfl_Module *inner; /* the module of the frame walked before this one */
 };
 
-static int mpi_entry(const char *name, Dwfl_Module *mod, char *buf, size_t len);
+static int mpi_entry(const char *name, const struct mqdh_file *f, char *buf, size_t len);
+
+/*
+ * What a code address of a file says, the same for every rank that runs
+ * it, so looked up once per session (mqdh_file_memo): its symbol, its
+ * source line, and, for an MPI call's frame, the DWARF scopes its
+ * arguments are described in.
+ */
+struct pc {
+    const char *name; /* the symbol holding it, or NULL */
+    int line;         /* -1: not looked up yet */
+    const char *src;  /* its source file, or NULL */
+    int scoped;       /* the scopes below were looked up */
+    int have_cu;      /* the file has DWARF for it */
+    int nscopes;      /* the MPI call's scopes, innermost first */
+    Dwarf_Die outer, scopes[4];
+    Dwarf_Addr dbias; /* the DWARF's bias in the file's module */
+};
+
+/* The pc of file address addr of f; NULL without memory. */
+static struct pc *pc_of(struct mqdh_file *f, Dwarf_Addr addr)
+{
+    void **slot = f ? mqdh_file_memo(f, addr) : NULL;
+    if (!slot)
+        return NULL;
+    if (!*slot) {
+        struct pc *pc = calloc(1, sizeof *pc);
+        if (!pc)
+            return NULL;
+        Dwfl_Module *m = mqdh_file_module(f);
+        pc->name = m ? dwfl_module_addrname(m, addr) : NULL;
+        pc->line = -1;
+        *slot = pc;
+    }
+    return *slot;
+}
+
+/* pc's source file and line (looked up once). */
+static const char *pc_line(struct mqdh_file *f, Dwarf_Addr addr, struct pc *pc, int *line)
+{
+    if (pc->line < 0) {
+        Dwfl_Module *m = mqdh_file_module(f);
+        Dwfl_Line *l = m ? dwfl_module_getsrc(m, addr) : NULL;
+        pc->line = 0;
+        pc->src = l ? dwfl_lineinfo(l, NULL, &pc->line, NULL, NULL, NULL) : NULL;
+    }
+    *line = pc->line;
+    return pc->src;
+}
 
 /* ---------------------------------------------------------------- arguments */
 
@@ -160,7 +209,7 @@ static int frame_cfa(struct frame_ctx *f, Dwarf_Word *cfa)
         return 0;
     }
     Dwarf_Addr cbias;
-    Dwarf_CFI *cfi = dwfl_module_dwarf_cfi(f->mod, &cbias);
+    Dwarf_CFI *cfi = dwfl_module_dwarf_cfi(f->mod, &cbias); /* the file's, bias 0 */
     Dwarf_Frame *fr = NULL;
     if (!cfi || dwarf_cfi_addrframe(cfi, f->at - cbias, &fr) != 0) {
         cfi = dwfl_module_eh_cfi(f->mod, &cbias);
@@ -256,7 +305,7 @@ static int containing_function(Dwarf_Die *cu, Dwarf_Addr pc, Dwarf_Die *out)
  * goes on in the abstract definition's scopes, so PMPI_Ssend is lost once
  * MPID_Wait is inlined into it.)
  */
-static int entry_scopes(Dwarf_Die *fn, Dwarf_Addr pc, Dwfl_Module *mod, const char *call,
+static int entry_scopes(Dwarf_Die *fn, Dwarf_Addr pc, const struct mqdh_file *file, const char *call,
                         Dwarf_Die *out, int max)
 {
     Dwarf_Die cur = *fn, child;
@@ -265,7 +314,7 @@ static int entry_scopes(Dwarf_Die *fn, Dwarf_Addr pc, Dwfl_Module *mod, const ch
         int tag = dwarf_tag(&cur);
         char entry[64];
         if ((tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine) &&
-            mpi_entry(dwarf_diename(&cur), mod, entry, sizeof entry) &&
+            mpi_entry(dwarf_diename(&cur), file, entry, sizeof entry) &&
             strcmp(entry, call) == 0) {
             if (n == max) /* keep the innermost */
                 memmove(out, out + 1, (size_t)--n * sizeof *out);
@@ -338,42 +387,52 @@ static void scope_args(struct frame_ctx *f, struct mqdh_where *w, Dwarf_Die *sco
     } while (dwarf_siblingof(&child, &child) == 0);
 }
 
-/* Read the arguments named in wanted_args of the MPI entry frame. */
-static void read_args(struct walk *k, Dwfl_Frame *frame, Dwfl_Module *mod, Dwarf_Addr at)
+/*
+ * Read the arguments named in wanted_args of the MPI entry frame, at file
+ * address at of file; the scopes they are described in are looked up once
+ * per address (pc).
+ */
+static void read_args(struct walk *k, Dwfl_Frame *frame, struct mqdh_file *file, Dwarf_Addr at,
+                      struct pc *pc)
 {
     struct mqdh_where *w = k->w;
+    Dwfl_Module *mod = mqdh_file_module(file);
     struct frame_ctx f = {.frame = frame, .mod = mod, .at = at, .mem = k->mem};
-    Dwarf_Die *cu = dwfl_module_addrdie(mod, at, &f.bias);
-    if (!cu) {
+    if (!pc->scoped) {
+        Dwarf_Die *cu = mod ? dwfl_module_addrdie(mod, at, &pc->dbias) : NULL;
+        pc->scoped = 1;
+        pc->have_cu = cu != NULL;
+        /* The entry point's own scopes: PMPI_Probe, and the internal_Probe
+         * inlined into it, never a helper inlined further in (whose "comm"
+         * may be an MPIR_Comm pointer).  An argument optimised out in one
+         * may be described in the other.  The concrete function holds the
+         * frame base. */
+        if (cu && containing_function(cu, at - pc->dbias, &pc->outer) == 0)
+            pc->nscopes = entry_scopes(&pc->outer, at - pc->dbias, file, w->call, pc->scopes, 4);
+    }
+    if (!pc->have_cu) {
         snprintf(w->args_why, sizeof w->args_why,
                  "the MPI library has no debug information for %s", w->call);
         return;
     }
-    GElf_Addr ebias;
-    Elf *elf = dwfl_module_getelf(mod, &ebias);
     GElf_Ehdr eh;
-    if (!elf || !gelf_getehdr(elf, &eh))
+    if (!gelf_getehdr(file->elf, &eh))
         return;
+    f.bias = pc->dbias;
     f.big_endian = eh.e_ident[EI_DATA] == ELFDATA2MSB;
     f.addr_size = eh.e_ident[EI_CLASS] == ELFCLASS32 ? 4 : 8;
-    /* The entry point's own scopes: PMPI_Probe, and the internal_Probe
-     * inlined into it, never a helper inlined further in (whose "comm"
-     * may be an MPIR_Comm pointer).  An argument optimised out in one may
-     * be described in the other.  The concrete function holds the frame
-     * base. */
-    Dwarf_Die outer, scopes[4];
-    int ns = containing_function(cu, at - f.bias, &outer) == 0
-                 ? entry_scopes(&outer, at - f.bias, mod, w->call, scopes, 4)
-                 : 0;
-    if (ns == 0) {
+    if (pc->nscopes == 0) {
         snprintf(w->args_why, sizeof w->args_why, "no debug information for the function of %s",
                  w->call);
         return;
     }
+    Dwarf_Die outer = pc->outer;
     f.subprogram = &outer;
     const char *why[sizeof wanted_args / sizeof wanted_args[0]] = {NULL};
-    for (int i = 0; i < ns; i++)
-        scope_args(&f, w, &scopes[i], why);
+    for (int i = 0; i < pc->nscopes; i++) {
+        Dwarf_Die scope = pc->scopes[i];
+        scope_args(&f, w, &scope, why);
+    }
     /* The first the call has that no scope described. */
     for (size_t a = 0; a < sizeof wanted_args / sizeof wanted_args[0]; a++)
         if (why[a] && !(w->args & wanted_args[a].bit)) {
@@ -391,15 +450,11 @@ static void read_args(struct walk *k, Dwfl_Frame *frame, Dwfl_Module *mod, Dwarf
  * internal_NAME that PMPI_NAME tail-calls, so for MPI_Waitany (4.0.2) and
  * for every call (4.1 and later) no MPI_ frame is left on the stack.
  */
-/* Whether mod is the MPI library: libmpi*, libpmpi* (libmpich* too). */
-static int is_mpi_library(Dwfl_Module *mod)
+/* Whether f is the MPI library: libmpi*, libpmpi* (libmpich* too). */
+static int is_mpi_library(const struct mqdh_file *f)
 {
-    const char *file = NULL;
-    if (!mod)
-        return 0;
-    dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, &file, NULL);
-    const char *base = file ? strrchr(file, '/') : NULL;
-    base = base ? base + 1 : file;
+    const char *base = f ? strrchr(f->path, '/') : NULL;
+    base = base ? base + 1 : NULL;
     return base && (strncmp(base, "libmpi", 6) == 0 || strncmp(base, "libpmpi", 7) == 0);
 }
 
@@ -413,7 +468,7 @@ static int is_mpi_library(Dwfl_Module *mod)
  * compiler's clone of one ("internal_Recv.constprop.0", ".isra.0",
  * ".part.0", ".cold") is the same call.
  */
-static int mpi_entry(const char *name, Dwfl_Module *mod, char *buf, size_t len)
+static int mpi_entry(const char *name, const struct mqdh_file *f, char *buf, size_t len)
 {
     const char *call;
     if (!name)
@@ -421,7 +476,7 @@ static int mpi_entry(const char *name, Dwfl_Module *mod, char *buf, size_t len)
     if (strncmp(name, "PMPI_", 5) == 0 || strncmp(name, "MPI_", 4) == 0)
         call = name[0] == 'P' ? name + 5 : name + 4;
     else if (strncmp(name, "internal_", 9) == 0 && name[9] >= 'A' && name[9] <= 'Z' &&
-             is_mpi_library(mod))
+             is_mpi_library(f))
         call = name + 9;
     else
         return 0;
@@ -441,15 +496,13 @@ static int mpi_entry(const char *name, Dwfl_Module *mod, char *buf, size_t len)
  * the MPI library the program called, wherever it tail-called to.  0 if
  * the instructions are not these, or cannot be read.
  */
-static Dwarf_Addr called_function(struct walk *k, Dwfl_Module *caller, Dwarf_Addr ret)
+static Dwarf_Addr called_function(struct walk *k, const struct mqdh_file *caller, Dwarf_Addr ret)
 {
     unsigned char code[16];
     uint64_t slot = 0, target = 0;
-    GElf_Addr bias;
-    Elf *elf = dwfl_module_getelf(caller, &bias);
     GElf_Ehdr eh;
-    if (!k->mem || !elf || !gelf_getehdr(elf, &eh) || eh.e_machine != EM_X86_64 || ret < 6 ||
-        mqdh_mem_read(k->mem, ret - 6, code, 6) != 0)
+    if (!k->mem || !caller->elf || !gelf_getehdr(caller->elf, &eh) ||
+        eh.e_machine != EM_X86_64 || ret < 6 || mqdh_mem_read(k->mem, ret - 6, code, 6) != 0)
         return 0;
     int32_t d;
     if (code[0] == 0xff && code[1] == 0x15) { /* call *d(%rip) */
@@ -477,6 +530,16 @@ static Dwarf_Addr called_function(struct walk *k, Dwfl_Module *caller, Dwarf_Add
     return target;
 }
 
+/* The image's object holding process address addr, and the pc there
+ * (either may come back NULL). */
+static const struct mqdh_image_module *object_at(const struct walk *k, Dwfl *dwfl,
+                                                 Dwarf_Addr addr, struct pc **pc)
+{
+    const struct mqdh_image_module *m = mqdh_image_module_of(k->im, dwfl_addrmodule(dwfl, addr));
+    *pc = m ? pc_of(m->file, addr - m->bias) : NULL;
+    return m;
+}
+
 static int frame_cb(Dwfl_Frame *frame, void *arg)
 {
     struct walk *k = arg;
@@ -486,8 +549,11 @@ static int frame_cb(Dwfl_Frame *frame, void *arg)
         return DWARF_CB_ABORT;
     Dwarf_Addr at = activation ? pc : pc - 1; /* a return address: the call */
     Dwfl *dwfl = dwfl_thread_dwfl(dwfl_frame_thread(frame));
-    Dwfl_Module *mod = dwfl_addrmodule(dwfl, at);
-    const char *name = mod ? dwfl_module_addrname(mod, at) : NULL;
+    struct pc *here;
+    const struct mqdh_image_module *obj = object_at(k, dwfl, at, &here);
+    Dwfl_Module *mod = obj ? obj->mod : NULL;
+    struct mqdh_file *file = obj ? obj->file : NULL;
+    const char *name = here ? here->name : NULL;
     char entry[sizeof k->w->call];
     Dwfl_Module *inner = k->inner;
     k->inner = mod;
@@ -497,11 +563,13 @@ static int frame_cb(Dwfl_Frame *frame, void *arg)
      * that says so (a libmpi without .symtab hides MPICH's static
      * internal_NAME).  The call instruction names what was called.
      */
-    if (!k->found && !activation && mod && inner != mod && is_mpi_library(inner)) {
-        Dwarf_Addr fn = called_function(k, mod, pc);
-        Dwfl_Module *fmod = fn ? dwfl_addrmodule(dwfl, fn) : NULL;
-        const char *fname = fmod == inner ? dwfl_module_addrname(fmod, fn) : NULL;
-        if (mpi_entry(fname, fmod, entry, sizeof entry)) {
+    const struct mqdh_image_module *in = mqdh_image_module_of(k->im, inner);
+    if (!k->found && !activation && mod && inner != mod && in && is_mpi_library(in->file)) {
+        Dwarf_Addr fn = called_function(k, file, pc);
+        struct pc *called = NULL;
+        const struct mqdh_image_module *fobj = fn ? object_at(k, dwfl, fn, &called) : NULL;
+        const char *fname = fobj == in && called ? called->name : NULL;
+        if (mpi_entry(fname, in->file, entry, sizeof entry)) {
             snprintf(k->w->call, sizeof k->w->call, "%s", entry);
             snprintf(k->w->args_why, sizeof k->w->args_why,
                      "%s left no frame of its own (a tail call into a library without "
@@ -510,13 +578,13 @@ static int frame_cb(Dwfl_Frame *frame, void *arg)
             k->found = 1;
         }
     }
-    if (mpi_entry(name, mod, entry, sizeof entry)) {
+    if (mpi_entry(name, file, entry, sizeof entry)) {
         /* the innermost MPI entry point wins; keep looking outward */
         if (!k->found) {
             snprintf(k->w->call, sizeof k->w->call, "%s", entry);
             k->mpi_module = mod;
             k->found = 1;
-            read_args(k, frame, mod, at);
+            read_args(k, frame, file, at - obj->bias, here);
         }
         return DWARF_CB_OK;
     }
@@ -525,11 +593,10 @@ static int frame_cb(Dwfl_Frame *frame, void *arg)
          * is the function the user wrote: no C or C++ name has a dot. */
         snprintf(k->w->function, sizeof k->w->function, "%.*s",
                  name ? (int)strcspn(name, ".") : 2, name ? name : "??");
-        Dwfl_Line *line = dwfl_module_getsrc(mod, at);
         int lineno = 0;
-        const char *file = line ? dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL) : NULL;
-        if (file) {
-            snprintf(k->w->file, sizeof k->w->file, "%s", file);
+        const char *src = here ? pc_line(file, at - obj->bias, here, &lineno) : NULL;
+        if (src) {
+            snprintf(k->w->file, sizeof k->w->file, "%s", src);
             k->w->line = lineno;
         }
         return DWARF_CB_ABORT;
@@ -539,15 +606,15 @@ static int frame_cb(Dwfl_Frame *frame, void *arg)
 
 /* Walk one thread (thread, or tid through dwfl) into w: 1 if it is in an
  * MPI call (w filled, w->tid set), else 0 with w cleared. */
-static int walk_thread(Dwfl *dwfl, Dwfl_Thread *thread, pid_t tid, struct mqdh_mem *mem,
-                       struct mqdh_where *w)
+static int walk_thread(const struct mqdh_image *im, Dwfl_Thread *thread, pid_t tid,
+                       struct mqdh_mem *mem, struct mqdh_where *w)
 {
-    struct walk k = {.w = w, .mem = mem};
+    struct walk k = {.w = w, .im = im, .mem = mem};
     memset(w, 0, sizeof *w);
     if (thread)
         dwfl_thread_getframes(thread, frame_cb, &k);
     else
-        dwfl_getthread_frames(dwfl, tid, frame_cb, &k);
+        dwfl_getthread_frames(im->dwfl, tid, frame_cb, &k);
     if (!k.found) {
         memset(w, 0, sizeof *w);
         return 0;
@@ -557,36 +624,36 @@ static int walk_thread(Dwfl *dwfl, Dwfl_Thread *thread, pid_t tid, struct mqdh_m
 }
 
 struct threads {
+    const struct mqdh_image *im;
     struct mqdh_where *w;
     struct mqdh_mem *mem;
-    pid_t main;
 };
 
 static int thread_cb(Dwfl_Thread *thread, void *arg)
 {
     struct threads *th = arg;
     pid_t tid = dwfl_thread_tid(thread);
-    if (tid != th->main && walk_thread(dwfl_thread_dwfl(thread), thread, tid, th->mem, th->w))
+    if (tid != th->im->pid && walk_thread(th->im, thread, tid, th->mem, th->w))
         return DWARF_CB_ABORT;
     return DWARF_CB_OK;
 }
 
-int mqdh_where(Dwfl *dwfl, pid_t pid, struct mqdh_mem *mem, struct mqdh_where *w, char *err,
-               size_t errlen)
+int mqdh_where(const struct mqdh_image *im, struct mqdh_mem *mem, struct mqdh_where *w,
+               char *err, size_t errlen)
 {
     memset(w, 0, sizeof *w);
     /* The threads are already ptrace-stopped (attach.c): libdwfl only reads. */
-    int rc = dwfl_linux_proc_attach(dwfl, pid, true);
+    int rc = dwfl_linux_proc_attach(im->dwfl, im->pid, true);
     if (rc != 0) {
-        snprintf(err, errlen, "cannot unwind process %d: %s", (int)pid,
+        snprintf(err, errlen, "cannot unwind process %d: %s", (int)im->pid,
                  rc > 0 ? strerror(rc) : dwfl_errmsg(-1));
         return -1;
     }
     /* The main thread first: that is where an MPI program usually waits;
      * the others, until one is in MPI, only if it is in no MPI call. */
-    if (!walk_thread(dwfl, NULL, pid, mem, w)) {
-        struct threads th = {w, mem, pid};
-        dwfl_getthreads(dwfl, thread_cb, &th);
+    if (!walk_thread(im, NULL, im->pid, mem, w)) {
+        struct threads th = {im, w, mem};
+        dwfl_getthreads(im->dwfl, thread_cb, &th);
     }
     return 0;
 }

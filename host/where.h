@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "image.h"
 #include "memory.h"
 #include "mqdhost.h"
 
@@ -31,14 +32,13 @@ struct mqdh_where {
 };
 
 /*
- * Unwind the threads of pid (ptrace-stopped by us; dwfl reported from its
- * maps) and fill w with the innermost MPI entry point one of them is in,
+ * Unwind the threads of the process of im (ptrace-stopped by us) and fill w with the innermost MPI entry point one of them is in,
  * the main thread first, and its arguments (mem reads the stack; NULL:
  * only arguments held in registers).  Returns 0 (w->call "" if no thread
  * is in MPI), or -1 with the reason in err if the process cannot be
  * unwound.
  */
-int mqdh_where(Dwfl *dwfl, pid_t pid, struct mqdh_mem *mem, struct mqdh_where *w, char *err,
-               size_t errlen);
+int mqdh_where(const struct mqdh_image *im, struct mqdh_mem *mem, struct mqdh_where *w,
+               char *err, size_t errlen);
 
 #endif

@@ -91,7 +91,7 @@ static void host_name(const char *lib, const char *name)
     if (strncmp(name, "mqdh_", 5) != 0 && strcmp(name, "MQDHOST_2") != 0)
         fail_msg("%s exports %s", lib, name);
     static const char *const internal[] = {"mqdh_index_free", "mqdh_image_close",
-                                           "mqdh_typeshare_free", "mqdh_dll_load"};
+                                           "mqdh_files_free", "mqdh_dll_load"};
     for (size_t i = 0; i < sizeof internal / sizeof internal[0]; i++)
         if (strcmp(name, internal[i]) == 0)
             fail_msg("%s exports its internal %s", lib, name);

@@ -113,7 +113,7 @@ static void test_image__live_process_relocated(void **state)
     char err[512];
     uint64_t got, lgot;
     const char *mod = NULL;
-    assert_int_equal(mqdh_image_open_pid(&im, getpid(), err, sizeof err), 0);
+    assert_int_equal(mqdh_image_open_pid(&im, getpid(), NULL, err, sizeof err), 0);
     assert_int_equal(mqdh_image_symbol(&im, "fx_global_request", 0, &got, &mod), 0);
     assert_int_equal(got, (uint64_t)(uintptr_t)want);
     assert_non_null(strstr(mod, "libtypes_fixture.so"));
@@ -140,7 +140,7 @@ static void test_image__bad_files(void **state)
     assert_int_equal(mqdh_image_open_file(&im, path, err, sizeof err), -EINVAL);
     assert_non_null(strstr(err, "not a usable ELF file"));
     unlink(path);
-    assert_true(mqdh_image_open_pid(&im, 0x7ffffff0, err, sizeof err) < 0);
+    assert_true(mqdh_image_open_pid(&im, 0x7ffffff0, NULL, err, sizeof err) < 0);
 }
 
 /*
