@@ -124,99 +124,185 @@ static void explain(pid_t pid, int e, char *err, size_t errlen)
              (int)pid);
 }
 
-/* Wait up to about 5 s for tid to report a stop.  0, or -1 if it exited. */
-static int wait_stopped(pid_t tid, int *pending_sig)
+static double now(void)
 {
-    struct timespec tick = {0, 1000 * 1000};
-    for (int i = 0; i < 5000; i++) {
-        int st;
-        pid_t w = waitpid(tid, &st, __WALL | WNOHANG);
-        if (w == tid) {
-            if (WIFEXITED(st) || WIFSIGNALED(st))
-                return -1;
-            if (WIFSTOPPED(st)) {
-                int sig = WSTOPSIG(st);
-                int event = st >> 16;
-                /* Signal-delivery-stop: keep the signal to re-deliver it. */
-                if (event == 0 && sig != SIGTRAP)
-                    *pending_sig = sig;
-                return 0;
-            }
-        } else if (w < 0 && errno != EINTR) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* a failed with rc (why already said, or explain() says it): let it go. */
+static void fail(struct mqdh_attach *a, int rc)
+{
+    a->rc = rc;
+    a->done = 1;
+    mqdh_detach(a);
+    if (a->refused) /* after the detach: TracerPid must not name us */
+        explain(a->pid, -rc, a->why, sizeof a->why);
+}
+
+/*
+ * Seize and interrupt the threads of a not seized yet, without waiting for
+ * them to stop.  Returns how many were new, or -1 if a failed.
+ */
+static int seize_new(struct mqdh_attach *a)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/task", (int)a->pid);
+    DIR *d = opendir(path);
+    if (!d) {
+        a->refused = 1;
+        fail(a, -(errno == ENOENT ? ESRCH : errno));
+        return -1;
+    }
+    int added = 0;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        char *end;
+        long t = strtol(de->d_name, &end, 10);
+        if (*end || t <= 0 || has_tid(a, (pid_t)t))
+            continue;
+        if (a->nthreads == MQDH_MAX_THREADS) {
+            snprintf(a->why, sizeof a->why, "process %d has more than %d threads", (int)a->pid,
+                     MQDH_MAX_THREADS);
+            closedir(d);
+            fail(a, -E2BIG);
             return -1;
         }
-        nanosleep(&tick, NULL);
+        if (ptrace(PTRACE_SEIZE, (pid_t)t, 0, 0) != 0) {
+            if (errno == ESRCH && t != a->pid)
+                continue; /* a thread that just exited */
+            a->refused = 1;
+            int e = errno;
+            closedir(d);
+            fail(a, -e);
+            return -1;
+        }
+        int k = a->nthreads++;
+        a->tids[k] = (pid_t)t;
+        a->pending_sig[k] = 0;
+        a->stopped[k] = 0;
+        added++;
+        if (ptrace(PTRACE_INTERRUPT, (pid_t)t, 0, 0) != 0)
+            a->stopped[k] = 2; /* gone before it could stop */
     }
-    return -1;
+    closedir(d);
+    return added;
+}
+
+/*
+ * Collect the stops of a's threads that have reported one.  Returns 1 if
+ * one did (or a thread went), 0 if none has yet; a->done once every
+ * thread is stopped and no new one appeared.
+ */
+static int collect(struct mqdh_attach *a)
+{
+    int progress = 0, waiting = 0;
+    for (int k = 0; k < a->nthreads; k++) {
+        if (a->stopped[k])
+            continue;
+        int st;
+        pid_t w = waitpid(a->tids[k], &st, __WALL | WNOHANG);
+        if (w == 0 || (w < 0 && errno == EINTR)) {
+            waiting = 1;
+            continue;
+        }
+        progress = 1;
+        if (w == a->tids[k] && WIFSTOPPED(st)) {
+            int sig = WSTOPSIG(st), event = st >> 16;
+            /* Signal-delivery-stop: keep the signal to re-deliver it. */
+            if (event == 0 && sig != SIGTRAP)
+                a->pending_sig[k] = sig;
+            a->stopped[k] = 1;
+            continue;
+        }
+        a->stopped[k] = 2; /* exited, or no longer ours */
+    }
+    for (int k = 0; k < a->nthreads; k++) {
+        if (a->stopped[k] != 2)
+            continue;
+        if (a->tids[k] == a->pid) {
+            snprintf(a->why, sizeof a->why, "process %d exited while being attached",
+                     (int)a->pid);
+            fail(a, -ESRCH);
+            return 1;
+        }
+        a->tids[k] = 0; /* thread gone: nothing to detach */
+        a->stopped[k] = 3;
+    }
+    if (waiting)
+        return progress;
+    /* Every known thread is stopped: none can create another now, but one
+     * may have before it stopped. */
+    int added = ++a->rounds > 100 ? 0 : seize_new(a);
+    if (added == 0)
+        a->done = 1;
+    return 1;
+}
+
+int mqdh_attach_all(struct mqdh_attach *const *as, int n)
+{
+    int failed = 0;
+    for (int i = 0; i < n; i++) {
+        struct mqdh_attach *a = as[i];
+        pid_t pid = a->pid;
+        memset(a, 0, sizeof *a);
+        a->pid = pid;
+        if (register_live(a) != 0) {
+            snprintf(a->why, sizeof a->why, "cannot attach to process %d: out of memory",
+                     (int)pid);
+            a->rc = -ENOMEM;
+            a->done = 1;
+            continue;
+        }
+        a->attached = 1;
+        seize_new(a);
+    }
+    /* Collect the stops as they come; sleep only while none has come, and
+     * not long (20 us, doubling to 1 ms): a stopping process needs the CPU
+     * this one would otherwise spin on. */
+    double deadline = now() + 5.0;
+    long nap = 20000;
+    for (;;) {
+        int progress = 0, left = 0;
+        for (int i = 0; i < n; i++) {
+            if (as[i]->done)
+                continue;
+            progress |= collect(as[i]);
+            left += !as[i]->done;
+        }
+        if (!left)
+            break;
+        if (progress) {
+            nap = 20000;
+            continue;
+        }
+        if (now() > deadline) {
+            for (int i = 0; i < n; i++)
+                if (!as[i]->done) {
+                    snprintf(as[i]->why, sizeof as[i]->why,
+                             "process %d did not stop within 5 seconds (a thread in an "
+                             "uninterruptible sleep?)", (int)as[i]->pid);
+                    fail(as[i], -ETIMEDOUT);
+                }
+            break;
+        }
+        struct timespec ts = {0, nap};
+        nanosleep(&ts, NULL);
+        nap = nap < 500000 ? nap * 2 : 1000000;
+    }
+    for (int i = 0; i < n; i++)
+        failed += as[i]->rc != 0;
+    return failed;
 }
 
 int mqdh_attach(struct mqdh_attach *a, pid_t pid, char *err, size_t errlen)
 {
-    char path[64];
-    int changed = 1, rc = 0, refused = 0; /* refused: explain() says why */
-    DIR *d = NULL;
-
-    memset(a, 0, sizeof *a);
     a->pid = pid;
-    if (register_live(a) != 0) {
-        snprintf(err, errlen, "cannot attach to process %d: out of memory", (int)pid);
-        return -ENOMEM;
-    }
-    a->attached = 1;
-    /* Threads may be created until the ones that create them are stopped. */
-    for (int round = 0; changed && round < 100; round++) {
-        changed = 0;
-        snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
-        if (!(d = opendir(path))) {
-            rc = -(errno == ENOENT ? ESRCH : errno);
-            refused = 1;
-            goto out;
-        }
-        struct dirent *de;
-        while ((de = readdir(d))) {
-            char *end;
-            long t = strtol(de->d_name, &end, 10);
-            if (*end || t <= 0 || has_tid(a, (pid_t)t))
-                continue;
-            if (a->nthreads == MQDH_MAX_THREADS) {
-                snprintf(err, errlen, "process %d has more than %d threads", (int)pid,
-                         MQDH_MAX_THREADS);
-                rc = -E2BIG;
-                goto out;
-            }
-            if (ptrace(PTRACE_SEIZE, (pid_t)t, 0, 0) != 0) {
-                if (errno == ESRCH && t != pid)
-                    continue; /* a thread that just exited */
-                rc = -errno;
-                refused = 1;
-                goto out;
-            }
-            int k = a->nthreads++;
-            a->tids[k] = (pid_t)t;
-            a->pending_sig[k] = 0;
-            changed = 1;
-            if (ptrace(PTRACE_INTERRUPT, (pid_t)t, 0, 0) != 0 ||
-                wait_stopped((pid_t)t, &a->pending_sig[k]) != 0) {
-                if (t == pid) {
-                    snprintf(err, errlen, "process %d exited while being attached", (int)pid);
-                    rc = -ESRCH;
-                    goto out;
-                }
-                a->tids[k] = 0; /* thread gone: nothing to detach */
-            }
-        }
-        closedir(d);
-        d = NULL;
-    }
-out:
-    if (d)
-        closedir(d);
-    if (rc) {
-        mqdh_detach(a);
-        if (refused) /* after the detach: TracerPid must not name us */
-            explain(pid, -rc, err, errlen);
-    }
-    return rc;
+    mqdh_attach_all(&a, 1);
+    if (a->rc)
+        snprintf(err, errlen, "%s", a->why);
+    return a->rc;
 }
 
 void mqdh_detach(struct mqdh_attach *a)

@@ -2,7 +2,11 @@
  * attach.h - stop every thread of a process with ptrace, and let it go.
  *
  * PTRACE_SEIZE + PTRACE_INTERRUPT on each thread, repeated until no new
- * thread appears, so the queues are read in one consistent state.  A signal
+ * thread appears, so the queues are read in one consistent state.  A
+ * whole job is stopped at once: every thread of every process is seized
+ * and interrupted before any stop is waited for, so the stops overlap
+ * (a process only stops once the scheduler runs it, and on a busy node
+ * that is what takes the time).  A signal
  * that arrives while a thread is being stopped is kept and handed back on
  * detach; a process that was already stopped (group-stop) stays stopped.
  * Detach must follow on every path; mqdh_detach_all_emergency() is safe to
@@ -19,10 +23,27 @@
 struct mqdh_attach {
     pid_t pid;
     int nthreads;
-    pid_t tids[MQDH_MAX_THREADS];
+    pid_t tids[MQDH_MAX_THREADS];      /* 0: a thread gone, nothing to detach */
     int pending_sig[MQDH_MAX_THREADS]; /* to re-deliver on detach; 0 if none */
+    unsigned char stopped[MQDH_MAX_THREADS];
     int attached;
+    /* While attaching: */
+    int rc;      /* 0, or the negative errno it failed with */
+    int refused; /* the kernel refused the seize: explain why */
+    int rounds;  /* looks for new threads */
+    int done;
+    char why[320]; /* why it failed */
 };
+
+/*
+ * Attach to and stop every thread of the n processes as[i]->pid (set by
+ * the caller; the rest of as[i] is overwritten) at once.  Each comes back
+ * with rc 0 (stopped, attached), or a negative errno and a sentence in
+ * why (permissions, Yama ptrace_scope, already traced, no such process,
+ * exited meanwhile, did not stop within 5 seconds); a process that failed
+ * has nothing attached.  Returns how many failed.
+ */
+int mqdh_attach_all(struct mqdh_attach *const *as, int n);
 
 /*
  * Attach to and stop every thread of pid.  Returns 0, or a negative errno

@@ -82,9 +82,11 @@ int mqdh_dump_processes(const pid_t *pids, const int *ranks, const char *const *
                (opt->size < sizeof o ? opt->size : sizeof o) - sizeof o.size);
     size_t alloc = (size_t)(n ? n : 1);
     struct session s = {.n = n, .opt = &o};
+    struct mqdh_attach **atts = NULL;
     struct mqdh_dump *d = calloc(1, sizeof *d);
     if (!d || !(d->procs = calloc(alloc, sizeof *d->procs)) ||
-        !(s.procs = calloc(alloc, sizeof *s.procs)) || !(s.files = mqdh_files_new()))
+        !(s.procs = calloc(alloc, sizeof *s.procs)) || !(s.files = mqdh_files_new()) ||
+        !(atts = calloc(alloc, sizeof *atts)))
         goto nomem;
     d->version = MQDH_VERSION;
     d->nprocs = n;
@@ -94,17 +96,23 @@ int mqdh_dump_processes(const pid_t *pids, const int *ranks, const char *const *
         goto nomem;
     mqdh_callbacks_bind(&s);
     int first_error = MQDH_OK;
-    /* Stop everything first: one consistent state across the job. */
+    /* Stop everything first, all at once: one consistent state across the
+     * job. */
     for (int i = 0; i < n; i++) {
         struct hproc *p = &s.procs[i];
-        char err[512];
         p->out = &d->procs[i];
         p->image.proc = p;
         p->session = &s;
         p->out->host = hosts && hosts[i] ? strdup(hosts[i]) : NULL;
         mqdh_mem_init(&p->mem, pids[i]);
-        if (mqdh_attach(&p->att, pids[i], err, sizeof err) != 0) {
-            mqdh_proc_error(p, "%s", err);
+        p->att.pid = pids[i];
+        atts[i] = &p->att;
+    }
+    mqdh_attach_all(atts, n);
+    for (int i = 0; i < n; i++) {
+        struct hproc *p = &s.procs[i];
+        if (p->att.rc) {
+            mqdh_proc_error(p, "%s", p->att.why);
             first(&first_error, MQDH_E_ATTACH);
         }
     }
@@ -125,10 +133,12 @@ int mqdh_dump_processes(const pid_t *pids, const int *ranks, const char *const *
         p->out->stats.seconds += now() - t0;
     }
     session_end(&s);
+    free(atts);
     mqdh_dump_index(d); /* without it (no memory), look-ups scan */
     *out = d;
     return first_error;
 nomem:
+    free(atts);
     free(s.procs);
     mqdh_files_free(s.files);
     mqdh_dump_free(d);
