@@ -132,13 +132,27 @@ static void cb_get_type_sizes(mqs_process *process, mqs_target_type_sizes *ts)
     ts->pointer_size = wide ? 8 : 4;
 }
 
+/* The files (libdw, libelf) are the session's: one worker at a time. */
+static void files_lock(const struct hproc *p)
+{
+    pthread_mutex_lock(&p->session->files_lock);
+}
+
+static void files_unlock(const struct hproc *p)
+{
+    pthread_mutex_unlock(&p->session->files_lock);
+}
+
 static int find_symbol(mqs_image *image, const char *name, int functions, mqs_taddr_t *addr)
 {
     struct hproc *p = of_image(image);
     uint64_t a;
     if (!name)
         return MQDH_CB_ERR_BADARG;
-    if (mqdh_image_symbol(&p->img, name, functions, &a, NULL) != 0)
+    files_lock(p);
+    int rc = mqdh_image_symbol(&p->img, name, functions, &a, NULL);
+    files_unlock(p);
+    if (rc != 0)
         return MQDH_CB_ERR_NOSYM;
     if (addr)
         *addr = (mqs_taddr_t)a;
@@ -160,27 +174,42 @@ static mqs_type *cb_find_type(mqs_image *image, char *name, mqs_lang_code lang)
 {
     (void)lang;
     struct hproc *p = of_image(image);
-    return name ? (mqs_type *)mqdh_type_find(&p->img, name) : NULL;
+    if (!name)
+        return NULL;
+    files_lock(p);
+    mqs_type *t = (mqs_type *)mqdh_type_find(&p->img, name);
+    files_unlock(p);
+    return t;
 }
 
 /* A type is counted on the process whose image it was found in. */
-static const struct mqdh_type *of_type(mqs_type *type)
+static struct hproc *of_type(const struct mqdh_type *t)
 {
-    const struct mqdh_type *t = (const struct mqdh_type *)type;
-    struct hproc *p = t ? mqdh_type_image(t)->owner : NULL;
-    if (p)
-        counted(p);
-    return t;
+    return counted(mqdh_type_image(t)->owner);
 }
 
 static int cb_field_offset(mqs_type *type, char *field)
 {
-    return mqdh_type_field_offset(of_type(type), field);
+    const struct mqdh_type *t = (const struct mqdh_type *)type;
+    if (!t)
+        return -1;
+    struct hproc *p = of_type(t);
+    files_lock(p);
+    int off = mqdh_type_field_offset(t, field);
+    files_unlock(p);
+    return off;
 }
 
 static int cb_sizeof(mqs_type *type)
 {
-    return mqdh_type_size(of_type(type));
+    const struct mqdh_type *t = (const struct mqdh_type *)type;
+    if (!t)
+        return -1;
+    struct hproc *p = of_type(t);
+    files_lock(p);
+    int size = mqdh_type_size(t);
+    files_unlock(p);
+    return size;
 }
 
 const mqs_image_callbacks mqdh_image_callbacks = {

@@ -264,16 +264,13 @@ static void locate(struct hproc *p)
     p->out->where_args_why = w.args_why[0] ? strdup(w.args_why) : NULL;
 }
 
-/* Everything up to the queues; iterate() reads them once every process
- * of the job is set up and named (MPI-2: a peer's identity is known only
- * after mqs_set_process_identity on that peer). */
-int mqdh_proto_setup(struct hproc *p)
+/* What needs the tracing thread or touches the whole session: the image,
+ * where the process is, its DLL, the MPI-2 job. */
+int mqdh_proto_prepare(struct hproc *p)
 {
     struct session *s = p->session;
     char err[1024];
     int rc;
-    mqs_process *mp = (mqs_process *)p;
-    mqs_image *mi = (mqs_image *)&p->image;
 
     if ((rc = mqdh_image_open_pid(&p->img, p->out->pid, s->files, err, sizeof err)) != 0) {
         mqdh_proc_error(p, "%s", err);
@@ -294,8 +291,19 @@ int mqdh_proto_setup(struct hproc *p)
             return dll_fail(p, "mqs_setup_job", rc);
         s->job_dll = p->dll;
     }
+    p->prepared = 1;
+    return MQDH_OK;
+}
 
-    rc = p->dll->setup_image(mi, &mqdh_image_callbacks);
+/* The rest up to the queues, on any thread; mqdh_proto_read reads them
+ * once every process of the job is set up and named (MPI-2: a peer's
+ * identity is known only after mqs_set_process_identity on that peer). */
+int mqdh_proto_setup(struct hproc *p)
+{
+    struct session *s = p->session;
+    mqs_process *mp = (mqs_process *)p;
+    mqs_image *mi = (mqs_image *)&p->image;
+    int rc = p->dll->setup_image(mi, &mqdh_image_callbacks);
     if (rc != mqs_ok)
         return dll_fail(p, "mqs_setup_image", rc);
     p->image_set_up = 1;
@@ -321,7 +329,10 @@ int mqdh_proto_setup(struct hproc *p)
         return MQDH_E_NO_QUEUES;
     }
     if (p->dll->mpi2 && p->dll == s->job_dll) {
+        /* The DLL enters the process in the job's table. */
+        pthread_mutex_lock(&s->job_lock);
         rc = p->dll->set_process_identity(mp, p->out->identity);
+        pthread_mutex_unlock(&s->job_lock);
         if (rc != mqs_ok)
             return dll_fail(p, "mqs_set_process_identity", rc);
     }

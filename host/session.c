@@ -10,10 +10,12 @@
 
 #include "analyze.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static const char *const error_messages[] = {
 #define MQDH_MSG_(name, value, msg) [value] = msg,
@@ -68,6 +70,73 @@ static void session_end(struct session *s)
     mqdh_files_free(s->files);
     free(s->procs);
     mqdh_callbacks_bind(NULL);
+    pthread_mutex_destroy(&s->files_lock);
+    pthread_mutex_destroy(&s->job_lock);
+}
+
+/*
+ * How many workers set up and read the processes.  The interface does not
+ * say a DLL may be called from two threads at once, so only mqd's own,
+ * which is written to be, gets more than one unless the caller asks: then
+ * one per online CPU, and never more than there are processes.
+ */
+static int workers(const struct session *s)
+{
+    int all_own = 1, want = s->opt->jobs;
+    for (int i = 0; i < s->n; i++)
+        if (s->procs[i].prepared && s->procs[i].out->dll_source != MQDH_DLL_OWN)
+            all_own = 0;
+    if (want <= 0) {
+        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+        want = all_own ? (cpus > 0 ? (int)(cpus < 1024 ? cpus : 1024) : 1) : 1;
+    }
+    return want < s->n ? want : s->n > 0 ? s->n : 1;
+}
+
+enum phase { PHASE_SETUP, PHASE_READ };
+
+struct pool {
+    struct session *s;
+    enum phase phase;
+    int *rcs;
+    atomic_int next;
+};
+
+/* Take the next process and do the phase's work on it, until none is
+ * left.  Each process is one worker's, its result in its own place. */
+static void *work(void *arg)
+{
+    struct pool *pl = arg;
+    mqdh_callbacks_bind(pl->s);
+    for (;;) {
+        int i = atomic_fetch_add(&pl->next, 1);
+        if (i >= pl->s->n)
+            break;
+        struct hproc *p = &pl->s->procs[i];
+        if (pl->phase == PHASE_SETUP ? !p->prepared || p->out->error : !p->ready)
+            continue;
+        double t0 = now();
+        pl->rcs[i] = pl->phase == PHASE_SETUP ? mqdh_proto_setup(p) : mqdh_proto_read(p);
+        p->out->stats.seconds += now() - t0;
+    }
+    return NULL;
+}
+
+/* One phase over every process, on s->workers threads (this one too). */
+static void run(struct session *s, enum phase phase, int *rcs)
+{
+    struct pool pl = {.s = s, .phase = phase, .rcs = rcs};
+    atomic_init(&pl.next, 0);
+    pthread_t *t = s->workers > 1 ? calloc((size_t)s->workers - 1, sizeof *t) : NULL;
+    int started = 0;
+    for (int w = 0; t && w < s->workers - 1; w++, started++)
+        if (pthread_create(&t[w], NULL, work, &pl) != 0)
+            break; /* fewer workers: the same work, done by those there are */
+    work(&pl);
+    for (int w = 0; w < started; w++)
+        pthread_join(t[w], NULL);
+    free(t);
+    mqdh_callbacks_bind(s);
 }
 
 int mqdh_dump_processes(const pid_t *pids, const int *ranks, const char *const *hosts, int n,
@@ -81,12 +150,15 @@ int mqdh_dump_processes(const pid_t *pids, const int *ranks, const char *const *
         memcpy((char *)&o + sizeof o.size, (const char *)opt + sizeof o.size,
                (opt->size < sizeof o ? opt->size : sizeof o) - sizeof o.size);
     size_t alloc = (size_t)(n ? n : 1);
-    struct session s = {.n = n, .opt = &o};
+    struct session s = {.n = n, .opt = &o,
+                        .files_lock = PTHREAD_MUTEX_INITIALIZER,
+                        .job_lock = PTHREAD_MUTEX_INITIALIZER};
     struct mqdh_attach **atts = NULL;
+    int *rcs = NULL;
     struct mqdh_dump *d = calloc(1, sizeof *d);
     if (!d || !(d->procs = calloc(alloc, sizeof *d->procs)) ||
         !(s.procs = calloc(alloc, sizeof *s.procs)) || !(s.files = mqdh_files_new()) ||
-        !(atts = calloc(alloc, sizeof *atts)))
+        !(atts = calloc(alloc, sizeof *atts)) || !(rcs = calloc(alloc, sizeof *rcs)))
         goto nomem;
     d->version = MQDH_VERSION;
     d->nprocs = n;
@@ -121,24 +193,25 @@ int mqdh_dump_processes(const pid_t *pids, const int *ranks, const char *const *
         if (p->out->error)
             continue;
         double t0 = now();
-        first(&first_error, mqdh_proto_setup(p));
+        rcs[i] = mqdh_proto_prepare(p);
         p->out->stats.seconds = now() - t0;
     }
-    for (int i = 0; i < n; i++) {
-        struct hproc *p = &s.procs[i];
-        if (!p->ready)
-            continue;
-        double t0 = now();
-        first(&first_error, mqdh_proto_read(p));
-        p->out->stats.seconds += now() - t0;
-    }
+    s.workers = workers(&s);
+    run(&s, PHASE_SETUP, rcs);
+    run(&s, PHASE_READ, rcs);
+    for (int i = 0; i < n; i++)
+        first(&first_error, rcs[i]);
+    d->workers = s.workers;
+    d->files = (unsigned)s.files->opened;
     session_end(&s);
     free(atts);
+    free(rcs);
     mqdh_dump_index(d); /* without it (no memory), look-ups scan */
     *out = d;
     return first_error;
 nomem:
     free(atts);
+    free(rcs);
     free(s.procs);
     mqdh_files_free(s.files);
     mqdh_dump_free(d);

@@ -25,6 +25,7 @@
 #include "memory.h"
 
 #include <limits.h>
+#include <pthread.h>
 
 struct session;
 
@@ -45,6 +46,7 @@ struct hproc {
     struct mqdh_dll *dll;
     mqs_process_info *info;
     struct session *session;
+    int prepared; /* mqdh_proto_prepare done: mqdh_proto_setup may go on */
     int image_set_up, process_set_up;
     int ready; /* set up (and named): its queues can be read */
 };
@@ -57,6 +59,15 @@ struct session {
     mqs_job_info *info;
     struct mqdh_dll *job_dll;     /* the MPI-2 DLL mqs_setup_job was called for */
     struct mqdh_files *files;     /* the ELF objects the processes map, each read once */
+    /*
+     * Several workers set up and read processes at once (session.c).
+     * files_lock guards the files (libdw and libelf are not thread-safe):
+     * the symbol and type callbacks take it.  job_lock guards the DLL's
+     * job, which mqs_set_process_identity writes.  Never files_lock, then
+     * job_lock.
+     */
+    pthread_mutex_t files_lock, job_lock;
+    int workers; /* how many */
     /* mqd's own DLL (mqdh_own_dll), looked up once per session: 0 not yet,
      * 1 found in own_dll, -1 not installed. */
     int own_state;
@@ -97,12 +108,17 @@ int mqdh_choose_dll(struct hproc *p);
  * dropped. */
 void mqdh_proc_error(struct hproc *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* Everything up to the queues: image, DLL, mqs_setup_image ... MPI-2 job
- * and identity.  Sets p->ready.  MQDH_OK or an MQDH_ code (p's error set). */
+/* On the thread that attached, one process after another: the image,
+ * where the process is (unwinding needs ptrace), the DLL, the MPI-2 job.
+ * Sets p->prepared.  MQDH_OK or an MQDH_ code (p's error set). */
+int mqdh_proto_prepare(struct hproc *p);
+
+/* On any thread, once prepared: mqs_setup_image ... the identity.  Sets
+ * p->ready.  MQDH_OK or an MQDH_ code (p's error set). */
 int mqdh_proto_setup(struct hproc *p);
 
 /* The communicators, their queues and groups, once every process of the
- * session is set up and named.  MQDH_OK or an MQDH_ code. */
+ * session is set up and named; on any thread.  MQDH_OK or an MQDH_ code. */
 int mqdh_proto_read(struct hproc *p);
 
 /* ---------------------------------------------------------------- identity.c */

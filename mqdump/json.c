@@ -7,6 +7,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 
 static const char *const queue_keys[MQDH_NQUEUES] = {"pending_sends", "pending_receives",
                                                      "unexpected_messages"};
@@ -267,4 +268,15 @@ void json_jobs(const struct mqdh_job_info *jobs, int n)
         printf("}");
     }
     printf("\n]}\n");
+}
+
+void json_cost(const struct mqdh_dump *d)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    printf(",\n\"cost\": {\"user_seconds\": %.6f, \"system_seconds\": %.6f, \"max_rss_kb\": %ld, "
+           "\"workers\": %d, \"files\": %u}",
+           (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6,
+           (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6, ru.ru_maxrss,
+           d->workers, d->files);
 }

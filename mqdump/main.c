@@ -39,7 +39,10 @@ static void usage(FILE *f)
           "      --json              one JSON object instead of text\n"
           "      --graph FILE        the queues and deadlocks as a Graphviz graph: DOT,\n"
           "                          or SVG/PNG/PDF (by FILE's suffix) rendered by dot\n"
-          "      --stats             per process: DLL callbacks, bytes, system calls, time\n"
+          "      --stats             per process: DLL callbacks, bytes, system calls, time;\n"
+          "                          and what mqdump itself took (CPU, memory, workers)\n"
+          "      --jobs N            N threads set up and read the processes at once\n"
+          "                          (default: one per CPU with mqd's DLL, else 1)\n"
           "  -v, --verbose           show the DLL's diagnostic messages\n"
           "  -h, --help              this text\n\n"
           "Exit status: 0 every process dumped and the analysis sure (a deadlock or\n"
@@ -93,6 +96,7 @@ int main(int argc, char **argv)
         {"graph", required_argument, NULL, 'G'},
         {"list", no_argument, NULL, 'l'},
         {"target-dll", no_argument, NULL, 'D'},
+        {"jobs", required_argument, NULL, 'W'},
         {NULL, 0, NULL, 0},
     };
     pid_t *pids = NULL;
@@ -151,6 +155,15 @@ int main(int argc, char **argv)
             break;
         case 'v':
             o.verbose = 1;
+            break;
+        case 'W':
+            v = strtol(optarg, &end, 10);
+            if (*end || v < 1 || v > 1024) {
+                fprintf(stderr, "mqdump: --jobs takes a number of threads, 1 to 1024\n");
+                free(pids);
+                return 64;
+            }
+            o.jobs = (int)v;
             break;
         case 'h':
             usage(stdout);
@@ -228,6 +241,8 @@ int main(int argc, char **argv)
             json_dump(d, stats);
             if (a)
                 json_analysis(d, a);
+            if (stats)
+                json_cost(d);
             printf("}\n");
         } else {
             text_dlls(d);
@@ -235,6 +250,8 @@ int main(int argc, char **argv)
                 text_dump(d, stats);
             if (a)
                 text_analysis(d, a, !full);
+            if (stats)
+                text_cost(d);
         }
         char gerr[4600];
         if (graph && graph_write(graph, d, a, gerr, sizeof gerr) != 0) {

@@ -46,6 +46,11 @@ void text_jobs(const struct mqdh_job_info *jobs, int n);
 void json_dump(const struct mqdh_dump *d, int stats);
 /* The "deadlock" member, after json_dump. */
 void json_analysis(const struct mqdh_dump *d, const struct mqdh_analysis *a);
+
+/* --stats: what mqdump itself took (CPU, peak memory) and how the dump was
+ * made (workers, files): a JSON member, or a line of text. */
+void json_cost(const struct mqdh_dump *d);
+void text_cost(const struct mqdh_dump *d);
 /* --list --json: a whole object. */
 void json_jobs(const struct mqdh_job_info *jobs, int n);
 

@@ -292,6 +292,22 @@ static void check_program(const char *name, const char *binary, const char *dll,
             ok = 0, snprintf(msg, sizeof msg, "process %d used %s (%s)", i,
                              used ? used : "no DLL", src ? src : "?");
     }
+    /*
+     * The plain command dumps with one worker per CPU: a serial dump
+     * (--jobs 1), and one with more workers than processes to share out
+     * (--jobs 16), must print the very same bytes.
+     */
+    for (int w = 0; ok && !dll && w < 2; w++) {
+        const char *jargs[] = {"--job", pid, "--json", "--jobs", w ? "16" : "1", NULL};
+        char *jout = NULL, *jerr = NULL;
+        int jrc = run_mqdump(&jout, &jerr, jargs);
+        if (jrc != rc || !jout || strcmp(jout, out) != 0)
+            ok = 0, snprintf(msg, sizeof msg,
+                             "mqdump --jobs %s (exit %d) differs from the default dump "
+                             "(exit %d)", jargs[4], jrc, rc);
+        free(jout);
+        free(jerr);
+    }
     /* Spawned processes too are left running and untraced. */
     for (int i = 0; procs && i < procs->n; i++) {
         char why[256];

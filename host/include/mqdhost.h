@@ -218,6 +218,11 @@ struct mqdh_dump {
     /* The library's look-up of processes by global rank (mqdh_dump_index):
      * set in every dump the library returns; NULL in one built by hand. */
     struct mqdh_index *index;
+    /* How the dump was made: the threads that set up and read the
+     * processes (mqdh_options.jobs), and the ELF objects read (each once,
+     * however many processes map it). */
+    int workers;
+    unsigned files;
 };
 
 struct mqdh_options {
@@ -246,6 +251,15 @@ struct mqdh_options {
     int trust_target_dll;
     /* Print the DLL's mqs_dprints messages on stderr. */
     int verbose;
+    /*
+     * Worker threads that set up and read the processes at once (the
+     * processes are stopped, unwound and let go by the calling thread,
+     * which ptrace requires).  0 chooses: one per online CPU when every
+     * process uses mqd's own DLL, which is reentrant, else 1, since the
+     * interface does not promise that a DLL may be called from two threads
+     * at once.  The result is the same whatever the number.
+     */
+    int jobs;
 };
 
 #define MQDH_OPTIONS_INIT {.size = sizeof(struct mqdh_options)}
