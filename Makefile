@@ -318,6 +318,7 @@ demo: deps
 	@$(TEST_ENV) scripts/demo.sh
 
 bench: deps
+	@scripts/install-deps.sh --bench
 	@$(MAKE) --no-print-directory mpich
 	@$(MAKE) --no-print-directory samples $(TOOLS) $(BUILD)/tests/bench_analysis
 	@$(TEST_ENV) scripts/bench.sh

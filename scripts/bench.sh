@@ -1,80 +1,144 @@
 #!/usr/bin/env bash
-# make bench: how long a plain `mqdump --job` takes on a whole hung job, and
-# what it costs, for jobs of growing size, with mqd's DLL and with MPICH's
-# libtvmpich.so.  Each size launches `ring` under the cached MPICH and dumps
-# it MQD_BENCH_REPS times per DLL.  Per row: the median wall time of one
-# whole-job dump, mqdump's own CPU time (user + system) per rank, the first
-# rank's dump time (it builds the DWARF type index every later rank
-# shares), the median of the other ranks, and the DLL's callbacks, fetches
-# and read system calls per rank.  Figures come from mqdump's --json
-# --stats, not from its text view.  Exits non-zero if a dump misses a rank.
-#   MQD_BENCH_NP   sizes (default "4 16 32")
+# make bench: what a plain `mqdump --job` costs on a whole hung job, for
+# jobs of growing size, with mqd's DLL and with MPICH's libtvmpich.so under
+# the same host; against the padb method (gdb attached to one rank, reading
+# the queues' heads with a script).
+#
+# Each size launches `ring` under the cached MPICH (every rank blocked in
+# MPI_Waitall, spinning in MPICH's progress loop) and dumps it
+# MQD_BENCH_REPS times per DLL.  Per row, medians over the runs:
+#   job ms       wall time of one whole-job dump (mqdump started to exited)
+#   cpu ms/rank  mqdump's own CPU (user + system) over the ranks
+#   sys/rank     system calls over the ranks (one more run, under strace -f -c)
+#   peak MB      mqdump's peak resident memory
+#   rank0 ms     the first rank's dump (it reads the files every rank shares)
+#   other ms     the other ranks' (median)
+#   workers      threads that set up and read the ranks (mqdump --jobs)
+# Figures come from mqdump's --json --stats ("cost", per-process "stats").
+# The ranks spin on the same cores mqdump runs on until they are stopped:
+# wall time includes competing with them, CPU time does not.
+# Exits non-zero if a dump misses a rank.
+#   MQD_BENCH_NP   sizes (default "16 64 256")
 #   MQD_BENCH_REPS dumps per size and DLL (default 5)
 # Then tests/bench_analysis: the analysis and the folded views on synthetic
 # dumps of MQD_BENCH_PROCESSES (default 100000) processes.
 set -euo pipefail
 build=${MQD_BUILD:-build}
-sizes=${MQD_BENCH_NP:-4 16 32}
+sizes=${MQD_BENCH_NP:-16 64 256}
 reps=${MQD_BENCH_REPS:-5}
 export MQD_BENCH_REPS=$reps MQD_BUILD=$build
 export MQD_BENCH_TVMPICH=$MQD_MPICH_PREFIX/lib/libtvmpich.so
+export MQD_BENCH_OUT
+MQD_BENCH_OUT=$(mktemp -d)
+trap 'rm -rf "$MQD_BENCH_OUT"' EXIT
 
 median() { sort -n | awk '{ a[NR] = $1 } END { if (NR) print a[int((NR + 1) / 2)]; else print 0 }'; }
 export -f median
 
-# One DLL on the job held by mqd-launch: one table row.
+# A number from mqdump's JSON: the value of "key": in file, summed or each.
+json_each() { grep -o "\"$1\": [0-9.]*" "$2" | awk '{ print $2 }'; }
+export -f json_each
+
+# One DLL on the job mqd-launch holds: one table row.
 one_dll() {
-    local name=$1 dll=$2 walls=() cpus=() json= t
-    local tf
-    tf=$(mktemp)
+    local name=$1 dll=$2 tf=$MQD_BENCH_OUT/$1.$MQD_BENCH_NP_NOW
+    local args=(--job "$MQD_MPIEXEC_PID" --json --stats)
+    [ -n "$dll" ] && args+=(--dll "$dll")
+    : >"$tf.walls"
+    : >"$tf.cpus"
+    : >"$tf.rss"
     for _ in $(seq "$MQD_BENCH_REPS"); do
-        local args=(--job "$MQD_MPIEXEC_PID" --json --stats)
-        [ -n "$dll" ] && args+=(--dll "$dll")
-        TIMEFORMAT='%R %U %S'
-        { time env -u MQD_DLL "$MQD_BUILD/bin/mqdump" "${args[@]}" >"$tf.json" 2>/dev/null || true; } 2>"$tf"
-        read -r wall user sys <"$tf"
-        walls+=("$(awk -v w="$wall" 'BEGIN { printf "%.0f", w * 1000 }')")
-        cpus+=("$(awk -v u="$user" -v s="$sys" 'BEGIN { printf "%.0f", (u + s) * 1e6 }')")
-        json=$(cat "$tf.json")
+        local t0 t1
+        t0=$(date +%s%N)
+        env -u MQD_DLL "$MQD_BUILD/bin/mqdump" "${args[@]}" >"$tf.json" 2>/dev/null || true
+        t1=$(date +%s%N)
+        echo $(((t1 - t0) / 1000000)) >>"$tf.walls"
+        awk '/"cost"/ { for (i = 1; i <= NF; i++) { if ($i ~ /user_seconds/) u = $(i + 1);
+                 if ($i ~ /system_seconds/) s = $(i + 1) } gsub(/,/, "", u); gsub(/,/, "", s);
+                 printf "%.3f\n", (u + s) * 1000 }' "$tf.json" >>"$tf.cpus"
+        json_each max_rss_kb "$tf.json" >>"$tf.rss"
     done
-    rm -f "$tf" "$tf.json"
-    # Per process, from the last dump: "seconds", callbacks, fetches, syscalls.
-    local dumped secs cb f sc
-    dumped=$(grep -o '"error": null' <<<"$json" | wc -l)
-    secs=$(grep -o '"seconds": [0-9.]*' <<<"$json" | awk '{ print $2 }')
-    cb=$(grep -o '"callbacks": [0-9]*' <<<"$json" | awk '{ s += $2 } END { print s + 0 }')
-    f=$(grep -o '"fetches": [0-9]*' <<<"$json" | awk '{ s += $2 } END { print s + 0 }')
-    sc=$(grep -o '"syscalls": [0-9]*' <<<"$json" | awk '{ s += $2 } END { print s + 0 }')
-    local wall cpu first other
-    wall=$(printf '%s\n' "${walls[@]}" | median)
-    cpu=$(printf '%s\n' "${cpus[@]}" | median)
+    # System calls: one more run, under strace (slower: not timed).
+    strace -f -c -o "$tf.strace" env -u MQD_DLL "$MQD_BUILD/bin/mqdump" "${args[@]}" \
+        >/dev/null 2>&1 || true
+    local np=$MQD_BENCH_NP_NOW dumped secs workers sc
+    dumped=$(grep -o '"error": null' "$tf.json" | wc -l)
+    secs=$(json_each seconds "$tf.json")
+    workers=$(json_each workers "$tf.json" | head -n 1)
+    sc=$(awk '$NF == "total" { print $4 }' "$tf.strace")
+    local wall cpu rss first other
+    wall=$(median <"$tf.walls")
+    cpu=$(median <"$tf.cpus")
+    rss=$(median <"$tf.rss")
     first=$(head -n 1 <<<"$secs")
     other=$(tail -n +2 <<<"$secs" | median)
-    awk -v dll="$name" -v np="$MQD_BENCH_NP_NOW" -v d="$dumped" -v wall="$wall" -v cpu="$cpu" \
-        -v first="${first:-0}" -v other="${other:-0}" -v cb="$cb" -v f="$f" -v sc="$sc" 'BEGIN {
-            printf "%-10s %6d %6d %9.1f %12.2f %10.1f %10.1f %10.0f %8.0f %8.1f\n", dll, np, d,
-                wall, cpu / 1000 / np, first * 1000, other * 1000, cb / np, f / np, sc / np
-        }'
-    [ "$dumped" -eq "$MQD_BENCH_NP_NOW" ] || {
-        echo "bench: $name dumped $dumped of $MQD_BENCH_NP_NOW ranks" >&2
+    awk -v dll="$name" -v np="$np" -v d="$dumped" -v w="${workers:-1}" -v wall="$wall" \
+        -v cpu="$cpu" -v sc="${sc:-0}" -v rss="${rss:-0}" -v first="${first:-0}" \
+        -v other="${other:-0}" 'BEGIN {
+            printf "%-10s %6d %6d %7d %8.0f %11.2f %9.0f %8.0f %9.1f %9.2f\n", dll, np, d, w,
+                wall, cpu / np, sc / np, rss / 1024, first * 1000, other * 1000
+        }' | tee -a "$MQD_BENCH_OUT/rows"
+    [ "$dumped" -eq "$np" ] || {
+        echo "bench: $name dumped $dumped of $np ranks" >&2
         return 1
     }
 }
 export -f one_dll
 
+# The padb method on one rank: gdb attaches, reads the communicator list's
+# and the posted and unexpected receive queues' heads, and detaches.
+gdb_rank() {
+    local pid=$1 tf=$MQD_BENCH_OUT/gdb
+    : >"$tf.walls"
+    : >"$tf.cpus"
+    for _ in $(seq "$MQD_BENCH_REPS"); do
+        local t0 t1
+        t0=$(date +%s%N)
+        TIMEFORMAT='%U %S'
+        { time gdb -batch -nx -p "$pid" \
+            -ex 'print MPIR_All_communicators.head' \
+            -ex 'print *MPIR_All_communicators.head' \
+            -ex 'print *MPID_Recvq_posted_head_ptr' \
+            -ex 'print *MPID_Recvq_unexpected_head_ptr' >"$tf.out" 2>&1; } 2>"$tf.time"
+        t1=$(date +%s%N)
+        echo $(((t1 - t0) / 1000000)) >>"$tf.walls"
+        awk '{ printf "%.0f\n", ($1 + $2) * 1000 }' "$tf.time" >>"$tf.cpus"
+    done
+    grep -q '^\$1 = ' "$tf.out" || {
+        echo "bench: gdb did not read the queues:" >&2
+        cat "$tf.out" >&2
+        return 1
+    }
+    echo "$(median <"$tf.walls") $(median <"$tf.cpus")" >"$MQD_BENCH_OUT/gdb.result"
+}
+export -f gdb_rank
+
 one_size() {
     set -euo pipefail
     one_dll mqd ""
     one_dll libtvmpich "$MQD_BENCH_TVMPICH"
+    if [ ! -s "$MQD_BENCH_OUT/gdb.result" ]; then
+        gdb_rank "$(pgrep -P "$(pgrep -P "$MQD_MPIEXEC_PID" | head -n 1)" | head -n 1)"
+    fi
 }
 export -f one_size
 
-printf '%-10s %6s %6s %9s %12s %10s %10s %10s %8s %8s\n' dll ranks dumped "job ms" \
-    "cpu ms/rank" "rank0 ms" "other ms" callbacks fetches syscalls
+printf '%-10s %6s %6s %7s %8s %11s %9s %8s %9s %9s\n' dll ranks dumped workers "job ms" \
+    "cpu ms/rank" "sys/rank" "peak MB" "rank0 ms" "other ms"
 for np in $sizes; do
-    MQD_BENCH_NP_NOW=$np "$build/bin/mqd-launch" -n "$np" -t 120 -m "$MQD_MPIEXEC" \
+    MQD_BENCH_NP_NOW=$np "$build/bin/mqd-launch" -n "$np" -t 600 -m "$MQD_MPIEXEC" \
         "$build/samples/ring" -- bash -c one_size </dev/null | grep -Ev '^(mpiexec|rank|ready)'
 done
+
+# Side by side: the padb method's one rank against mqdump's whole job.
+read -r gwall gcpu <"$MQD_BENCH_OUT/gdb.result"
+echo
+echo "padb's method (gdb -p on one rank, 4 prints): $gwall ms wall, $gcpu ms CPU per rank"
+awk -v gw="$gwall" -v gc="$gcpu" '$1 == "mqd" {
+        printf "  %4d ranks: mqdump does the whole job in %.0f ms, %.1fx faster than gdb on one " \
+               "rank after another (%.0f ms); CPU per rank %.1fx less\n", $2, $5, gw * $2 / $5,
+               gw * $2, gc / $6
+    }' "$MQD_BENCH_OUT/rows"
 
 # The analysis and the folded views alone, on synthetic dumps far larger
 # than this machine can run (mqdump's own functions; one CPU).

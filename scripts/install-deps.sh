@@ -13,6 +13,11 @@ packages=(
     graphviz                         # dot: mqdump --graph pictures, and the test that renders them
     man-db                           # man -l: the install test renders mqdump(1)
 )
+# make bench (install-deps.sh --bench): system calls per rank, and the
+# padb method's baseline.
+if [ "${1:-}" = --bench ]; then
+    packages+=(strace gdb)
+fi
 
 missing=()
 for p in "${packages[@]}"; do

@@ -10,9 +10,11 @@
 #include <dlfcn.h>
 #include <elf.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <setjmp.h>
@@ -125,6 +127,67 @@ static void test_image__live_process_relocated(void **state)
     dlclose(h);
 }
 
+/*
+ * Two images of one process over one set of files: the second opens no
+ * file and builds no index again, and finds the same addresses and types
+ * (a job's ranks share their files this way).  The process is a child
+ * that has loaded the fixture and waits: its maps do not change.
+ */
+static void test_image__files_are_read_once(void **state)
+{
+    (void)state;
+    int fds[2];
+    assert_int_equal(pipe(fds), 0);
+    pid_t child = fork();
+    assert_true(child >= 0);
+    if (child == 0) {
+        void *h = dlopen(fixture, RTLD_NOW);
+        char c = h ? 'y' : 'n';
+        if (write(fds[1], &c, 1) != 1)
+            _exit(1);
+        pause();
+        _exit(0);
+    }
+    char c = 0;
+    assert_int_equal(read(fds[0], &c, 1), 1);
+    assert_int_equal(c, 'y');
+    close(fds[0]);
+    close(fds[1]);
+    struct mqdh_files *fs = mqdh_files_new();
+    assert_non_null(fs);
+    struct mqdh_image a, b;
+    char err[512];
+    uint64_t ga, gb, la, lb;
+    assert_int_equal(mqdh_image_open_pid(&a, child, fs, err, sizeof err), 0);
+    unsigned long opened = fs->opened;
+    assert_true(opened >= 2); /* this program, the fixture, libc ... */
+    assert_int_equal(mqdh_image_symbol(&a, "fx_global_request", 0, &ga, NULL), 0);
+    assert_int_equal(mqdh_image_symbol(&a, "fx_local_counter", 0, &la, NULL), 0);
+    struct mqdh_type *ta = mqdh_type_find(&a, "fx_request_t");
+    assert_non_null(ta);
+    assert_int_equal(mqdh_image_open_pid(&b, child, fs, err, sizeof err), 0);
+    assert_int_equal(fs->opened, opened);
+    assert_int_equal(b.nmods, a.nmods);
+    for (int m = 0; m < a.nmods; m++) {
+        assert_ptr_equal(b.mods[m].file, a.mods[m].file);
+        assert_int_equal(b.mods[m].bias, a.mods[m].bias);
+    }
+    assert_int_equal(mqdh_image_symbol(&b, "fx_global_request", 0, &gb, NULL), 0);
+    assert_int_equal(mqdh_image_symbol(&b, "fx_local_counter", 0, &lb, NULL), 0);
+    assert_int_equal(ga, gb);
+    assert_int_equal(la, lb);
+    struct mqdh_type *tb = mqdh_type_find(&b, "fx_request_t");
+    assert_non_null(tb);
+    assert_int_equal(mqdh_type_field_offset(tb, "match.context_id"), 22);
+    assert_int_equal(mqdh_type_field_offset(ta, "match.context_id"), 22);
+    assert_int_equal(fs->opened, opened);
+    mqdh_image_close(&a);
+    mqdh_image_close(&b);
+    mqdh_files_free(fs);
+    kill(child, SIGKILL);
+    waitpid(child, NULL, 0);
+}
+
 static void test_image__bad_files(void **state)
 {
     (void)state;
@@ -170,6 +233,7 @@ int main(void)
         cmocka_unit_test(test_image__file_symbols),
         cmocka_unit_test(test_image__types_and_offsets),
         cmocka_unit_test(test_image__live_process_relocated),
+        cmocka_unit_test(test_image__files_are_read_once),
         cmocka_unit_test(test_image__bad_files),
         cmocka_unit_test(test_image__separate_debug_file),
     };
