@@ -164,8 +164,6 @@ int mqdh_dump_processes(const pid_t *pids, const int *ranks, const char *const *
     d->nprocs = n;
     for (int i = 0; i < n; i++)
         d->procs[i].pid = pids[i];
-    if (mqdh_name_processes(d->procs, ranks, n) != MQDH_OK)
-        goto nomem;
     mqdh_callbacks_bind(&s);
     int first_error = MQDH_OK;
     /* Stop everything first, all at once: one consistent state across the
@@ -181,6 +179,11 @@ int mqdh_dump_processes(const pid_t *pids, const int *ranks, const char *const *
         atts[i] = &p->att;
     }
     mqdh_attach_all(atts, n);
+    /* Then what /proc says of each: while the ranks still spin, every
+     * system call of this thread waits its turn behind them. */
+    int named = mqdh_name_processes(d->procs, ranks, n) == MQDH_OK;
+    if (!named)
+        first_error = MQDH_E_NOMEM;
     for (int i = 0; i < n; i++) {
         struct hproc *p = &s.procs[i];
         if (p->att.rc) {
@@ -188,7 +191,7 @@ int mqdh_dump_processes(const pid_t *pids, const int *ranks, const char *const *
             first(&first_error, MQDH_E_ATTACH);
         }
     }
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; named && i < n; i++) {
         struct hproc *p = &s.procs[i];
         if (p->out->error)
             continue;

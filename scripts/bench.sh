@@ -18,7 +18,8 @@
 # The ranks spin on the same cores mqdump runs on until they are stopped:
 # wall time includes competing with them, CPU time does not.
 # Exits non-zero if a dump misses a rank.
-#   MQD_BENCH_NP   sizes (default "16 64 256")
+#   MQD_BENCH_NP   sizes (default "16 64 256"); one above MQD_BENCH_MAX_JOB
+#                  (default 128) is two jobs of half the ranks, dumped at once
 #   MQD_BENCH_REPS dumps per size and DLL (default 5)
 # Then tests/bench_analysis: the analysis and the folded views on synthetic
 # dumps of MQD_BENCH_PROCESSES (default 100000) processes.
@@ -42,7 +43,8 @@ export -f json_each
 # One DLL on the job mqd-launch holds: one table row.
 one_dll() {
     local name=$1 dll=$2 tf=$MQD_BENCH_OUT/$1.$MQD_BENCH_NP_NOW
-    local args=(--job "$MQD_MPIEXEC_PID" --json --stats)
+    # shellcheck disable=SC2206 # "--job PID" or "--pid P --pid Q ...": words
+    local args=($MQD_BENCH_ARGS --json --stats)
     [ -n "$dll" ] && args+=(--dll "$dll")
     : >"$tf.walls"
     : >"$tf.cpus"
@@ -113,8 +115,19 @@ gdb_rank() {
 }
 export -f gdb_rank
 
+# Both jobs of a size above MQD_BENCH_MAX_JOB, in one dump: --pid each rank.
+two_jobs() {
+    local m pids=()
+    for m in "$MQD_BENCH_FIRST" "$MQD_MPIEXEC_PID"; do
+        for p in $(pgrep -P "$(pgrep -P "$m" | head -n 1)"); do pids+=(--pid "$p"); done
+    done
+    MQD_BENCH_ARGS="${pids[*]}" one_size
+}
+export -f two_jobs
+
 one_size() {
     set -euo pipefail
+    MQD_BENCH_ARGS=${MQD_BENCH_ARGS:---job $MQD_MPIEXEC_PID}
     one_dll mqd ""
     one_dll libtvmpich "$MQD_BENCH_TVMPICH"
     if [ ! -s "$MQD_BENCH_OUT/gdb.result" ]; then
@@ -125,9 +138,24 @@ export -f one_size
 
 printf '%-10s %6s %6s %7s %8s %11s %9s %8s %9s %9s\n' dll ranks dumped workers "job ms" \
     "cpu ms/rank" "sys/rank" "peak MB" "rank0 ms" "other ms"
+# MPICH 4.0.2 (ch3) crashes in MPI_Init with more than about 180 ranks on
+# one node (a hello world does too): a larger size is two jobs of half the
+# ranks each, dumped together in one session (mqdump --pid for every rank).
+max_job=${MQD_BENCH_MAX_JOB:-128}
+export max_job
 for np in $sizes; do
-    MQD_BENCH_NP_NOW=$np "$build/bin/mqd-launch" -n "$np" -t 600 -m "$MQD_MPIEXEC" \
-        "$build/samples/ring" -- bash -c one_size </dev/null | grep -Ev '^(mpiexec|rank|ready)'
+    export MQD_BENCH_NP_NOW=$np
+    if [ "$np" -le "$max_job" ]; then
+        "$build/bin/mqd-launch" -n "$np" -t 600 -m "$MQD_MPIEXEC" "$build/samples/ring" -- \
+            bash -c one_size </dev/null | grep -Ev '^(mpiexec|rank|ready)'
+    else
+        export MQD_BENCH_HALF=$((np / 2))
+        "$build/bin/mqd-launch" -n "$MQD_BENCH_HALF" -t 600 -m "$MQD_MPIEXEC" \
+            "$build/samples/ring" -- bash -c 'MQD_BENCH_FIRST=$MQD_MPIEXEC_PID \
+                "$MQD_BUILD/bin/mqd-launch" -n "$MQD_BENCH_HALF" -t 600 -m "$MQD_MPIEXEC" \
+                "$MQD_BUILD/samples/ring" -- bash -c two_jobs' </dev/null |
+            grep -Ev '^(mpiexec|rank|ready)'
+    fi
 done
 
 # Side by side: the padb method's one rank against mqdump's whole job.
