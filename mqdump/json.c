@@ -7,7 +7,6 @@
 
 #include <stdio.h>
 #include <string.h>
-#include <sys/resource.h>
 
 static const char *const queue_keys[MQDH_NQUEUES] = {"pending_sends", "pending_receives",
                                                      "unexpected_messages"};
@@ -272,11 +271,8 @@ void json_jobs(const struct mqdh_job_info *jobs, int n)
 
 void json_cost(const struct mqdh_dump *d)
 {
-    struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
+    struct own_cost c = own_cost();
     printf(",\n\"cost\": {\"user_seconds\": %.6f, \"system_seconds\": %.6f, \"max_rss_kb\": %ld, "
            "\"workers\": %d, \"files\": %u}",
-           (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6,
-           (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6, ru.ru_maxrss,
-           d->workers, d->files);
+           c.user, c.system, c.rss_kb, d->workers, d->files);
 }

@@ -9,6 +9,7 @@
 #include "mqdhost.h"
 
 #include <stdio.h>
+#include <sys/resource.h>
 
 /* The word for an operation's status, in every view. */
 static inline const char *status_name(enum mqdh_op_status s)
@@ -46,6 +47,21 @@ void text_jobs(const struct mqdh_job_info *jobs, int n);
 void json_dump(const struct mqdh_dump *d, int stats);
 /* The "deadlock" member, after json_dump. */
 void json_analysis(const struct mqdh_dump *d, const struct mqdh_analysis *a);
+
+/* What mqdump has taken so far: CPU seconds and peak memory. */
+struct own_cost {
+    double user, system;
+    long rss_kb;
+};
+
+static inline struct own_cost own_cost(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (struct own_cost){(double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6,
+                             (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6,
+                             ru.ru_maxrss};
+}
 
 /* --stats: what mqdump itself took (CPU, peak memory) and how the dump was
  * made (workers, files): a JSON member, or a line of text. */

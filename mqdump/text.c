@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 
 static const char *const queue_names[MQDH_NQUEUES] = {"pending sends", "pending receives",
                                                       "unexpected messages"};
@@ -500,11 +499,9 @@ void text_jobs(const struct mqdh_job_info *jobs, int n)
 
 void text_cost(const struct mqdh_dump *d)
 {
-    struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
+    struct own_cost c = own_cost();
     printf("\nmqdump: %.3f s user + %.3f s system CPU, peak memory %ld MB; %d worker%s, %u ELF "
            "file%s read once\n",
-           (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6,
-           (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6, ru.ru_maxrss / 1024,
-           d->workers, d->workers == 1 ? "" : "s", d->files, d->files == 1 ? "" : "s");
+           c.user, c.system, c.rss_kb / 1024, d->workers, d->workers == 1 ? "" : "s", d->files,
+           d->files == 1 ? "" : "s");
 }
