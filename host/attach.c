@@ -181,10 +181,10 @@ static int seize_new(struct mqdh_attach *a)
         int k = a->nthreads++;
         a->tids[k] = (pid_t)t;
         a->pending_sig[k] = 0;
-        a->stopped[k] = 0;
+        a->state[k] = MQDH_T_STOPPING;
         added++;
         if (ptrace(PTRACE_INTERRUPT, (pid_t)t, 0, 0) != 0)
-            a->stopped[k] = 2; /* gone before it could stop */
+            a->state[k] = MQDH_T_GONE; /* before it could stop */
     }
     closedir(d);
     return added;
@@ -199,7 +199,7 @@ static int collect(struct mqdh_attach *a)
 {
     int progress = 0, waiting = 0;
     for (int k = 0; k < a->nthreads; k++) {
-        if (a->stopped[k])
+        if (a->state[k] != MQDH_T_STOPPING)
             continue;
         int st;
         pid_t w = waitpid(a->tids[k], &st, __WALL | WNOHANG);
@@ -213,13 +213,13 @@ static int collect(struct mqdh_attach *a)
             /* Signal-delivery-stop: keep the signal to re-deliver it. */
             if (event == 0 && sig != SIGTRAP)
                 a->pending_sig[k] = sig;
-            a->stopped[k] = 1;
+            a->state[k] = MQDH_T_STOPPED;
             continue;
         }
-        a->stopped[k] = 2; /* exited, or no longer ours */
+        a->state[k] = MQDH_T_GONE;
     }
     for (int k = 0; k < a->nthreads; k++) {
-        if (a->stopped[k] != 2)
+        if (a->state[k] != MQDH_T_GONE)
             continue;
         if (a->tids[k] == a->pid) {
             snprintf(a->why, sizeof a->why, "process %d exited while being attached",
@@ -227,8 +227,8 @@ static int collect(struct mqdh_attach *a)
             fail(a, -ESRCH);
             return 1;
         }
-        a->tids[k] = 0; /* thread gone: nothing to detach */
-        a->stopped[k] = 3;
+        a->tids[k] = 0;
+        a->state[k] = MQDH_T_FORGOTTEN;
     }
     if (waiting)
         return progress;

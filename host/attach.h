@@ -20,12 +20,20 @@
 
 #define MQDH_MAX_THREADS 1024
 
+/* A thread of an attachment, while the attachment is made. */
+enum mqdh_thread_state {
+    MQDH_T_STOPPING, /* seized and interrupted: its stop not collected yet */
+    MQDH_T_STOPPED,
+    MQDH_T_GONE,     /* exited (or no longer ours) before it stopped */
+    MQDH_T_FORGOTTEN /* gone, and its tid cleared: nothing to detach */
+};
+
 struct mqdh_attach {
     pid_t pid;
     int nthreads;
     pid_t tids[MQDH_MAX_THREADS];      /* 0: a thread gone, nothing to detach */
     int pending_sig[MQDH_MAX_THREADS]; /* to re-deliver on detach; 0 if none */
-    unsigned char stopped[MQDH_MAX_THREADS];
+    unsigned char state[MQDH_MAX_THREADS]; /* enum mqdh_thread_state */
     int attached;
     /* While attaching: */
     int rc;      /* 0, or the negative errno it failed with */

@@ -52,12 +52,11 @@ struct mqdh_files *mqdh_files_new(void)
     elf_version(EV_CURRENT); /* before any elf_begin (libdwfl calls it too) */
     const char *env = getenv("MQD_DEBUGINFO_PATH");
     fs->debuginfo_path = env && *env ? (char *)env : NULL;
-    fs->process_callbacks = (Dwfl_Callbacks){
+    fs->callbacks = (Dwfl_Callbacks){
         .find_elf = lend_elf,
         .find_debuginfo = dwfl_standard_find_debuginfo,
         .debuginfo_path = &fs->debuginfo_path,
     };
-    fs->file_callbacks = fs->process_callbacks;
     return fs;
 }
 
@@ -195,7 +194,7 @@ Dwfl_Module *mqdh_file_module(struct mqdh_file *f)
     if (f->offline_tried)
         return f->mod;
     f->offline_tried = 1;
-    if (!f->usable || !(f->dwfl = dwfl_begin(&f->owner->file_callbacks)))
+    if (!f->usable || !(f->dwfl = dwfl_begin(&f->owner->callbacks)))
         return NULL;
     dwfl_report_begin(f->dwfl);
     Dwfl_Module *m = dwfl_report_module(f->dwfl, f->path, f->vaddr, f->vaddr + f->span);

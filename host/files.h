@@ -63,8 +63,8 @@ struct mqdh_files {
      * default (the file's directory, its .debug, /usr/lib/debug, by build
      * id and debuglink).  The callbacks point at it. */
     char *debuginfo_path;
-    Dwfl_Callbacks process_callbacks; /* for a process's libdwfl */
-    Dwfl_Callbacks file_callbacks;    /* for a file's own */
+    /* For every libdwfl: a process's and a file's own. */
+    Dwfl_Callbacks callbacks;
     unsigned long opened;             /* files opened (for --stats) */
 };
 

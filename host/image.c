@@ -146,7 +146,7 @@ int mqdh_image_open_pid(struct mqdh_image *im, pid_t pid, struct mqdh_files *fil
         return -ENOMEM;
     }
     im->files = files;
-    if (!(im->dwfl = dwfl_begin(&files->process_callbacks))) {
+    if (!(im->dwfl = dwfl_begin(&files->callbacks))) {
         snprintf(err, errlen, "libdwfl: %s", dwfl_errmsg(-1));
         mqdh_image_close(im);
         return -ENOMEM;

@@ -113,7 +113,7 @@ static void *work(void *arg)
         if (i >= pl->s->n)
             break;
         struct hproc *p = &pl->s->procs[i];
-        if (pl->phase == PHASE_SETUP ? !p->prepared || p->out->error : !p->ready)
+        if (pl->phase == PHASE_SETUP ? !p->prepared : !p->ready)
             continue;
         double t0 = now();
         pl->rcs[i] = pl->phase == PHASE_SETUP ? mqdh_proto_setup(p) : mqdh_proto_read(p);

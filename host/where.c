@@ -22,8 +22,8 @@ struct walk {
     struct mqdh_mem *mem;
     int depth;
     int found;   /* frames seen since the MPI entry point (1: it, 2+: callers) */
-    Dwfl_Module *mpi_module;
-    Dwfl_Module *inner; /* the module of the frame walked before this one */
+    const struct mqdh_image_module *mpi;   /* the object the MPI entry point is in */
+    const struct mqdh_image_module *inner; /* the object of the frame walked before */
 };
 
 static int mpi_entry(const char *name, const struct mqdh_file *f, char *buf, size_t len);
@@ -551,20 +551,18 @@ static int frame_cb(Dwfl_Frame *frame, void *arg)
     Dwfl *dwfl = dwfl_thread_dwfl(dwfl_frame_thread(frame));
     struct pc *here;
     const struct mqdh_image_module *obj = object_at(k, dwfl, at, &here);
-    Dwfl_Module *mod = obj ? obj->mod : NULL;
     struct mqdh_file *file = obj ? obj->file : NULL;
     const char *name = here ? here->name : NULL;
     char entry[sizeof k->w->call];
-    Dwfl_Module *inner = k->inner;
-    k->inner = mod;
+    const struct mqdh_image_module *in = k->inner;
+    k->inner = obj;
     /*
      * No MPI frame met, and this frame called into the MPI library: the
      * entry point tail-called out of its own frame into code with no name
      * that says so (a libmpi without .symtab hides MPICH's static
      * internal_NAME).  The call instruction names what was called.
      */
-    const struct mqdh_image_module *in = mqdh_image_module_of(k->im, inner);
-    if (!k->found && !activation && mod && inner != mod && in && is_mpi_library(in->file)) {
+    if (!k->found && !activation && obj && in && in != obj && is_mpi_library(in->file)) {
         Dwarf_Addr fn = called_function(k, file, pc);
         struct pc *called = NULL;
         const struct mqdh_image_module *fobj = fn ? object_at(k, dwfl, fn, &called) : NULL;
@@ -574,7 +572,7 @@ static int frame_cb(Dwfl_Frame *frame, void *arg)
             snprintf(k->w->args_why, sizeof k->w->args_why,
                      "%s left no frame of its own (a tail call into a library without "
                      "symbols)", entry);
-            k->mpi_module = inner;
+            k->mpi = in;
             k->found = 1;
         }
     }
@@ -582,13 +580,13 @@ static int frame_cb(Dwfl_Frame *frame, void *arg)
         /* the innermost MPI entry point wins; keep looking outward */
         if (!k->found) {
             snprintf(k->w->call, sizeof k->w->call, "%s", entry);
-            k->mpi_module = mod;
+            k->mpi = obj;
             k->found = 1;
             read_args(k, frame, file, at - obj->bias, here);
         }
         return DWARF_CB_OK;
     }
-    if (k->found && mod != k->mpi_module) { /* the user's code that called it */
+    if (k->found && obj != k->mpi) { /* the user's code that called it */
         /* A compiler's clone (".constprop.0", ".isra.0", ".part.0", ".cold")
          * is the function the user wrote: no C or C++ name has a dot. */
         snprintf(k->w->function, sizeof k->w->function, "%.*s",
