@@ -1,6 +1,7 @@
 /* files.c - the ELF objects a session's processes map, each read once. */
 #define _GNU_SOURCE
 #include "files.h"
+#include "array.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -72,6 +73,10 @@ static void file_free(struct mqdh_file *f)
     free(f->memo);
     free(f->syms);
     free(f->heads);
+    for (int i = 0; i < f->nneeded; i++)
+        free(f->needed[i]);
+    free(f->needed);
+    free(f->soname);
     if (f->elf)
         elf_end(f->elf);
     if (f->fd >= 0)
@@ -304,4 +309,43 @@ void **mqdh_file_memo(struct mqdh_file *f, uint64_t addr)
         f->memo_used++;
     }
     return &f->memo[i].value;
+}
+
+void mqdh_file_dynamic(struct mqdh_file *f, const char **soname, char *const **needed, int *n)
+{
+    if (!f->dynamic_read && f->usable) {
+        f->dynamic_read = 1;
+        Elf_Scn *scn = NULL;
+        while ((scn = elf_nextscn(f->elf, scn))) {
+            GElf_Shdr sh;
+            Elf_Data *d;
+            if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNAMIC || sh.sh_entsize == 0 ||
+                !(d = elf_getdata(scn, NULL)))
+                continue;
+            size_t count = sh.sh_size / sh.sh_entsize;
+            for (size_t i = 0; i < count; i++) {
+                GElf_Dyn dyn;
+                if (!gelf_getdyn(d, (int)i, &dyn) || dyn.d_tag == DT_NULL)
+                    break;
+                if (dyn.d_tag != DT_NEEDED && dyn.d_tag != DT_SONAME)
+                    continue;
+                const char *str = elf_strptr(f->elf, sh.sh_link, dyn.d_un.d_val);
+                char *copy = str ? strdup(str) : NULL;
+                if (!copy)
+                    continue;
+                if (dyn.d_tag == DT_SONAME && !f->soname) {
+                    f->soname = copy;
+                } else if (dyn.d_tag == DT_NEEDED &&
+                           MQDH_GROW(f->needed, f->needed_cap, f->nneeded + 1) == 0) {
+                    f->needed[f->nneeded++] = copy;
+                } else {
+                    free(copy);
+                }
+            }
+            break;
+        }
+    }
+    *soname = f->soname;
+    *needed = f->needed;
+    *n = f->nneeded;
 }

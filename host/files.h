@@ -51,6 +51,10 @@ struct mqdh_file {
     /* Per address, what the address's users keep of it (mqdh_file_memo). */
     struct fmemo *memo;
     size_t memo_cap, memo_used;
+    /* Its dynamic section's DT_SONAME and DT_NEEDED (mqdh_file_dynamic). */
+    char *soname;
+    char **needed;
+    int nneeded, needed_cap, dynamic_read;
     void *types;                    /* types.c's index of its DWARF */
     void (*free_types)(void *types); /* how to free it */
 };
@@ -105,5 +109,12 @@ int mqdh_file_symbol(struct mqdh_file *f, const char *name, int functions_only, 
  * closed.  NULL without memory.
  */
 void **mqdh_file_memo(struct mqdh_file *f, uint64_t addr);
+
+/*
+ * f's DT_SONAME (*soname, NULL if none) and DT_NEEDED entries (*needed,
+ * *n), read from its section headers once; what cannot be read (no
+ * memory, no dynamic section) is left out.
+ */
+void mqdh_file_dynamic(struct mqdh_file *f, const char **soname, char *const **needed, int *n);
 
 #endif

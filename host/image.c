@@ -21,22 +21,61 @@ static int add_module(struct mqdh_image *im, Dwfl_Module *mod, struct mqdh_file 
     return 0;
 }
 
-/* The executable first (the modules are in address order already), and
- * the target description from its header. */
+/* Move module m to position to (to <= m), the ones between up by one. */
+static void move_module(struct mqdh_image *im, int m, int to)
+{
+    struct mqdh_image_module keep = im->mods[m];
+    memmove(im->mods + to + 1, im->mods + to, (size_t)(m - to) * sizeof *im->mods);
+    im->mods[to] = keep;
+}
+
+/* Does module m answer to DT_NEEDED name? Its DT_SONAME, else its file's
+ * base name, as the dynamic loader matches. */
+static int answers_to(const struct mqdh_image_module *m, const char *name)
+{
+    const char *soname, *base = strrchr(m->file->path, '/');
+    char *const *needed;
+    int n;
+    mqdh_file_dynamic(m->file, &soname, &needed, &n);
+    return strcmp(soname ? soname : base ? base + 1 : m->file->path, name) == 0;
+}
+
+/*
+ * The executable first, then the libraries in the dynamic loader's search
+ * order (breadth first through DT_NEEDED, as its link map has them), then
+ * the rest (dlopen's, the loader's own) by address.  Symbols and types are
+ * looked up in this order, as the loader and a debugger resolve them; so a
+ * type of libmpi is found before libc's large debug file is read.
+ */
+static void loader_order(struct mqdh_image *im)
+{
+    for (int m = 1; m < im->nmods; m++)
+        if (strcmp(im->mods[m].file->path, im->exe_path) == 0)
+            move_module(im, m, 0);
+    int placed = 1;
+    for (int q = 0; q < placed && placed < im->nmods; q++) {
+        const char *soname;
+        char *const *needed;
+        int n;
+        mqdh_file_dynamic(im->mods[q].file, &soname, &needed, &n);
+        for (int i = 0; i < n; i++)
+            for (int m = placed; m < im->nmods; m++)
+                if (answers_to(&im->mods[m], needed[i])) {
+                    move_module(im, m, placed++);
+                    break;
+                }
+    }
+}
+
+/* The modules in search order, and the target description from the
+ * executable's header. */
 static int finish(struct mqdh_image *im, char *err, size_t errlen)
 {
     if (im->nmods == 0) {
         snprintf(err, errlen, "no ELF objects found");
         return -ENOENT;
     }
-    for (int m = 1; m < im->nmods; m++) {
-        if (strcmp(im->mods[m].file->path, im->exe_path) == 0) {
-            struct mqdh_image_module exe = im->mods[m];
-            memmove(im->mods + 1, im->mods, (size_t)m * sizeof *im->mods);
-            im->mods[0] = exe;
-            break;
-        }
-    }
+    loader_order(im);
     GElf_Ehdr eh;
     if (!gelf_getehdr(im->mods[0].file->elf, &eh)) {
         snprintf(err, errlen, "cannot read the ELF header of %s: %s", im->exe_path,

@@ -8,6 +8,8 @@
 #include "host/types.h"
 
 #include <dlfcn.h>
+#include <limits.h>
+#include <link.h>
 #include <elf.h>
 #include <errno.h>
 #include <signal.h>
@@ -127,6 +129,95 @@ static void test_image__live_process_relocated(void **state)
     dlclose(h);
 }
 
+/* The objects of this process in the dynamic loader's order (its link
+ * map, as dl_iterate_phdr walks it), by real path; the executable and the
+ * vDSO, which have none, are left out. */
+struct link_order {
+    char paths[64][PATH_MAX];
+    int n;
+};
+
+static int add_loaded(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    struct link_order *lo = data;
+    if (info->dlpi_name[0] == '/' && lo->n < 64 && realpath(info->dlpi_name, lo->paths[lo->n]))
+        lo->n++;
+    return 0;
+}
+
+/* Is module m of im named by some DT_NEEDED of a module before position
+ * upto?  (The objects the loader loads for the executable; dlopen's and
+ * their own needs are not.) */
+static int needed_before(const struct mqdh_image *im, int m, int upto)
+{
+    const char *base = strrchr(im->mods[m].file->path, '/');
+    const char *soname;
+    char *const *needed;
+    int n;
+    mqdh_file_dynamic(im->mods[m].file, &soname, &needed, &n);
+    const char *name = soname ? soname : base ? base + 1 : "";
+    for (int k = 0; k < upto; k++) {
+        const char *ks;
+        mqdh_file_dynamic(im->mods[k].file, &ks, &needed, &n);
+        for (int i = 0; i < n; i++)
+            if (strcmp(needed[i], name) == 0)
+                return 1;
+    }
+    return 0;
+}
+
+/*
+ * Symbols and types are looked up in the loader's order: the executable,
+ * then breadth first through DT_NEEDED, then the rest.  This process's
+ * image must list the objects its executable needs first, in the order of
+ * its own link map (the loader itself aside: glibc places it by its own
+ * rules; and this process maps its own executable again, libelf reading
+ * it, which a target never does).
+ */
+static void test_image__loader_order(void **state)
+{
+    (void)state;
+    static struct link_order lo;
+    lo.n = 0;
+    dl_iterate_phdr(add_loaded, &lo);
+
+    struct mqdh_image im;
+    char err[512];
+    assert_int_equal(mqdh_image_open_pid(&im, getpid(), NULL, err, sizeof err), 0);
+    assert_non_null(strstr(im.mods[0].file->path, "test_image"));
+    int next = 0, seen = 0, m = 1;
+    for (; m < im.nmods && needed_before(&im, m, m); m++) {
+        const char *p = im.mods[m].file->path;
+        if (strstr(p, "/ld-linux"))
+            continue;
+        char real[PATH_MAX];
+        assert_non_null(realpath(p, real));
+        while (next < lo.n && strstr(lo.paths[next], "/ld-linux"))
+            next++;
+        assert_true(next < lo.n);
+        if (strcmp(real, lo.paths[next]) != 0)
+            fail_msg("module %d is %s, the link map has %s there", m, real, lo.paths[next]);
+        next++;
+        seen++;
+    }
+    assert_true(seen >= 4); /* libdw, libelf, cmocka, libc at least */
+    /* No object the executable needs comes after the first it does not. */
+    for (int k = m; k < im.nmods; k++)
+        assert_false(needed_before(&im, k, m));
+    /* The first is the executable's first DT_NEEDED. */
+    const char *soname;
+    char *const *needed;
+    int n;
+    mqdh_file_dynamic(im.mods[0].file, &soname, &needed, &n);
+    assert_true(n >= 1);
+    const char *first = needed[0];
+    mqdh_file_dynamic(im.mods[1].file, &soname, &needed, &n);
+    assert_non_null(soname);
+    assert_string_equal(soname, first);
+    mqdh_image_close(&im);
+}
+
 /*
  * Two images of one process over one set of files: the second opens no
  * file and builds no index again, and finds the same addresses and types
@@ -233,6 +324,7 @@ int main(void)
         cmocka_unit_test(test_image__file_symbols),
         cmocka_unit_test(test_image__types_and_offsets),
         cmocka_unit_test(test_image__live_process_relocated),
+        cmocka_unit_test(test_image__loader_order),
         cmocka_unit_test(test_image__files_are_read_once),
         cmocka_unit_test(test_image__bad_files),
         cmocka_unit_test(test_image__separate_debug_file),
