@@ -16,8 +16,11 @@
 #define CLASS_Q 0x08 /* MPIR_Debugq, 4.0.3+ */
 #define CLASS_G 0x10 /* 4.x groups */
 #define CLASS_P 0x20 /* 5.0 groups */
-#define CLASS_M 0x40 /* ch4 rank maps: optional, used when all there */
-#define CLASS_O 0x00 /* optional */
+#define CLASS_M 0x40  /* ch4 rank maps: optional, used when all there */
+#define CLASS_H 0x80  /* ch3 process groups and match parts: optional */
+#define CLASS_W 0x100 /* 5.0 worlds: optional */
+#define CLASS_O 0x00  /* optional, any generation */
+#define CLASS_ALL 0x1ff
 
 static const int gen_needs[] = {
     [MPICH_GEN_NONE] = 0,
@@ -25,6 +28,16 @@ static const int gen_needs[] = {
     [MPICH_GEN_CH3_DQ] = CLASS_A | CLASS_C | CLASS_Q,
     [MPICH_GEN_DEBUGQ] = CLASS_A | CLASS_Q | CLASS_G,
     [MPICH_GEN_DEBUGQ_5] = CLASS_A | CLASS_Q | CLASS_P,
+};
+
+/* What each generation reads when there: its needs and its optional classes
+ * (W joins any generation whose library has MPIR_Worlds). */
+static const int gen_wants[] = {
+    [MPICH_GEN_NONE] = CLASS_ALL,
+    [MPICH_GEN_CH3_402] = CLASS_A | CLASS_C | CLASS_S | CLASS_G | CLASS_H,
+    [MPICH_GEN_CH3_DQ] = CLASS_A | CLASS_C | CLASS_Q | CLASS_H,
+    [MPICH_GEN_DEBUGQ] = CLASS_A | CLASS_Q | CLASS_G | CLASS_M,
+    [MPICH_GEN_DEBUGQ_5] = CLASS_A | CLASS_Q | CLASS_P | CLASS_W,
 };
 
 enum field_id {
@@ -94,6 +107,7 @@ struct be_image {
      * layout; lacks says what the DWARF missed. */
     int from_dwarf;
     int classes; /* CLASS_* bits the debug information has in full */
+    int probed;  /* CLASS_* bits looked up (optional fields: with the first) */
     const struct known_layout *layout;
     char lacks[256];
 };
@@ -259,7 +273,7 @@ static int match_ctx_size(const struct be_image *b)
 /* The classes of fields whose every offset and size b has. */
 static int known_classes(const struct be_image *b)
 {
-    int classes = 0xff;
+    int classes = CLASS_ALL;
     for (int f = 0; f < F_COUNT; f++)
         if (b->off[f] < 0)
             classes &= ~field_defs[f].cls;
@@ -267,6 +281,91 @@ static int known_classes(const struct be_image *b)
         if (b->size[s] <= 0)
             classes &= ~size_defs[s].cls;
     return classes;
+}
+
+/*
+ * Look up the fields and sizes of classes cls not looked up yet (those of
+ * class O with A), then which classes are known in full.  Asking only for
+ * what a generation reads matters: a type no file defines costs a host
+ * that indexes DWARF a walk of every file's (libc's debug file included).
+ */
+static void probe(mqs_image *image, const mqs_image_callbacks *cb, struct be_image *b, int cls)
+{
+    int todo = cls & ~b->probed;
+    if (!todo || b->layout)
+        return;
+    for (int f = 0; f < F_COUNT; f++)
+        if (todo & (field_defs[f].cls ? field_defs[f].cls : CLASS_A))
+            b->off[f] = path_offset(image, cb, field_defs[f].path);
+    for (int s = 0; s < S_COUNT; s++) {
+        if (!(todo & (size_defs[s].cls ? size_defs[s].cls : CLASS_A)))
+            continue;
+        /* mqs_sizeof_fp may be NULL (MPICH's stub debugger): sizes unknown. */
+        mqs_type *t = cb->mqs_sizeof_fp ? find_type(image, cb, size_defs[s].type) : NULL;
+        b->size[s] = t ? cb->mqs_sizeof_fp(t) : -1;
+    }
+    b->probed |= todo;
+    b->classes = known_classes(b);
+    b->from_dwarf = 0;
+    for (int g = MPICH_GEN_CH3_402; g < NELEMS(gen_needs); g++)
+        if ((gen_needs[g] & ~b->classes) == 0)
+            b->from_dwarf = 1;
+    if (b->from_dwarf)
+        set_spans(b);
+}
+
+/*
+ * What the DWARF lacks, for the messages of a build without it: the first
+ * thing missing from 4.0.2's ch3 classes, and from 4.0.3 and later's if
+ * that is something else.
+ */
+static void name_lacks(struct be_image *b)
+{
+    const char *missing[16] = {NULL};
+    for (int f = 0; f < F_COUNT; f++) {
+        int k = field_defs[f].cls ? __builtin_ctz((unsigned)field_defs[f].cls) : 0;
+        if (b->off[f] < 0 && field_defs[f].cls && !missing[k])
+            missing[k] = field_defs[f].path;
+    }
+    for (int s = 0; s < S_COUNT; s++) {
+        int k = size_defs[s].cls ? __builtin_ctz((unsigned)size_defs[s].cls) : 0;
+        if (b->size[s] <= 0 && size_defs[s].cls && !missing[k])
+            missing[k] = size_defs[s].type;
+    }
+    const char *old = NULL, *dq = NULL;
+    for (int k = 0; k < 16; k++) {
+        if (!old && missing[k] && ((gen_needs[MPICH_GEN_CH3_402] >> k) & 1))
+            old = missing[k];
+        if (!dq && missing[k] && ((gen_needs[MPICH_GEN_DEBUGQ_5] >> k) & 1))
+            dq = missing[k];
+    }
+    if (old && dq && strcmp(old, dq) != 0)
+        snprintf(b->lacks, sizeof b->lacks, "%s (and, for MPICH 4.0.3 and later, %s)", old, dq);
+    else
+        snprintf(b->lacks, sizeof b->lacks, "%s", old ? old : dq ? dq : "?");
+}
+
+/*
+ * The generation an image's symbols announce, as setup_process decides it
+ * from a process's (MPICH_GEN_NONE: they do not tell); *worlds: whether
+ * the library has 5.0's MPIR_Worlds.  ch3's MPIDI_Process tells ch3 from
+ * ch4 here, where the device string cannot be read.
+ */
+static enum mpich_generation image_generation(mqs_image *image, const mqs_image_callbacks *cb,
+                                              int *worlds)
+{
+    mqs_taddr_t a;
+#define HAS_(name) (cb->mqs_find_symbol_fp(image, (char *)(name), &a) == mqs_ok)
+    int debugq = HAS_(MPICH_SYM_RECVQ) && HAS_(MPICH_SYM_UNEXPQ);
+    int ch3_lists = HAS_(MPICH_SYM_POSTED_PTR) && HAS_(MPICH_SYM_UNEXPECTED_PTR);
+    int ch3 = HAS_(MPICH_SYM_CH3_PROCESS);
+    *worlds = HAS_(MPICH_SYM_WORLDS);
+#undef HAS_
+    if (debugq && ch3_lists && ch3)
+        return MPICH_GEN_CH3_DQ;
+    if (debugq)
+        return *worlds ? MPICH_GEN_DEBUGQ_5 : MPICH_GEN_DEBUGQ;
+    return ch3_lists ? MPICH_GEN_CH3_402 : MPICH_GEN_NONE;
 }
 
 int mqd_be_setup_image(mqs_image *image, struct mqd_image *im, void **backend)
@@ -283,45 +382,19 @@ int mqd_be_setup_image(mqs_image *image, struct mqd_image *im, void **backend)
     struct be_image *b = mqd_calloc(1, sizeof *b);
     if (!b)
         return MQD_ERR_NOMEM;
-    /* Which classes of fields the debug information has in full, and the
-     * first thing missing from each that has not. */
-    const char *missing[8] = {NULL};
-    for (int f = 0; f < F_COUNT; f++) {
-        b->off[f] = path_offset(image, cb, field_defs[f].path);
-        int k = field_defs[f].cls ? __builtin_ctz((unsigned)field_defs[f].cls) : 0;
-        if (b->off[f] < 0 && field_defs[f].cls && !missing[k])
-            missing[k] = field_defs[f].path;
-    }
-    for (int s = 0; s < S_COUNT; s++) {
-        /* mqs_sizeof_fp may be NULL (MPICH's stub debugger): sizes unknown. */
-        mqs_type *t = cb->mqs_sizeof_fp ? find_type(image, cb, size_defs[s].type) : NULL;
-        b->size[s] = t ? cb->mqs_sizeof_fp(t) : -1;
-        int k = size_defs[s].cls ? __builtin_ctz((unsigned)size_defs[s].cls) : 0;
-        if (b->size[s] <= 0 && size_defs[s].cls && !missing[k])
-            missing[k] = size_defs[s].type;
-    }
-    b->classes = known_classes(b);
-    for (int g = MPICH_GEN_CH3_402; g < NELEMS(gen_needs); g++)
-        if ((gen_needs[g] & ~b->classes) == 0)
-            b->from_dwarf = 1;
-    if (b->from_dwarf) {
-        set_spans(b);
-    } else {
+    for (int f = 0; f < F_COUNT; f++)
+        b->off[f] = -1;
+    for (int s = 0; s < S_COUNT; s++)
+        b->size[s] = -1;
+    int worlds;
+    enum mpich_generation g = image_generation(image, cb, &worlds);
+    probe(image, cb, b, gen_wants[g] | (worlds ? CLASS_W : 0));
+    if (!b->from_dwarf) /* the symbols misled, or there are no DWARF types */
+        probe(image, cb, b, CLASS_ALL);
+    if (!b->from_dwarf) {
         /* Perhaps a build without DWARF whose layout is known: the first
-         * process tells (choose_layout).  Name what 4.0.2's ch3 lacks,
-         * and what 4.0.3 and later lack if that is something else. */
-        const char *old = NULL, *dq = NULL;
-        for (int k = 0; k < 8; k++) {
-            if (!old && missing[k] && ((gen_needs[MPICH_GEN_CH3_402] >> k) & 1))
-                old = missing[k];
-            if (!dq && missing[k] && ((gen_needs[MPICH_GEN_DEBUGQ_5] >> k) & 1))
-                dq = missing[k];
-        }
-        if (old && dq && strcmp(old, dq) != 0)
-            snprintf(b->lacks, sizeof b->lacks, "%s (and, for MPICH 4.0.3 and later, %s)", old,
-                     dq);
-        else
-            snprintf(b->lacks, sizeof b->lacks, "%s", old ? old : dq ? dq : "?");
+         * process tells (choose_layout). */
+        name_lacks(b);
         if (NELEMS(known_layouts) == 0) {
             mqd_image_explain(im, "the debug information lacks %s: is libmpi.so built with "
                                   "-g, or its debug file installed?", b->lacks);
@@ -556,7 +629,9 @@ int mqd_be_setup_process(mqs_process *process, struct mqd_process *p, void **bac
 {
     struct mqd_image *im = mqd_process_image(p);
     const mqs_image_callbacks *cb = mqd_image_cb(im);
-    const struct be_image *b = mqd_image_backend(im);
+    /* An image's processes set up one at a time (mqd's host gives each
+     * its own image): what they learn of the image is kept in it. */
+    struct be_image *b = mqd_image_backend(im);
     (void)process;
     *backend = NULL;
     struct be_process *bp = mqd_calloc(1, sizeof *bp);
@@ -589,7 +664,11 @@ int mqd_be_setup_process(mqs_process *process, struct mqd_process *p, void **bac
      * library without that string is ch3 if its DWARF has ch3's types.
      * 4.0.3+ ch3 keeps receives in its own lists (see mpich_defs.h).
      */
+    if (!device[0])
+        probe(image, cb, b, CLASS_C);
     int ch3 = device[0] ? strncmp(device, "ch3", 3) == 0 : (b->classes & CLASS_C) != 0;
+    if (debugq && !(b->classes & (CLASS_P | CLASS_G)))
+        probe(image, cb, b, CLASS_P | CLASS_G);
     if (debugq && ch3 && ch3_lists)
         bp->gen = MPICH_GEN_CH3_DQ;
     else if (debugq)
@@ -609,6 +688,8 @@ int mqd_be_setup_process(mqs_process *process, struct mqd_process *p, void **bac
         mqd_free(bp);
         return MQD_ERR_NO_DEBUG_QUEUES;
     }
+    /* All this generation reads, if the image's symbols announced another. */
+    probe(image, cb, b, gen_wants[bp->gen] | (bp->worlds ? CLASS_W : 0));
     mqs_taddr_t ch3_process = 0, pmi_name = 0; /* read once the layout is known */
     int pmix = 0;
     if (bp->gen == MPICH_GEN_DEBUGQ &&
@@ -619,7 +700,7 @@ int mqd_be_setup_process(mqs_process *process, struct mqd_process *p, void **bac
         cb->mqs_find_symbol_fp(image, (char *)MPICH_SYM_CH3_PROCESS, &ch3_process) != mqs_ok)
         ch3_process = 0;
     if (!b->from_dwarf) {
-        int rc = choose_layout(p, (struct be_image *)b);
+        int rc = choose_layout(p, b);
         if (rc != mqs_ok) {
             mqd_free(bp);
             return rc;
@@ -656,7 +737,7 @@ int mqd_be_setup_process(mqs_process *process, struct mqd_process *p, void **bac
     }
     /* 5.0 has no MPIR_Context_id_t: its contexts are int. */
     if (b->size[S_SZ_CONTEXT_ID] <= 0)
-        ((struct be_image *)b)->size[S_SZ_CONTEXT_ID] = mqd_sizes(p)->int_size;
+        b->size[S_SZ_CONTEXT_ID] = mqd_sizes(p)->int_size;
     *backend = bp;
     unsigned char ub[4];
     if (bp->mpir_process && b->off[F_PROC_TAG_UB] >= 0 &&

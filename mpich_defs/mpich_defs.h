@@ -79,9 +79,13 @@ enum mpich_generation {
  * (MPIR_Pmap); M ch4's rank maps (MPIR_Comm.dev.ch4.map, optional as a
  * whole: 4.x ch4 makes groups lazily, and the map is how a communicator
  * without one names its members).  A field a process's generation needs and the debug
- * information lacks stops the DLL with its name.  O is optional: ch3's
- * process groups, which name processes across jobs for MPI-2 identities
- * (without them, peers outside MPI_COMM_WORLD are -1), and the like.
+ * information lacks stops the DLL with its name.  The rest are optional:
+ * H ch3's process groups, which name processes across jobs for MPI-2
+ * identities (without them, peers outside MPI_COMM_WORLD are -1), and its
+ * match parts; W 5.0's worlds (MPIR_World); O any generation's (statuses,
+ * MPI_TAG_UB and the like).  The DLL looks up only the classes of the
+ * generation the symbols announce: a type no file defines costs a debugger
+ * that indexes DWARF a walk of every file's (libc's debug file included).
  * MPIR_Pmap's union has no type name to look up: map (and stride.offset)
  * are at its start, stride.stride 8 bytes in, stride.blocksize 16 (5.0.x
  * has it when MPIR_Pmap is big enough to hold it).
@@ -105,12 +109,12 @@ enum mpich_generation {
     X(VCRT_SIZE, C, "MPIDI_VCRT:size")                                                       \
     X(VCRT_TABLE, C, "MPIDI_VCRT:vcr_table")                                                 \
     X(VC_LPID, C, "MPIDI_VC:lpid")                                                           \
-    X(VC_PG, O, "MPIDI_VC:pg")                                                               \
-    X(VC_PG_RANK, O, "MPIDI_VC:pg_rank")                                                     \
-    X(PG_ID, O, "MPIDI_PG_t:id")                                                             \
-    X(PG_SIZE, O, "MPIDI_PG_t:size")                                                         \
-    X(PROC_MY_PG, O, "MPIDI_Process_t:my_pg")                                                \
-    X(PROC_MY_PG_RANK, O, "MPIDI_Process_t:my_pg_rank")                                      \
+    X(VC_PG, H, "MPIDI_VC:pg")                                                               \
+    X(VC_PG_RANK, H, "MPIDI_VC:pg_rank")                                                     \
+    X(PG_ID, H, "MPIDI_PG_t:id")                                                             \
+    X(PG_SIZE, H, "MPIDI_PG_t:size")                                                         \
+    X(PROC_MY_PG, H, "MPIDI_Process_t:my_pg")                                                \
+    X(PROC_MY_PG_RANK, H, "MPIDI_Process_t:my_pg_rank")                                      \
     X(GROUP_SIZE, A, "MPIR_Group:size")                                                      \
     X(GROUP_MAP, G, "MPIR_Group:lrank_to_lpid")                                              \
     X(PMAP_LPID, G, "MPII_Group_pmap_t:lpid")                                                \
@@ -127,10 +131,10 @@ enum mpich_generation {
     X(RMAP_BLOCK, M, "MPIDI_rank_map_t:reg.stride.blocksize")                                \
     X(RMAP_LPID, M, "MPIDI_rank_map_t:irreg.lut.lpid")                                       \
     X(RMAP_GPID, M, "MPIDI_rank_map_t:irreg.mlut.gpid")                                      \
-    X(WORLD_NS, O, "MPIR_World:namespace")                                                   \
+    X(WORLD_NS, W, "MPIR_World:namespace")                                                   \
     X(PROC_RANK, O, "MPIR_Process_t:rank")                                                   \
     X(PROC_TAG_UB, O, "MPIR_Process_t:attrs.tag_ub")                                         \
-    X(MATCH_CTX, O, "MPIDI_Message_match_parts_t:context_id")                                \
+    X(MATCH_CTX, H, "MPIDI_Message_match_parts_t:context_id")                                \
     X(REQ_HANDLE, A, "MPIR_Request:handle")                                                  \
     X(REQ_KIND, A, "MPIR_Request:kind")                                                      \
     X(REQ_CC, A, "MPIR_Request:cc")                                                          \
@@ -178,9 +182,9 @@ enum mpich_generation {
     X(SZ_RANK, C, "MPIDI_Rank_t")                                                            \
     X(SZ_PMAP, G, "MPII_Group_pmap_t")                                                       \
     X(SZ_PMAPS, P, "MPIR_Pmap")                                                              \
-    X(SZ_WORLD, O, "MPIR_World")                                                             \
+    X(SZ_WORLD, W, "MPIR_World")                                                             \
     X(SZ_RMAP, M, "MPIDI_rank_map_t")                                                        \
-    X(SZ_MATCH_PARTS, O, "MPIDI_Message_match_parts_t")                                                             \
+    X(SZ_MATCH_PARTS, H, "MPIDI_Message_match_parts_t")                                                             \
     X(SZ_COMM, A, "MPIR_Comm")                                                               \
     X(SZ_REQUEST, A, "MPIR_Request")                                                         \
     X(SZ_SENDQ, S, "MPIR_Sendq")                                                             \
