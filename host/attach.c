@@ -66,7 +66,7 @@ static void unregister_live(struct mqdh_attach *a)
 static int has_tid(const struct mqdh_attach *a, pid_t tid)
 {
     for (int i = 0; i < a->nthreads; i++)
-        if (a->tids[i] == tid)
+        if (a->threads[i].tid == tid)
             return 1;
     return 0;
 }
@@ -142,6 +142,61 @@ static void fail(struct mqdh_attach *a, int rc)
 }
 
 /*
+ * Room for twice the threads.  The new array is in place, copied, before
+ * the old is freed: a fatal signal's handler may walk it at any moment
+ * (mqdh_detach_all_emergency).
+ */
+static int grow_threads(struct mqdh_attach *a)
+{
+    struct mqdh_thread *more = malloc((size_t)a->cap * 2 * sizeof *more);
+    if (!more)
+        return -1;
+    memcpy(more, a->threads, (size_t)a->nthreads * sizeof *more);
+    struct mqdh_thread *old = a->threads;
+    atomic_signal_fence(memory_order_seq_cst);
+    a->threads = more;
+    atomic_signal_fence(memory_order_seq_cst);
+    a->cap *= 2;
+    if (old != a->few)
+        free(old);
+    return 0;
+}
+
+/*
+ * Seize and interrupt thread t of a, without waiting for it to stop.
+ * Returns 1, 0 if it has just exited (a thread other than the main one),
+ * or -1 if a failed.
+ */
+static int seize_tid(struct mqdh_attach *a, pid_t t)
+{
+    if (a->nthreads == MQDH_MAX_THREADS) {
+        snprintf(a->why, sizeof a->why, "process %d has more than %d threads", (int)a->pid,
+                 MQDH_MAX_THREADS);
+        fail(a, -E2BIG);
+        return -1;
+    }
+    if (a->nthreads == a->cap && grow_threads(a) != 0) {
+        snprintf(a->why, sizeof a->why, "cannot attach to process %d: out of memory",
+                 (int)a->pid);
+        fail(a, -ENOMEM);
+        return -1;
+    }
+    if (ptrace(PTRACE_SEIZE, t, 0, 0) != 0) {
+        if (errno == ESRCH && t != a->pid)
+            return 0;
+        a->refused = 1;
+        fail(a, -errno);
+        return -1;
+    }
+    struct mqdh_thread *th = &a->threads[a->nthreads];
+    *th = (struct mqdh_thread){.tid = t, .state = MQDH_T_STOPPING};
+    a->nthreads++;
+    if (ptrace(PTRACE_INTERRUPT, t, 0, 0) != 0)
+        th->state = MQDH_T_GONE; /* before it could stop */
+    return 1;
+}
+
+/*
  * Seize and interrupt the threads of a not seized yet, without waiting for
  * them to stop.  Returns how many were new, or -1 if a failed.
  */
@@ -162,29 +217,12 @@ static int seize_new(struct mqdh_attach *a)
         long t = strtol(de->d_name, &end, 10);
         if (*end || t <= 0 || has_tid(a, (pid_t)t))
             continue;
-        if (a->nthreads == MQDH_MAX_THREADS) {
-            snprintf(a->why, sizeof a->why, "process %d has more than %d threads", (int)a->pid,
-                     MQDH_MAX_THREADS);
+        int rc = seize_tid(a, (pid_t)t);
+        if (rc < 0) {
             closedir(d);
-            fail(a, -E2BIG);
             return -1;
         }
-        if (ptrace(PTRACE_SEIZE, (pid_t)t, 0, 0) != 0) {
-            if (errno == ESRCH && t != a->pid)
-                continue; /* a thread that just exited */
-            a->refused = 1;
-            int e = errno;
-            closedir(d);
-            fail(a, -e);
-            return -1;
-        }
-        int k = a->nthreads++;
-        a->tids[k] = (pid_t)t;
-        a->pending_sig[k] = 0;
-        a->state[k] = MQDH_T_STOPPING;
-        added++;
-        if (ptrace(PTRACE_INTERRUPT, (pid_t)t, 0, 0) != 0)
-            a->state[k] = MQDH_T_GONE; /* before it could stop */
+        added += rc;
     }
     closedir(d);
     return added;
@@ -199,36 +237,38 @@ static int collect(struct mqdh_attach *a)
 {
     int progress = 0, waiting = 0;
     for (int k = 0; k < a->nthreads; k++) {
-        if (a->state[k] != MQDH_T_STOPPING)
+        struct mqdh_thread *th = &a->threads[k];
+        if (th->state != MQDH_T_STOPPING)
             continue;
         int st;
-        pid_t w = waitpid(a->tids[k], &st, __WALL | WNOHANG);
+        pid_t w = waitpid(th->tid, &st, __WALL | WNOHANG);
         if (w == 0 || (w < 0 && errno == EINTR)) {
             waiting = 1;
             continue;
         }
         progress = 1;
-        if (w == a->tids[k] && WIFSTOPPED(st)) {
+        if (w == th->tid && WIFSTOPPED(st)) {
             int sig = WSTOPSIG(st), event = st >> 16;
             /* Signal-delivery-stop: keep the signal to re-deliver it. */
             if (event == 0 && sig != SIGTRAP)
-                a->pending_sig[k] = sig;
-            a->state[k] = MQDH_T_STOPPED;
+                th->pending_sig = sig;
+            th->state = MQDH_T_STOPPED;
             continue;
         }
-        a->state[k] = MQDH_T_GONE;
+        th->state = MQDH_T_GONE;
     }
     for (int k = 0; k < a->nthreads; k++) {
-        if (a->state[k] != MQDH_T_GONE)
+        struct mqdh_thread *th = &a->threads[k];
+        if (th->state != MQDH_T_GONE)
             continue;
-        if (a->tids[k] == a->pid) {
+        if (th->tid == a->pid) {
             snprintf(a->why, sizeof a->why, "process %d exited while being attached",
                      (int)a->pid);
             fail(a, -ESRCH);
             return 1;
         }
-        a->tids[k] = 0;
-        a->state[k] = MQDH_T_FORGOTTEN;
+        th->tid = 0;
+        th->state = MQDH_T_FORGOTTEN;
     }
     if (waiting)
         return progress;
@@ -248,6 +288,8 @@ int mqdh_attach_all(struct mqdh_attach *const *as, int n)
         pid_t pid = a->pid;
         memset(a, 0, sizeof *a);
         a->pid = pid;
+        a->threads = a->few;
+        a->cap = MQDH_FEW_THREADS;
         if (register_live(a) != 0) {
             snprintf(a->why, sizeof a->why, "cannot attach to process %d: out of memory",
                      (int)pid);
@@ -256,7 +298,10 @@ int mqdh_attach_all(struct mqdh_attach *const *as, int n)
             continue;
         }
         a->attached = 1;
-        seize_new(a);
+        /* The main thread alone first: a rank spinning in MPI's progress
+         * loop stops the sooner, and stops competing for the CPU; its
+         * other threads (collect) once /proc lists them. */
+        seize_tid(a, pid);
     }
     /* Collect the stops as they come; sleep only while none has come, and
      * not long (20 us, doubling to 1 ms): a stopping process needs the CPU
@@ -310,13 +355,17 @@ void mqdh_detach(struct mqdh_attach *a)
     if (!a->attached)
         return;
     for (int i = 0; i < a->nthreads; i++) {
-        if (a->tids[i] > 0)
-            ptrace(PTRACE_DETACH, a->tids[i], 0, (void *)(long)a->pending_sig[i]);
-        a->tids[i] = 0;
+        if (a->threads[i].tid > 0)
+            ptrace(PTRACE_DETACH, a->threads[i].tid, 0, (void *)(long)a->threads[i].pending_sig);
+        a->threads[i].tid = 0;
     }
     a->nthreads = 0;
     a->attached = 0;
     unregister_live(a);
+    if (a->threads != a->few)
+        free(a->threads);
+    a->threads = a->few;
+    a->cap = MQDH_FEW_THREADS;
 }
 
 void mqdh_detach_all_emergency(void)
@@ -327,8 +376,9 @@ void mqdh_detach_all_emergency(void)
             if (!a)
                 continue;
             for (int t = 0; t < a->nthreads; t++)
-                if (a->tids[t] > 0)
-                    ptrace(PTRACE_DETACH, a->tids[t], 0, (void *)(long)a->pending_sig[t]);
+                if (a->threads[t].tid > 0)
+                    ptrace(PTRACE_DETACH, a->threads[t].tid, 0,
+                           (void *)(long)a->threads[t].pending_sig);
         }
     }
 }

@@ -28,12 +28,21 @@ enum mqdh_thread_state {
     MQDH_T_FORGOTTEN /* gone, and its tid cleared: nothing to detach */
 };
 
+struct mqdh_thread {
+    pid_t tid;           /* 0: a thread gone, nothing to detach */
+    int pending_sig;     /* to re-deliver on detach; 0 if none */
+    unsigned char state; /* enum mqdh_thread_state */
+};
+
+#define MQDH_FEW_THREADS 4
+
 struct mqdh_attach {
     pid_t pid;
-    int nthreads;
-    pid_t tids[MQDH_MAX_THREADS];      /* 0: a thread gone, nothing to detach */
-    int pending_sig[MQDH_MAX_THREADS]; /* to re-deliver on detach; 0 if none */
-    unsigned char state[MQDH_MAX_THREADS]; /* enum mqdh_thread_state */
+    int nthreads, cap;
+    /* few, or a larger array on the heap (a process of many threads): small
+     * enough for a node's ranks to be set up without a page fault each. */
+    struct mqdh_thread *threads;
+    struct mqdh_thread few[MQDH_FEW_THREADS];
     int attached;
     /* While attaching: */
     int rc;      /* 0, or the negative errno it failed with */

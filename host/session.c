@@ -10,6 +10,7 @@
 
 #include "analyze.h"
 
+#include <malloc.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,15 +46,18 @@ static int first(int *first_error, int rc)
     return rc;
 }
 
-/* Let everything go, then free what the DLL hung on the session's objects:
- * the processes' and images' information, then the job's (after every
- * process's, as the specification orders), then the images, whose types
- * may point into one another's DWARF. */
+/*
+ * Free what the DLL hung on the session's objects: the processes' and
+ * images' information, then the job's (after every process's, as the
+ * specification orders), then the images, whose types may point into one
+ * another's DWARF; and let everything go, last.  Once a rank runs again it
+ * competes with this thread for the CPU (a node's ranks spin in MPI's
+ * progress loop on every core): the less left to do then, the better.
+ */
 static void session_end(struct session *s)
 {
     for (int i = 0; i < s->n; i++) {
         struct hproc *p = &s->procs[i];
-        mqdh_detach(&p->att);
         p->out->stats.bytes = p->mem.bytes_read;
         p->out->stats.syscalls = p->mem.syscalls;
         if (p->dll && p->info)
@@ -68,6 +72,10 @@ static void session_end(struct session *s)
         if (s->procs[i].have_img)
             mqdh_image_close(&s->procs[i].img);
     mqdh_files_free(s->files);
+    malloc_trim(0); /* exiting then frees little: less to do once they run */
+    for (int i = 0; i < s->n; i++)
+        mqdh_detach(&s->atts[i]);
+    free(s->atts);
     free(s->procs);
     mqdh_callbacks_bind(NULL);
     pthread_mutex_destroy(&s->files_lock);
@@ -157,37 +165,41 @@ int mqdh_dump_processes(const pid_t *pids, const int *ranks, const char *const *
     int *rcs = NULL;
     struct mqdh_dump *d = calloc(1, sizeof *d);
     if (!d || !(d->procs = calloc(alloc, sizeof *d->procs)) ||
-        !(s.procs = calloc(alloc, sizeof *s.procs)) || !(s.files = mqdh_files_new()) ||
+        !(s.procs = calloc(alloc, sizeof *s.procs)) || !(s.atts = calloc(alloc, sizeof *s.atts)) ||
+        !(s.files = mqdh_files_new()) ||
         !(atts = calloc(alloc, sizeof *atts)) || !(rcs = calloc(alloc, sizeof *rcs)))
         goto nomem;
     d->version = MQDH_VERSION;
     d->nprocs = n;
-    for (int i = 0; i < n; i++)
-        d->procs[i].pid = pids[i];
+    /* Stop everything first, all at once: one consistent state across the
+     * job.  Until the ranks stop, this thread gets the CPU a moment at a
+     * time (they spin in MPI's progress loop): do nothing else before. */
+    for (int i = 0; i < n; i++) {
+        s.atts[i].pid = pids[i];
+        atts[i] = &s.atts[i];
+    }
+    mqdh_attach_all(atts, n);
     mqdh_callbacks_bind(&s);
     int first_error = MQDH_OK;
-    /* Stop everything first, all at once: one consistent state across the
-     * job. */
     for (int i = 0; i < n; i++) {
         struct hproc *p = &s.procs[i];
         p->out = &d->procs[i];
+        p->out->pid = pids[i];
         p->image.proc = p;
         p->session = &s;
         p->out->host = hosts && hosts[i] ? strdup(hosts[i]) : NULL;
         mqdh_mem_init(&p->mem, pids[i]);
-        p->att.pid = pids[i];
-        atts[i] = &p->att;
+        p->att = &s.atts[i];
     }
-    mqdh_attach_all(atts, n);
-    /* Then what /proc says of each: while the ranks still spin, every
-     * system call of this thread waits its turn behind them. */
+    /* Then what /proc says of each (it costs system calls that would each
+     * have waited their turn behind the ranks). */
     int named = mqdh_name_processes(d->procs, ranks, n) == MQDH_OK;
     if (!named)
         first_error = MQDH_E_NOMEM;
     for (int i = 0; i < n; i++) {
         struct hproc *p = &s.procs[i];
-        if (p->att.rc) {
-            mqdh_proc_error(p, "%s", p->att.why);
+        if (p->att->rc) {
+            mqdh_proc_error(p, "%s", p->att->why);
             first(&first_error, MQDH_E_ATTACH);
         }
     }
@@ -216,6 +228,7 @@ nomem:
     free(atts);
     free(rcs);
     free(s.procs);
+    free(s.atts);
     mqdh_files_free(s.files);
     mqdh_dump_free(d);
     return MQDH_E_NOMEM;

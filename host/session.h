@@ -41,7 +41,7 @@ struct hproc {
     struct himage image;
     struct mqdh_image img;
     int have_img;
-    struct mqdh_attach att;
+    struct mqdh_attach *att; /* the session's atts[i] */
     struct mqdh_mem mem;
     struct mqdh_dll *dll;
     mqs_process_info *info;
@@ -55,6 +55,9 @@ struct hproc {
 struct session {
     int n;
     struct hproc *procs;
+    /* The attachments, apart: all that is written before the processes
+     * stop, when every page touched waits its turn behind the ranks. */
+    struct mqdh_attach *atts;
     const struct mqdh_options *opt; /* the caller's, completed: never NULL */
     mqs_job_info *info;
     struct mqdh_dll *job_dll;     /* the MPI-2 DLL mqs_setup_job was called for */

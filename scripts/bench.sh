@@ -52,7 +52,8 @@ one_dll() {
     for _ in $(seq "$MQD_BENCH_REPS"); do
         local t0 t1
         t0=$(date +%s%N)
-        env -u MQD_DLL "$MQD_BUILD/bin/mqdump" "${args[@]}" >"$tf.json" 2>/dev/null || true
+        (unset MQD_DLL && exec "$MQD_BUILD/bin/mqdump" "${args[@]}") >"$tf.json" 2>/dev/null ||
+            true
         t1=$(date +%s%N)
         echo $(((t1 - t0) / 1000000)) >>"$tf.walls"
         awk '/"cost"/ { for (i = 1; i <= NF; i++) { if ($i ~ /user_seconds/) u = $(i + 1);

@@ -63,23 +63,25 @@ static void reap(pid_t pid)
 static void test_attach__stops_every_thread_and_resumes(void **state)
 {
     (void)state;
-    pid_t pid = start_spinner(3);
-    while (count_threads(pid) < 4)
+    pid_t pid = start_spinner(6); /* more threads than an attachment holds inline */
+    while (count_threads(pid) < 7)
         sched_yield();
     struct mqdh_attach a;
     char err[256];
     assert_int_equal(mqdh_attach(&a, pid, err, sizeof err), 0);
-    assert_int_equal(a.nthreads, 4);
+    assert_int_equal(a.nthreads, 7);
+    assert_true(a.nthreads > MQDH_FEW_THREADS);
     for (int i = 0; i < a.nthreads; i++) {
         long tracer;
-        assert_int_equal(thread_state(pid, a.tids[i], &tracer), 't');
+        assert_int_equal(thread_state(pid, a.threads[i].tid, &tracer), 't');
         assert_int_equal(tracer, getpid());
     }
-    pid_t tids[4];
-    memcpy(tids, a.tids, sizeof tids);
+    pid_t tids[7];
+    for (int i = 0; i < 7; i++)
+        tids[i] = a.threads[i].tid;
     mqdh_detach(&a);
     mqdh_detach(&a); /* idempotent */
-    for (int i = 0; i < 4; i++) {
+    for (int i = 0; i < 7; i++) {
         long tracer;
         assert_int_equal(settled_state(pid, tids[i], 'R', &tracer), 'R');
         assert_int_equal(tracer, 0);
