@@ -33,6 +33,12 @@ export MQD_BENCH_OUT
 MQD_BENCH_OUT=$(mktemp -d)
 trap 'rm -rf "$MQD_BENCH_OUT"' EXIT
 
+# Milliseconds from bash's $EPOCHREALTIME t0 to t1.  A clock read by a
+# command ($(date)) would itself be a process to start, which behind a node
+# of spinning ranks can take longer than the dump.
+ms() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.0f\n", (b - a) * 1000 }'; }
+export -f ms
+
 median() { sort -n | awk '{ a[NR] = $1 } END { if (NR) print a[int((NR + 1) / 2)]; else print 0 }'; }
 export -f median
 
@@ -51,11 +57,11 @@ one_dll() {
     : >"$tf.rss"
     for _ in $(seq "$MQD_BENCH_REPS"); do
         local t0 t1
-        t0=$(date +%s%N)
+        t0=$EPOCHREALTIME
         (unset MQD_DLL && exec "$MQD_BUILD/bin/mqdump" "${args[@]}") >"$tf.json" 2>/dev/null ||
             true
-        t1=$(date +%s%N)
-        echo $(((t1 - t0) / 1000000)) >>"$tf.walls"
+        t1=$EPOCHREALTIME
+        ms "$t0" "$t1" >>"$tf.walls"
         awk '/"cost"/ { for (i = 1; i <= NF; i++) { if ($i ~ /user_seconds/) u = $(i + 1);
                  if ($i ~ /system_seconds/) s = $(i + 1) } gsub(/,/, "", u); gsub(/,/, "", s);
                  printf "%.3f\n", (u + s) * 1000 }' "$tf.json" >>"$tf.cpus"
@@ -96,15 +102,15 @@ gdb_rank() {
     : >"$tf.cpus"
     for _ in $(seq "$MQD_BENCH_REPS"); do
         local t0 t1
-        t0=$(date +%s%N)
+        t0=$EPOCHREALTIME
         TIMEFORMAT='%U %S'
         { time gdb -batch -nx -p "$pid" \
             -ex 'print MPIR_All_communicators.head' \
             -ex 'print *MPIR_All_communicators.head' \
             -ex 'print *MPID_Recvq_posted_head_ptr' \
             -ex 'print *MPID_Recvq_unexpected_head_ptr' >"$tf.out" 2>&1; } 2>"$tf.time"
-        t1=$(date +%s%N)
-        echo $(((t1 - t0) / 1000000)) >>"$tf.walls"
+        t1=$EPOCHREALTIME
+        ms "$t0" "$t1" >>"$tf.walls"
         awk '{ printf "%.0f\n", ($1 + $2) * 1000 }' "$tf.time" >>"$tf.cpus"
     done
     grep -q '^\$1 = ' "$tf.out" || {
