@@ -9,7 +9,9 @@
 #include "session.h"
 
 #include "analyze.h"
+#include "hosts.h"
 
+#include <errno.h>
 #include <malloc.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -174,11 +176,27 @@ int mqdh_dump_processes(const pid_t *pids, const int *ranks, const char *const *
     /* Stop everything first, all at once: one consistent state across the
      * job.  Until the ranks stop, this thread gets the CPU a moment at a
      * time (they spin in MPI's progress loop): do nothing else before. */
+    int nlocal = 0;
+    const char *last = NULL;
+    int last_local = 1;
     for (int i = 0; i < n; i++) {
         s.atts[i].pid = pids[i];
-        atts[i] = &s.atts[i];
+        /* A pid means this process only on its own host. */
+        const char *h = hosts ? hosts[i] : NULL;
+        if (h && (!last || strcmp(h, last) != 0)) {
+            last = h;
+            last_local = mqdh_host_is_local(h);
+        }
+        if (!h || last_local) {
+            atts[nlocal++] = &s.atts[i];
+            continue;
+        }
+        s.atts[i].rc = -EREMOTE;
+        snprintf(s.atts[i].why, sizeof s.atts[i].why,
+                 "not dumped: it runs on host %s, and mqdump attaches only to ranks on this "
+                 "host; run it there (mqdump --pid %d)", h, (int)pids[i]);
     }
-    mqdh_attach_all(atts, n);
+    mqdh_attach_all(atts, nlocal);
     mqdh_callbacks_bind(&s);
     int first_error = MQDH_OK;
     for (int i = 0; i < n; i++) {

@@ -296,6 +296,43 @@ static void test_dump__a_gone_process_fails_alone(void **state)
     stop_target(pids[0]);
 }
 
+/*
+ * A pid names the process only on its host.  A rank the launcher places on
+ * another host is not attached (here, a process of this host with that
+ * pid would be stopped and shown as the rank); one placed on this host,
+ * under any of its names, is.
+ */
+static void test_dump__a_rank_on_another_host_is_not_attached(void **state)
+{
+    (void)state;
+    pid_t pids[3];
+    for (int i = 0; i < 3; i++)
+        pids[i] = start_target(NULL, NULL);
+    char me[256] = "";
+    assert_int_equal(gethostname(me, sizeof me - 1), 0);
+    const char *hosts[3] = {me, "node-elsewhere.invalid", "127.0.0.1"};
+    struct mqdh_options o = {.size = sizeof o, .dll = build_path("tests/fake/fake_ok.so")};
+    struct mqdh_dump *d = NULL;
+    assert_int_equal(mqdh_dump_processes(pids, NULL, hosts, 3, &o, &d), MQDH_E_ATTACH);
+    assert_null(d->procs[0].error);
+    assert_null(d->procs[2].error);
+    assert_int_equal(d->procs[2].ncomms, 1);
+    assert_non_null(d->procs[1].error);
+    assert_non_null(strstr(d->procs[1].error, "node-elsewhere.invalid"));
+    assert_string_equal(d->procs[1].host, "node-elsewhere.invalid");
+    assert_int_equal(d->procs[1].ncomms, 0);
+    mqdh_dump_free(d);
+    /* Never traced, never stopped. */
+    long tracer = -1;
+    thread_state(pids[1], pids[1], &tracer);
+    assert_int_equal(tracer, 0);
+    char why[256];
+    if (proc_released(pids[1], why, sizeof why) != 0)
+        fail_msg("%s", why);
+    for (int i = 0; i < 3; i++)
+        stop_target(pids[i]);
+}
+
 /* mqdump killed by sig while the slow DLL holds the target stopped. */
 static void interrupt_mqdump(int sig)
 {
@@ -371,6 +408,7 @@ int main(void)
         cmocka_unit_test(test_dump__dll_errors_reach_the_user),
         cmocka_unit_test(test_dump__target_named_dll_must_be_trusted),
         cmocka_unit_test(test_dump__a_gone_process_fails_alone),
+        cmocka_unit_test(test_dump__a_rank_on_another_host_is_not_attached),
         cmocka_unit_test(test_dump__mqdump_interrupted_lets_go),
     };
     return cmocka_run_group_tests_name("dump", tests, NULL, NULL);
