@@ -50,8 +50,10 @@ static int answers_to(const struct mqdh_image_module *m, const char *name)
 static void loader_order(struct mqdh_image *im)
 {
     for (int m = 1; m < im->nmods; m++)
-        if (strcmp(im->mods[m].file->path, im->exe_path) == 0)
+        if (strcmp(im->mods[m].file->path, im->exe_path) == 0) {
             move_module(im, m, 0);
+            break;
+        }
     int placed = 1;
     for (int q = 0; q < placed && placed < im->nmods; q++) {
         const char *soname;

@@ -193,8 +193,8 @@ int mqdh_dump_processes(const pid_t *pids, const int *ranks, const char *const *
         }
         s.atts[i].rc = -EREMOTE;
         snprintf(s.atts[i].why, sizeof s.atts[i].why,
-                 "not dumped: it runs on host %s, and mqdump attaches only to ranks on this "
-                 "host; run it there (mqdump --pid %d)", h, (int)pids[i]);
+                 "it runs on host %s, and mqdump attaches only to ranks on this host: run "
+                 "it there (mqdump --pid %d)", h, (int)pids[i]);
     }
     mqdh_attach_all(atts, nlocal);
     mqdh_callbacks_bind(&s);
