@@ -89,7 +89,7 @@ samples: $(SAMPLE_BINS) $(BUILD)/samples/unexpected-named $(STRIPPED)/libmpi.so.
 # ---------------------------------------------------------------- host
 HOST_SRCS := host/memory.c host/attach.c host/files.c host/image.c host/types.c host/loader.c host/where.c \
              host/analyze.c host/callbacks.c host/choose.c host/protocol.c host/identity.c \
-             host/session.c host/job.c host/proc.c host/hosts.c
+             host/session.c host/job.c host/proc.c host/hosts.c host/result.c host/remote.c
 HOST_OBJS := $(HOST_SRCS:%.c=$(BUILD)/%.o)
 HOST_LIBS := -ldw -lelf -ldl
 

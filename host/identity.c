@@ -30,7 +30,7 @@ static int cmp_order(const void *a, const void *b)
 
 /*
  * Each process's rank (ranks[i] if given and >= 0, else from its
- * environment), its world, and an identity no other process in the dump has,
+ * environment unless remote[i]: on another host), its world, and an identity no other process in the dump has,
  * for the DLL to name it by: a world 0 process's own rank (so a DLL's
  * global ranks read as ranks, as they do without spawns), then the other
  * worlds' processes by world and rank, and last any whose rank is unknown
@@ -38,14 +38,18 @@ static int cmp_order(const void *a, const void *b)
  * put in worlds of their own after the numbered ones, one per parent.
  * Returns MQDH_OK or MQDH_E_NOMEM.
  */
-int mqdh_name_processes(struct mqdh_process *procs, const int *ranks, int n)
+int mqdh_name_processes(struct mqdh_process *procs, const int *ranks, const int *remote, int n)
 {
     struct order *o = calloc((size_t)(n ? n : 1), sizeof *o);
     if (!o)
         return MQDH_E_NOMEM;
     int top = 0;
     for (int i = 0; i < n; i++) {
-        int env = mqdh_proc_env_rank(procs[i].pid, &o[i].world, &o[i].spawner);
+        /* Another host's pid names nothing here: its rank is the caller's. */
+        int env = -1;
+        o[i].world = -1;
+        if (!remote || !remote[i])
+            env = mqdh_proc_env_rank(procs[i].pid, &o[i].world, &o[i].spawner);
         procs[i].rank = ranks && ranks[i] >= 0 ? ranks[i] : env;
         o[i].index = i;
         o[i].rank = procs[i].rank;

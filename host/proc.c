@@ -242,3 +242,16 @@ int mqdh_proc_name(pid_t pid, char *buf, size_t len)
     free(comm);
     return 0;
 }
+
+int mqdh_proc_uid(pid_t pid, uid_t *uid)
+{
+    size_t n;
+    char *st = read_proc_file(pid, "status", &n);
+    const char *u = st ? strstr(st, "\nUid:") : NULL;
+    unsigned long v = 0;
+    int rc = u && sscanf(u + 5, "%lu", &v) == 1 ? 0 : -1;
+    free(st);
+    if (rc == 0)
+        *uid = (uid_t)v;
+    return rc;
+}

@@ -35,6 +35,9 @@ pid_t mqdh_proc_parent(pid_t pid);
 /* pid's command line, arguments joined by spaces, malloc'd; NULL if gone. */
 char *mqdh_proc_cmdline(pid_t pid);
 
+/* pid's owner, its real user id (/proc/PID/status): 0, or -1 if gone. */
+int mqdh_proc_uid(pid_t pid, uid_t *uid);
+
 /* pid's command name (/proc/PID/comm) into buf[len]: 0, or -1 if gone. */
 int mqdh_proc_name(pid_t pid, char *buf, size_t len);
 

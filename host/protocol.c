@@ -285,7 +285,7 @@ int mqdh_proto_prepare(struct hproc *p)
     if (!p->dll->mpi2)
         p->out->identity = -1; /* identities are an MPI-2 notion */
     /* MPI-2: the job exists before any of its processes is set up. */
-    if (p->dll->mpi2 && !s->job_dll) {
+    if (p->dll->mpi2 && !s->job_dll && !s->no_job) {
         rc = p->dll->setup_job((mqs_job *)s, &mqdh_job_callbacks);
         if (rc != mqs_ok)
             return dll_fail(p, "mqs_setup_job", rc);

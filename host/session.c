@@ -10,6 +10,7 @@
 
 #include "analyze.h"
 #include "hosts.h"
+#include "proc.h"
 
 #include <errno.h>
 #include <malloc.h>
@@ -39,6 +40,31 @@ static double now(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/*
+ * An agent dumps only its own user's processes (root: anyone's): the pids
+ * it is given come from another host.  0 with the attachment's error set
+ * if the process is not this user's, else 1.
+ */
+static int own_process(struct mqdh_attach *a)
+{
+    uid_t uid;
+    if (geteuid() == 0)
+        return 1;
+    if (mqdh_proc_uid(a->pid, &uid) != 0) {
+        a->rc = -ESRCH;
+        snprintf(a->why, sizeof a->why, "process %d does not exist", (int)a->pid);
+        return 0;
+    }
+    if (uid == getuid())
+        return 1;
+    a->rc = -EPERM;
+    snprintf(a->why, sizeof a->why,
+             "process %d belongs to user %lu, and the agent runs as user %lu: an agent dumps "
+             "only its own user's processes", (int)a->pid, (unsigned long)uid,
+             (unsigned long)getuid());
+    return 0;
 }
 
 static int first(int *first_error, int rc)
@@ -164,7 +190,8 @@ int mqdh_dump_processes(const pid_t *pids, const int *ranks, const char *const *
                         .files_lock = PTHREAD_MUTEX_INITIALIZER,
                         .job_lock = PTHREAD_MUTEX_INITIALIZER};
     struct mqdh_attach **atts = NULL;
-    int *rcs = NULL;
+    int *rcs = NULL, *remote = NULL;
+    struct mqdh_remote *rem = NULL;
     struct mqdh_dump *d = calloc(1, sizeof *d);
     if (!d || !(d->procs = calloc(alloc, sizeof *d->procs)) ||
         !(s.procs = calloc(alloc, sizeof *s.procs)) || !(s.atts = calloc(alloc, sizeof *s.atts)) ||
@@ -175,12 +202,19 @@ int mqdh_dump_processes(const pid_t *pids, const int *ranks, const char *const *
     d->nprocs = n;
     /* Stop everything first, all at once: one consistent state across the
      * job.  Until the ranks stop, this thread gets the CPU a moment at a
-     * time (they spin in MPI's progress loop): do nothing else before. */
-    int nlocal = 0;
+     * time (they spin in MPI's progress loop): do nothing else before.
+     * Other hosts' ranks go to their agents, started first: they connect
+     * while this host's ranks are read. */
+    if (!(remote = calloc(alloc, sizeof *remote)))
+        goto nomem;
+    int nlocal = 0, nremote = 0;
     const char *last = NULL;
     int last_local = 1;
     for (int i = 0; i < n; i++) {
         s.atts[i].pid = pids[i];
+        d->procs[i].pid = pids[i];
+        if (hosts && hosts[i] && !(d->procs[i].host = strdup(hosts[i])))
+            goto nomem;
         /* A pid means this process only on its own host. */
         const char *h = hosts ? hosts[i] : NULL;
         if (h && (!last || strcmp(h, last) != 0)) {
@@ -188,13 +222,33 @@ int mqdh_dump_processes(const pid_t *pids, const int *ranks, const char *const *
             last_local = mqdh_host_is_local(h);
         }
         if (!h || last_local) {
-            atts[nlocal++] = &s.atts[i];
+            if (!o.as_agent || own_process(&s.atts[i]))
+                atts[nlocal++] = &s.atts[i];
             continue;
         }
+        remote[i] = 1;
+        nremote++;
         s.atts[i].rc = -EREMOTE;
-        snprintf(s.atts[i].why, sizeof s.atts[i].why,
-                 "it runs on host %s, and mqdump attaches only to ranks on this host: run "
-                 "it there (mqdump --pid %d)", h, (int)pids[i]);
+        if (o.as_agent) {
+            char me[256] = "?";
+            gethostname(me, sizeof me - 1);
+            snprintf(s.atts[i].why, sizeof s.atts[i].why,
+                     "its host is %s, and the agent for it runs on %s: the remote command "
+                     "reached another host", h, me);
+        } else {
+            snprintf(s.atts[i].why, sizeof s.atts[i].why,
+                     "it runs on host %s, and mqdump attaches only to ranks on this host: run "
+                     "it there (mqdump --pid %d)%s", h, (int)pids[i],
+                     o.local_only ? "" : ", or let mqdump start its agent there");
+        }
+    }
+    /* A job table would know only this host's processes: every host's
+     * dump then names peers by their world ranks, alike. */
+    s.no_job = o.as_agent || nremote > 0;
+    if (nremote && !o.local_only && !o.as_agent) {
+        int rc = mqdh_remote_start(&o, d->procs, ranks, remote, n, &rem);
+        if (rc != MQDH_OK)
+            goto nomem;
     }
     mqdh_attach_all(atts, nlocal);
     mqdh_callbacks_bind(&s);
@@ -205,20 +259,20 @@ int mqdh_dump_processes(const pid_t *pids, const int *ranks, const char *const *
         p->out->pid = pids[i];
         p->image.proc = p;
         p->session = &s;
-        p->out->host = hosts && hosts[i] ? strdup(hosts[i]) : NULL;
         mqdh_mem_init(&p->mem, pids[i]);
         p->att = &s.atts[i];
     }
     /* Then what /proc says of each (it costs system calls that would each
      * have waited their turn behind the ranks). */
-    int named = mqdh_name_processes(d->procs, ranks, n) == MQDH_OK;
+    int named = mqdh_name_processes(d->procs, ranks, remote, n) == MQDH_OK;
     if (!named)
         first_error = MQDH_E_NOMEM;
     for (int i = 0; i < n; i++) {
         struct hproc *p = &s.procs[i];
         if (p->att->rc) {
             mqdh_proc_error(p, "%s", p->att->why);
-            first(&first_error, MQDH_E_ATTACH);
+            if (!rem || !remote[i])
+                first(&first_error, MQDH_E_ATTACH);
         }
     }
     for (int i = 0; named && i < n; i++) {
@@ -239,12 +293,16 @@ int mqdh_dump_processes(const pid_t *pids, const int *ranks, const char *const *
     session_end(&s);
     free(atts);
     free(rcs);
+    free(remote);
+    if (rem)
+        first(&first_error, mqdh_remote_finish(rem, d));
     mqdh_dump_index(d); /* without it (no memory), look-ups scan */
     *out = d;
     return first_error;
 nomem:
     free(atts);
     free(rcs);
+    free(remote);
     free(s.procs);
     free(s.atts);
     mqdh_files_free(s.files);
@@ -255,34 +313,39 @@ nomem:
 void mqdh_release_all(void)
 {
     mqdh_detach_all_emergency();
+    mqdh_remote_kill_all(); /* each agent lets its host's ranks go */
+}
+
+void mqdh_process_clear(struct mqdh_process *p)
+{
+    for (int c = 0; c < p->ncomms; c++) {
+        for (int q = 0; q < MQDH_NQUEUES; q++) {
+            free(p->comms[c].queues[q].ops);
+            free(p->comms[c].queues[q].error);
+        }
+        free(p->comms[c].group);
+        free(p->comms[c].group_error);
+    }
+    free(p->comms);
+    free(p->host);
+    free(p->image);
+    free(p->dll);
+    free(p->dll_why);
+    free(p->error);
+    free(p->where_call);
+    free(p->where_function);
+    free(p->where_file);
+    free(p->where_error);
+    free(p->where_args_why);
+    memset(p, 0, sizeof *p);
 }
 
 void mqdh_dump_free(struct mqdh_dump *d)
 {
     if (!d)
         return;
-    for (int i = 0; i < d->nprocs; i++) {
-        struct mqdh_process *p = &d->procs[i];
-        for (int c = 0; c < p->ncomms; c++) {
-            for (int q = 0; q < MQDH_NQUEUES; q++) {
-                free(p->comms[c].queues[q].ops);
-                free(p->comms[c].queues[q].error);
-            }
-            free(p->comms[c].group);
-            free(p->comms[c].group_error);
-        }
-        free(p->comms);
-        free(p->host);
-        free(p->image);
-        free(p->dll);
-        free(p->dll_why);
-        free(p->error);
-        free(p->where_call);
-        free(p->where_function);
-        free(p->where_file);
-        free(p->where_error);
-        free(p->where_args_why);
-    }
+    for (int i = 0; i < d->nprocs; i++)
+        mqdh_process_clear(&d->procs[i]);
     free(d->procs);
     mqdh_index_free(d->index);
     free(d);

@@ -71,6 +71,9 @@ struct session {
      */
     pthread_mutex_t files_lock, job_lock;
     int workers; /* how many */
+    /* No MPI-2 job for the DLL: part of the job is on other hosts
+     * (mqdh_options.as_agent). */
+    int no_job;
     /* mqd's own DLL (mqdh_own_dll), looked up once per session: 0 not yet,
      * 1 found in own_dll, -1 not installed. */
     int own_state;
@@ -131,6 +134,38 @@ int mqdh_proto_read(struct hproc *p);
  * environment), its world, and the identity the DLL names it by.
  * MQDH_OK or MQDH_E_NOMEM.
  */
-int mqdh_name_processes(struct mqdh_process *procs, const int *ranks, int n);
+int mqdh_name_processes(struct mqdh_process *procs, const int *ranks, const int *remote, int n);
+
+/* ---------------------------------------------------------------- session.c */
+
+/* Free what one process of a dump owns, and zero it (mqdh_dump_free's
+ * work for one process; the merge replaces processes with it). */
+void mqdh_process_clear(struct mqdh_process *p);
+
+/* ---------------------------------------------------------------- result.c */
+
+/* mqdh_dump_merge, marking placed[i] for each process of into replaced
+ * (placed may be NULL). */
+int mqdh_merge_marked(struct mqdh_dump *into, struct mqdh_dump *const *from, int nfrom,
+                      unsigned char *placed);
+
+/* ---------------------------------------------------------------- remote.c */
+
+/*
+ * Other hosts' ranks, through one agent per host (mqdh_options).
+ * mqdh_remote_start starts the agents for procs[i] with remote[i] set
+ * (their host and pid filled in; ranks[i] their rank, -1 or ranks NULL
+ * for the agent to read it there), at most opt->fanout at once, before the
+ * local processes are stopped; mqdh_remote_finish starts the rest, waits
+ * for each agent within its time, merges every result into d, and gives
+ * each process no result came for its host's reason.  It returns MQDH_OK,
+ * or MQDH_E_REMOTE if some process got no result.
+ */
+struct mqdh_remote;
+int mqdh_remote_start(const struct mqdh_options *opt, const struct mqdh_process *procs,
+                      const int *ranks, const int *remote, int n, struct mqdh_remote **out);
+int mqdh_remote_finish(struct mqdh_remote *r, struct mqdh_dump *d);
+/* Stop every agent running (async-signal-safe): mqdh_release_all. */
+void mqdh_remote_kill_all(void);
 
 #endif

@@ -11,8 +11,11 @@
 #include "mqdump.h"
 
 #include <getopt.h>
-#include <linux/sched/types.h>
+#include <limits.h>
+#include <poll.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +28,7 @@ static void usage(FILE *f)
           "       mqdump [OPTIONS] --pid PID [--pid PID ...]\n"
           "       mqdump [--list]\n"
           "       mqdump --check-dll PATH\n"
+          "       mqdump --agent HOST [OPTIONS] PID:RANK ...   (run by mqdump itself)\n"
           "Show the MPI message queues of processes, and who waits for whom.\n\n"
           "  -j, --job PID           every rank of the job this launcher (mpiexec) runs,\n"
           "                          and the processes they spawned (MPI_Comm_spawn)\n"
@@ -46,6 +50,16 @@ static void usage(FILE *f)
           "                          and what mqdump itself took (CPU, memory, workers)\n"
           "      --jobs N            N threads set up and read the processes at once\n"
           "                          (default: one per CPU with mqd's DLL, else 1)\n"
+          "Ranks on other hosts (--job): one agent per host, this mqdump run there.\n"
+          "      --remote TEMPLATE   how to run it on a host, {host} replaced (default:\n"
+          "                          $MQD_REMOTE, else 'ssh -o BatchMode=yes {host}'); e.g.\n"
+          "                          'srun --overlap --jobid=ID -N1 -n1 -w {host}' or\n"
+          "                          'pdsh -N -w {host}'\n"
+          "      --agent-path PATH   the agent on those hosts (default: $MQD_AGENT, else\n"
+          "                          this mqdump's own path)\n"
+          "      --remote-timeout S  seconds each host's agent has (default 60)\n"
+          "      --fanout N          agents started at once (default 256)\n"
+          "      --local-only        start no agent: other hosts' ranks are not dumped\n"
           "  -v, --verbose           show the DLL's diagnostic messages\n"
           "  -h, --help              this text\n\n"
           "Exit status: 0 every process dumped and the analysis sure (a deadlock or\n"
@@ -90,7 +104,13 @@ static void on_fatal_signal(int sig)
  */
 static void prefer_latency(void)
 {
-    struct sched_attr at;
+    struct { /* the kernel's struct sched_attr (linux/sched/types.h), version 1 */
+        uint32_t size, sched_policy;
+        uint64_t sched_flags;
+        int32_t sched_nice;
+        uint32_t sched_priority;
+        uint64_t sched_runtime, sched_deadline, sched_period;
+    } at;
     memset(&at, 0, sizeof at);
     if (syscall(SYS_sched_getattr, 0, &at, (unsigned)sizeof at, 0U) != 0 ||
         at.sched_policy != 0 /* SCHED_OTHER */)
@@ -99,6 +119,99 @@ static void prefer_latency(void)
     at.sched_flags = 0;
     at.sched_runtime = 100 * 1000; /* ns: the least the kernel grants */
     (void)syscall(SYS_sched_setattr, 0, &at, 0U); /* refused: all stays as it was */
+}
+
+/*
+ * An agent's channel is its standard output (a pipe or socket to ssh,
+ * srun, ...).  Should it close - the front end stopped it, or died, or the
+ * connection broke - nobody will read the result: let the ranks go now
+ * rather than after the dump, through the signal handler on the thread
+ * that holds them (ptrace lets only that thread detach).
+ */
+static pthread_t main_thread;
+static void *watch_channel(void *arg)
+{
+    (void)arg;
+    struct pollfd pf = {.fd = STDOUT_FILENO, .events = 0};
+    for (;;) {
+        int n = poll(&pf, 1, -1);
+        if (n > 0 && (pf.revents & (POLLERR | POLLHUP | POLLNVAL))) {
+            pthread_kill(main_thread, SIGPIPE);
+            return NULL;
+        }
+    }
+}
+
+/* "PID:RANK" into pid and rank; 0, or -1 if it is not that. */
+static int pid_rank(const char *arg, pid_t *pid, int *rank)
+{
+    char *end;
+    long p = strtol(arg, &end, 10);
+    if (end == arg || *end != ':' || p <= 0 || p > 0x7fffffff)
+        return -1;
+    const char *r = end + 1;
+    long k = strtol(r, &end, 10);
+    if (end == r || *end || k < -1 || k > INT_MAX)
+        return -1;
+    *pid = (pid_t)p;
+    *rank = (int)k;
+    return 0;
+}
+
+/*
+ * --agent HOST PID:RANK...: dump this host's share of a job for a front
+ * end on another host, and write the result (mqdh_result_write) to
+ * standard output.  The ranks are let go before it is written.  Exit 0
+ * when the result was written (whatever it holds), 2 when not, 64 usage.
+ */
+static int agent(const char *host, char **args, int nargs, struct mqdh_options *o)
+{
+    if (nargs < 1) {
+        fprintf(stderr, "mqdump: --agent takes its host's ranks as PID:RANK arguments\n");
+        return 64;
+    }
+    pid_t *pids = calloc((size_t)nargs, sizeof *pids);
+    int *ranks = calloc((size_t)nargs, sizeof *ranks);
+    const char **hosts = calloc((size_t)nargs, sizeof *hosts);
+    if (!pids || !ranks || !hosts) {
+        free(pids);
+        free(ranks);
+        free(hosts);
+        return 2;
+    }
+    for (int i = 0; i < nargs; i++) {
+        hosts[i] = host;
+        if (pid_rank(args[i], &pids[i], &ranks[i]) != 0) {
+            fprintf(stderr, "mqdump: --agent: '%s' is not PID:RANK\n", args[i]);
+            free(pids);
+            free(ranks);
+            free(hosts);
+            return 64;
+        }
+    }
+    main_thread = pthread_self();
+    pthread_t w;
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old); /* signals are the main thread's */
+    int watching = pthread_create(&w, NULL, watch_channel, NULL) == 0;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (watching)
+        pthread_detach(w);
+    o->as_agent = 1;
+    o->local_only = 1;
+    struct mqdh_dump *d = NULL;
+    int rc = mqdh_dump_processes(pids, ranks, hosts, nargs, o, &d);
+    int status = 2;
+    if (d && mqdh_result_write(stdout, d) == MQDH_OK)
+        status = 0;
+    else if (!d)
+        fprintf(stderr, "mqdump: --agent: %s\n", mqdh_strerror(rc));
+    mqdh_dump_free(d);
+    free(pids);
+    free(ranks);
+    free(hosts);
+    return status;
 }
 
 int main(int argc, char **argv)
@@ -123,12 +236,18 @@ int main(int argc, char **argv)
         {"list", no_argument, NULL, 'l'},
         {"target-dll", no_argument, NULL, 'D'},
         {"jobs", required_argument, NULL, 'W'},
+        {"agent", required_argument, NULL, 'A'},
+        {"remote", required_argument, NULL, 'R'},
+        {"agent-path", required_argument, NULL, 'P'},
+        {"remote-timeout", required_argument, NULL, 'O'},
+        {"fanout", required_argument, NULL, 'N'},
+        {"local-only", no_argument, NULL, 'L'},
         {NULL, 0, NULL, 0},
     };
     pid_t *pids = NULL;
     int npids = 0, json = 0, stats = 0, full = 0, list = 0, opt;
     long job = 0;
-    const char *check = NULL, *graph = NULL;
+    const char *check = NULL, *graph = NULL, *agent_host = NULL;
     struct mqdh_options o = MQDH_OPTIONS_INIT;
 
     while ((opt = getopt_long(argc, argv, "p:j:d:lvh", longopts, NULL)) != -1) {
@@ -191,6 +310,32 @@ int main(int argc, char **argv)
             }
             o.jobs = (int)v;
             break;
+        case 'A':
+            agent_host = optarg;
+            break;
+        case 'R':
+            o.remote = optarg;
+            break;
+        case 'P':
+            o.agent_path = optarg;
+            break;
+        case 'L':
+            o.local_only = 1;
+            break;
+        case 'O':
+        case 'N':
+            v = strtol(optarg, &end, 10);
+            if (*end || v < 1 || v > (opt == 'O' ? 86400 : 4096)) {
+                fprintf(stderr, "mqdump: --%s takes a number, 1 to %d\n",
+                        opt == 'O' ? "remote-timeout" : "fanout", opt == 'O' ? 86400 : 4096);
+                free(pids);
+                return 64;
+            }
+            if (opt == 'O')
+                o.remote_timeout = (int)v;
+            else
+                o.fanout = (int)v;
+            break;
         case 'h':
             usage(stdout);
             return 0;
@@ -198,6 +343,14 @@ int main(int argc, char **argv)
             usage(stderr);
             return 64;
         }
+    }
+    if (agent_host) {
+        if (npids || job || check || list || json || graph || full) {
+            fprintf(stderr, "mqdump: --agent takes PID:RANK arguments and DLL options only\n");
+            free(pids);
+            return 64;
+        }
+        return agent(agent_host, argv + optind, argc - optind, &o);
     }
     if (check && optind == argc && npids == 0 && job == 0) {
         char version[512], err[1024];

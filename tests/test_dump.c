@@ -311,7 +311,8 @@ static void test_dump__a_rank_on_another_host_is_not_attached(void **state)
     char me[256] = "";
     assert_int_equal(gethostname(me, sizeof me - 1), 0);
     const char *hosts[3] = {me, "node-elsewhere.invalid", "127.0.0.1"};
-    struct mqdh_options o = {.size = sizeof o, .dll = build_path("tests/fake/fake_ok.so")};
+    struct mqdh_options o = {.size = sizeof o, .dll = build_path("tests/fake/fake_ok.so"),
+                             .local_only = 1};
     struct mqdh_dump *d = NULL;
     assert_int_equal(mqdh_dump_processes(pids, NULL, hosts, 3, &o, &d), MQDH_E_ATTACH);
     assert_null(d->procs[0].error);
@@ -331,6 +332,161 @@ static void test_dump__a_rank_on_another_host_is_not_attached(void **state)
         fail_msg("%s", why);
     for (int i = 0; i < 3; i++)
         stop_target(pids[i]);
+}
+
+/* ---------------------------------------------------------------- agents */
+
+/* The remote command of tests/fixtures/remote.sh in mode `mode`. */
+static const char *remote_cmd(const char *mode)
+{
+    static char buf[4096];
+    const char *src = getenv("MQD_TESTS_SRC");
+    snprintf(buf, sizeof buf, "%s/fixtures/remote.sh %s {host}", src ? src : "tests", mode);
+    return buf;
+}
+
+/* Can this test make UTS namespaces (root, and a kernel that lets it)? */
+static int can_unshare(void)
+{
+    return system("unshare --uts true 2>/dev/null") == 0;
+}
+
+/*
+ * Each of a job's hosts through its own agent: here two processes on
+ * "node-a" and one on "node-b", whose agents are this build's mqdump run
+ * in a UTS namespace of that name.  The merged dump is the direct dump of
+ * the same processes, but for what is each host's (host, the times), and
+ * every process is let go.
+ */
+static void test_dump__other_hosts_through_their_agents(void **state)
+{
+    (void)state;
+    if (!can_unshare())
+        fail_msg("this test needs UTS namespaces (unshare --uts) to give an agent another "
+                 "host name: run it as root on a kernel that allows them");
+    pid_t pids[3];
+    int ranks[3] = {0, 1, 2};
+    for (int i = 0; i < 3; i++)
+        pids[i] = start_target(NULL, NULL);
+    const char *hosts[3] = {"node-a", "node-a", "node-b"};
+    char agent[4096];
+    snprintf(agent, sizeof agent, "%s", build_path("bin/mqdump"));
+    struct mqdh_options o = {.size = sizeof o, .dll = build_path("tests/fake/fake_ok.so"),
+                             .remote = remote_cmd("ok"), .agent_path = agent};
+    struct mqdh_dump *d = NULL, *direct = NULL;
+    assert_int_equal(mqdh_dump_processes(pids, ranks, hosts, 3, &o, &d), MQDH_OK);
+    assert_int_equal(mqdh_dump_processes(pids, ranks, NULL, 3, &o, &direct), MQDH_OK);
+    for (int i = 0; i < 3; i++) {
+        const struct mqdh_process *p = &d->procs[i], *q = &direct->procs[i];
+        assert_null(p->error);
+        assert_string_equal(p->host, hosts[i]);
+        assert_int_equal(p->pid, pids[i]);
+        assert_int_equal(p->rank, ranks[i]);
+        assert_string_equal(p->dll, q->dll);
+        assert_string_equal(p->image, q->image);
+        assert_int_equal(p->ncomms, q->ncomms);
+        assert_int_equal(p->ncomms, 1);
+        assert_string_equal(p->comms[0].name, q->comms[0].name);
+        assert_int_equal(p->comms[0].unique_id, q->comms[0].unique_id);
+        for (int k = 0; k < MQDH_NQUEUES; k++) {
+            const struct mqdh_queue *a = &p->comms[0].queues[k], *b = &q->comms[0].queues[k];
+            assert_int_equal(a->state, b->state);
+            assert_int_equal(a->nops, b->nops);
+            for (int e = 0; e < a->nops; e++) {
+                assert_int_equal(a->ops[e].desired_tag, b->ops[e].desired_tag);
+                assert_int_equal(a->ops[e].desired_local_rank, b->ops[e].desired_local_rank);
+                assert_int_equal(a->ops[e].desired_length, b->ops[e].desired_length);
+                /* The same but for the MPI-2 job, which an agent's DLL is not
+                 * given: it would know one host's processes only. */
+                assert_string_equal(a->ops[e].extra_text[0], "identity -1");
+                char id[32];
+                snprintf(id, sizeof id, "identity %d", ranks[i]);
+                assert_string_equal(b->ops[e].extra_text[0], id);
+                assert_string_equal(a->ops[e].extra_text[1], b->ops[e].extra_text[1]);
+                assert_string_equal(a->ops[e].extra_text[2], "job set up first: no");
+                assert_string_equal(a->ops[e].extra_text[3], b->ops[e].extra_text[3]);
+            }
+        }
+        assert_true(p->stats.callbacks > 0);
+    }
+    assert_int_equal(d->procs[0].comms[0].queues[MQDH_RECEIVES].nops, 1);
+    mqdh_dump_free(d);
+    mqdh_dump_free(direct);
+    for (int i = 0; i < 3; i++)
+        stop_target(pids[i]);
+}
+
+/*
+ * Every way a host's agent can fail gives that host's ranks its reason,
+ * leaves the other hosts' dumped, and never leaves a process stopped.
+ */
+static void test_dump__a_failed_agent_fails_its_host_alone(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *mode, *says;
+    } cases[] = {
+        {"hang", "no result within 2 s"},
+        {"garbage", "not an mqd result"},
+        {"crash", "signal 11"},
+        {"missing", "no agent there"},
+        {"old", "another mqd version"},
+        {"newer", "result format 2"},
+        {"refused", "Connection refused"},
+        {"truncated", "stops before its end"},
+    };
+    if (!can_unshare())
+        fail_msg("this test needs UTS namespaces (unshare --uts): run it as root");
+    char agent[4096];
+    snprintf(agent, sizeof agent, "%s", build_path("bin/mqdump"));
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        pid_t pids[2] = {start_target(NULL, NULL), start_target(NULL, NULL)};
+        char me[256] = "";
+        assert_int_equal(gethostname(me, sizeof me - 1), 0);
+        const char *hosts[2] = {me, "node-b"};
+        struct mqdh_options o = {.size = sizeof o, .dll = build_path("tests/fake/fake_ok.so"),
+                                 .remote = remote_cmd(cases[c].mode), .agent_path = agent,
+                                 .remote_timeout = 2};
+        struct mqdh_dump *d = NULL;
+        assert_int_equal(mqdh_dump_processes(pids, NULL, hosts, 2, &o, &d), MQDH_E_REMOTE);
+        assert_null(d->procs[0].error);
+        assert_int_equal(d->procs[0].ncomms, 1);
+        const char *e = d->procs[1].error;
+        assert_non_null(e);
+        if (strncmp(e, "host node-b: ", 13) != 0 || !strstr(e, cases[c].says))
+            fail_msg("mode %s: the error reads '%s'", cases[c].mode, e);
+        print_message("%-9s -> %s\n", cases[c].mode, e);
+        for (const char *x = e; *x; x++)
+            assert_true((unsigned char)*x >= ' '); /* nothing for a terminal to obey */
+        assert_int_equal(d->procs[1].ncomms, 0);
+        mqdh_dump_free(d);
+        for (int i = 0; i < 2; i++)
+            stop_target(pids[i]);
+    }
+}
+
+/*
+ * An agent that outlives its remote command (behind sshd, in a session of
+ * its own) and is stuck in its DLL lets its ranks go when the front end,
+ * its time up, closes the channel.
+ */
+static void test_dump__an_agent_lets_go_when_its_channel_closes(void **state)
+{
+    (void)state;
+    if (!can_unshare())
+        fail_msg("this test needs UTS namespaces (unshare --uts): run it as root");
+    pid_t pid = start_target(NULL, NULL);
+    const char *host = "node-b";
+    char agent[4096];
+    snprintf(agent, sizeof agent, "%s", build_path("bin/mqdump"));
+    struct mqdh_options o = {.size = sizeof o, .dll = build_path("tests/fake/fake_slow.so"),
+                             .remote = remote_cmd("detached"), .agent_path = agent,
+                             .remote_timeout = 2};
+    struct mqdh_dump *d = NULL;
+    assert_int_equal(mqdh_dump_processes(&pid, NULL, &host, 1, &o, &d), MQDH_E_REMOTE);
+    assert_non_null(strstr(d->procs[0].error, "no result within 2 s"));
+    mqdh_dump_free(d);
+    stop_target(pid); /* fails unless untraced and running within 2 s */
 }
 
 /* mqdump killed by sig while the slow DLL holds the target stopped. */
@@ -410,6 +566,9 @@ int main(void)
         cmocka_unit_test(test_dump__a_gone_process_fails_alone),
         cmocka_unit_test(test_dump__a_rank_on_another_host_is_not_attached),
         cmocka_unit_test(test_dump__mqdump_interrupted_lets_go),
+        cmocka_unit_test(test_dump__other_hosts_through_their_agents),
+        cmocka_unit_test(test_dump__a_failed_agent_fails_its_host_alone),
+        cmocka_unit_test(test_dump__an_agent_lets_go_when_its_channel_closes),
     };
     return cmocka_run_group_tests_name("dump", tests, NULL, NULL);
 }

@@ -18,6 +18,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 #ifdef __cplusplus
@@ -47,7 +48,9 @@ extern "C" {
     X(MQDH_E_READ, 11, "cannot read the process's memory")                                     \
     X(MQDH_E_DLL, 12, "the debug DLL reported an error")                                       \
     X(MQDH_E_NO_QUEUES, 13, "the process has no message queues the DLL can show")              \
-    X(MQDH_E_JOB, 14, "cannot find the processes of the job")
+    X(MQDH_E_JOB, 14, "cannot find the processes of the job")                                  \
+    X(MQDH_E_RESULT, 15, "an agent's result is not valid")                                     \
+    X(MQDH_E_REMOTE, 16, "a host's agent gave no result")
 
 enum mqdh_error {
 #define MQDH_ENUM_(name, value, msg) name = value,
@@ -260,9 +263,72 @@ struct mqdh_options {
      * at once.  The result is the same whatever the number.
      */
     int jobs;
+    /*
+     * Ranks on other hosts.  A process is attached only on its own host
+     * (hosts[i] of mqdh_dump_processes names this host, or is NULL); the
+     * others are dumped by one agent per host - mqdump --agent, the same
+     * program on that host - started through the remote command, all
+     * hosts at once, and their results merged into this dump.  A host's
+     * ranks whose agent gives no result carry its reason as their error.
+     */
+    int local_only;         /* start no agent: other hosts' ranks are not dumped */
+    /*
+     * How to run a command on a host: words split at blanks (no shell),
+     * each "{host}" replaced by the host's name, the agent's command line
+     * appended.  NULL: $MQD_REMOTE, else "ssh -o BatchMode=yes {host}".
+     */
+    const char *remote;
+    /* The agent on the other hosts.  NULL: $MQD_AGENT, else the mqdump
+     * next to this library (../bin/mqdump): clusters share file systems. */
+    const char *agent_path;
+    int remote_timeout;     /* seconds an agent has, from its start; 0: 60 */
+    int fanout;             /* agents running at once; 0: 256 */
+    /*
+     * This call is an agent's (mqdump --agent): its processes are one
+     * host's share of a job other hosts' agents dump too.  Each must be
+     * this user's (any user's for root), and the DLL is given no MPI-2
+     * job, so that every host's dump names a peer alike (by its rank in
+     * MPI_COMM_WORLD) where a job table would know only this host's
+     * processes.  A dump that finds ranks on other hosts does the same.
+     */
+    int as_agent;
 };
 
 #define MQDH_OPTIONS_INIT {.size = sizeof(struct mqdh_options)}
+
+/* ---------------------------------------------------------------- agents' results */
+
+/*
+ * The result an agent writes on its standard output and the front end
+ * reads: text, one record a line, versioned (MQDH_RESULT_VERSION, the
+ * first line "mqd-result 1"), documented in docs/RESULT.md.  Nothing in
+ * it is ever executed: strings are escaped, and control characters come
+ * out as '?'.
+ */
+#define MQDH_RESULT_VERSION 1
+
+/* Write dump d as a result to f.  MQDH_OK, or MQDH_E_USAGE on a write
+ * error (f's error indicator says which). */
+MQDH_API int mqdh_result_write(FILE *f, const struct mqdh_dump *d);
+
+/*
+ * Read a result from buf[len] (need not be NUL-terminated).  MQDH_OK and
+ * *out (free with mqdh_dump_free); else MQDH_E_RESULT (corrupt, truncated,
+ * another version: err[errlen] says what and on which line) or
+ * MQDH_E_NOMEM, with *out NULL.
+ */
+MQDH_API int mqdh_result_read(const char *buf, size_t len, struct mqdh_dump **out, char *err,
+                              size_t errlen);
+
+/*
+ * Put the processes of results from[0..nfrom-1] in their places in into:
+ * each takes the place of into's process with the same host and pid
+ * (into's rank, world, identity and host are kept: the caller knows them
+ * from the launcher).  A process no place is found for is dropped; the
+ * results are left empty (free them as usual).  into is indexed again.
+ * Returns how many processes were placed, or -MQDH_E_NOMEM.
+ */
+MQDH_API int mqdh_dump_merge(struct mqdh_dump *into, struct mqdh_dump *const *from, int nfrom);
 
 /*
  * Dump processes pids[0..n-1].  ranks may be NULL; else ranks[i] is pid i's
