@@ -149,7 +149,7 @@ HOST_UNIT_TESTS := $(BUILD)/tests/test_memory $(BUILD)/tests/test_attach \
                    $(BUILD)/tests/test_dll $(BUILD)/tests/test_dll_synth $(BUILD)/tests/test_analyze
 INTEGRATION_TESTS := $(BUILD)/tests/test_samples $(BUILD)/tests/test_mqdump \
                      $(BUILD)/tests/test_dbgstub $(BUILD)/tests/test_install \
-                     $(BUILD)/tsan/tests/test_threads
+                     $(BUILD)/tsan/tests/test_threads $(BUILD)/tests/test_multinode
 
 # ---------------------------------------------------------------- the DLL
 # libmqd_mpich.so: every mqs_* entry point and mqd_get_comm_handle, nothing
@@ -239,6 +239,13 @@ $(BUILD)/tests/test_samples: $(BUILD)/tests/test_samples.o $(BUILD)/tests/expect
                              $(BUILD)/tests/joblaunch.o
 	$(CC) -o $@ $^ $(MQD_LDFLAGS) -lcmocka
 
+# Jobs across simulated nodes (tests/multinode.sh): root, namespaces, sshd.
+$(BUILD)/tests/test_multinode: $(BUILD)/tests/test_multinode.o $(BUILD)/tests/expect.o \
+                               $(BUILD)/tests/joblaunch.o $(BUILD)/tests/json.o \
+                               $(BUILD)/tests/compare.o $(BUILD)/tests/procstate.o \
+                               | $(BUILD)/bin/mqdump $(BUILD)/lib/libmqd_mpich.so
+	$(CC) -o $@ $^ $(MQD_LDFLAGS) -lcmocka
+
 $(BUILD)/tests/test_mqdump: $(BUILD)/tests/test_mqdump.o $(BUILD)/tests/expect.o \
                             $(BUILD)/tests/joblaunch.o $(BUILD)/tests/json.o \
                             $(BUILD)/tests/compare.o $(BUILD)/tests/procstate.o \
@@ -294,7 +301,7 @@ unit-tests: $(ABI_CHECKS) $(UNIT_TESTS)
 
 all: $(BUILD)/bin/mqd-launch $(BUILD)/bin/mqdump $(BUILD)/lib/libmqd_mpich.so unit-tests
 
-TEST_ENV = MQD_BUILD=$(BUILD) MQD_SAMPLES_SRC=samples MQD_MPIEXEC=$(MPIEXEC)
+TEST_ENV = MQD_BUILD=$(BUILD) MQD_SAMPLES_SRC=samples MQD_TESTS_SRC=tests MQD_MPIEXEC=$(MPIEXEC)
 
 check-unit: unit-tests
 	@$(TEST_ENV) scripts/run-tests.sh $(UNIT_TESTS)

@@ -612,9 +612,16 @@ int mqdh_remote_finish(struct mqdh_remote *r, struct mqdh_dump *d)
         struct agent *a = &r->a[i];
         for (int k = 0; k < a->n; k++) {
             struct mqdh_process *p = &d->procs[a->idx[k]];
-            if (placed && placed[a->idx[k]])
-                continue; /* its agent's */
             char *why = NULL;
+            if (placed && placed[a->idx[k]]) { /* its agent's: say where an error was */
+                if (p->error && asprintf(&why, "host %s: %s", a->host, p->error) >= 0) {
+                    free(p->error);
+                    p->error = why;
+                }
+                if (p->error)
+                    rc = MQDH_E_REMOTE;
+                continue;
+            }
             if (asprintf(&why, "host %s: %s", a->host,
                          a->why ? a->why : "its agent did not report this process") < 0)
                 why = NULL;

@@ -425,6 +425,7 @@ int main(int argc, char **argv)
             printf("}\n");
         } else {
             text_dlls(d);
+            text_hosts(d);
             if (full || text_folded(d, stats) != 0)
                 text_dump(d, stats);
             if (a)

@@ -30,6 +30,8 @@ enum { WHY_LEN = 1024 };
 
 /* Which DLL each process was dumped with, and why: one line per choice. */
 void text_dlls(const struct mqdh_dump *d);
+/* The hosts of a job across nodes, their ranks: one line (none for one). */
+void text_hosts(const struct mqdh_dump *d);
 /* --full: every process in turn. */
 void text_dump(const struct mqdh_dump *d, int stats);
 /* The default: processes in the same state folded under their ranks.

@@ -164,6 +164,63 @@ void text_dlls(const struct mqdh_dump *d)
     free(done);
 }
 
+static const struct mqdh_dump *host_dump;
+static int cmp_by_host(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    int c = strcmp(host_dump->procs[x].host, host_dump->procs[y].host);
+    return c ? c : x - y;
+}
+
+/* Which hosts the processes are on, when more than one: a job across
+ * nodes, its ranks by host (the first few hosts, by their first rank). */
+void text_hosts(const struct mqdh_dump *d)
+{
+    enum { SHOWN = 8 };
+    int n = 0, *idx = malloc(((size_t)d->nprocs + 1) * sizeof *idx);
+    int *first = malloc(((size_t)d->nprocs + 1) * sizeof *first); /* each host's run */
+    if (!idx || !first)
+        goto out;
+    for (int i = 0; i < d->nprocs; i++)
+        if (d->procs[i].host)
+            idx[n++] = i;
+    host_dump = d;
+    qsort(idx, (size_t)n, sizeof *idx, cmp_by_host);
+    int nhosts = 0;
+    for (int i = 0; i < n; i++)
+        if (i == 0 || strcmp(d->procs[idx[i]].host, d->procs[idx[i - 1]].host) != 0)
+            first[nhosts++] = i;
+    if (nhosts < 2)
+        goto out;
+    first[nhosts] = n;
+    /* Hosts in the order of their lowest process. */
+    int *order = malloc((size_t)nhosts * sizeof *order);
+    if (!order)
+        goto out;
+    for (int h = 0; h < nhosts; h++)
+        order[h] = h;
+    for (int h = 1; h < nhosts; h++) /* insertion: by the first index of each */
+        for (int k = h; k > 0 && idx[first[order[k]]] < idx[first[order[k - 1]]]; k--) {
+            int t = order[k];
+            order[k] = order[k - 1];
+            order[k - 1] = t;
+        }
+    printf("%d processes on %d hosts:", n, nhosts);
+    for (int k = 0; k < nhosts && k < SHOWN; k++) {
+        int h = order[k];
+        printf("%s %s [", k ? "," : "", d->procs[idx[first[h]]].host);
+        print_ranks(d, idx + first[h], first[h + 1] - first[h]);
+        printf("]");
+    }
+    if (nhosts > SHOWN)
+        printf(", and %d more", nhosts - SHOWN);
+    printf("\n");
+    free(order);
+out:
+    free(idx);
+    free(first);
+}
+
 /* --full: every process in turn. */
 void text_dump(const struct mqdh_dump *d, int stats)
 {

@@ -12,6 +12,8 @@ packages=(
     procps                           # ps/pgrep in the scripts' diagnostics
     graphviz                         # dot: mqdump --graph pictures, and the test that renders them
     man-db                           # man -l: the install test renders mqdump(1)
+    openssh-server openssh-client    # the multi-node test: an ssh server per simulated node
+    iproute2                         # ... its network links (ip); util-linux's unshare/nsenter
 )
 # make bench (install-deps.sh --bench): system calls per rank, and the
 # padb method's baseline.

@@ -25,6 +25,12 @@ int job_pid_alive(pid_t pid)
 
 int job_start(struct job *job, const char *name, int np, char *err, size_t errlen)
 {
+    return job_start_in(job, name, np, NULL, NULL, err, errlen);
+}
+
+int job_start_in(struct job *job, const char *name, int np, const char *const *prefix_cmd,
+                 const char *mpiexec_path, char *err, size_t errlen)
+{
     char launcher[4096], sample[4096], mpiexec[4096], npbuf[16];
     const char *prefix = getenv("MQD_MPICH_PREFIX");
     int in[2], out[2];
@@ -41,7 +47,9 @@ int job_start(struct job *job, const char *name, int np, char *err, size_t errle
     }
     job_build_path(launcher, sizeof launcher, "bin/mqd-launch");
     snprintf(npbuf, sizeof npbuf, "%d", np);
-    snprintf(mpiexec, sizeof mpiexec, "%s/bin/mpiexec", prefix);
+    snprintf(mpiexec, sizeof mpiexec, "%s", mpiexec_path ? mpiexec_path : "");
+    if (!mpiexec_path)
+        snprintf(mpiexec, sizeof mpiexec, "%s/bin/mpiexec", prefix);
     char rel[256];
     snprintf(rel, sizeof rel, "samples/%s", name);
     job_build_path(sample, sizeof sample, rel);
@@ -57,7 +65,15 @@ int job_start(struct job *job, const char *name, int np, char *err, size_t errle
     if (pid == 0) {
         dup2(in[0], 0);
         dup2(out[1], 1);
-        execl(launcher, launcher, "-n", npbuf, "-t", "60", "-m", mpiexec, sample, (char *)NULL);
+        const char *argv[64];
+        int k = 0;
+        for (int i = 0; prefix_cmd && prefix_cmd[i] && k < 50; i++)
+            argv[k++] = prefix_cmd[i];
+        const char *rest[] = {launcher, "-n", npbuf, "-t", "60", "-m", mpiexec, sample, NULL};
+        for (int i = 0; rest[i]; i++)
+            argv[k++] = rest[i];
+        argv[k] = NULL;
+        execvp(argv[0], (char *const *)argv);
         fprintf(stderr, "cannot run %s: %s\n", launcher, strerror(errno));
         _exit(127);
     }

@@ -33,6 +33,14 @@ const char *job_build_path(char *buf, size_t len, const char *rel);
 int job_start(struct job *job, const char *name, int np, char *err, size_t errlen);
 
 /*
+ * The same, mqd-launch run through the command prefix_cmd (NULL-terminated
+ * words, e.g. a simulated node's "multinode.sh run DIR NODE"; NULL: none)
+ * and starting the job with mpiexec_path (NULL: MPICH's own mpiexec).
+ */
+int job_start_in(struct job *job, const char *name, int np, const char *const *prefix_cmd,
+                 const char *mpiexec_path, char *err, size_t errlen);
+
+/*
  * End the job and wait for the launcher.  Returns its exit status (0 when it
  * cleaned up normally), or -1 if it could not be waited for.
  */
