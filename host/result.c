@@ -66,10 +66,20 @@ static void put_process(FILE *f, const struct mqdh_process *p)
                 cm->has_handle, cm->handle);
         put_str(f, cm->name);
         putc('\n', f);
-        if (cm->group) {
+        if (cm->group) { /* runs of consecutive ranks as "A-B": a world is one */
             fprintf(f, "g %ld", cm->size);
-            for (long i = 0; i < cm->size; i++)
-                fprintf(f, " %ld", cm->group[i]);
+            for (long i = 0; i < cm->size;) {
+                long j = i;
+                while (cm->group[i] >= 0 && j + 1 < cm->size && cm->group[j + 1] == cm->group[j] + 1)
+                    j++;
+                if (j - i < 2)
+                    j = i; /* two are no shorter as a run */
+                if (j > i)
+                    fprintf(f, " %ld-%ld", cm->group[i], cm->group[j]);
+                else
+                    fprintf(f, " %ld", cm->group[i]);
+                i = j + 1;
+            }
             putc('\n', f);
         }
         if (cm->group_error) {
@@ -385,9 +395,32 @@ static int read_group(struct reader *r, struct mqdh_comm *c)
                     c->size, c->local_rank);
     if (!(c->group = malloc((size_t)n * sizeof *c->group)))
         return fail(r, MQDH_E_NOMEM, "out of memory");
-    for (long long i = 0; i < n; i++)
-        if (get_long(r, "member", &c->group[i]) != 0)
+    for (long long i = 0; i < n;) {
+        if (need(r, "member") != 0)
             return -1;
+        const char *dash = r->toklen > 1 ? memchr(r->tok + 1, '-', r->toklen - 1) : NULL;
+        if (!dash || r->tok[0] == '-') { /* one member */
+            r->p = r->tok;
+            if (get_long(r, "member", &c->group[i++]) != 0)
+                return -1;
+            continue;
+        }
+        /* A run "A-B", 0 <= A < B, within the count. */
+        char buf[48], *e1, *e2;
+        if (r->toklen >= sizeof buf)
+            return fail(r, MQDH_E_RESULT, "member run is too long");
+        memcpy(buf, r->tok, r->toklen);
+        buf[r->toklen] = '\0';
+        errno = 0;
+        long long a = strtoll(buf, &e1, 10);
+        long long b = *e1 == '-' ? strtoll(e1 + 1, &e2, 10) : -1;
+        if (*e1 != '-' || e1 == buf || *e2 || e2 == e1 + 1 || errno || a < 0 || b <= a ||
+            b > LONG_MAX || b - a >= n - i)
+            return fail(r, MQDH_E_RESULT, "member run '%s' is not A-B within the group's %lld",
+                        buf, n);
+        for (long long v = a; v <= b; v++)
+            c->group[i++] = (long)v;
+    }
     return end_record(r);
 }
 

@@ -1,0 +1,257 @@
+/*
+ * test_result - the agents' result format (host/result.c): a dump written
+ * and read back is the same dump; what is not a whole result of this
+ * version is refused with the line that is wrong; nothing read can carry a
+ * control character; the merge puts each host's processes in their places.
+ */
+#define _GNU_SOURCE
+#include "mqdhost.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+/* Two processes with every kind of field, and strings that need escaping. */
+static struct mqdh_dump *sample_dump(void)
+{
+    struct mqdh_dump *d = calloc(1, sizeof *d);
+    d->version = MQDH_VERSION;
+    d->nprocs = 2;
+    d->workers = 3;
+    d->files = 9;
+    d->procs = calloc(2, sizeof *d->procs);
+    for (int i = 0; i < 2; i++) {
+        struct mqdh_process *p = &d->procs[i];
+        p->pid = 4000 + i;
+        p->rank = p->identity = i;
+        p->host = strdup("node-b");
+        p->image = strdup("/path with spaces/app%1");
+        p->dll = strdup("/lib/libmqd_mpich.so");
+        p->dll_source = MQDH_DLL_OWN;
+        p->dll_why = strdup("mqd's DLL: \"quoted\"\ttab");
+        p->where_call = strdup("MPI_Recv");
+        p->where_function = strdup("solve");
+        p->where_line = 42;
+        p->where_tid = 4000 + i;
+        p->where_args = MQDH_ARG_SOURCE | MQDH_ARG_TAG;
+        p->where_source = -1;
+        p->where_tag = 7;
+        p->where_comm = 0x84000000ULL;
+        p->stats.callbacks = 300;
+        p->stats.seconds = 0.25;
+        p->ncomms = 1;
+        p->comms = calloc(1, sizeof *p->comms);
+        struct mqdh_comm *c = &p->comms[0];
+        c->unique_id = 0xffffffffffffffffULL;
+        c->local_rank = i;
+        c->size = 7;
+        snprintf(c->name, sizeof c->name, "MPI_COMM_WORLD");
+        c->group = malloc(7 * sizeof *c->group);
+        long g[7] = {0, 1, 2, 3, -1, 5, 9};
+        g[i] = i;
+        memcpy(c->group, g, sizeof g);
+        c->has_handle = 1;
+        c->handle = 0x44000000;
+        c->queues[MQDH_SENDS].state = MQDH_QUEUE_NO_INFO;
+        c->queues[MQDH_UNEXPECTED].state = MQDH_QUEUE_ERROR;
+        c->queues[MQDH_UNEXPECTED].error = strdup("cannot read 0x10 (code 1001)");
+        struct mqdh_queue *q = &c->queues[MQDH_RECEIVES];
+        q->nops = 2;
+        q->ops = calloc(2, sizeof *q->ops);
+        for (int k = 0; k < 2; k++) {
+            struct mqdh_op *o = &q->ops[k];
+            o->status = k ? MQDH_OP_UNKNOWN : MQDH_OP_PENDING;
+            o->desired_local_rank = -1;
+            o->desired_global_rank = -1;
+            o->tag_wild = 1;
+            o->desired_tag = -1;
+            o->desired_length = 1L << 40;
+            o->buffer = 0x7ffd00001000ULL;
+            o->actual_local_rank = o->actual_global_rank = o->actual_tag = o->actual_length = -1;
+            o->collective = k;
+            o->request = 0xdeadbeef;
+            o->text_address = 2;
+            snprintf(o->extra_text[0], sizeof o->extra_text[0], "receive: 8 x MPI_INT");
+            snprintf(o->extra_text[1], sizeof o->extra_text[1], "request 0x%x %%", 0x10 + k);
+        }
+    }
+    return d;
+}
+
+static char *write_text(const struct mqdh_dump *d, size_t *len)
+{
+    char *buf = NULL;
+    FILE *f = open_memstream(&buf, len);
+    assert_non_null(f);
+    assert_int_equal(mqdh_result_write(f, d), MQDH_OK);
+    fclose(f);
+    return buf;
+}
+
+static void same_dump(const struct mqdh_dump *a, const struct mqdh_dump *b)
+{
+    assert_int_equal(a->nprocs, b->nprocs);
+    assert_int_equal(a->workers, b->workers);
+    assert_int_equal(a->files, b->files);
+    for (int i = 0; i < a->nprocs; i++) {
+        const struct mqdh_process *p = &a->procs[i], *q = &b->procs[i];
+        assert_int_equal(p->pid, q->pid);
+        assert_int_equal(p->rank, q->rank);
+        assert_int_equal(p->identity, q->identity);
+        assert_string_equal(p->host, q->host);
+        assert_string_equal(p->image, q->image);
+        assert_int_equal(p->dll_source, q->dll_source);
+        assert_string_equal(p->where_call, q->where_call);
+        assert_null(q->where_file);
+        assert_int_equal(p->where_line, q->where_line);
+        assert_int_equal(p->where_args, q->where_args);
+        assert_int_equal(p->where_source, q->where_source);
+        assert_int_equal(p->where_comm, q->where_comm);
+        assert_int_equal(p->stats.callbacks, q->stats.callbacks);
+        assert_true(q->stats.seconds > 0.2499 && q->stats.seconds < 0.2501);
+        const struct mqdh_comm *c = &p->comms[0], *e = &q->comms[0];
+        assert_int_equal(c->unique_id, e->unique_id);
+        assert_string_equal(c->name, e->name);
+        assert_memory_equal(c->group, e->group, 7 * sizeof *c->group);
+        assert_int_equal(c->handle, e->handle);
+        for (int k = 0; k < MQDH_NQUEUES; k++) {
+            assert_int_equal(c->queues[k].state, e->queues[k].state);
+            assert_int_equal(c->queues[k].nops, e->queues[k].nops);
+        }
+        assert_string_equal(c->queues[MQDH_UNEXPECTED].error, e->queues[MQDH_UNEXPECTED].error);
+        for (int k = 0; k < 2; k++)
+            assert_memory_equal(&c->queues[MQDH_RECEIVES].ops[k], &e->queues[MQDH_RECEIVES].ops[k],
+                                sizeof(struct mqdh_op));
+    }
+}
+
+static void test_result__written_and_read_back_is_the_same(void **state)
+{
+    (void)state;
+    struct mqdh_dump *d = sample_dump();
+    size_t len;
+    char *text = write_text(d, &len);
+    struct mqdh_dump *back = NULL;
+    char err[256];
+    if (mqdh_result_read(text, len, &back, err, sizeof err) != MQDH_OK)
+        fail_msg("%s\n%s", err, text);
+    /* the dll_why's tab comes back as '?': no control character is read */
+    assert_string_equal(back->procs[0].dll_why, "mqd's DLL: \"quoted\"?tab");
+    free(d->procs[0].dll_why);
+    free(d->procs[1].dll_why);
+    d->procs[0].dll_why = d->procs[1].dll_why = NULL;
+    same_dump(d, back);
+    assert_non_null(strstr(text, " 0-3 -1 5 9")); /* runs as runs */
+    free(text);
+    mqdh_dump_free(back);
+    mqdh_dump_free(d);
+}
+
+/* Every cut of a whole result is refused: an agent that died mid-write
+ * never passes for one with fewer processes. */
+static void test_result__every_truncation_is_refused(void **state)
+{
+    (void)state;
+    struct mqdh_dump *d = sample_dump();
+    size_t len;
+    char *text = write_text(d, &len);
+    for (size_t cut = 0; cut < len - 1; cut++) {
+        struct mqdh_dump *back = (struct mqdh_dump *)1;
+        char err[256];
+        int rc = mqdh_result_read(text, cut, &back, err, sizeof err);
+        if (rc != MQDH_E_RESULT)
+            fail_msg("cut at %zu of %zu: read as a result (%d)", cut, len, rc);
+        assert_null(back);
+        assert_true(err[0] != '\0');
+    }
+    free(text);
+    mqdh_dump_free(d);
+}
+
+static void test_result__bad_records_name_their_line(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text, *says;
+    } cases[] = {
+        {"", "not an mqd result"},
+        {"\x1b[2Jmqd", "not an mqd result (it begins '?[2Jmqd')"},
+        {"mqd-result 2\n", "result format 2"},
+        {"mqd-result 1\ndump 1 1 1\nend 1\n", "the end counts 1 processes, and 0 came"},
+        {"mqd-result 1\ndump 1 1 1\np 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0\nend 1\n",
+         "line 3: pid '0' is not a number"},
+        {"mqd-result 1\ndump 1 1 1\np 5 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 x\nend 1\n",
+         "line 3: unexpected field 'x'"},
+        {"mqd-result 1\ndump 1 1 1\np 5 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0\nc 1 0 2 0 0 =W\n"
+         "g 2 0-5\n",
+         "line 5: member run '0-5' is not A-B"},
+        {"mqd-result 1\ndump 1 1 1\np 5 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0\nc 1 0 2 0 0 =W\n"
+         "q 0 ok 2 -\no 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0\nq 1 ok 0 -\n",
+         "line 7: a queue with 1 of its 2 entries"},
+        {"mqd-result 1\ndump 1 1 1\np 5 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0\ns image =a%zz\nend 1\n",
+         "line 4: image has a bad escape"},
+        {"mqd-result 1\nc 1 0 2 0 0 =W\n", "line 2: a 'c' record before any process"},
+        {"mqd-result 1\ndump 0 1 1\nend 0\np 5\n", "a record after the end"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct mqdh_dump *back = NULL;
+        char err[512];
+        int rc = mqdh_result_read(cases[i].text, strlen(cases[i].text), &back, err, sizeof err);
+        if (rc != MQDH_E_RESULT || back || !strstr(err, cases[i].says))
+            fail_msg("case %zu: rc %d, '%s', wanted '%s'", i, rc, err, cases[i].says);
+    }
+    /* Records and string keys of a later version are skipped. */
+    const char *later = "mqd-result 1\ndump 1 1 1\np 5 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n"
+                        "s colour =blue\nz what a later version says\nend 1\n";
+    struct mqdh_dump *back = NULL;
+    char err[256];
+    assert_int_equal(mqdh_result_read(later, strlen(later), &back, err, sizeof err), MQDH_OK);
+    assert_int_equal(back->procs[0].pid, 5);
+    mqdh_dump_free(back);
+}
+
+/* Each host's processes go to their places by (host, pid); what the front
+ * end knows (rank, host) stays; a pid on another host is not taken. */
+static void test_result__merge_places_by_host_and_pid(void **state)
+{
+    (void)state;
+    struct mqdh_dump *into = calloc(1, sizeof *into);
+    into->nprocs = 3;
+    into->procs = calloc(3, sizeof *into->procs);
+    const char *hosts[3] = {"node-a", "node-b", "node-c"};
+    for (int i = 0; i < 3; i++) {
+        into->procs[i].pid = 4000; /* the same pid on every host */
+        into->procs[i].rank = into->procs[i].identity = 10 + i;
+        into->procs[i].host = strdup(hosts[i]);
+        into->procs[i].error = strdup("placeholder");
+    }
+    into->procs[1].pid = 4001;
+    struct mqdh_dump *from = sample_dump(); /* pids 4000, 4001 on node-b */
+    struct mqdh_dump *list[1] = {from};
+    assert_int_equal(mqdh_dump_merge(into, list, 1), 1);
+    assert_int_equal(from->nprocs, 0);
+    assert_string_equal(into->procs[0].error, "placeholder");
+    assert_string_equal(into->procs[2].error, "placeholder");
+    assert_null(into->procs[1].error);
+    assert_int_equal(into->procs[1].rank, 11);
+    assert_string_equal(into->procs[1].host, "node-b");
+    assert_string_equal(into->procs[1].where_call, "MPI_Recv");
+    assert_int_equal(mqdh_process_by_global(into, 11), 1);
+    mqdh_dump_free(from);
+    mqdh_dump_free(into);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_result__written_and_read_back_is_the_same),
+        cmocka_unit_test(test_result__every_truncation_is_refused),
+        cmocka_unit_test(test_result__bad_records_name_their_line),
+        cmocka_unit_test(test_result__merge_places_by_host_and_pid),
+    };
+    return cmocka_run_group_tests_name("result", tests, NULL, NULL);
+}
