@@ -22,7 +22,8 @@
 #                  (default 128) is two jobs of half the ranks, dumped at once
 #   MQD_BENCH_REPS dumps per size and DLL (default 5)
 # Then tests/bench_analysis: the analysis and the folded views on synthetic
-# dumps of MQD_BENCH_PROCESSES (default 100000) processes.
+# dumps of MQD_BENCH_PROCESSES (default 100000) processes, and the merge of
+# MQD_BENCH_MERGE_RANKS (10000) ranks from MQD_BENCH_MERGE_HOSTS (1000) hosts.
 set -euo pipefail
 build=${MQD_BUILD:-build}
 sizes=${MQD_BENCH_NP:-16 64 256}
@@ -179,3 +180,6 @@ awk -v gw="$gwall" -v gc="$gcpu" '$1 == "mqd" {
 # than this machine can run (mqdump's own functions; one CPU).
 echo
 "$build/tests/bench_analysis" "${MQD_BENCH_PROCESSES:-100000}"
+# A job across hosts: reading and merging every host's agent result (made
+# beforehand, synthetic), then the same analysis over the whole job.
+"$build/tests/bench_analysis" --merge "${MQD_BENCH_MERGE_RANKS:-10000}" "${MQD_BENCH_MERGE_HOSTS:-1000}"

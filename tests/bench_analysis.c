@@ -90,8 +90,100 @@ static struct mqdh_dump *make_dump(enum shape s, int n)
     return d;
 }
 
+/*
+ * A job across hosts as the front end sees it: nprocs ranks of a ring, per
+ * hosts of them on each of nhosts hosts, each host's share written as its
+ * agent's result beforehand (every rank with its MPI_COMM_WORLD group, as
+ * mqd's DLL gives it).  Timed: reading every result, merging them into the
+ * dump of the job, and the analysis and folded views over it.  0 if the
+ * whole takes under 2 s and finds the one cycle.
+ */
+static int bench_merge(int n, int nhosts)
+{
+    struct mqdh_dump *full = make_dump(RING, n);
+    char **results = must(calloc((size_t)nhosts, sizeof *results));
+    size_t *lens = must(calloc((size_t)nhosts, sizeof *lens));
+    size_t bytes = 0;
+    int per = (n + nhosts - 1) / nhosts;
+    for (int r = 0; r < n; r++) {
+        struct mqdh_process *p = &full->procs[r];
+        char h[32];
+        snprintf(h, sizeof h, "node%04d", r / per);
+        p->host = must(strdup(h));
+        struct mqdh_comm *c = &p->comms[0];
+        c->group = must(malloc((size_t)n * sizeof *c->group));
+        for (int k = 0; k < n; k++)
+            c->group[k] = k;
+        snprintf(c->queues[MQDH_RECEIVES].ops[0].extra_text[0], 64, "receive: 1 x MPI_INT");
+    }
+    for (int h = 0; h < nhosts; h++) {
+        struct mqdh_dump share = {.version = MQDH_VERSION, .workers = 1, .files = 5};
+        share.procs = full->procs + (size_t)h * (size_t)per;
+        share.nprocs = h * per >= n ? 0 : (n - h * per < per ? n - h * per : per);
+        FILE *f = open_memstream(&results[h], &lens[h]);
+        if (!f || mqdh_result_write(f, &share) != MQDH_OK)
+            must(NULL);
+        fclose(f);
+        bytes += lens[h];
+    }
+    /* The front end's dump before the agents answer: hosts and pids. */
+    struct mqdh_dump *d = must(calloc(1, sizeof *d));
+    d->nprocs = n;
+    d->procs = must(calloc((size_t)n, sizeof *d->procs));
+    for (int r = 0; r < n; r++) {
+        d->procs[r].pid = full->procs[r].pid;
+        d->procs[r].rank = d->procs[r].identity = r;
+        d->procs[r].host = must(strdup(full->procs[r].host));
+    }
+    mqdh_dump_free(full);
+    double t0 = now();
+    struct mqdh_dump **got = must(calloc((size_t)nhosts, sizeof *got));
+    for (int h = 0; h < nhosts; h++) {
+        char err[256];
+        if (mqdh_result_read(results[h], lens[h], &got[h], err, sizeof err) != MQDH_OK) {
+            fprintf(stderr, "bench_analysis: host %d: %s\n", h, err);
+            return 1;
+        }
+    }
+    double t1 = now();
+    int placed = mqdh_dump_merge(d, got, nhosts);
+    double t2 = now();
+    struct mqdh_analysis *a = NULL;
+    if (mqdh_analyze(d, &a) != MQDH_OK)
+        must(NULL);
+    fflush(stdout);
+    int saved = dup(1), null = open("/dev/null", O_WRONLY);
+    if (saved < 0 || null < 0 || dup2(null, 1) < 0)
+        must(NULL);
+    int rc = text_folded(d, 0);
+    text_analysis(d, a, 1);
+    fflush(stdout);
+    dup2(saved, 1);
+    close(saved);
+    close(null);
+    double t3 = now();
+    int ok = placed == n && rc == 0 && a->ndeadlocks == 1 && a->deadlocks[0].nmembers == n &&
+             t3 - t0 < 2.0;
+    printf("merge  %7d ranks from %d hosts' agents (%.1f MB of results): read %.3f s, merge "
+           "%.3f s, analysis and views %.3f s, total %.3f s (goal: under 2 s)%s\n",
+           n, nhosts, (double)bytes / 1e6, t1 - t0, t2 - t1, t3 - t2, t3 - t0,
+           ok ? "" : " (MISSED)");
+    mqdh_analysis_free(a);
+    for (int h = 0; h < nhosts; h++) {
+        mqdh_dump_free(got[h]);
+        free(results[h]);
+    }
+    free(got);
+    free(results);
+    free(lens);
+    mqdh_dump_free(d);
+    return !ok;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc > 1 && strcmp(argv[1], "--merge") == 0)
+        return bench_merge(argc > 2 ? atoi(argv[2]) : 10000, argc > 3 ? atoi(argv[3]) : 1000);
     int n = argc > 1 ? atoi(argv[1]) : 100000;
     static const char *const names[] = {"ring", "pairs", "chain"};
     int failed = 0;
