@@ -233,12 +233,12 @@ int mqdh_dump_processes(const pid_t *pids, const int *ranks, const char *const *
             char me[256] = "?";
             gethostname(me, sizeof me - 1);
             snprintf(s.atts[i].why, sizeof s.atts[i].why,
-                     "its host is %s, and the agent for it runs on %s: the remote command "
-                     "reached another host", h, me);
+                     "its host is %.100s, and the agent for it runs on %.100s: the remote "
+                     "command reached another host", h, me);
         } else {
             snprintf(s.atts[i].why, sizeof s.atts[i].why,
-                     "it runs on host %s, and mqdump attaches only to ranks on this host: run "
-                     "it there (mqdump --pid %d)%s", h, (int)pids[i],
+                     "it runs on host %.100s, and mqdump attaches only to ranks on this host: "
+                     "run it there (mqdump --pid %d)%s", h, (int)pids[i],
                      o.local_only ? "" : ", or let mqdump start its agent there");
         }
     }
