@@ -249,8 +249,10 @@ static void close_fd(int *fd)
 static void start(struct mqdh_remote *r, struct agent *a)
 {
     int out[2] = {-1, -1}, err[2] = {-1, -1}, in[2] = {-1, -1};
-    char **argv = agent_argv(r, a);
     a->pid = -1;
+    if (a->why)
+        return; /* it cannot start: its reason is given */
+    char **argv = agent_argv(r, a);
     if (!argv)
         return;
     posix_spawn_file_actions_t fa;
@@ -362,12 +364,6 @@ int mqdh_remote_start(const struct mqdh_options *opt, const struct mqdh_process 
         a->idx = ni;
         a->idx[a->n++] = i;
     }
-    /* Agents that cannot start are done before they begin. */
-    for (int k = 0; k < r->na; k++)
-        if (r->a[k].why)
-            r->a[k].pid = -1;
-    while (r->next < r->na && r->a[r->next].why)
-        r->next++;
     start_more(r);
     *out = r;
     return MQDH_OK;

@@ -90,6 +90,23 @@ static struct mqdh_dump *make_dump(enum shape s, int n)
     return d;
 }
 
+/* The folded views and the deadlock report, written where nobody reads
+ * them: text_folded's result. */
+static int quiet_views(const struct mqdh_dump *d, const struct mqdh_analysis *a)
+{
+    fflush(stdout);
+    int saved = dup(1), null = open("/dev/null", O_WRONLY);
+    if (saved < 0 || null < 0 || dup2(null, 1) < 0)
+        must(NULL);
+    int rc = text_folded(d, 0);
+    text_analysis(d, a, 1);
+    fflush(stdout);
+    dup2(saved, 1);
+    close(saved);
+    close(null);
+    return rc;
+}
+
 /*
  * A job across hosts as the front end sees it: nprocs ranks of a ring, per
  * hosts of them on each of nhosts hosts, each host's share written as its
@@ -151,16 +168,7 @@ static int bench_merge(int n, int nhosts)
     struct mqdh_analysis *a = NULL;
     if (mqdh_analyze(d, &a) != MQDH_OK)
         must(NULL);
-    fflush(stdout);
-    int saved = dup(1), null = open("/dev/null", O_WRONLY);
-    if (saved < 0 || null < 0 || dup2(null, 1) < 0)
-        must(NULL);
-    int rc = text_folded(d, 0);
-    text_analysis(d, a, 1);
-    fflush(stdout);
-    dup2(saved, 1);
-    close(saved);
-    close(null);
+    int rc = quiet_views(d, a);
     double t3 = now();
     int ok = placed == n && rc == 0 && a->ndeadlocks == 1 && a->deadlocks[0].nmembers == n &&
              t3 - t0 < 2.0;
@@ -198,17 +206,7 @@ int main(int argc, char **argv)
         if (mqdh_analyze(d, &a) != MQDH_OK)
             must(NULL);
         double t1 = now();
-        /* The folded views, written where nobody reads them. */
-        fflush(stdout);
-        int saved = dup(1), null = open("/dev/null", O_WRONLY);
-        if (saved < 0 || null < 0 || dup2(null, 1) < 0)
-            must(NULL);
-        int rc = text_folded(d, 0);
-        text_analysis(d, a, 1);
-        fflush(stdout);
-        dup2(saved, 1);
-        close(saved);
-        close(null);
+        int rc = quiet_views(d, a);
         double t2 = now();
         /* What each case must find: the ring one deadlock of n, the pairs
          * n/2, the chain none (every process is freed by the next). */
