@@ -75,25 +75,30 @@ static int target_dlls(struct hproc *p, struct names *l)
     return MQDH_OK;
 }
 
-int mqdh_own_dll(char *buf, size_t len)
+int mqdh_beside_library(const char *const *rel, int n, int mode, char *buf, size_t len)
 {
-    static const char *const where[] = {"", "/../lib"};
     Dl_info info;
     char self[PATH_MAX];
     /* This library's own file: libmqdhost.so, or a program it is linked into. */
-    if (!dladdr((void *)mqdh_own_dll, &info) || !info.dli_fname ||
+    if (!dladdr((void *)mqdh_beside_library, &info) || !info.dli_fname ||
         !realpath(info.dli_fname, self))
         return -1;
     char *dir = dirname(self);
-    for (size_t i = 0; i < sizeof where / sizeof where[0]; i++) {
-        char path[PATH_MAX + 32];
-        snprintf(path, sizeof path, "%s%s/libmqd_mpich.so", dir, where[i]);
+    for (int i = 0; i < n; i++) {
+        char path[PATH_MAX + 64];
+        snprintf(path, sizeof path, "%s/%s", dir, rel[i]);
         char real[PATH_MAX];
-        if (realpath(path, real) && access(real, R_OK) == 0 &&
+        if (realpath(path, real) && access(real, mode) == 0 &&
             (size_t)snprintf(buf, len, "%s", real) < len)
             return 0;
     }
     return -1;
+}
+
+int mqdh_own_dll(char *buf, size_t len)
+{
+    static const char *const where[] = {"libmqd_mpich.so", "../lib/libmqd_mpich.so"};
+    return mqdh_beside_library(where, 2, R_OK, buf, len);
 }
 
 /*

@@ -30,8 +30,8 @@ static int cmp_order(const void *a, const void *b)
 
 /*
  * Each process's rank (ranks[i] if given and >= 0, else from its
- * environment unless remote[i]: on another host), its world, and an identity no other process in the dump has,
- * for the DLL to name it by: a world 0 process's own rank (so a DLL's
+ * environment, unless remote[i]: on another host), its world, and an
+ * identity no other process in the dump has, for the DLL to name it by: a world 0 process's own rank (so a DLL's
  * global ranks read as ranks, as they do without spawns), then the other
  * worlds' processes by world and rank, and last any whose rank is unknown
  * or taken twice.  Spawned processes whose spawn hydra did not number are

@@ -21,7 +21,6 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <libgen.h>
-#include <dlfcn.h>
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
@@ -102,19 +101,8 @@ static int agent_path(const struct mqdh_options *o, char *out, size_t len)
     const char *p = o->agent_path ? o->agent_path : getenv("MQD_AGENT");
     if (p && *p)
         return (size_t)snprintf(out, len, "%s", p) < len ? 0 : -1;
-    Dl_info info;
-    char self[PATH_MAX];
-    if (!dladdr((void *)agent_path, &info) || !info.dli_fname || !realpath(info.dli_fname, self))
-        return -1;
-    static const char *const where[] = {"/../bin/mqdump", "/mqdump"};
-    char *dir = dirname(self);
-    for (size_t i = 0; i < sizeof where / sizeof where[0]; i++) {
-        char path[PATH_MAX + 32], real[PATH_MAX];
-        snprintf(path, sizeof path, "%s%s", dir, where[i]);
-        if (realpath(path, real) && access(real, X_OK) == 0)
-            return (size_t)snprintf(out, len, "%s", real) < len ? 0 : -1;
-    }
-    return -1;
+    static const char *const where[] = {"../bin/mqdump", "mqdump"};
+    return mqdh_beside_library(where, 2, X_OK, out, len);
 }
 
 static void free_words(char **w, int n)
@@ -437,20 +425,30 @@ static void unlist(struct agent *a)
     a->slot = -1;
 }
 
+/* Reap a if it exits before time `until`: 1 if it did (or cannot be
+ * waited for), else 0. */
+static int reaped_by(struct agent *a, double until)
+{
+    for (;;) {
+        pid_t w = waitpid(a->pid, &a->status, WNOHANG);
+        if (w == a->pid || (w < 0 && errno != EINTR))
+            return 1;
+        if (now() >= until)
+            return 0;
+        struct timespec ts = {0, 2 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+}
+
 /* Stop a's process group: asked, then made. */
 static void stop(struct agent *a)
 {
     kill(-a->pid, SIGTERM);
-    for (int i = 0; i < 100; i++) {
-        if (waitpid(a->pid, &a->status, WNOHANG) == a->pid)
-            goto reaped;
-        struct timespec ts = {0, 10 * 1000 * 1000};
-        nanosleep(&ts, NULL);
+    if (!reaped_by(a, now() + 1.0)) {
+        kill(-a->pid, SIGKILL);
+        while (waitpid(a->pid, &a->status, 0) < 0 && errno == EINTR)
+            ;
     }
-    kill(-a->pid, SIGKILL);
-    while (waitpid(a->pid, &a->status, 0) < 0 && errno == EINTR)
-        ;
-reaped:
     kill(-a->pid, SIGKILL); /* what it left behind in its group */
 }
 
@@ -460,18 +458,8 @@ static void reap(struct agent *a)
     if (a->timed_out || a->too_big) {
         stop(a);
     } else {
-        int reaped = 0;
         /* Its output ended; it exits now, or is stopped at its deadline. */
-        while (!reaped && now() < a->deadline) {
-            pid_t w = waitpid(a->pid, &a->status, WNOHANG);
-            if (w == a->pid || (w < 0 && errno != EINTR))
-                reaped = 1;
-            else {
-                struct timespec ts = {0, 2 * 1000 * 1000};
-                nanosleep(&ts, NULL);
-            }
-        }
-        if (!reaped) {
+        if (!reaped_by(a, a->deadline)) {
             a->timed_out = 1;
             stop(a);
         }

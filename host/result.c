@@ -386,8 +386,6 @@ static int read_comm(struct reader *r, struct mqdh_comm *c)
 static int read_group(struct reader *r, struct mqdh_comm *c)
 {
     long long n;
-    if (c->group || c->group_error)
-        return fail(r, MQDH_E_RESULT, "a second group for one communicator");
     if (get_ll(r, "group size", 1, MQDH_MAX_LIST, &n) != 0)
         return -1;
     if (n != c->size || c->local_rank < 0 || c->local_rank >= c->size)
@@ -424,10 +422,15 @@ static int read_group(struct reader *r, struct mqdh_comm *c)
     return end_record(r);
 }
 
-static int read_queue(struct reader *r, struct mqdh_queue *q)
+/* Queue `which` (the next in its communicator). */
+static int read_queue(struct reader *r, struct mqdh_queue *q, int which)
 {
-    int which;
-    if (get_int(r, "queue", 0, MQDH_NQUEUES - 1, &which) != 0 || need(r, "state") != 0)
+    int given;
+    if (get_int(r, "queue", 0, MQDH_NQUEUES - 1, &given) != 0)
+        return -1;
+    if (given != which)
+        return fail(r, MQDH_E_RESULT, "queue %d where queue %d comes", given, which);
+    if (need(r, "state") != 0)
         return -1;
     int state = -1;
     for (int k = 0; k < 3; k++)
@@ -557,20 +560,19 @@ static int record(struct reader *r, struct mqdh_dump *d, int *procs_cap, struct 
                    ? fail(r, MQDH_E_RESULT, "a '%.*s' record outside a communicator",
                           (int)r->toklen, r->tok)
                    : 0;
+    if ((is(r, "g") || is(r, "ge")) && (at->c->group || at->c->group_error))
+        return fail(r, MQDH_E_RESULT, "a second group for one communicator");
     if (is(r, "g"))
         return read_group(r, at->c);
-    if (is(r, "ge")) {
-        if (at->c->group || at->c->group_error)
-            return fail(r, MQDH_E_RESULT, "a second group for one communicator");
+    if (is(r, "ge"))
         return get_str(r, "group error", NULL, 0, &at->c->group_error) == 0 ? end_record(r) : -1;
-    }
     if (is(r, "q")) {
         if (close_queue(r, at) != 0)
             return -1;
         if (at->q_next >= MQDH_NQUEUES)
             return fail(r, MQDH_E_RESULT, "more than %d queues", MQDH_NQUEUES);
-        at->q = &at->c->queues[at->q_next++];
-        if (read_queue(r, at->q) != 0)
+        at->q = &at->c->queues[at->q_next];
+        if (read_queue(r, at->q, at->q_next++) != 0)
             return -1;
         at->ops_want = at->q->nops;
         at->q->nops = 0;

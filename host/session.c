@@ -238,8 +238,7 @@ int mqdh_dump_processes(const pid_t *pids, const int *ranks, const char *const *
         } else {
             snprintf(s.atts[i].why, sizeof s.atts[i].why,
                      "it runs on host %.100s, and mqdump attaches only to ranks on this host: "
-                     "run it there (mqdump --pid %d)%s", h, (int)pids[i],
-                     o.local_only ? "" : ", or let mqdump start its agent there");
+                     "run it there (mqdump --pid %d)", h, (int)pids[i]);
         }
     }
     /* A job table would know only this host's processes: every host's
@@ -256,7 +255,6 @@ int mqdh_dump_processes(const pid_t *pids, const int *ranks, const char *const *
     for (int i = 0; i < n; i++) {
         struct hproc *p = &s.procs[i];
         p->out = &d->procs[i];
-        p->out->pid = pids[i];
         p->image.proc = p;
         p->session = &s;
         mqdh_mem_init(&p->mem, pids[i]);

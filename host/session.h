@@ -108,6 +108,15 @@ void mqdh_callbacks_bind(const struct session *s);
  * set. */
 int mqdh_choose_dll(struct hproc *p);
 
+/*
+ * The first of rel[0..n-1], paths relative to the directory of this
+ * library's file (libmqdhost.so, or the program it is linked into), that
+ * exists and allows access `mode` (access(2)), resolved, into buf[len]:
+ * how mqd finds its own DLL and its agent in the build tree and an
+ * installed tree alike.  0, or -1 if none does.
+ */
+int mqdh_beside_library(const char *const *rel, int n, int mode, char *buf, size_t len);
+
 /* ---------------------------------------------------------------- protocol.c */
 
 /* The first error of a process is the one that matters: later ones are

@@ -198,8 +198,7 @@ static int agent(const char *host, char **args, int nargs, struct mqdh_options *
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (watching)
         pthread_detach(w);
-    o->as_agent = 1;
-    o->local_only = 1;
+    o->as_agent = 1; /* it starts no agent of its own */
     struct mqdh_dump *d = NULL;
     int rc = mqdh_dump_processes(pids, ranks, hosts, nargs, o, &d);
     int status = 2;

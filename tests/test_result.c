@@ -194,6 +194,9 @@ static void test_result__bad_records_name_their_line(void **state)
          "line 7: a queue with 1 of its 2 entries"},
         {"mqd-result 1\ndump 1 1 1\np 5 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0\ns image =a%zz\nend 1\n",
          "line 4: image has a bad escape"},
+        {"mqd-result 1\ndump 1 1 1\np 5 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0\nc 1 0 2 0 0 =W\n"
+         "q 1 ok 0 -\n",
+         "line 5: queue 1 where queue 0 comes"},
         {"mqd-result 1\nc 1 0 2 0 0 =W\n", "line 2: a 'c' record before any process"},
         {"mqd-result 1\ndump 0 1 1\nend 0\np 5\n", "a record after the end"},
     };
