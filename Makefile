@@ -6,6 +6,7 @@
 #   make check      set up, build everything, run unit and integration tests
 #   make demo       run a sample and show its queues
 #   make bench      time mqdump on whole jobs of growing size
+#   make fuzz       run every fuzz target for FUZZ_SECONDS (default 60) each
 #   make layouts    regenerate mpich_defs/layouts.h from the cached MPICH's DWARF
 #   make install    mqdump, libmqdhost (+ header, pkg-config), libmqd_mpich.so
 #                   and mqdump(1) under $(DESTDIR)$(PREFIX)
@@ -36,7 +37,7 @@ MQD_CFLAGS  = -std=c11 $(WARN) $(CFLAGS) $(SAN) -MMD -MP -I.
 MQD_LDFLAGS = $(SAN) $(LDFLAGS)
 
 .PHONY: all deps mpich samples unit-tests check check-unit check-integration demo bench clean \
-        layouts check-layouts install uninstall
+        layouts check-layouts install uninstall fuzz
 .DEFAULT_GOAL := all
 
 # ---------------------------------------------------------------- set-up
@@ -89,7 +90,8 @@ samples: $(SAMPLE_BINS) $(BUILD)/samples/unexpected-named $(STRIPPED)/libmpi.so.
 # ---------------------------------------------------------------- host
 HOST_SRCS := host/memory.c host/attach.c host/files.c host/image.c host/types.c host/loader.c host/where.c \
              host/analyze.c host/callbacks.c host/choose.c host/protocol.c host/identity.c \
-             host/session.c host/job.c host/proc.c host/hosts.c host/result.c host/remote.c
+             host/session.c host/job.c host/proc.c host/hosts.c host/result.c host/remote.c \
+             host/guard.c
 HOST_OBJS := $(HOST_SRCS:%.c=$(BUILD)/%.o)
 HOST_LIBS := -ldw -lelf -ldl
 
@@ -144,7 +146,7 @@ UNIT_TESTS := $(BUILD)/tests/test_interface $(BUILD)/tests/test_expect \
               $(BUILD)/tests/test_memory $(BUILD)/tests/test_attach \
               $(BUILD)/tests/test_image $(BUILD)/tests/test_loader $(BUILD)/tests/test_dump \
               $(BUILD)/tests/test_dll $(BUILD)/tests/test_dll_synth $(BUILD)/tests/test_analyze \
-              $(BUILD)/tests/test_result
+              $(BUILD)/tests/test_result $(BUILD)/tests/test_corpus
 HOST_UNIT_TESTS := $(BUILD)/tests/test_memory $(BUILD)/tests/test_attach \
                    $(BUILD)/tests/test_image $(BUILD)/tests/test_loader $(BUILD)/tests/test_dump \
                    $(BUILD)/tests/test_dll $(BUILD)/tests/test_dll_synth $(BUILD)/tests/test_analyze \
@@ -298,6 +300,67 @@ $(TSAN)/tests/test_threads: $(TSAN)/tests/test_threads.o $(TSAN)/tests/joblaunch
                             $(TSAN)/tests/procstate.o $(HOST_SRCS:%.c=$(TSAN)/%.o) \
                             | $(TSAN)/lib/libmqd_mpich.so $(BUILD)/bin/mqd-launch
 	$(CC) -fsanitize=thread -o $@ $^ $(HOST_LIBS) -lpthread -lcmocka
+
+# ---------------------------------------------------------------- fuzzing
+# Fuzz targets (tests/fuzz/fuzz_*.c), each over what mqd reads from outside:
+# the DLL over target memory, the agent result reader, the .expect reader,
+# /proc's text, a libmpi.so's ELF and DWARF.  `make fuzz` builds them with
+# clang's libFuzzer, ASan and UBSan (the host and the DLL instrumented too,
+# in their own tree) and runs each for FUZZ_SECONDS, growing its corpus in
+# $(FUZZ)/corpus/NAME from the committed seeds (tests/fuzz/corpus/NAME);
+# the leak check is libFuzzer's own, at every input.  make check replays
+# the committed seeds through the same targets, built by $(CC) with
+# tests/fuzz/replay.c standing in for libFuzzer.
+FUZZ_TARGETS := dll result expect proc image
+FUZZ         := $(BUILD)/fuzz
+FUZZ_CC      ?= clang
+FUZZ_SECONDS ?= 60
+FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+FUZZ_CFLAGS   = -std=c11 $(WARN) -O1 -g $(FUZZ_SAN) -fsanitize=fuzzer-no-link -MMD -MP -I. \
+                -Ihost/include -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
+$(FUZZ)/obj/%.o: %.c
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fPIC -c -o $@ $<
+$(FUZZ)/lib/libmqd_mpich.so: $(DLL_SRCS:%.c=$(FUZZ)/obj/%.o)
+	@mkdir -p $(@D)
+	$(FUZZ_CC) -shared $(FUZZ_SAN) -o $@ $^
+FUZZ_HOST := $(HOST_SRCS:%.c=$(FUZZ)/obj/%.o)
+fuzz_deps = $(if $(filter dll,$(1)),$(2)/tests/synth.o,)$(if $(filter expect,$(1)),$(2)/tests/expect.o,)
+$(FUZZ)/bin/fuzz_%: $(FUZZ)/obj/tests/fuzz/fuzz_%.o $(FUZZ_HOST) $(FUZZ)/obj/tests/synth.o \
+                    $(FUZZ)/obj/tests/expect.o | $(FUZZ)/lib/libmqd_mpich.so
+	@mkdir -p $(@D)
+	$(FUZZ_CC) -fsanitize=fuzzer $(FUZZ_SAN) -o $@ $< $(call fuzz_deps,$*,$(FUZZ)/obj) \
+	    $(FUZZ_HOST) $(HOST_LIBS) -lpthread
+FUZZ_BINS := $(FUZZ_TARGETS:%=$(FUZZ)/bin/fuzz_%)
+.PRECIOUS: $(FUZZ)/obj/%.o $(BUILD)/tests/fuzz_%.o
+# Each target's seeds copied into a corpus of its own (the committed ones
+# are never written), then FUZZ_SECONDS of fuzzing; the last line of each
+# run (executions, coverage) is kept in $(FUZZ)/NAME.log.
+fuzz: deps
+	@$(MAKE) --no-print-directory $(FUZZ_BINS)
+	@for t in $(FUZZ_TARGETS); do \
+	    mkdir -p $(FUZZ)/corpus/$$t && cp -n tests/fuzz/corpus/$$t/* $(FUZZ)/corpus/$$t/ && \
+	    echo "fuzz_$$t: $(FUZZ_SECONDS) s" && \
+	    $(FUZZ)/bin/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=4096 \
+	        -print_final_stats=1 -artifact_prefix=$(FUZZ)/crash-$$t- $(FUZZ)/corpus/$$t \
+	        > $(FUZZ)/$$t.log 2>&1; rc=$$?; \
+	    grep -E '^stat::number_of_executed_units|^Done|ERROR|SUMMARY' $(FUZZ)/$$t.log; \
+	    if [ $$rc -ne 0 ]; then echo "fuzz_$$t FAILED (exit $$rc): $(FUZZ)/$$t.log" >&2; exit 1; fi; \
+	done
+
+# The seeds replayed (make check), by the ordinary compiler.
+$(BUILD)/tests/replay.o: tests/fuzz/replay.c | $(BUILD)/tests
+	$(CC) $(MQD_CFLAGS) -c -o $@ $<
+$(BUILD)/tests/fuzz_%.o: tests/fuzz/fuzz_%.c | $(BUILD)/tests
+	$(CC) $(MQD_CFLAGS) -Ihost/include -c -o $@ $<
+REPLAYS := $(FUZZ_TARGETS:%=$(BUILD)/tests/replay_%)
+$(BUILD)/tests/replay_%: $(BUILD)/tests/fuzz_%.o $(BUILD)/tests/replay.o $(BUILD)/tests/synth.o \
+                         $(BUILD)/tests/expect.o $(BUILD)/host/libmqdhost-internal.a \
+                         | $(BUILD)/lib/libmqd_mpich.so
+	$(CC) -o $@ $< $(BUILD)/tests/replay.o $(call fuzz_deps,$*,$(BUILD)) \
+	    $(BUILD)/host/libmqdhost-internal.a $(MQD_LDFLAGS) $(HOST_LIBS) -lpthread
+$(BUILD)/tests/test_corpus: $(BUILD)/tests/test_corpus.o | $(REPLAYS)
+	$(CC) -o $@ $^ $(MQD_LDFLAGS) -lcmocka
 
 unit-tests: $(ABI_CHECKS) $(UNIT_TESTS)
 

@@ -32,7 +32,14 @@
 /* Bounds on what a real target holds; beyond them the target is corrupt. */
 enum {
     MQD_MAX_LIST = 1 << 20,  /* entries in one list */
+#ifdef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
+    /* Fuzzing (make fuzz): the same checks, a smaller bound, so that an
+     * input's time goes to finding paths rather than walking 16M members. */
+    MQD_MAX_COMM_SIZE = 1 << 12,
+#else
     MQD_MAX_COMM_SIZE = 1 << 24,
+#endif
+    MQD_MAX_OFFSET = 1 << 20, /* of a field in a structure */
     MQD_MAX_NAME = 64,       /* the interface's name length */
     MQD_MAX_KEY = 96,        /* a backend's name for a process (MPI-2 identities) */
 };

@@ -97,12 +97,22 @@ static const struct known_layout known_layouts[] = {
 #undef MPICH_LAYOUT_SIZE
 #undef MPICH_LAYOUT_END
 
+/* A structure as read: len bytes of buffer, room for every field used
+ * (and 8 bytes past the last), of which the first read come from the
+ * target (never past the structure's end: the next page may be unmapped).
+ * Type answers that put a field past its structure's end (a corrupt
+ * libmpi.so, a debugger's wrong sizes) leave len > read: such a field
+ * reads as 0, never from outside the buffer. */
+struct span {
+    int len, read;
+};
+
 /* Per image: every offset and size, -1 where the debug info has none. */
 struct be_image {
     int off[F_COUNT];
     int size[S_COUNT];
     /* How much of each structure to read: past the last field used. */
-    int comm_span, req_span, sendq_span, debugq_span;
+    struct span comm_span, req_span, sendq_span, debugq_span;
     /* No usable DWARF (from_dwarf 0): the first process chooses a known
      * layout; lacks says what the DWARF missed. */
     int from_dwarf;
@@ -213,8 +223,8 @@ static int path_offset(mqs_image *image, const mqs_image_callbacks *cb, const ch
         if (!t)
             return -1;
         int off = cb->mqs_field_offset_fp(t, colon + 1);
-        if (off < 0)
-            return -1;
+        if (off < 0 || off > MQD_MAX_OFFSET - total)
+            return -1; /* none, or no structure of MPICH's is that big */
         total += off;
         step = next;
     }
@@ -223,16 +233,35 @@ static int path_offset(mqs_image *image, const mqs_image_callbacks *cb, const ch
 
 #define NELEMS(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
-/* How much of a structure (of type size[sz]) to read to cover fields ids:
- * up to 8 bytes past the last one, never past the structure's end (the
- * next page may be unmapped). */
-static int span(const struct be_image *b, const enum field_id *ids, int n, enum size_id sz)
+/* How much of a structure (of type size[sz]) to read to cover fields ids
+ * (struct span). */
+static struct span span(const struct be_image *b, const enum field_id *ids, int n,
+                        enum size_id sz)
 {
     int max = 0;
     for (int i = 0; i < n; i++)
         if (b->off[ids[i]] >= 0 && b->off[ids[i]] + 8 > max)
             max = b->off[ids[i]] + 8;
-    return b->size[sz] > 0 && b->size[sz] < max ? b->size[sz] : max;
+    struct span sp = {max, b->size[sz] > 0 && b->size[sz] < max ? b->size[sz] : max};
+    return sp;
+}
+
+/* Whether fields ids, of width bytes each, all lie in len bytes. */
+static int fields_fit(const struct be_image *b, const enum field_id *ids, int n, int width,
+                      int len)
+{
+    for (int i = 0; i < n; i++)
+        if (b->off[ids[i]] < 0 || b->off[ids[i]] > len - width)
+            return 0;
+    return 1;
+}
+
+/* One structure at addr into buf (sp.len bytes), as struct span says. */
+static int read_span(struct mqd_process *p, mqs_taddr_t addr, unsigned char *buf,
+                     struct span sp)
+{
+    memset(buf + sp.read, 0, (size_t)(sp.len - sp.read));
+    return mqd_read(p, addr, buf, sp.read);
 }
 
 static void set_spans(struct be_image *b)
@@ -251,8 +280,11 @@ static void set_spans(struct be_image *b)
     static const enum field_id dq_fields[] = {F_DQ_REQ, F_DQ_TAG, F_DQ_RANK, F_DQ_CTX,
                                               F_DQ_BUF, F_DQ_COUNT, F_DQ_NEXT};
     b->comm_span = span(b, comm_fields, NELEMS(comm_fields), S_SZ_COMM);
-    if (b->off[F_COMM_NAME] >= 0 && b->off[F_COMM_NAME] + MQD_MAX_NAME > b->comm_span)
-        b->comm_span = b->off[F_COMM_NAME] + MQD_MAX_NAME;
+    if (b->off[F_COMM_NAME] >= 0 && b->off[F_COMM_NAME] + MQD_MAX_NAME > b->comm_span.len) {
+        int end = b->off[F_COMM_NAME] + MQD_MAX_NAME, size = b->size[S_SZ_COMM];
+        b->comm_span.len = end;
+        b->comm_span.read = size > 0 && size < end ? size : end;
+    }
     b->req_span = span(b, req_fields, NELEMS(req_fields), S_SZ_REQUEST);
     b->sendq_span = span(b, sendq_fields, NELEMS(sendq_fields), S_SZ_SENDQ);
     b->debugq_span = span(b, dq_fields, NELEMS(dq_fields), S_SZ_DEBUGQ);
@@ -981,7 +1013,8 @@ static int read_group(struct mqd_process *p, mqs_taddr_t group, long want, long 
     int64_t offset = 0, stride = 1, blocksize = 0;
     if (pmap) {
         int u = b->off[F_PMAPS_U], len = b->size[S_SZ_PMAPS];
-        if (len <= 0 || len > (int)sizeof pm || u < 0 || u + 16 > len) {
+        int use = b->off[F_PMAPS_USE_MAP];
+        if (len <= 0 || len > (int)sizeof pm || u < 0 || u + 16 > len || use < 0 || use >= len) {
             mqd_free(lpids);
             return MQD_ERR_BAD_LAYOUT;
         }
@@ -989,7 +1022,7 @@ static int read_group(struct mqd_process *p, mqs_taddr_t group, long want, long 
             mqd_free(lpids);
             return rc;
         }
-        use_map = pm[b->off[F_PMAPS_USE_MAP]] != 0;
+        use_map = pm[use] != 0;
         map = mqd_ptr(p, pm, u);
         offset = mqd_int(p, pm, u, 8);
         stride = mqd_int(p, pm, u + 8, 8);
@@ -1003,8 +1036,8 @@ static int read_group(struct mqd_process *p, mqs_taddr_t group, long want, long 
     }
     if (use_map) {
         unsigned char *tbl = NULL;
-        if (!map || esz <= 0 || esz > 64)
-            rc = MQD_ERR_BAD_VALUE;
+        if (!map || esz <= 0 || esz > 64 || eoff < 0 || eoff + 8 > esz)
+            rc = MQD_ERR_BAD_VALUE; /* the lpid (8 bytes) must lie in its entry */
         else if (!(tbl = mqd_malloc((size_t)n * (size_t)esz)))
             rc = MQD_ERR_NOMEM;
         else
@@ -1013,9 +1046,15 @@ static int read_group(struct mqd_process *p, mqs_taddr_t group, long want, long 
             lpids[i] = (long)mqd_int(p, tbl, (int)(i * esz) + eoff, 8);
         mqd_free(tbl);
     } else {
-        for (long i = 0; i < n; i++)
-            lpids[i] = (long)(blocksize > 0 ? offset + i / blocksize * stride + i % blocksize
-                                            : offset + i * stride);
+        /* Wrapping (unsigned) arithmetic: corrupt values make wrong
+         * lpids, which name no world, never an overflow. */
+        uint64_t o64 = (uint64_t)offset, s64 = (uint64_t)stride;
+        for (long i = 0; i < n; i++) {
+            uint64_t u = (uint64_t)i;
+            lpids[i] = (long)(blocksize > 0 ? o64 + u / (uint64_t)blocksize * s64 +
+                                                  u % (uint64_t)blocksize
+                                            : o64 + u * s64);
+        }
     }
     if (rc != mqs_ok) {
         mqd_free(lpids);
@@ -1048,6 +1087,12 @@ static int read_rank_map(struct mqd_process *p, mqs_taddr_t addr, long want, int
     int len = b->size[S_SZ_RMAP];
     *out = NULL;
     if (len <= 0 || len > (int)sizeof m || want <= 0 || want > MQD_MAX_COMM_SIZE)
+        return MQD_ERR_BAD_LAYOUT;
+    static const enum field_id ints[] = {F_RMAP_MODE,   F_RMAP_AVTID,  F_RMAP_SIZE,
+                                         F_RMAP_OFFSET, F_RMAP_STRIDE, F_RMAP_BLOCK};
+    static const enum field_id ptrs[] = {F_RMAP_LPID, F_RMAP_GPID};
+    if (!fields_fit(b, ints, NELEMS(ints), 4, len) ||
+        !fields_fit(b, ptrs, NELEMS(ptrs), mqd_sizes(p)->pointer_size, len))
         return MQD_ERR_BAD_LAYOUT;
     int rc = mqd_read(p, addr, m, len);
     if (rc != mqs_ok)
@@ -1151,10 +1196,10 @@ static int read_comm(struct mqd_process *p, struct lpid_cache *cache, mqs_taddr_
     const struct be_image *b = bimg(p);
     struct be_process *bp = mqd_process_backend(p);
     int cs = b->size[S_SZ_CONTEXT_ID];
-    unsigned char *buf = mqd_malloc((size_t)b->comm_span);
+    unsigned char *buf = mqd_malloc((size_t)b->comm_span.len);
     if (!buf)
         return MQD_ERR_NOMEM;
-    int rc = mqd_read(p, addr, buf, b->comm_span);
+    int rc = read_span(p, addr, buf, b->comm_span);
     if (rc != mqs_ok) {
         mqd_free(buf);
         return rc;
@@ -1580,10 +1625,10 @@ static int ch3_request(struct mqd_process *p, mqs_taddr_t addr, int queue,
     const struct be_image *b = bimg(p);
     const int *o = b->off;
     int as = b->size[S_SZ_AINT], ps = mqd_sizes(p)->pointer_size;
-    unsigned char *buf = mqd_malloc((size_t)b->req_span);
+    unsigned char *buf = mqd_malloc((size_t)b->req_span.len);
     if (!buf)
         return MQD_ERR_NOMEM;
-    int rc = mqd_read(p, addr, buf, b->req_span);
+    int rc = read_span(p, addr, buf, b->req_span);
     if (rc != mqs_ok) {
         mqd_free(buf);
         return rc;
@@ -1664,10 +1709,10 @@ static int send_request(struct mqd_process *p, mqs_taddr_t req, long count_hint,
     mqs_pending_operation *op = &r->op;
     if (!req)
         return MQD_ERR_BAD_VALUE;
-    unsigned char *buf = mqd_malloc((size_t)b->req_span);
+    unsigned char *buf = mqd_malloc((size_t)b->req_span.len);
     if (!buf)
         return MQD_ERR_NOMEM;
-    int rc = mqd_read(p, req, buf, b->req_span);
+    int rc = read_span(p, req, buf, b->req_span);
     if (rc != mqs_ok) {
         mqd_free(buf);
         return rc;
@@ -1715,14 +1760,14 @@ static int ch3_sendq(struct mqd_process *p, struct mqd_ops *out)
     int rc = mqd_read_ptr(p, bp->sendq, &node);
     if (rc != mqs_ok)
         return rc;
-    unsigned char *buf = mqd_malloc((size_t)b->sendq_span);
+    unsigned char *buf = mqd_malloc((size_t)b->sendq_span.len);
     if (!buf)
         return MQD_ERR_NOMEM;
     struct mqd_walk walk;
     mqd_walk_init(&walk);
     while (rc == mqs_ok && node) {
         if ((rc = mqd_walk_visit(&walk, node)) != mqs_ok ||
-            (rc = mqd_read(p, node, buf, b->sendq_span)) != mqs_ok)
+            (rc = read_span(p, node, buf, b->sendq_span)) != mqs_ok)
             break;
         struct mqd_raw_op r;
         memset(&r, 0, sizeof r);
@@ -1753,8 +1798,8 @@ static int debugq_list(struct mqd_process *p, mqs_taddr_t head_sym, int queue,
     int rc = mqd_read_ptr(p, head_sym, &node);
     if (rc != mqs_ok)
         return rc;
-    unsigned char *buf = mqd_malloc((size_t)b->debugq_span);
-    unsigned char *req = mqd_malloc((size_t)b->req_span);
+    unsigned char *buf = mqd_malloc((size_t)b->debugq_span.len);
+    unsigned char *req = mqd_malloc((size_t)b->req_span.len);
     if (!buf || !req) {
         mqd_free(buf);
         mqd_free(req);
@@ -1764,7 +1809,7 @@ static int debugq_list(struct mqd_process *p, mqs_taddr_t head_sym, int queue,
     mqd_walk_init(&walk);
     while (rc == mqs_ok && node) {
         if ((rc = mqd_walk_visit(&walk, node)) != mqs_ok ||
-            (rc = mqd_read(p, node, buf, b->debugq_span)) != mqs_ok)
+            (rc = read_span(p, node, buf, b->debugq_span)) != mqs_ok)
             break;
         struct mqd_raw_op r;
         memset(&r, 0, sizeof r);
@@ -1786,7 +1831,7 @@ static int debugq_list(struct mqd_process *p, mqs_taddr_t head_sym, int queue,
              * request has the send context with the collective offset. */
             r.recv_keyed = 1;
             rc = send_request(p, raddr, count, 1, &r);
-        } else if (!raddr || (rc = mqd_read(p, raddr, req, b->req_span)) == mqs_ok) {
+        } else if (!raddr || (rc = read_span(p, raddr, req, b->req_span)) == mqs_ok) {
             long cc = 1;
             if (raddr && (rc = req_cc(p, raddr, req, &cc)) != mqs_ok)
                 break;

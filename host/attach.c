@@ -1,6 +1,7 @@
 /* attach.c - ptrace seize/interrupt of whole processes; detach on every path. */
 #define _GNU_SOURCE
 #include "attach.h"
+#include "proc.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -71,24 +72,6 @@ static int has_tid(const struct mqdh_attach *a, pid_t tid)
     return 0;
 }
 
-static long read_status_field(pid_t pid, const char *field)
-{
-    char path[64], line[256];
-    size_t flen = strlen(field);
-    long v = -1;
-    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
-    FILE *f = fopen(path, "r");
-    while (f && fgets(line, sizeof line, f)) {
-        if (strncmp(line, field, flen) == 0 && line[flen] == ':') {
-            v = strtol(line + flen + 1, NULL, 10);
-            break;
-        }
-    }
-    if (f)
-        fclose(f);
-    return v;
-}
-
 /* Explain a refused PTRACE_SEIZE. */
 static void explain(pid_t pid, int e, char *err, size_t errlen)
 {
@@ -100,7 +83,7 @@ static void explain(pid_t pid, int e, char *err, size_t errlen)
         snprintf(err, errlen, "cannot attach to process %d: %s", (int)pid, strerror(e));
         return;
     }
-    long tracer = read_status_field(pid, "TracerPid");
+    long tracer = mqdh_proc_status_field(pid, "TracerPid");
     if (tracer > 0) {
         snprintf(err, errlen, "cannot attach to process %d: it is already traced by process "
                  "%ld (a debugger?)", (int)pid, tracer);

@@ -8,6 +8,7 @@
  */
 #define _GNU_SOURCE
 #include "session.h"
+#include "guard.h"
 
 #include "types.h"
 
@@ -47,22 +48,26 @@ static struct hproc *of_image(mqs_image *image)
 
 static void *cb_malloc(size_t n)
 {
+    mqdh_guard_point();
     return malloc(n);
 }
 
 static void cb_free(void *p)
 {
+    mqdh_guard_point();
     free(p);
 }
 
 static void cb_dprints(const char *s)
 {
+    mqdh_guard_point();
     if (bound && bound->opt->verbose && s)
         fprintf(stderr, "mqdump: DLL: %s\n", s);
 }
 
 static char *cb_errorstring(int code)
 {
+    mqdh_guard_point();
     switch ((enum mqdh_cb_error)code) {
     case MQDH_CB_ERR_READ:
         return (char *)"cannot read target memory";
@@ -76,33 +81,39 @@ static char *cb_errorstring(int code)
 
 static void cb_put_image_info(mqs_image *image, mqs_image_info *info)
 {
+    mqdh_guard_point();
     of_image(image);
     ((struct himage *)image)->info = info;
 }
 
 static mqs_image_info *cb_get_image_info(mqs_image *image)
 {
+    mqdh_guard_point();
     of_image(image);
     return ((struct himage *)image)->info;
 }
 
 static void cb_put_process_info(mqs_process *process, mqs_process_info *info)
 {
+    mqdh_guard_point();
     of_process(process)->info = info;
 }
 
 static mqs_process_info *cb_get_process_info(mqs_process *process)
 {
+    mqdh_guard_point();
     return of_process(process)->info;
 }
 
 static void cb_put_job_info(mqs_job *job, mqs_job_info *info)
 {
+    mqdh_guard_point();
     ((struct session *)job)->info = info;
 }
 
 static mqs_job_info *cb_get_job_info(mqs_job *job)
 {
+    mqdh_guard_point();
     return ((struct session *)job)->info;
 }
 
@@ -123,6 +134,7 @@ const mqs_basic_callbacks mqdh_basic_callbacks = {
 
 static void cb_get_type_sizes(mqs_process *process, mqs_target_type_sizes *ts)
 {
+    mqdh_guard_point();
     int wide = of_process(process)->img.elf_class == 2; /* ELFCLASS64 */
     /* Only the five specified fields: the DLL's buffer may be no larger. */
     ts->short_size = 2;
@@ -161,17 +173,20 @@ static int find_symbol(mqs_image *image, const char *name, int functions, mqs_ta
 
 static int cb_find_function(mqs_image *image, char *name, mqs_lang_code lang, mqs_taddr_t *addr)
 {
+    mqdh_guard_point();
     (void)lang;
     return find_symbol(image, name, 1, addr);
 }
 
 static int cb_find_symbol(mqs_image *image, char *name, mqs_taddr_t *addr)
 {
+    mqdh_guard_point();
     return find_symbol(image, name, 0, addr);
 }
 
 static mqs_type *cb_find_type(mqs_image *image, char *name, mqs_lang_code lang)
 {
+    mqdh_guard_point();
     (void)lang;
     struct hproc *p = of_image(image);
     if (!name)
@@ -190,6 +205,7 @@ static struct hproc *of_type(const struct mqdh_type *t)
 
 static int cb_field_offset(mqs_type *type, char *field)
 {
+    mqdh_guard_point();
     const struct mqdh_type *t = (const struct mqdh_type *)type;
     if (!t)
         return -1;
@@ -202,6 +218,7 @@ static int cb_field_offset(mqs_type *type, char *field)
 
 static int cb_sizeof(mqs_type *type)
 {
+    mqdh_guard_point();
     const struct mqdh_type *t = (const struct mqdh_type *)type;
     if (!t)
         return -1;
@@ -225,16 +242,19 @@ const mqs_image_callbacks mqdh_image_callbacks = {
 
 static int cb_get_global_rank(mqs_process *process)
 {
+    mqdh_guard_point();
     return of_process(process)->out->rank;
 }
 
 static mqs_image *cb_get_image(mqs_process *process)
 {
+    mqdh_guard_point();
     return (mqs_image *)&of_process(process)->image;
 }
 
 static int cb_fetch_data(mqs_process *process, mqs_taddr_t addr, int size, void *buf)
 {
+    mqdh_guard_point();
     struct hproc *p = of_process(process);
     p->out->stats.fetches++;
     if (size < 0 || (size > 0 && !buf))
@@ -244,16 +264,19 @@ static int cb_fetch_data(mqs_process *process, mqs_taddr_t addr, int size, void 
 
 static void cb_target_to_host(mqs_process *process, const void *in, void *out, int size)
 {
+    mqdh_guard_point();
     mqdh_target_to_host(of_process(process)->img.big_endian, in, out, size);
 }
 
 static mqs_job *cb_get_process_job(mqs_process *process)
 {
+    mqdh_guard_point();
     return (mqs_job *)of_process(process)->session;
 }
 
 static int cb_get_process_identity(mqs_process *process)
 {
+    mqdh_guard_point();
     return of_process(process)->out->identity;
 }
 
@@ -270,6 +293,7 @@ const mqs_process_callbacks mqdh_process_callbacks = {
 
 static mqs_process *cb_get_process(mqs_job *job, int identity)
 {
+    mqdh_guard_point();
     struct session *s = (struct session *)job;
     for (int i = 0; i < s->n; i++)
         if (s->procs[i].out->identity == identity)

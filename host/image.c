@@ -1,6 +1,7 @@
 /* image.c - a process's (or a file's) ELF objects and their symbols. */
 #define _GNU_SOURCE
 #include "image.h"
+#include "proc.h"
 #include "array.h"
 #include "types.h"
 
@@ -128,16 +129,12 @@ static int read_maps(struct mqdh_image *im, char *err, size_t errlen)
     uint64_t low = 0, high = 0;
     int rc = 0;
     while (rc == 0 && getline(&line, &cap, fp) > 0) {
-        uint64_t start, end, offset;
-        unsigned maj, min;
-        unsigned long long ino;
-        int at = 0;
-        if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %*s %" SCNx64 " %x:%x %llu %n", &start, &end,
-                   &offset, &maj, &min, &ino, &at) < 6 || at == 0)
+        struct mqdh_maps_entry e;
+        if (mqdh_text_maps_line(line, &e) != 0)
             continue;
-        char *file = line + at;
-        file[strcspn(file, "\n")] = '\0';
-        unsigned long long dev = ((unsigned long long)maj << 32) | min;
+        char *file = e.file;
+        uint64_t start = e.start, end = e.end;
+        unsigned long long dev = e.dev, ino = e.ino;
         if (strcmp(file, "[vdso]") == 0) {
             rc = report(im, file, 0, 0, start, end);
             continue;

@@ -1,6 +1,7 @@
 /* loader.c - dlopen an MQD DLL, resolve and check its entry points. */
 #define _GNU_SOURCE
 #include "loader.h"
+#include "guard.h"
 #include "mqdhost.h"
 
 #include <dlfcn.h>
@@ -167,6 +168,9 @@ static int load(const char *path, const mqs_basic_callbacks *basic, struct mqdh_
     if (!d->version)
         d->version = "(no version string)";
     d->setup_basic_callbacks(basic);
+    if (mqdh_object_text((const void *)(uintptr_t)d->setup_basic_callbacks, &d->text_lo,
+                         &d->text_hi) != 0)
+        d->text_lo = d->text_hi = 0; /* a time limit then waits for its callbacks */
     d->next = loaded;
     loaded = d;
     *out = d;

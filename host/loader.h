@@ -14,12 +14,18 @@
 #include "mpi_interface.h"
 
 #include <stddef.h>
+#include <stdint.h>
 
 struct mqdh_dll {
     struct mqdh_dll *next;
     char *path;
     void *handle;
     int mpi2;          /* exports mqs_setup_job: use the MPI-2 protocol */
+    /* Its code's addresses (guard.h tells a fault in it from the host's). */
+    uintptr_t text_lo, text_hi;
+    /* It crashed (guard.h): never called again.  The one member that
+     * changes after loading. */
+    _Atomic int crashed;
     int compatibility; /* mqs_version_compatibility() */
     const char *version;
 

@@ -4,6 +4,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,17 +58,20 @@ static int small_number(const char *s)
     return s && end != s && *end == '\0' && v >= 0 && v < (1L << 30) ? (int)v : -1;
 }
 
+int mqdh_text_cmdline_pgid(const char *cmd, size_t n)
+{
+    for (size_t i = 0; i < n; i += strlen(cmd + i) + 1)
+        if (strcmp(cmd + i, "--pgid") == 0 && i + 7 < n)
+            return small_number(cmd + i + 7);
+    return -1;
+}
+
 /* The N of "--pgid N" on pid's command line (hydra's proxy), or -1. */
 static int proxy_pgid(pid_t pid)
 {
     size_t n;
     char *cmd = read_proc_file(pid, "cmdline", &n);
-    int pgid = -1;
-    for (size_t i = 0; cmd && i < n; i += strlen(cmd + i) + 1)
-        if (strcmp(cmd + i, "--pgid") == 0 && i + 7 < n) {
-            pgid = small_number(cmd + i + 7);
-            break;
-        }
+    int pgid = cmd ? mqdh_text_cmdline_pgid(cmd, n) : -1;
     free(cmd);
     return pgid;
 }
@@ -88,10 +92,25 @@ static int spawned_world(pid_t pid, pid_t *spawner)
     return -2;
 }
 
-int mqdh_proc_env_rank(pid_t pid, int *world, pid_t *spawner)
+int mqdh_text_env_rank(const char *env, size_t n, int *spawned)
 {
     static const char *const vars[] = {"PMI_RANK=", "PMI_ID=", "OMPI_COMM_WORLD_RANK=",
                                        "PMIX_RANK="};
+    int rank = -1;
+    for (size_t v = 0; v < sizeof vars / sizeof vars[0]; v++) {
+        const char *val = env_value(env, n, vars[v]);
+        if (val) {
+            rank = small_number(val);
+            break;
+        }
+    }
+    const char *sp = env_value(env, n, "PMI_SPAWNED=");
+    *spawned = sp && *sp && strcmp(sp, "0") != 0;
+    return rank;
+}
+
+int mqdh_proc_env_rank(pid_t pid, int *world, pid_t *spawner)
+{
     pid_t unused;
     if (!spawner)
         spawner = &unused;
@@ -102,20 +121,22 @@ int mqdh_proc_env_rank(pid_t pid, int *world, pid_t *spawner)
     char *env = read_proc_file(pid, "environ", &n);
     if (!env)
         return -1;
-    int rank = -1;
-    for (size_t v = 0; v < sizeof vars / sizeof vars[0] && rank < 0; v++) {
-        const char *val = env_value(env, n, vars[v]);
-        if (val) {
-            rank = small_number(val);
-            break;
-        }
-    }
-    const char *spawned = env_value(env, n, "PMI_SPAWNED=");
-    int is_spawned = spawned && *spawned && strcmp(spawned, "0") != 0;
+    int is_spawned;
+    int rank = mqdh_text_env_rank(env, n, &is_spawned);
     free(env);
     if (world)
         *world = is_spawned ? spawned_world(pid, spawner) : 0;
     return rank;
+}
+
+pid_t mqdh_text_stat_ppid(const char *stat)
+{
+    /* "pid (comm) state ppid ...": comm may hold spaces and parentheses. */
+    const char *close = strrchr(stat, ')');
+    int ppid;
+    if (!close || sscanf(close + 1, " %*c %d", &ppid) != 1)
+        return -1;
+    return (pid_t)ppid;
 }
 
 pid_t mqdh_proc_parent(pid_t pid)
@@ -128,12 +149,7 @@ pid_t mqdh_proc_parent(pid_t pid)
     size_t n = fread(line, 1, sizeof line - 1, f);
     fclose(f);
     line[n] = '\0';
-    /* "pid (comm) state ppid ...": comm may hold spaces and parentheses. */
-    char *close = strrchr(line, ')');
-    int ppid;
-    if (!close || sscanf(close + 1, " %*c %d", &ppid) != 1)
-        return -1;
-    return (pid_t)ppid;
+    return mqdh_text_stat_ppid(line);
 }
 
 struct pp {
@@ -243,15 +259,50 @@ int mqdh_proc_name(pid_t pid, char *buf, size_t len)
     return 0;
 }
 
-int mqdh_proc_uid(pid_t pid, uid_t *uid)
+long mqdh_text_status_field(const char *status, const char *field)
+{
+    size_t flen = strlen(field);
+    for (const char *line = status; line && *line;) {
+        if (strncmp(line, field, flen) == 0 && line[flen] == ':') {
+            char *end;
+            errno = 0;
+            long v = strtol(line + flen + 1, &end, 10);
+            return end != line + flen + 1 && errno == 0 && v >= 0 ? v : -1;
+        }
+        line = strchr(line, '\n');
+        if (line)
+            line++;
+    }
+    return -1;
+}
+
+long mqdh_proc_status_field(pid_t pid, const char *field)
 {
     size_t n;
     char *st = read_proc_file(pid, "status", &n);
-    const char *u = st ? strstr(st, "\nUid:") : NULL;
-    unsigned long v = 0;
-    int rc = u && sscanf(u + 5, "%lu", &v) == 1 ? 0 : -1;
+    long v = st ? mqdh_text_status_field(st, field) : -1;
     free(st);
-    if (rc == 0)
-        *uid = (uid_t)v;
-    return rc;
+    return v;
+}
+
+int mqdh_proc_uid(pid_t pid, uid_t *uid)
+{
+    long v = mqdh_proc_status_field(pid, "Uid");
+    if (v < 0)
+        return -1;
+    *uid = (uid_t)v;
+    return 0;
+}
+
+int mqdh_text_maps_line(char *line, struct mqdh_maps_entry *e)
+{
+    unsigned maj, min;
+    int at = 0;
+    if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %*s %" SCNx64 " %x:%x %llu %n", &e->start, &e->end,
+               &e->offset, &maj, &min, &e->ino, &at) < 6 || at == 0)
+        return -1;
+    e->dev = ((unsigned long long)maj << 32) | min;
+    e->file = line + at;
+    e->file[strcspn(e->file, "\n")] = '\0';
+    return 0;
 }

@@ -6,6 +6,8 @@
 #ifndef MQDH_PROC_H
 #define MQDH_PROC_H
 
+#include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 /*
@@ -40,5 +42,38 @@ int mqdh_proc_uid(pid_t pid, uid_t *uid);
 
 /* pid's command name (/proc/PID/comm) into buf[len]: 0, or -1 if gone. */
 int mqdh_proc_name(pid_t pid, char *buf, size_t len);
+
+/* A numeric field of pid's /proc/PID/status ("TracerPid"), or -1. */
+long mqdh_proc_status_field(pid_t pid, const char *field);
+
+/*
+ * The readers of /proc's text, apart from the reading (and fuzzed apart:
+ * tests/fuzz/fuzz_proc.c).  Each takes text as the kernel writes it, or
+ * any other, and never reads past its end.
+ */
+
+/* The rank in an environment block env[n] (NUL-separated, NUL at env[n]),
+ * as mqdh_proc_env_rank, and whether it says PMI_SPAWNED. */
+int mqdh_text_env_rank(const char *env, size_t n, int *spawned);
+
+/* The N of "--pgid N" in a command line cmd[n] (NUL-separated, NUL at
+ * cmd[n]), or -1. */
+int mqdh_text_cmdline_pgid(const char *cmd, size_t n);
+
+/* The parent in a NUL-terminated /proc/PID/stat, or -1. */
+pid_t mqdh_text_stat_ppid(const char *stat);
+
+/* The first number of field ("Uid", "TracerPid") in a NUL-terminated
+ * /proc/PID/status, or -1. */
+long mqdh_text_status_field(const char *status, const char *field);
+
+/* One line of /proc/PID/maps (NUL-terminated; its newline is cut): 0 and
+ * *e (e->file points into line, "" for an anonymous mapping), or -1. */
+struct mqdh_maps_entry {
+    uint64_t start, end, offset;
+    unsigned long long dev, ino;
+    char *file;
+};
+int mqdh_text_maps_line(char *line, struct mqdh_maps_entry *e);
 
 #endif

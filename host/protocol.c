@@ -11,12 +11,18 @@
 #include "session.h"
 
 #include "array.h"
+#include "guard.h"
 #include "where.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* A call of p's DLL, under the worker's guard (guard.h): entry point
+ * mqs_FN, or one named otherwise (mqd's extensions). */
+#define DLL(p, fn, ...) MQDH_DLL_CALL((p)->dll, "mqs_" #fn, (p)->dll->fn(__VA_ARGS__))
+#define DLL_EXT(p, fn, name, ...) MQDH_DLL_CALL((p)->dll, name, (p)->dll->fn(__VA_ARGS__))
 
 void mqdh_proc_error(struct hproc *p, const char *fmt, ...)
 {
@@ -57,7 +63,7 @@ static void import_op_info(struct hproc *p, struct mqdh_op *o)
     unsigned flags = 0;
     mqs_taddr_t request = 0;
     if (p->dll->get_operation_info &&
-        p->dll->get_operation_info((mqs_process *)p, &flags, &request) == mqs_ok) {
+        DLL_EXT(p, get_operation_info, "mqd_get_operation_info", (mqs_process *)p, &flags, &request) == mqs_ok) {
         o->collective = (flags & MQD_OP_COLLECTIVE) != 0;
         o->request = request;
         for (int l = 0; l < 5; l++)
@@ -73,7 +79,7 @@ static void import_op_info(struct hproc *p, struct mqdh_op *o)
 static int read_queue(struct hproc *p, struct mqdh_queue *q, int which)
 {
     mqs_process *mp = (mqs_process *)p;
-    int rc = p->dll->setup_operation_iterator(mp, which);
+    int rc = DLL(p, setup_operation_iterator, mp, which);
     q->state = MQDH_QUEUE_OK;
     if (rc == mqs_no_information) {
         q->state = MQDH_QUEUE_NO_INFO;
@@ -85,7 +91,7 @@ static int read_queue(struct hproc *p, struct mqdh_queue *q, int which)
     for (int guard = 0; guard < MQDH_MAX_LIST; guard++) {
         mqs_pending_operation op;
         memset(&op, 0, sizeof op);
-        rc = p->dll->next_operation(mp, &op);
+        rc = DLL(p, next_operation, mp, &op);
         if (rc == mqs_end_of_list)
             return 0;
         if (rc != mqs_ok)
@@ -142,7 +148,7 @@ static int read_group(struct hproc *p, struct mqdh_comm *c)
     int *g = calloc((size_t)c->size, sizeof *g);
     if (!g)
         return MQDH_E_NOMEM;
-    int rc = p->dll->get_comm_group((mqs_process *)p, g);
+    int rc = DLL(p, get_comm_group, (mqs_process *)p, g);
     long self = p->out->identity >= 0 ? p->out->identity : p->out->rank;
     if (rc == mqs_ok && self >= 0 && g[c->local_rank] != self) {
         if (asprintf(&c->group_error, "the DLL's group has %d at this process's rank %ld, "
@@ -168,10 +174,10 @@ static int read_group(struct hproc *p, struct mqdh_comm *c)
 int mqdh_proto_read(struct hproc *p)
 {
     mqs_process *mp = (mqs_process *)p;
-    int rc = p->dll->update_communicator_list(mp);
+    int rc = DLL(p, update_communicator_list, mp);
     if (rc != mqs_ok)
         return dll_fail(p, "mqs_update_communicator_list", rc);
-    rc = p->dll->setup_communicator_iterator(mp);
+    rc = DLL(p, setup_communicator_iterator, mp);
     if (rc == mqs_end_of_list)
         return MQDH_OK;
     if (rc != mqs_ok)
@@ -180,7 +186,7 @@ int mqdh_proto_read(struct hproc *p)
     for (int guard = 0; guard < MQDH_MAX_LIST; guard++) {
         mqs_communicator c;
         memset(&c, 0, sizeof c);
-        rc = p->dll->get_communicator(mp, &c);
+        rc = DLL(p, get_communicator, mp, &c);
         if (rc == mqs_end_of_list)
             return MQDH_OK;
         if (rc != mqs_ok)
@@ -200,11 +206,11 @@ int mqdh_proto_read(struct hproc *p)
         if ((rc = read_group(p, out)) != 0)
             return rc;
         mqs_taddr_t h;
-        if (p->dll->get_comm_handle && p->dll->get_comm_handle(mp, &h) == mqs_ok) {
+        if (p->dll->get_comm_handle && DLL_EXT(p, get_comm_handle, "mqd_get_comm_handle", mp, &h) == mqs_ok) {
             out->handle = h;
             out->has_handle = 1;
         }
-        rc = p->dll->next_communicator(mp);
+        rc = DLL(p, next_communicator, mp);
         if (rc == mqs_end_of_list)
             return MQDH_OK;
         if (rc != mqs_ok)
@@ -286,7 +292,7 @@ int mqdh_proto_prepare(struct hproc *p)
         p->out->identity = -1; /* identities are an MPI-2 notion */
     /* MPI-2: the job exists before any of its processes is set up. */
     if (p->dll->mpi2 && !s->job_dll && !s->no_job) {
-        rc = p->dll->setup_job((mqs_job *)s, &mqdh_job_callbacks);
+        rc = DLL(p, setup_job, (mqs_job *)s, &mqdh_job_callbacks);
         if (rc != mqs_ok)
             return dll_fail(p, "mqs_setup_job", rc);
         s->job_dll = p->dll;
@@ -303,12 +309,12 @@ int mqdh_proto_setup(struct hproc *p)
     struct session *s = p->session;
     mqs_process *mp = (mqs_process *)p;
     mqs_image *mi = (mqs_image *)&p->image;
-    int rc = p->dll->setup_image(mi, &mqdh_image_callbacks);
+    int rc = DLL(p, setup_image, mi, &mqdh_image_callbacks);
     if (rc != mqs_ok)
         return dll_fail(p, "mqs_setup_image", rc);
     p->image_set_up = 1;
     const char *msg = NULL;
-    rc = p->dll->image_has_queues(mi, &msg);
+    rc = DLL(p, image_has_queues, mi, &msg);
     if (rc != mqs_ok) {
         char m[512] = "";
         if (msg) /* may be a printf format taking the image name */
@@ -317,12 +323,12 @@ int mqdh_proto_setup(struct hproc *p)
                   mqdh_dll_strerror(p->dll, rc), m[0] ? ": " : "", m);
         return MQDH_E_NO_QUEUES;
     }
-    rc = p->dll->setup_process(mp, &mqdh_process_callbacks);
+    rc = DLL(p, setup_process, mp, &mqdh_process_callbacks);
     if (rc != mqs_ok)
         return dll_fail(p, "mqs_setup_process", rc);
     p->process_set_up = 1;
     char *pmsg = NULL;
-    rc = p->dll->process_has_queues(mp, &pmsg);
+    rc = DLL(p, process_has_queues, mp, &pmsg);
     if (rc != mqs_ok) {
         mqdh_proc_error(p, "process %d has no message queues: %s%s%s", (int)p->out->pid,
                   mqdh_dll_strerror(p->dll, rc), pmsg ? ": " : "", pmsg ? pmsg : "");
@@ -331,7 +337,7 @@ int mqdh_proto_setup(struct hproc *p)
     if (p->dll->mpi2 && p->dll == s->job_dll) {
         /* The DLL enters the process in the job's table. */
         pthread_mutex_lock(&s->job_lock);
-        rc = p->dll->set_process_identity(mp, p->out->identity);
+        rc = DLL(p, set_process_identity, mp, p->out->identity);
         pthread_mutex_unlock(&s->job_lock);
         if (rc != mqs_ok)
             return dll_fail(p, "mqs_set_process_identity", rc);

@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE
 #include "session.h"
+#include "guard.h"
 
 #include "analyze.h"
 #include "hosts.h"
@@ -88,13 +89,16 @@ static void session_end(struct session *s)
         struct hproc *p = &s->procs[i];
         p->out->stats.bytes = p->mem.bytes_read;
         p->out->stats.syscalls = p->mem.syscalls;
-        if (p->dll && p->info)
+        /* A DLL that crashed is not called again; a process it gave up
+         * on keeps its state (the DLL may be mid-way through it). */
+        int usable = p->dll && !atomic_load(&p->dll->crashed);
+        if (usable && p->info && !p->abandoned)
             p->dll->destroy_process_info(p->info);
-        if (p->dll && p->image.info)
+        if (usable && p->image.info && !p->abandoned)
             p->dll->destroy_image_info(p->image.info);
         mqdh_mem_fini(&p->mem);
     }
-    if (s->job_dll && s->info)
+    if (s->job_dll && s->info && !atomic_load(&s->job_dll->crashed))
         s->job_dll->destroy_job_info(s->info);
     for (int i = 0; i < s->n; i++)
         if (s->procs[i].have_img)
@@ -140,10 +144,40 @@ struct pool {
 
 /* Take the next process and do the phase's work on it, until none is
  * left.  Each process is one worker's, its result in its own place. */
+static int phase_work(enum phase phase, struct hproc *p)
+{
+    return phase == PHASE_SETUP ? mqdh_proto_setup(p) : mqdh_proto_read(p);
+}
+
+/* A process whose DLL crashed, now or on another process, or ran out of
+ * time (why), with the guard's account of it. */
+static int give_up(struct hproc *p, enum mqdh_guard_why why, const struct mqdh_guard *g)
+{
+    char what[200];
+    p->abandoned = 1;
+    p->ready = 0;
+    if (why == MQDH_GUARD_NONE) {
+        mqdh_proc_error(p, "not read: the debug DLL %s crashed on another process", p->dll->path);
+        return MQDH_E_DLL_CRASHED;
+    }
+    mqdh_guard_describe(g, what, sizeof what);
+    /* Its own error, whatever the DLL said of it before. */
+    free(p->out->error);
+    p->out->error = NULL;
+    if (why == MQDH_GUARD_CRASH) {
+        mqdh_proc_error(p, "the debug DLL %s %s; it is not called again", p->dll->path, what);
+        return MQDH_E_DLL_CRASHED;
+    }
+    mqdh_proc_error(p, "the debug DLL %s %s (--timeout)", p->dll->path, what);
+    return MQDH_E_DLL_TIMEOUT;
+}
+
 static void *work(void *arg)
 {
     struct pool *pl = arg;
     mqdh_callbacks_bind(pl->s);
+    struct mqdh_guard g;
+    int guarded = mqdh_guard_init(&g, pl->s->dll_timeout) == 0;
     for (;;) {
         int i = atomic_fetch_add(&pl->next, 1);
         if (i >= pl->s->n)
@@ -151,10 +185,22 @@ static void *work(void *arg)
         struct hproc *p = &pl->s->procs[i];
         if (pl->phase == PHASE_SETUP ? !p->prepared : !p->ready)
             continue;
+        if (p->dll && atomic_load(&p->dll->crashed)) {
+            pl->rcs[i] = give_up(p, MQDH_GUARD_NONE, &g);
+            continue;
+        }
         double t0 = now();
-        pl->rcs[i] = pl->phase == PHASE_SETUP ? mqdh_proto_setup(p) : mqdh_proto_read(p);
+        volatile int rc = MQDH_E_DLL;
+        volatile enum mqdh_guard_why why = MQDH_GUARD_NONE;
+        if (guarded)
+            MQDH_GUARDED(&g, rc, why, phase_work(pl->phase, p));
+        else
+            rc = phase_work(pl->phase, p);
+        pl->rcs[i] = why == MQDH_GUARD_NONE ? rc : give_up(p, why, &g);
         p->out->stats.seconds += now() - t0;
     }
+    if (guarded)
+        mqdh_guard_fini(&g);
     return NULL;
 }
 
@@ -281,6 +327,7 @@ int mqdh_dump_processes(const pid_t *pids, const int *ranks, const char *const *
         rcs[i] = mqdh_proto_prepare(p);
         p->out->stats.seconds = now() - t0;
     }
+    s.dll_timeout = o.dll_timeout < 0 ? 0 : o.dll_timeout == 0 ? 30 : o.dll_timeout;
     s.workers = workers(&s);
     run(&s, PHASE_SETUP, rcs);
     run(&s, PHASE_READ, rcs);

@@ -49,6 +49,9 @@ struct hproc {
     int prepared; /* mqdh_proto_prepare done: mqdh_proto_setup may go on */
     int image_set_up, process_set_up;
     int ready; /* set up (and named): its queues can be read */
+    /* Its DLL crashed or ran out of time on it: its DLL state is left as
+     * it is (never destroyed), the DLL perhaps mid-way through it. */
+    int abandoned;
 };
 
 /* mqs_job: every process dumped together. */
@@ -71,6 +74,7 @@ struct session {
      */
     pthread_mutex_t files_lock, job_lock;
     int workers; /* how many */
+    double dll_timeout; /* seconds per process and pass; 0: none */
     /* No MPI-2 job for the DLL: part of the job is on other hosts
      * (mqdh_options.as_agent). */
     int no_job;

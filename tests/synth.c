@@ -7,7 +7,14 @@
 #include <string.h>
 
 #define SYNTH_BASE 0x10000u
-#define SYNTH_SIZE (1u << 20)
+
+/* Bytes of target memory a synthetic target has (synth_memory_size). */
+static uint64_t synth_size = 1u << 20;
+
+void synth_memory_size(uint64_t bytes)
+{
+    synth_size = bytes;
+}
 
 struct field {
     char name[40];
@@ -275,7 +282,7 @@ struct synth *synth_new_gen(int big_endian, int ptr_size, enum synth_gen gen)
     s->big_endian = big_endian;
     s->ptr = ptr_size;
     s->gen = gen;
-    s->mem = calloc(1, SYNTH_SIZE);
+    s->mem = calloc(1, synth_size);
     s->used = 64;
     s->image.s = s->process.s = s;
     mpich_types(s);
@@ -325,7 +332,7 @@ uint64_t synth_alloc(struct synth *s, int size)
     s->used = (s->used + 15) / 16 * 16;
     uint64_t a = SYNTH_BASE + s->used;
     s->used += (uint64_t)(size > 0 ? size : 1);
-    if (s->used > SYNTH_SIZE)
+    if (s->used > synth_size)
         abort();
     return a;
 }
@@ -375,6 +382,31 @@ int synth_read_ptr(struct synth *s, const char *symbol, uint64_t *value)
     for (int k = 0; k < s->ptr; k++)
         *value |= (uint64_t)m[s->big_endian ? s->ptr - 1 - k : k] << (8 * k);
     return 0;
+}
+
+/* ---------------------------------------------------------------- fuzzing */
+
+unsigned char *synth_memory(struct synth *s, uint64_t *base, uint64_t *len)
+{
+    *base = SYNTH_BASE;
+    *len = s->used;
+    return s->mem;
+}
+
+void synth_patch_type(struct synth *s, unsigned which, unsigned field, int value)
+{
+    struct type *t = &s->types[which % (unsigned)s->ntypes];
+    field %= (unsigned)t->nfields + 1;
+    if (field == (unsigned)t->nfields)
+        t->size = value;
+    else
+        t->f[field].off = value;
+}
+
+void synth_patch_symbol(struct synth *s, unsigned which, uint64_t addr)
+{
+    if (s->nsyms)
+        s->syms[which % (unsigned)s->nsyms].addr = addr;
 }
 
 /* ---------------------------------------------------------------- MPICH shapes */
@@ -970,7 +1002,8 @@ static mqs_image *get_image(mqs_process *p)
 static int fetch(mqs_process *p, mqs_taddr_t addr, int size, void *buf)
 {
     struct synth *s = ((struct obj *)p)->s;
-    if (size < 0 || addr < SYNTH_BASE || addr + (uint64_t)size > SYNTH_BASE + s->used)
+    if (size < 0 || addr < SYNTH_BASE || addr - SYNTH_BASE > s->used ||
+        (uint64_t)size > s->used - (addr - SYNTH_BASE))
         return 1002;
     memcpy(buf, s->mem + (addr - SYNTH_BASE), (size_t)size);
     return mqs_ok;

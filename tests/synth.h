@@ -127,4 +127,16 @@ void synth_fail_malloc_at(long n);
 long synth_malloc_calls(void);
 long synth_live_blocks(void);
 
+/*
+ * For fuzzing (tests/fuzz/fuzz_dll.c): the target's memory in use, to be
+ * overwritten in place (base: its first address); a type's field offset
+ * (field == the type's field count: its size) or a symbol's address set
+ * to anything.  which and field are taken modulo what there is.
+ */
+unsigned char *synth_memory(struct synth *s, uint64_t *base, uint64_t *len);
+/* Targets made from now on have bytes of memory (1 MiB unless set). */
+void synth_memory_size(uint64_t bytes);
+void synth_patch_type(struct synth *s, unsigned which, unsigned field, int value);
+void synth_patch_symbol(struct synth *s, unsigned which, uint64_t addr);
+
 #endif

@@ -50,7 +50,9 @@ extern "C" {
     X(MQDH_E_NO_QUEUES, 13, "the process has no message queues the DLL can show")              \
     X(MQDH_E_JOB, 14, "cannot find the processes of the job")                                  \
     X(MQDH_E_RESULT, 15, "an agent's result is not valid")                                     \
-    X(MQDH_E_REMOTE, 16, "a host's agent gave no result")
+    X(MQDH_E_REMOTE, 16, "a host's agent gave no result")                                    \
+    X(MQDH_E_DLL_CRASHED, 17, "the debug DLL crashed")                                         \
+    X(MQDH_E_DLL_TIMEOUT, 18, "the debug DLL did not return in time")
 
 enum mqdh_error {
 #define MQDH_ENUM_(name, value, msg) name = value,
@@ -292,6 +294,18 @@ struct mqdh_options {
      * processes.  A dump that finds ranks on other hosts does the same.
      */
     int as_agent;
+    /*
+     * Seconds the DLL has for each process, in each of its two passes
+     * (set-up, then reading the queues).  0: 30; negative: no limit.  A
+     * process whose DLL calls take longer is given up with
+     * MQDH_E_DLL_TIMEOUT, and one on which the DLL crashes (a fault in the
+     * DLL's code) with MQDH_E_DLL_CRASHED; the DLL is then not called
+     * again, and the processes left to it are not read.  Either way, the
+     * rest of the dump goes on and every process is let go.  While a dump
+     * runs, the library handles SIGSEGV, SIGBUS, SIGILL and SIGFPE (passing
+     * on those that are not a DLL's) and uses the signal SIGRTMIN + 4.
+     */
+    int dll_timeout;
 };
 
 #define MQDH_OPTIONS_INIT {.size = sizeof(struct mqdh_options)}

@@ -1,0 +1,102 @@
+/*
+ * guard.h - calls into a debug DLL that may crash or never return.
+ *
+ * A DLL runs inside the host's process, on the host's threads.  A worker
+ * wraps its work on one process in a guard (MQDH_GUARDED), and every call
+ * into the DLL in MQDH_DLL_CALL / MQDH_DLL_VOID.  Then:
+ *
+ *   - a SIGSEGV, SIGBUS, SIGILL or SIGFPE raised while a DLL entry point
+ *     runs, anywhere but in the host's own code (the DLL's, or libc's on
+ *     the DLL's behalf), ends the guarded work: the thread resumes at the
+ *     guard with the signal, its address and the entry point, and the DLL
+ *     is marked crashed (mqdh_dll.crashed) and never called again;
+ *   - a time limit (the guard's seconds) that passes while the DLL runs
+ *     ends the guarded work the same way: at once if the DLL's own code
+ *     was running, else at its next call back into the host or its return.
+ *
+ * The host's own faults are not caught: they end the program as before
+ * (and the kernel lets every traced rank go).  The handlers are installed
+ * while a guard is in use and the previous ones put back after; a signal
+ * that is not a guarded DLL's goes to the previous handler.  The time limit
+ * uses a per-thread POSIX timer signalling MQDH_GUARD_SIGNAL.
+ */
+#ifndef MQDH_GUARD_H
+#define MQDH_GUARD_H
+
+#include <setjmp.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+struct mqdh_dll;
+
+/* The real-time signal of the time limit. */
+#define MQDH_GUARD_SIGNAL (SIGRTMIN + 4)
+
+enum mqdh_guard_why { MQDH_GUARD_NONE, MQDH_GUARD_CRASH, MQDH_GUARD_TIMEOUT };
+
+struct mqdh_guard {
+    sigjmp_buf jump;
+    volatile sig_atomic_t armed;  /* inside MQDH_GUARDED */
+    volatile sig_atomic_t in_dll; /* a DLL entry point runs */
+    volatile sig_atomic_t expired;
+    volatile sig_atomic_t sig;    /* the signal that ended the work */
+    void *volatile addr;          /* its faulting address */
+    const char *volatile entry;   /* the entry point that ran */
+    struct mqdh_dll *volatile dll;
+    timer_t timer;
+    int have_timer;
+    double seconds; /* the limit; <= 0: none */
+};
+
+/* Set up g for this thread (seconds <= 0: no limit); 0, or -1 if the
+ * handlers or timer cannot be had (the work then runs unguarded). */
+int mqdh_guard_init(struct mqdh_guard *g, double seconds);
+void mqdh_guard_fini(struct mqdh_guard *g);
+
+/* The lowest and highest address of the executable segments of the
+ * loaded object that contains addr: 0, or -1. */
+int mqdh_object_text(const void *addr, uintptr_t *lo, uintptr_t *hi);
+
+/* Internal to the macros. */
+void mqdh_guard_arm(struct mqdh_guard *g);
+void mqdh_guard_disarm(struct mqdh_guard *g);
+void mqdh_guard_enter(struct mqdh_dll *dll, const char *entry);
+void mqdh_guard_leave(void);
+int mqdh_guard_leave_rc(int rc);
+/* At each host callback's start: end the work if its time has passed. */
+void mqdh_guard_point(void);
+
+/*
+ * Run call (an int expression) under g: rc gets its value, or, if the DLL
+ * crashed or ran out of time, why gets MQDH_GUARD_CRASH or
+ * MQDH_GUARD_TIMEOUT (rc is then left alone).
+ */
+#define MQDH_GUARDED(g, rc, why, call)                                                         \
+    do {                                                                                       \
+        (why) = MQDH_GUARD_NONE;                                                               \
+        if (sigsetjmp((g)->jump, 1) == 0) {                                                    \
+            mqdh_guard_arm(g);                                                                 \
+            (rc) = (call);                                                                     \
+        } else {                                                                               \
+            (why) = (g)->sig ? MQDH_GUARD_CRASH : MQDH_GUARD_TIMEOUT;                          \
+        }                                                                                      \
+        mqdh_guard_disarm(g);                                                                  \
+    } while (0)
+
+/* A call of DLL entry point name, an int result. */
+#define MQDH_DLL_CALL(dll, name, call) (mqdh_guard_enter((dll), (name)), mqdh_guard_leave_rc(call))
+/* The same for one returning nothing. */
+#define MQDH_DLL_VOID(dll, name, call)                                                         \
+    do {                                                                                       \
+        mqdh_guard_enter((dll), (name));                                                       \
+        call;                                                                                  \
+        mqdh_guard_leave();                                                                    \
+    } while (0)
+
+/* "crashed (SIGSEGV at address 0x10) in mqs_next_operation" or "did not
+ * return within 5 s from mqs_next_operation", for g's end, into buf[len]. */
+const char *mqdh_guard_describe(const struct mqdh_guard *g, char *buf, size_t len);
+
+#endif
