@@ -153,7 +153,8 @@ HOST_UNIT_TESTS := $(BUILD)/tests/test_memory $(BUILD)/tests/test_attach \
                    $(BUILD)/tests/test_result
 INTEGRATION_TESTS := $(BUILD)/tests/test_samples $(BUILD)/tests/test_mqdump \
                      $(BUILD)/tests/test_dbgstub $(BUILD)/tests/test_install \
-                     $(BUILD)/tsan/tests/test_threads $(BUILD)/tests/test_multinode
+                     $(BUILD)/tsan/tests/test_threads $(BUILD)/tests/test_multinode \
+                     $(BUILD)/tests/test_faults
 
 # ---------------------------------------------------------------- the DLL
 # libmqd_mpich.so: every mqs_* entry point and mqd_get_comm_handle, nothing
@@ -188,7 +189,8 @@ $(BUILD)/tests/test_expect: $(BUILD)/tests/test_expect.o $(BUILD)/tests/expect.o
 # Purpose-built MQD DLLs, one defect or behaviour each (tests/fixtures/fake_dll.c).
 FAKE_VARIANTS := ok: mpi1:-DFAKE_MPI1 no_setup_image:-DFAKE_NO_SETUP_IMAGE \
                  version99:-DFAKE_VERSION=99 width4:-DFAKE_WIDTH=4 slow:-DFAKE_SLOW \
-                 no_queues:-DFAKE_NO_QUEUES
+                 no_queues:-DFAKE_NO_QUEUES crash:-DFAKE_CRASH loop:-DFAKE_LOOP \
+                 loop_calls:-DFAKE_LOOP_CALLS
 FAKE_DLLS := $(foreach v,$(FAKE_VARIANTS),$(BUILD)/tests/fake/fake_$(firstword $(subst :, ,$(v))).so) \
              $(BUILD)/tests/fake/not_a_dll.so
 fake_flags = $(patsubst $(1):%,%,$(filter $(1):%,$(FAKE_VARIANTS)))
@@ -248,6 +250,16 @@ $(BUILD)/tests/test_multinode: $(BUILD)/tests/test_multinode.o $(BUILD)/tests/ex
                                $(BUILD)/tests/joblaunch.o $(BUILD)/tests/json.o \
                                $(BUILD)/tests/compare.o $(BUILD)/tests/procstate.o \
                                | $(BUILD)/bin/mqdump $(BUILD)/lib/libmqd_mpich.so
+	$(CC) -o $@ $^ $(MQD_LDFLAGS) -lcmocka
+
+# Faults injected into live jobs (mqdump killed, ranks killed, stopped or
+# traced, threads churning, DLLs crashing or looping).
+$(BUILD)/tests/churn: tests/fixtures/churn.c | $(BUILD)/tests
+	$(CC) -std=c11 $(WARN) -O1 -g -pthread -o $@ $<
+$(BUILD)/tests/test_faults: $(BUILD)/tests/test_faults.o $(BUILD)/tests/joblaunch.o \
+                            $(BUILD)/tests/procstate.o \
+                            | $(BUILD)/bin/mqdump $(BUILD)/lib/libmqd_mpich.so $(FAKE_DLLS) \
+                              $(BUILD)/tests/churn
 	$(CC) -o $@ $^ $(MQD_LDFLAGS) -lcmocka
 
 $(BUILD)/tests/test_mqdump: $(BUILD)/tests/test_mqdump.o $(BUILD)/tests/expect.o \

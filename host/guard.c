@@ -280,8 +280,9 @@ const char *mqdh_guard_describe(const struct mqdh_guard *g, char *buf, size_t le
 {
     const char *entry = g->entry ? g->entry : "its set-up";
     if (g->sig)
-        snprintf(buf, len, "crashed (SIG%s at address %p) in %s",
-                 sigabbrev_np(g->sig) ? sigabbrev_np(g->sig) : "?", g->addr, entry);
+        snprintf(buf, len, "crashed (SIG%s at address %#lx) in %s",
+                 sigabbrev_np(g->sig) ? sigabbrev_np(g->sig) : "?",
+                 (unsigned long)(uintptr_t)g->addr, entry);
     else
         snprintf(buf, len, "did not return within %g s from %s", g->seconds, entry);
     return buf;

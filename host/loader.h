@@ -16,6 +16,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Processes a DLL may run out of time on before it is taken for stuck. */
+#define MQDH_DLL_STUCK 2
+
 struct mqdh_dll {
     struct mqdh_dll *next;
     char *path;
@@ -23,9 +26,10 @@ struct mqdh_dll {
     int mpi2;          /* exports mqs_setup_job: use the MPI-2 protocol */
     /* Its code's addresses (guard.h tells a fault in it from the host's). */
     uintptr_t text_lo, text_hi;
-    /* It crashed (guard.h): never called again.  The one member that
-     * changes after loading. */
-    _Atomic int crashed;
+    /* It crashed (guard.h), or ran out of time on MQDH_DLL_STUCK
+     * processes: never called again.  The members that change after
+     * loading. */
+    _Atomic int crashed, timeouts;
     int compatibility; /* mqs_version_compatibility() */
     const char *version;
 

@@ -194,14 +194,16 @@ static char **agent_argv(struct mqdh_remote *r, struct agent *a)
                    "in it as its own", unsafe);
         goto fail;
     }
-    char jobs[32];
+    char jobs[32], timeout[32];
     snprintf(jobs, sizeof jobs, "--jobs=%d", o->jobs);
+    snprintf(timeout, sizeof timeout, "--timeout=%d", o->dll_timeout < 0 ? 0 : o->dll_timeout);
     const char *words[] = {r->agent, "--agent", a->host,
                            o->dll ? "--dll" : NULL, o->dll,
                            o->target_dll ? "--target-dll" : NULL,
                            o->trust_target_dll ? "--trust-target-dll" : NULL,
                            o->jobs > 0 ? jobs : NULL,
-                           o->verbose ? "--verbose" : NULL};
+                           o->verbose ? "--verbose" : NULL,
+                           o->dll_timeout ? timeout : NULL};
     for (size_t i = 0; i < sizeof words / sizeof words[0]; i++) {
         if (i == 4 && !o->dll)
             continue;

@@ -91,14 +91,16 @@ static void session_end(struct session *s)
         p->out->stats.syscalls = p->mem.syscalls;
         /* A DLL that crashed is not called again; a process it gave up
          * on keeps its state (the DLL may be mid-way through it). */
-        int usable = p->dll && !atomic_load(&p->dll->crashed);
+        int usable = p->dll && !atomic_load(&p->dll->crashed) &&
+                     atomic_load(&p->dll->timeouts) < MQDH_DLL_STUCK;
         if (usable && p->info && !p->abandoned)
             p->dll->destroy_process_info(p->info);
         if (usable && p->image.info && !p->abandoned)
             p->dll->destroy_image_info(p->image.info);
         mqdh_mem_fini(&p->mem);
     }
-    if (s->job_dll && s->info && !atomic_load(&s->job_dll->crashed))
+    if (s->job_dll && s->info && !atomic_load(&s->job_dll->crashed) &&
+        atomic_load(&s->job_dll->timeouts) < MQDH_DLL_STUCK)
         s->job_dll->destroy_job_info(s->info);
     for (int i = 0; i < s->n; i++)
         if (s->procs[i].have_img)
@@ -156,9 +158,14 @@ static int give_up(struct hproc *p, enum mqdh_guard_why why, const struct mqdh_g
     char what[200];
     p->abandoned = 1;
     p->ready = 0;
-    if (why == MQDH_GUARD_NONE) {
+    if (why == MQDH_GUARD_NONE && atomic_load(&p->dll->crashed)) {
         mqdh_proc_error(p, "not read: the debug DLL %s crashed on another process", p->dll->path);
         return MQDH_E_DLL_CRASHED;
+    }
+    if (why == MQDH_GUARD_NONE) {
+        mqdh_proc_error(p, "not read: the debug DLL %s did not return in time on %d other "
+                           "processes", p->dll->path, MQDH_DLL_STUCK);
+        return MQDH_E_DLL_TIMEOUT;
     }
     mqdh_guard_describe(g, what, sizeof what);
     /* Its own error, whatever the DLL said of it before. */
@@ -168,6 +175,7 @@ static int give_up(struct hproc *p, enum mqdh_guard_why why, const struct mqdh_g
         mqdh_proc_error(p, "the debug DLL %s %s; it is not called again", p->dll->path, what);
         return MQDH_E_DLL_CRASHED;
     }
+    atomic_fetch_add(&p->dll->timeouts, 1);
     mqdh_proc_error(p, "the debug DLL %s %s (--timeout)", p->dll->path, what);
     return MQDH_E_DLL_TIMEOUT;
 }
@@ -185,7 +193,8 @@ static void *work(void *arg)
         struct hproc *p = &pl->s->procs[i];
         if (pl->phase == PHASE_SETUP ? !p->prepared : !p->ready)
             continue;
-        if (p->dll && atomic_load(&p->dll->crashed)) {
+        if (p->dll && (atomic_load(&p->dll->crashed) ||
+                       atomic_load(&p->dll->timeouts) >= MQDH_DLL_STUCK)) {
             pl->rcs[i] = give_up(p, MQDH_GUARD_NONE, &g);
             continue;
         }

@@ -48,6 +48,9 @@ static void usage(FILE *f)
           "                          or SVG/PNG/PDF (by FILE's suffix) rendered by dot\n"
           "      --stats             per process: DLL callbacks, bytes, system calls, time;\n"
           "                          and what mqdump itself took (CPU, memory, workers)\n"
+          "      --timeout S         seconds the debug DLL has for each process (default\n"
+          "                          30; 0: no limit): a DLL that takes longer, or\n"
+          "                          crashes, is given up on for that process\n"
           "      --jobs N            N threads set up and read the processes at once\n"
           "                          (default: one per CPU with mqd's DLL, else 1)\n"
           "Ranks on other hosts (--job): one agent per host, this mqdump run there.\n"
@@ -240,6 +243,7 @@ int main(int argc, char **argv)
         {"agent-path", required_argument, NULL, 'P'},
         {"remote-timeout", required_argument, NULL, 'O'},
         {"fanout", required_argument, NULL, 'N'},
+        {"timeout", required_argument, NULL, 't'},
         {"local-only", no_argument, NULL, 'L'},
         {NULL, 0, NULL, 0},
     };
@@ -334,6 +338,15 @@ int main(int argc, char **argv)
                 o.remote_timeout = (int)v;
             else
                 o.fanout = (int)v;
+            break;
+        case 't':
+            v = strtol(optarg, &end, 10);
+            if (!*optarg || *end || v < 0 || v > 86400) {
+                fprintf(stderr, "mqdump: --timeout takes a number of seconds, 0 to 86400\n");
+                free(pids);
+                return 64;
+            }
+            o.dll_timeout = v ? (int)v : -1;
             break;
         case 'h':
             usage(stdout);
