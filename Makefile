@@ -349,9 +349,10 @@ FUZZ_BINS := $(FUZZ_TARGETS:%=$(FUZZ)/bin/fuzz_%)
 # are never written), then FUZZ_SECONDS of fuzzing; the last line of each
 # run (executions, coverage) is kept in $(FUZZ)/NAME.log.
 fuzz: deps
+	@scripts/install-deps.sh --fuzz
 	@$(MAKE) --no-print-directory $(FUZZ_BINS)
 	@for t in $(FUZZ_TARGETS); do \
-	    mkdir -p $(FUZZ)/corpus/$$t && cp -n tests/fuzz/corpus/$$t/* $(FUZZ)/corpus/$$t/ && \
+	    mkdir -p $(FUZZ)/corpus/$$t && { cp -n tests/fuzz/corpus/$$t/* $(FUZZ)/corpus/$$t/ || true; } && \
 	    echo "fuzz_$$t: $(FUZZ_SECONDS) s" && \
 	    $(FUZZ)/bin/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=4096 \
 	        -print_final_stats=1 -artifact_prefix=$(FUZZ)/crash-$$t- $(FUZZ)/corpus/$$t \

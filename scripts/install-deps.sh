@@ -14,11 +14,16 @@ packages=(
     man-db                           # man -l: the install test renders mqdump(1)
     openssh-server openssh-client    # the multi-node test: an ssh server per simulated node
     iproute2                         # ... its network links (ip); util-linux's unshare/nsenter
+    strace                           # the fault tests: a rank already traced by another tracer
 )
 # make bench (install-deps.sh --bench): system calls per rank, and the
 # padb method's baseline.
 if [ "${1:-}" = --bench ]; then
-    packages+=(strace gdb)
+    packages+=(gdb)
+fi
+# make fuzz (install-deps.sh --fuzz): clang's libFuzzer and sanitizer runtimes.
+if [ "${1:-}" = --fuzz ]; then
+    packages+=(clang libclang-rt-dev)
 fi
 
 missing=()

@@ -60,6 +60,7 @@ struct synth {
     unsigned char *mem;
     uint64_t used;
     int ctx; /* bytes of a context id: 2, or 4 in 5.0 */
+    uint32_t unsteady; /* synth_unsteady's state; 0: memory holds still */
     int ntypes, nsyms;
     struct type types[48];
     struct {
@@ -401,6 +402,11 @@ void synth_patch_type(struct synth *s, unsigned which, unsigned field, int value
         t->size = value;
     else
         t->f[field].off = value;
+}
+
+void synth_unsteady(struct synth *s, uint32_t seed)
+{
+    s->unsteady = seed;
 }
 
 void synth_patch_symbol(struct synth *s, unsigned which, uint64_t addr)
@@ -1006,6 +1012,12 @@ static int fetch(mqs_process *p, mqs_taddr_t addr, int size, void *buf)
         (uint64_t)size > s->used - (addr - SYNTH_BASE))
         return 1002;
     memcpy(buf, s->mem + (addr - SYNTH_BASE), (size_t)size);
+    if (s->unsteady) { /* the target moves on: one byte changes after each read */
+        s->unsteady ^= s->unsteady << 13;
+        s->unsteady ^= s->unsteady >> 17;
+        s->unsteady ^= s->unsteady << 5;
+        s->mem[s->unsteady % s->used] ^= (unsigned char)(s->unsteady >> 24 | 1);
+    }
     return mqs_ok;
 }
 

@@ -134,6 +134,9 @@ long synth_live_blocks(void);
  * to anything.  which and field are taken modulo what there is.
  */
 unsigned char *synth_memory(struct synth *s, uint64_t *base, uint64_t *len);
+/* From now on (seed != 0) one byte of s's memory changes after every
+ * read the DLL makes, as in a process that runs on while it is read. */
+void synth_unsteady(struct synth *s, uint32_t seed);
 /* Targets made from now on have bytes of memory (1 MiB unless set). */
 void synth_memory_size(uint64_t bytes);
 void synth_patch_type(struct synth *s, unsigned which, unsigned field, int value);

@@ -13,6 +13,9 @@
  * DLL promises), every error code has a message, and every block the DLL
  * took through mqs_malloc is back once its infos are destroyed.
  *
+ * With the kind byte's top bit, the target's memory changes by a byte
+ * after every read (a rank that runs on while it is read).
+ *
  * Input: 6 bytes of shape (below), then patch records, each an opcode
  * byte and its operands:
  *   op % 4 == 0  memory: offset (2 bytes, modulo the memory in use),
@@ -293,6 +296,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (flags & 128)
         synth_fail_malloc_at((long)(byte(&in) % 64) + 1);
     int later = patch(s, &in);
+    if (kind & 0x80) /* memory that changes between reads, after the patches */
+        synth_unsteady(s, (uint32_t)size * 2654435761u | 1u);
     const mqs_basic_callbacks *b = &synth_callbacks()->basic;
     mqs_job *job = NULL;
     if (mpi2) {
