@@ -3,7 +3,7 @@
  *
  * A DLL runs inside the host's process, on the host's threads.  A worker
  * wraps its work on one process in a guard (MQDH_GUARDED), and every call
- * into the DLL in MQDH_DLL_CALL / MQDH_DLL_VOID.  Then:
+ * into the DLL in MQDH_DLL_CALL.  Then:
  *
  *   - a SIGSEGV, SIGBUS, SIGILL or SIGFPE raised while a DLL entry point
  *     runs, anywhere but in the host's own code (the DLL's, or libc's on
@@ -87,14 +87,6 @@ void mqdh_guard_point(void);
 
 /* A call of DLL entry point name, an int result. */
 #define MQDH_DLL_CALL(dll, name, call) (mqdh_guard_enter((dll), (name)), mqdh_guard_leave_rc(call))
-/* The same for one returning nothing. */
-#define MQDH_DLL_VOID(dll, name, call)                                                         \
-    do {                                                                                       \
-        mqdh_guard_enter((dll), (name));                                                       \
-        call;                                                                                  \
-        mqdh_guard_leave();                                                                    \
-    } while (0)
-
 /* "crashed (SIGSEGV at address 0x10) in mqs_next_operation" or "did not
  * return within 5 s from mqs_next_operation", for g's end, into buf[len]. */
 const char *mqdh_guard_describe(const struct mqdh_guard *g, char *buf, size_t len);

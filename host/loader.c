@@ -9,6 +9,7 @@
 #include <libgen.h>
 #include <limits.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -190,6 +191,11 @@ int mqdh_dll_load(const char *path, const mqs_basic_callbacks *basic, struct mqd
     int rc = load(path, basic, out, err, errlen);
     pthread_mutex_unlock(&loaded_lock);
     return rc;
+}
+
+int mqdh_dll_usable(struct mqdh_dll *dll)
+{
+    return !atomic_load(&dll->crashed) && atomic_load(&dll->timeouts) < MQDH_DLL_STUCK;
 }
 
 const char *mqdh_dll_strerror(const struct mqdh_dll *dll, int code)

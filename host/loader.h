@@ -76,6 +76,10 @@ int mqdh_dll_load(const char *path, const mqs_basic_callbacks *basic, struct mqd
  */
 int mqdh_dll_trusted(const char *path, char *err, size_t errlen);
 
+/* Whether dll may still be called: it has not crashed, nor run out of
+ * time on MQDH_DLL_STUCK processes (guard.h). */
+int mqdh_dll_usable(struct mqdh_dll *dll);
+
 /* The DLL's message for one of its codes, never NULL. */
 const char *mqdh_dll_strerror(const struct mqdh_dll *dll, int code);
 

@@ -63,7 +63,8 @@ static void import_op_info(struct hproc *p, struct mqdh_op *o)
     unsigned flags = 0;
     mqs_taddr_t request = 0;
     if (p->dll->get_operation_info &&
-        DLL_EXT(p, get_operation_info, "mqd_get_operation_info", (mqs_process *)p, &flags, &request) == mqs_ok) {
+        DLL_EXT(p, get_operation_info, "mqd_get_operation_info", (mqs_process *)p, &flags,
+                &request) == mqs_ok) {
         o->collective = (flags & MQD_OP_COLLECTIVE) != 0;
         o->request = request;
         for (int l = 0; l < 5; l++)
@@ -206,7 +207,8 @@ int mqdh_proto_read(struct hproc *p)
         if ((rc = read_group(p, out)) != 0)
             return rc;
         mqs_taddr_t h;
-        if (p->dll->get_comm_handle && DLL_EXT(p, get_comm_handle, "mqd_get_comm_handle", mp, &h) == mqs_ok) {
+        if (p->dll->get_comm_handle &&
+            DLL_EXT(p, get_comm_handle, "mqd_get_comm_handle", mp, &h) == mqs_ok) {
             out->handle = h;
             out->has_handle = 1;
         }

@@ -91,16 +91,14 @@ static void session_end(struct session *s)
         p->out->stats.syscalls = p->mem.syscalls;
         /* A DLL that crashed is not called again; a process it gave up
          * on keeps its state (the DLL may be mid-way through it). */
-        int usable = p->dll && !atomic_load(&p->dll->crashed) &&
-                     atomic_load(&p->dll->timeouts) < MQDH_DLL_STUCK;
+        int usable = p->dll && mqdh_dll_usable(p->dll);
         if (usable && p->info && !p->abandoned)
             p->dll->destroy_process_info(p->info);
         if (usable && p->image.info && !p->abandoned)
             p->dll->destroy_image_info(p->image.info);
         mqdh_mem_fini(&p->mem);
     }
-    if (s->job_dll && s->info && !atomic_load(&s->job_dll->crashed) &&
-        atomic_load(&s->job_dll->timeouts) < MQDH_DLL_STUCK)
+    if (s->job_dll && s->info && mqdh_dll_usable(s->job_dll))
         s->job_dll->destroy_job_info(s->info);
     for (int i = 0; i < s->n; i++)
         if (s->procs[i].have_img)
@@ -193,8 +191,7 @@ static void *work(void *arg)
         struct hproc *p = &pl->s->procs[i];
         if (pl->phase == PHASE_SETUP ? !p->prepared : !p->ready)
             continue;
-        if (p->dll && (atomic_load(&p->dll->crashed) ||
-                       atomic_load(&p->dll->timeouts) >= MQDH_DLL_STUCK)) {
+        if (p->dll && !mqdh_dll_usable(p->dll)) {
             pl->rcs[i] = give_up(p, MQDH_GUARD_NONE, &g);
             continue;
         }

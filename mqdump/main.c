@@ -71,6 +71,14 @@ static void usage(FILE *f)
           f);
 }
 
+/* *v from s, all of it a decimal number in [lo, hi]: 0, or -1. */
+static int number_in(const char *s, long lo, long hi, long *v)
+{
+    char *end;
+    *v = strtol(s, &end, 10);
+    return end != s && !*end && *v >= lo && *v <= hi ? 0 : -1;
+}
+
 /* --list: the MPI jobs on this node.  Returns the exit status. */
 static int list_jobs(int json)
 {
@@ -254,13 +262,11 @@ int main(int argc, char **argv)
     struct mqdh_options o = MQDH_OPTIONS_INIT;
 
     while ((opt = getopt_long(argc, argv, "p:j:d:lvh", longopts, NULL)) != -1) {
-        char *end;
         long v;
         switch (opt) {
         case 'p':
         case 'j':
-            v = strtol(optarg, &end, 10);
-            if (*end || v <= 0 || v > 0x7fffffff) {
+            if (number_in(optarg, 1, 0x7fffffff, &v) != 0) {
                 fprintf(stderr, "mqdump: '%s' is not a process id\n", optarg);
                 return 64;
             }
@@ -305,8 +311,7 @@ int main(int argc, char **argv)
             o.verbose = 1;
             break;
         case 'W':
-            v = strtol(optarg, &end, 10);
-            if (*end || v < 1 || v > 1024) {
+            if (number_in(optarg, 1, 1024, &v) != 0) {
                 fprintf(stderr, "mqdump: --jobs takes a number of threads, 1 to 1024\n");
                 free(pids);
                 return 64;
@@ -327,8 +332,7 @@ int main(int argc, char **argv)
             break;
         case 'O':
         case 'N':
-            v = strtol(optarg, &end, 10);
-            if (*end || v < 1 || v > (opt == 'O' ? 86400 : 4096)) {
+            if (number_in(optarg, 1, opt == 'O' ? 86400 : 4096, &v) != 0) {
                 fprintf(stderr, "mqdump: --%s takes a number, 1 to %d\n",
                         opt == 'O' ? "remote-timeout" : "fanout", opt == 'O' ? 86400 : 4096);
                 free(pids);
@@ -340,8 +344,7 @@ int main(int argc, char **argv)
                 o.fanout = (int)v;
             break;
         case 't':
-            v = strtol(optarg, &end, 10);
-            if (!*optarg || *end || v < 0 || v > 86400) {
+            if (number_in(optarg, 0, 86400, &v) != 0) {
                 fprintf(stderr, "mqdump: --timeout takes a number of seconds, 0 to 86400\n");
                 free(pids);
                 return 64;

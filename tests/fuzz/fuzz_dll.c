@@ -120,7 +120,6 @@ static void walk(mqs_process *p)
             finding("a communicator name without its terminator");
         if (dll->get_comm_group) {
             int g[64];
-            (void)g;
             if (c.size > 0 && c.size <= 64)
                 check_code(dll->get_comm_group(p, g));
         }
@@ -219,7 +218,8 @@ static void build(struct synth *s, struct input *in, unsigned flags, int world_r
             int rank = v & 3 ? (int)(v & 3) : -2; /* MPI_ANY_SOURCE */
             int tag = v & 4 ? -1 : (int)(v >> 8);
             unsigned ctx = (unsigned)(v >> 3 & 3) * 16 + (v & 0x20 ? 1 : 0);
-            reqs[i] = synth_recv(s, ctx, rank, tag, (long)(v >> 6 & 15), v & 0x40 ? DT_DOUBLE : DT_INT,
+            reqs[i] = synth_recv(s, ctx, rank, tag, (long)(v >> 6 & 15),
+                                 v & 0x40 ? DT_DOUBLE : DT_INT,
                                  (int)(v >> 7 & 1), u ? (long)(v >> 4) : 0);
         }
         synth_recv_list(s, u, reqs, n);

@@ -50,7 +50,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         mqdh_text_stat_ppid(text);
         break;
     case 3:
-        if (mqdh_text_status_field(text, "TracerPid") < -1 || mqdh_text_status_field(text, "Uid") < -1)
+        if (mqdh_text_status_field(text, "TracerPid") < -1 ||
+            mqdh_text_status_field(text, "Uid") < -1)
             broken("a status field out of its range");
         break;
     default: {
