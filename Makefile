@@ -88,7 +88,7 @@ samples: $(SAMPLE_BINS) $(BUILD)/samples/unexpected-named $(STRIPPED)/libmpi.so.
          $(BUILD)/bin/mqd-launch
 
 # ---------------------------------------------------------------- host
-HOST_SRCS := host/memory.c host/attach.c host/files.c host/image.c host/types.c host/loader.c host/where.c \
+HOST_SRCS := host/memory.c host/attach.c host/files.c host/image.c host/types.c host/loader.c host/where.c host/stacks.c \
              host/analyze.c host/callbacks.c host/choose.c host/protocol.c host/identity.c \
              host/session.c host/job.c host/proc.c host/hosts.c host/result.c host/remote.c \
              host/guard.c
@@ -113,7 +113,7 @@ $(BUILD)/lib/libmqdhost.so: $(BUILD)/lib/libmqdhost.so.2
 
 # mqdump: the command and its views, one file each, over the public header
 # alone (host/include), linked to the shared library as any client is.
-MQDUMP_VIEWS := mqdump/text.c mqdump/json.c mqdump/graph.c
+MQDUMP_VIEWS := mqdump/text.c mqdump/json.c mqdump/graph.c mqdump/stacks.c
 MQDUMP_SRCS := mqdump/main.c $(MQDUMP_VIEWS)
 $(BUILD)/bin/mqdump: $(MQDUMP_SRCS) mqdump/mqdump.h $(BUILD)/lib/libmqdhost.so | $(BUILD)/bin
 	$(CC) $(MQD_CFLAGS) -Ihost/include -o $@ $(MQDUMP_SRCS) -L$(BUILD)/lib -lmqdhost \

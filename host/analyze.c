@@ -1003,28 +1003,61 @@ static void finalize_waits(struct builder *b, int i)
 
 /* ---------------------------------------------------------------- explaining */
 
+/* A source position as people read it: "ring.c:44" (the file's last
+ * component), into buf[len]; "" without one. */
+static void position(const char *file, int line, char *buf, size_t len)
+{
+    const char *base = file ? strrchr(file, '/') : NULL;
+    if (file)
+        snprintf(buf, len, "%s:%d", base ? base + 1 : file, line);
+    else
+        buf[0] = '\0';
+}
+
+/* Where process i's MPI call was made, as " at ring.c:44" or " from
+ * solve" (no line information), into buf[len]; "" if not known. */
+static void call_site(const struct mqdh_process *p, char *buf, size_t len)
+{
+    char pos[160];
+    position(p->where_file, p->where_line, pos, sizeof pos);
+    if (pos[0])
+        snprintf(buf, len, " at %s", pos);
+    else if (p->where_function && strcmp(p->where_function, "??") != 0)
+        snprintf(buf, len, " from %s", p->where_function);
+    else
+        buf[0] = '\0';
+}
+
 void mqdh_explain_wait(const struct mqdh_dump *d, const struct mqdh_wait *w, int relative,
                        char *buf, size_t len)
 {
     const struct mqdh_process *p = &d->procs[w->from], *t = &d->procs[w->to];
     /* -1: MPI_Finalize's MPI_COMM_WORLD, gone from the process already */
     const char *cname = w->comm >= 0 ? p->comms[w->comm].name : "MPI_COMM_WORLD";
-    char me[48], them[48], args[200], state[96], rootmsg[96];
+    char me[48], them[48], args[200], state[400], rootmsg[96], site[200], tsite[200];
     const char *call = p->where_call ? p->where_call : "MPI";
     mqdh_process_label(p, me, sizeof me);
     if (relative && t->rank >= 0 && t->world == p->world)
         mqdh_peer_label(t->rank, p->rank, mqdh_world_size(d, p->world), 1, them, sizeof them);
     else
         mqdh_process_label(t, them, sizeof them);
+    call_site(p, site, sizeof site);
+    call_site(t, tsite, sizeof tsite);
 
+    const struct mqdh_frame *at = t->where_call ? NULL : mqdh_user_frame(d, w->to);
     if (is_terminal(t) && w->kind != MQDH_WAIT_COLLECTIVE)
-        snprintf(state, sizeof state, " (it is in %s: it will never send or receive again)",
-                 t->where_call);
+        snprintf(state, sizeof state, " (it is in %s%s: it will never send or receive again)",
+                 t->where_call, tsite);
     else if (t->where_call)
-        snprintf(state, sizeof state, " (it is in %s)", t->where_call);
+        snprintf(state, sizeof state, " (it is in %s%s)", t->where_call, tsite);
     else if (t->where_error || t->error)
         snprintf(state, sizeof state, " (where it is is not known)");
-    else
+    else if (at) {
+        char pos[160];
+        position(at->file, at->line, pos, sizeof pos);
+        snprintf(state, sizeof state, " (it is not in MPI: in %s%s%s)",
+                 at->function ? at->function : "??", pos[0] ? " at " : "", pos);
+    } else
         snprintf(state, sizeof state, " (it is not in MPI)");
 
     char peer[64], tag[32];
@@ -1068,8 +1101,10 @@ void mqdh_explain_wait(const struct mqdh_dump *d, const struct mqdh_wait *w, int
         reason = own ? "has not entered it" : "has not entered it or a matching one";
         break;
     }
-    snprintf(buf, len, "%s%swaits in %s%s%s%s - %s %s%s", relative ? "" : me,
-             relative ? "" : " ", call, own ? "(" : ": ", args, ")", them, reason, state);
+    /* MPI_Recv(source=0, ...) at f.c:20; MPI_Waitall at f.c:63: receive(...) */
+    snprintf(buf, len, "%s%swaits in %s%s%s%s%s%s - %s %s%s", relative ? "" : me,
+             relative ? "" : " ", call, own ? "(" : site, own ? "" : ": ", args, ")",
+             own ? site : "", them, reason, state);
 }
 
 /* ---------------------------------------------------------------- deadlock */

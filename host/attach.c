@@ -131,11 +131,11 @@ static void fail(struct mqdh_attach *a, int rc)
  */
 static int grow_threads(struct mqdh_attach *a)
 {
-    struct mqdh_thread *more = malloc((size_t)a->cap * 2 * sizeof *more);
+    struct mqdh_traced *more = malloc((size_t)a->cap * 2 * sizeof *more);
     if (!more)
         return -1;
     memcpy(more, a->threads, (size_t)a->nthreads * sizeof *more);
-    struct mqdh_thread *old = a->threads;
+    struct mqdh_traced *old = a->threads;
     atomic_signal_fence(memory_order_seq_cst);
     a->threads = more;
     atomic_signal_fence(memory_order_seq_cst);
@@ -171,8 +171,8 @@ static int seize_tid(struct mqdh_attach *a, pid_t t)
         fail(a, -errno);
         return -1;
     }
-    struct mqdh_thread *th = &a->threads[a->nthreads];
-    *th = (struct mqdh_thread){.tid = t, .state = MQDH_T_STOPPING};
+    struct mqdh_traced *th = &a->threads[a->nthreads];
+    *th = (struct mqdh_traced){.tid = t, .state = MQDH_T_STOPPING};
     a->nthreads++;
     if (ptrace(PTRACE_INTERRUPT, t, 0, 0) != 0)
         th->state = MQDH_T_GONE; /* before it could stop */
@@ -220,7 +220,7 @@ static int collect(struct mqdh_attach *a)
 {
     int progress = 0, waiting = 0;
     for (int k = 0; k < a->nthreads; k++) {
-        struct mqdh_thread *th = &a->threads[k];
+        struct mqdh_traced *th = &a->threads[k];
         if (th->state != MQDH_T_STOPPING)
             continue;
         int st;
@@ -241,7 +241,7 @@ static int collect(struct mqdh_attach *a)
         th->state = MQDH_T_GONE;
     }
     for (int k = 0; k < a->nthreads; k++) {
-        struct mqdh_thread *th = &a->threads[k];
+        struct mqdh_traced *th = &a->threads[k];
         if (th->state != MQDH_T_GONE)
             continue;
         if (th->tid == a->pid) {

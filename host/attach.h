@@ -28,7 +28,7 @@ enum mqdh_thread_state {
     MQDH_T_FORGOTTEN /* gone, and its tid cleared: nothing to detach */
 };
 
-struct mqdh_thread {
+struct mqdh_traced {
     pid_t tid;           /* 0: a thread gone, nothing to detach */
     int pending_sig;     /* to re-deliver on detach; 0 if none */
     unsigned char state; /* enum mqdh_thread_state */
@@ -41,8 +41,8 @@ struct mqdh_attach {
     int nthreads, cap;
     /* few, or a larger array on the heap (a process of many threads): small
      * enough for a node's ranks to be set up without a page fault each. */
-    struct mqdh_thread *threads;
-    struct mqdh_thread few[MQDH_FEW_THREADS];
+    struct mqdh_traced *threads;
+    struct mqdh_traced few[MQDH_FEW_THREADS];
     int attached;
     /* While attaching: */
     int rc;      /* 0, or the negative errno it failed with */

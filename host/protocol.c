@@ -252,7 +252,7 @@ static void locate(struct hproc *p)
 {
     struct mqdh_where w;
     char err[512];
-    if (mqdh_where(&p->img, &p->mem, &w, err, sizeof err) != 0) {
+    if (mqdh_where(&p->img, &p->mem, &w, p->stack, err, sizeof err) != 0) {
         p->out->where_error = strdup(err);
         return;
     }

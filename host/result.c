@@ -9,6 +9,7 @@
  */
 #define _GNU_SOURCE
 #include "session.h"
+#include "where.h"
 
 #include "array.h"
 
@@ -39,7 +40,54 @@ static void put_str(FILE *f, const char *s)
 
 static const char *const queue_states[] = {"ok", "noinfo", "error"};
 
-static void put_process(FILE *f, const struct mqdh_process *p)
+/* The object paths frames name, each written once ("m INDEX PATH") and
+ * then named by its index. */
+struct modules {
+    const char **path;
+    int n, cap, failed;
+};
+
+static int module_index(FILE *f, struct modules *m, const char *path)
+{
+    if (!path)
+        return -1;
+    for (int i = m->n - 1; i >= 0; i--)
+        if (strcmp(m->path[i], path) == 0)
+            return i;
+    if (MQDH_GROW(m->path, m->cap, m->n + 1) != 0) {
+        m->failed = 1;
+        return -1;
+    }
+    m->path[m->n] = path;
+    fprintf(f, "m %d", m->n);
+    put_str(f, path);
+    putc('\n', f);
+    return m->n++;
+}
+
+static void put_stack(FILE *f, const struct mqdh_stack *st, struct modules *m)
+{
+    for (int t = 0; t < st->nthreads; t++) {
+        const struct mqdh_thread *th = &st->threads[t];
+        for (int i = 0; i < th->nframes; i++) /* the objects first */
+            module_index(f, m, th->frames[i].module);
+        fprintf(f, "t %d %d %d", (int)th->tid, th->nframes, th->entry);
+        put_str(f, th->call);
+        put_str(f, th->error);
+        putc('\n', f);
+        for (int i = 0; i < th->nframes; i++) {
+            const struct mqdh_frame *fr = &th->frames[i];
+            fprintf(f, "f %" PRIu64 " %d %d %d %d", fr->pc, fr->inlined, (int)fr->kind, fr->line,
+                    module_index(f, m, fr->module));
+            put_str(f, fr->function);
+            put_str(f, fr->file);
+            putc('\n', f);
+        }
+    }
+}
+
+static void put_process(FILE *f, const struct mqdh_process *p, const struct mqdh_stack *st,
+                        struct modules *m)
 {
     fprintf(f, "p %d %d %d %d %d %d %d %u %ld %ld %ld %ld %" PRIu64 " %lu %lu %lu %lu %.6f\n",
             (int)p->pid, p->rank, p->world, p->identity, (int)p->dll_source, p->where_line,
@@ -60,6 +108,8 @@ static void put_process(FILE *f, const struct mqdh_process *p)
             put_str(f, strs[i].value);
             putc('\n', f);
         }
+    if (st)
+        put_stack(f, st, m);
     for (int c = 0; c < p->ncomms; c++) {
         const struct mqdh_comm *cm = &p->comms[c];
         fprintf(f, "c %" PRIu64 " %ld %ld %d %" PRIu64, cm->unique_id, cm->local_rank, cm->size,
@@ -117,8 +167,12 @@ int mqdh_result_write(FILE *f, const struct mqdh_dump *d)
         return MQDH_E_USAGE;
     fprintf(f, "mqd-result %d\n", MQDH_RESULT_VERSION);
     fprintf(f, "dump %d %d %u\n", d->nprocs, d->workers, d->files);
+    struct modules m = {0};
     for (int i = 0; i < d->nprocs; i++)
-        put_process(f, &d->procs[i]);
+        put_process(f, &d->procs[i], d->stacks ? &d->stacks[i] : NULL, &m);
+    free(m.path);
+    if (m.failed)
+        return MQDH_E_NOMEM;
     fprintf(f, "end %d\n", d->nprocs);
     return fflush(f) == 0 && !ferror(f) ? MQDH_OK : MQDH_E_USAGE;
 }
@@ -489,9 +543,45 @@ static int read_text(struct reader *r, struct mqdh_op *o, int *next)
     return end_record(r);
 }
 
+/* A thread of a process's stack ("t TID FRAMES ENTRY CALL ERROR"). */
+static int read_thread(struct reader *r, struct mqdh_thread *t, int *want)
+{
+    int tid;
+    if (get_int(r, "thread", 1, 0x7fffffff, &tid) != 0 ||
+        get_int(r, "frames", 0, MQDH_MAX_FRAMES, want) != 0 ||
+        get_int(r, "entry", -1, MQDH_MAX_FRAMES - 1, &t->entry) != 0 ||
+        get_str(r, "call", NULL, 0, &t->call) != 0 || get_str(r, "error", NULL, 0, &t->error) != 0)
+        return -1;
+    t->tid = (pid_t)tid;
+    if (t->entry >= *want)
+        return fail(r, MQDH_E_RESULT, "entry frame %d of %d", t->entry, *want);
+    return end_record(r);
+}
+
+/* A frame ("f PC INLINED KIND LINE MODULE FUNCTION FILE"), its module one
+ * of the n modules[] given before. */
+static int read_frame(struct reader *r, struct mqdh_frame *fr, char *const *modules, int n)
+{
+    int kind, module;
+    if (get_u64(r, "pc", &fr->pc) != 0 || get_int(r, "inlined", 0, 1, &fr->inlined) != 0 ||
+        get_int(r, "kind", MQDH_FRAME_USER, MQDH_FRAME_SYSTEM, &kind) != 0 ||
+        get_int(r, "line", 0, 0x7fffffff, &fr->line) != 0 ||
+        get_int(r, "module", -1, n - 1, &module) != 0 ||
+        get_str(r, "function", NULL, 0, &fr->function) != 0 ||
+        get_str(r, "file", NULL, 0, &fr->file) != 0)
+        return -1;
+    fr->kind = (enum mqdh_frame_kind)kind;
+    if (module >= 0 && !(fr->module = strdup(modules[module])))
+        return fail(r, MQDH_E_NOMEM, "out of memory");
+    return end_record(r);
+}
+
 /* Where the records being read go. */
 struct place {
     struct mqdh_process *p;
+    struct mqdh_stack *st; /* p's stack */
+    struct mqdh_thread *t;
+    int threads_cap, frames_cap, frames_want;
     int comms_cap;
     struct mqdh_comm *c;
     struct mqdh_queue *q;
@@ -519,8 +609,20 @@ static int close_queue(struct reader *r, struct place *at)
     return 0;
 }
 
+/* A thread whose frames have all come. */
+static int close_thread(struct reader *r, struct place *at)
+{
+    if (at->t && at->t->nframes != at->frames_want)
+        return fail(r, MQDH_E_RESULT, "a thread with %d of its %d frames", at->t->nframes,
+                    at->frames_want);
+    at->t = NULL;
+    return 0;
+}
+
 static int close_comm(struct reader *r, struct place *at)
 {
+    if (close_thread(r, at) != 0)
+        return -1;
     if (close_queue(r, at) != 0)
         return -1;
     if (at->c && at->q_next != MQDH_NQUEUES)
@@ -530,21 +632,87 @@ static int close_comm(struct reader *r, struct place *at)
     return 0;
 }
 
-static int record(struct reader *r, struct mqdh_dump *d, int *procs_cap, struct place *at)
+/* The objects frames name, as given by "m INDEX PATH" records. */
+struct module_table {
+    char **path;
+    int n, cap;
+};
+
+static int read_module(struct reader *r, struct module_table *m)
+{
+    int index;
+    if (get_int(r, "module", 0, (1 << 16) - 1, &index) != 0)
+        return -1;
+    if (index != m->n)
+        return fail(r, MQDH_E_RESULT, "module %d where module %d comes", index, m->n);
+    if (MQDH_GROW(m->path, m->cap, m->n + 1) != 0)
+        return fail(r, MQDH_E_NOMEM, "out of memory");
+    if (get_str(r, "path", NULL, 0, &m->path[m->n]) != 0)
+        return -1;
+    if (!m->path[m->n++])
+        return fail(r, MQDH_E_RESULT, "module %d has no path", index);
+    return end_record(r);
+}
+
+/* Process p's stack, made (zeroed) as the first thread of any process
+ * comes: stacks stay as many as the processes. */
+static struct mqdh_stack *stack_of(struct mqdh_dump *d, int *stacks_cap, int p)
+{
+    int had = d->stacks ? *stacks_cap : 0;
+    if (MQDH_GROW(d->stacks, *stacks_cap, p + 1) != 0)
+        return NULL;
+    if (*stacks_cap > had)
+        memset(d->stacks + had, 0, (size_t)(*stacks_cap - had) * sizeof *d->stacks);
+    return &d->stacks[p];
+}
+
+struct stacks_read {
+    struct module_table modules;
+    int stacks_cap;
+};
+
+static int record(struct reader *r, struct mqdh_dump *d, int *procs_cap, struct place *at,
+                  struct stacks_read *sr)
 {
     if (is(r, "p")) {
         if (close_comm(r, at) != 0)
             return -1;
-        if (MQDH_GROW(d->procs, *procs_cap, d->nprocs + 1) != 0)
+        if (MQDH_GROW(d->procs, *procs_cap, d->nprocs + 1) != 0 ||
+            (d->stacks && !stack_of(d, &sr->stacks_cap, d->nprocs)))
             return fail(r, MQDH_E_NOMEM, "out of memory");
         *at = (struct place){.p = &d->procs[d->nprocs++]};
         memset(at->p, 0, sizeof *at->p);
         return read_process(r, at->p);
     }
+    if (is(r, "m"))
+        return read_module(r, &sr->modules);
     if (!at->p)
         return fail(r, MQDH_E_RESULT, "a '%.*s' record before any process", (int)r->toklen, r->tok);
     if (is(r, "s"))
         return read_string_field(r, at->p);
+    if (is(r, "t")) {
+        if (close_comm(r, at) != 0)
+            return -1;
+        if (!at->st && !(at->st = stack_of(d, &sr->stacks_cap, (int)(at->p - d->procs))))
+            return fail(r, MQDH_E_NOMEM, "out of memory");
+        if (at->st->nthreads >= MQDH_MAX_THREADS)
+            return fail(r, MQDH_E_RESULT, "more than %d threads", MQDH_MAX_THREADS);
+        if (MQDH_GROW(at->st->threads, at->threads_cap, at->st->nthreads + 1) != 0)
+            return fail(r, MQDH_E_NOMEM, "out of memory");
+        at->t = &at->st->threads[at->st->nthreads++];
+        memset(at->t, 0, sizeof *at->t);
+        at->frames_cap = 0;
+        return read_thread(r, at->t, &at->frames_want);
+    }
+    if (is(r, "f")) {
+        if (!at->t || at->t->nframes >= at->frames_want)
+            return fail(r, MQDH_E_RESULT, "a frame beyond its thread's count");
+        if (MQDH_GROW(at->t->frames, at->frames_cap, at->t->nframes + 1) != 0)
+            return fail(r, MQDH_E_NOMEM, "out of memory");
+        struct mqdh_frame *fr = &at->t->frames[at->t->nframes++];
+        memset(fr, 0, sizeof *fr);
+        return read_frame(r, fr, sr->modules.path, sr->modules.n);
+    }
     if (is(r, "c")) {
         if (close_comm(r, at) != 0)
             return -1;
@@ -615,6 +783,7 @@ int mqdh_result_read(const char *buf, size_t len, struct mqdh_dump **out, char *
     d->version = MQDH_VERSION;
     int procs_cap = 0, ended = 0, declared = -1, version;
     struct place at = {0};
+    struct stacks_read sr = {0};
     /* The header: which format, before anything else. */
     if (!buf || len < 11 || memcmp(buf, "mqd-result ", 11) != 0) {
         fail(&r, MQDH_E_RESULT, "not an mqd result (it begins '%.*s')",
@@ -658,13 +827,16 @@ int mqdh_result_read(const char *buf, size_t len, struct mqdh_dump **out, char *
                      d->nprocs);
             ended = 1;
         } else {
-            record(&r, d, &procs_cap, &at);
+            record(&r, d, &procs_cap, &at, &sr);
         }
         next_line(&r);
     }
     if (!r.failed && !ended)
         fail(&r, MQDH_E_RESULT, "the result stops before its end (the agent died while writing?)");
 out:
+    for (int i = 0; i < sr.modules.n; i++)
+        free(sr.modules.path[i]);
+    free(sr.modules.path);
     if (r.failed) {
         int code = r.failed;
         mqdh_dump_free(d);
@@ -712,12 +884,26 @@ int mqdh_merge_marked(struct mqdh_dump *into, struct mqdh_dump *const *from, int
         struct mqdh_dump *f = from[k];
         for (int i = 0; f && i < f->nprocs; i++) {
             struct mqdh_process *src = &f->procs[i];
+            struct mqdh_stack *src_stack = f->stacks ? &f->stacks[i] : NULL;
             struct slot key = {src->pid, src->host, 0};
             struct slot *hit = bsearch(&key, slots, (size_t)into->nprocs, sizeof *slots, cmp_slot);
             if (!hit || hit->index < 0) {
                 mqdh_process_clear(src);
+                mqdh_stack_clear(src_stack);
                 continue;
             }
+            /* Its stack goes with it (the stacks made for into as the
+             * first comes; none is kept without memory for them). */
+            if (src_stack && src_stack->nthreads && !into->stacks)
+                into->stacks = calloc((size_t)into->nprocs, sizeof *into->stacks);
+            if (into->stacks) {
+                mqdh_stack_clear(&into->stacks[hit->index]);
+                if (src_stack) {
+                    into->stacks[hit->index] = *src_stack;
+                    memset(src_stack, 0, sizeof *src_stack);
+                }
+            }
+            mqdh_stack_clear(src_stack);
             struct mqdh_process *dst = &into->procs[hit->index];
             /* What the front end knows from the launcher stays. */
             char *host = dst->host;
@@ -739,6 +925,8 @@ int mqdh_merge_marked(struct mqdh_dump *into, struct mqdh_dump *const *from, int
         if (f) {
             free(f->procs);
             f->procs = NULL;
+            free(f->stacks);
+            f->stacks = NULL;
             f->nprocs = 0;
             mqdh_dump_index(f);
         }

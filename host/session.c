@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE
 #include "session.h"
+#include "where.h"
 #include "guard.h"
 
 #include "analyze.h"
@@ -246,6 +247,7 @@ int mqdh_dump_processes(const pid_t *pids, const int *ranks, const char *const *
     struct mqdh_remote *rem = NULL;
     struct mqdh_dump *d = calloc(1, sizeof *d);
     if (!d || !(d->procs = calloc(alloc, sizeof *d->procs)) ||
+        !(d->stacks = calloc(alloc, sizeof *d->stacks)) ||
         !(s.procs = calloc(alloc, sizeof *s.procs)) || !(s.atts = calloc(alloc, sizeof *s.atts)) ||
         !(s.files = mqdh_files_new()) ||
         !(atts = calloc(alloc, sizeof *atts)) || !(rcs = calloc(alloc, sizeof *rcs)))
@@ -307,6 +309,7 @@ int mqdh_dump_processes(const pid_t *pids, const int *ranks, const char *const *
     for (int i = 0; i < n; i++) {
         struct hproc *p = &s.procs[i];
         p->out = &d->procs[i];
+        p->stack = &d->stacks[i];
         p->image.proc = p;
         p->session = &s;
         mqdh_mem_init(&p->mem, pids[i]);
@@ -395,9 +398,13 @@ void mqdh_dump_free(struct mqdh_dump *d)
 {
     if (!d)
         return;
-    for (int i = 0; i < d->nprocs; i++)
+    for (int i = 0; i < d->nprocs; i++) {
         mqdh_process_clear(&d->procs[i]);
+        if (d->stacks)
+            mqdh_stack_clear(&d->stacks[i]);
+    }
     free(d->procs);
+    free(d->stacks);
     mqdh_index_free(d->index);
     free(d);
 }

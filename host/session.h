@@ -38,6 +38,7 @@ struct himage {
 /* mqs_process. */
 struct hproc {
     struct mqdh_process *out; /* the result: the session's dump */
+    struct mqdh_stack *stack; /* its threads, unwound: the dump's too */
     struct himage image;
     struct mqdh_image img;
     int have_img;

@@ -8,6 +8,8 @@
 #define _GNU_SOURCE
 #include "where.h"
 
+#include "attach.h"
+
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <errno.h>
@@ -21,10 +23,17 @@ struct walk {
     const struct mqdh_image *im;
     struct mqdh_mem *mem;
     int depth;
-    int found;   /* frames seen since the MPI entry point (1: it, 2+: callers) */
+    int found;   /* the MPI entry point is met */
+    int called;  /* and the user's code that called it */
     const struct mqdh_image_module *mpi;   /* the object the MPI entry point is in */
     const struct mqdh_image_module *inner; /* the object of the frame walked before */
+    struct mqdh_thread *t; /* the frames kept (NULL: none, and stop at the caller) */
+    int cap, nomem;
 };
+
+/* Frames kept per thread, inlined ones included: a loop or a corrupt stack
+ * ends there. */
+enum { MAX_PHYSICAL = 256, MAX_INLINED = 32 };
 
 static int mpi_entry(const char *name, const struct mqdh_file *f, char *buf, size_t len);
 
@@ -34,6 +43,11 @@ static int mpi_entry(const char *name, const struct mqdh_file *f, char *buf, siz
  * source line, and, for an MPI call's frame, the DWARF scopes its
  * arguments are described in.
  */
+struct pcframe {
+    const char *function, *file; /* the file's own strings (ELF and DWARF) */
+    int line;
+};
+
 struct pc {
     const char *name; /* the symbol holding it, or NULL */
     int line;         /* -1: not looked up yet */
@@ -43,6 +57,10 @@ struct pc {
     int nscopes;      /* the MPI call's scopes, innermost first */
     Dwarf_Die outer, scopes[4];
     Dwarf_Addr dbias; /* the DWARF's bias in the file's module */
+    /* The frames the address is in (pc_expand): the functions inlined
+     * there, innermost first, then the function holding it. */
+    int expanded, nfr;
+    struct pcframe fr[];
 };
 
 /* The pc of file address addr of f; NULL without memory. */
@@ -74,6 +92,125 @@ static const char *pc_line(struct mqdh_file *f, Dwarf_Addr addr, struct pc *pc, 
     }
     *line = pc->line;
     return pc->src;
+}
+
+/* The name DWARF gives die (an inlined subroutine's, from its abstract
+ * origin), or NULL. */
+static const char *die_name(Dwarf_Die *die)
+{
+    Dwarf_Attribute a;
+    return dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &a));
+}
+
+/*
+ * The concrete function holding pc among the children of die (a CU, a
+ * namespace, a class), looked for as deep as C++ nests them.
+ */
+static int function_in(Dwarf_Die *die, Dwarf_Addr pc, Dwarf_Die *out, int depth)
+{
+    Dwarf_Die child;
+    if (depth > 4 || dwarf_child(die, &child) != 0)
+        return -1;
+    do {
+        int tag = dwarf_tag(&child);
+        if (tag == DW_TAG_subprogram && dwarf_haspc(&child, pc) == 1) {
+            *out = child;
+            return 0;
+        }
+        if ((tag == DW_TAG_namespace || tag == DW_TAG_class_type ||
+             tag == DW_TAG_structure_type) &&
+            function_in(&child, pc, out, depth + 1) == 0)
+            return 0;
+    } while (dwarf_siblingof(&child, &child) == 0);
+    return -1;
+}
+
+/*
+ * The inlined subroutines of fn that hold pc, outermost first, into
+ * out[max]; their number.  Walked down from the concrete function (not
+ * dwarf_getscopes, which goes on from an inlined instance into its
+ * abstract definition's scopes).
+ */
+static int inlined_at(Dwarf_Die *fn, Dwarf_Addr pc, Dwarf_Die *out, int max)
+{
+    Dwarf_Die cur = *fn, child;
+    int n = 0;
+    for (int depth = 0; depth < 64 && n < max; depth++) {
+        int inner = 0;
+        if (dwarf_child(&cur, &child) == 0) {
+            do {
+                int t = dwarf_tag(&child);
+                if ((t == DW_TAG_lexical_block || t == DW_TAG_inlined_subroutine) &&
+                    dwarf_haspc(&child, pc) == 1) {
+                    cur = child;
+                    inner = 1;
+                    if (t == DW_TAG_inlined_subroutine)
+                        out[n++] = child;
+                    break;
+                }
+            } while (dwarf_siblingof(&child, &child) == 0);
+        }
+        if (!inner)
+            break;
+    }
+    return n;
+}
+
+/* Where inlined subroutine die was called from: its DW_AT_call_file (an
+ * index into cu's file table) and DW_AT_call_line. */
+static void call_site(Dwarf_Die *die, Dwarf_Die *cu, const char **file, int *line)
+{
+    Dwarf_Attribute a;
+    Dwarf_Word idx = 0, ln = 0;
+    Dwarf_Files *files;
+    size_t nfiles;
+    *file = NULL;
+    *line = 0;
+    if (dwarf_formudata(dwarf_attr(die, DW_AT_call_line, &a), &ln) == 0 && ln < 0x7fffffff)
+        *line = (int)ln;
+    if (dwarf_formudata(dwarf_attr(die, DW_AT_call_file, &a), &idx) == 0 &&
+        dwarf_getsrcfiles(cu, &files, &nfiles) == 0 && idx < nfiles)
+        *file = dwarf_filesrc(files, idx, NULL, NULL);
+}
+
+/*
+ * The frames at file address addr of f: the functions inlined there (from
+ * the DWARF), innermost first, each at the line the next one out calls it
+ * from, then the function holding it; looked up once.  lines: read the
+ * line table and the DWARF (not for the system's libraries, whose
+ * separate debug files would cost more than their lines are worth in a
+ * hung job's stacks).  Returns the pc (moved: the memo slot is updated),
+ * or pc itself, unexpanded, without memory.
+ */
+static struct pc *pc_expand(struct mqdh_file *f, Dwarf_Addr addr, struct pc *pc, int lines)
+{
+    if (pc->expanded)
+        return pc;
+    int line = 0, ninl = 0;
+    const char *src = lines ? pc_line(f, addr, pc, &line) : NULL;
+    Dwarf_Die inl[MAX_INLINED], fn, cu_mem, *cu = NULL;
+    Dwfl_Module *m = lines ? mqdh_file_module(f) : NULL;
+    Dwarf_Addr dbias;
+    if (m && (cu = dwfl_module_addrdie(m, addr, &dbias)) != NULL) {
+        cu_mem = *cu;
+        cu = &cu_mem;
+        if (function_in(cu, addr - dbias, &fn, 0) == 0)
+            ninl = inlined_at(&fn, addr - dbias, inl, MAX_INLINED);
+    }
+    void **slot = mqdh_file_memo(f, addr);
+    struct pc *n = slot ? realloc(pc, sizeof *pc + (size_t)(ninl + 1) * sizeof pc->fr[0]) : NULL;
+    if (!n)
+        return pc;
+    *slot = n;
+    int k = 0;
+    for (int j = ninl - 1; j >= 0; j--) {
+        n->fr[k++] = (struct pcframe){die_name(&inl[j]), src, line};
+        call_site(&inl[j], cu, &src, &line);
+    }
+    n->fr[k++] = (struct pcframe){n->name, src, line};
+    n->nfr = k;
+    n->expanded = 1;
+    return n;
 }
 
 /* ---------------------------------------------------------------- arguments */
@@ -540,22 +677,99 @@ static const struct mqdh_image_module *object_at(const struct walk *k, Dwfl *dwf
     return m;
 }
 
+/* Whose code file f is (mqdh_frame_kind). */
+static enum mqdh_frame_kind file_kind(const struct mqdh_file *f)
+{
+    static const char *const system_dirs[] = {"/lib/", "/lib64/", "/usr/lib/", "/usr/lib64/"};
+    if (!f || f->path[0] != '/')
+        return MQDH_FRAME_SYSTEM; /* the vDSO, or nothing */
+    if (is_mpi_library(f))
+        return MQDH_FRAME_MPI;
+    for (size_t i = 0; i < sizeof system_dirs / sizeof system_dirs[0]; i++)
+        if (strncmp(f->path, system_dirs[i], strlen(system_dirs[i])) == 0)
+            return MQDH_FRAME_SYSTEM;
+    return MQDH_FRAME_USER;
+}
+
+/* A copy of a function's name as the program wrote it: a compiler's clone
+ * (".constprop.0", ".isra.0", ".part.0", ".cold") is the function the user
+ * wrote, and so is a symbol's version ("@@GLIBC_2.34"): no C or C++ name
+ * has a dot or an at sign.  NULL stays NULL. */
+static char *written_name(const char *name)
+{
+    return name ? strndup(name, strcspn(name, ".@")) : NULL;
+}
+
+/* Keep the frames of one physical frame at process address at (in obj,
+ * file address looked up as here; either may be NULL). */
+static void keep_frames(struct walk *k, Dwarf_Addr at, const struct mqdh_image_module *obj,
+                        const struct pc *here)
+{
+    struct mqdh_thread *t = k->t;
+    int n = here && here->expanded ? here->nfr : 1;
+    if (t->nframes + n > MQDH_MAX_FRAMES) {
+        k->nomem |= 2; /* cut short */
+        return;
+    }
+    if (t->nframes + n > k->cap) {
+        int cap = k->cap ? k->cap * 2 : 32;
+        while (cap < t->nframes + n)
+            cap *= 2;
+        struct mqdh_frame *fr = realloc(t->frames, (size_t)cap * sizeof *fr);
+        if (!fr) {
+            k->nomem |= 1;
+            return;
+        }
+        t->frames = fr;
+        k->cap = cap;
+    }
+    const struct mqdh_file *file = obj ? obj->file : NULL;
+    char *module = file ? strdup(file->path) : NULL;
+    for (int i = 0; i < n; i++) {
+        struct mqdh_frame *f = &t->frames[t->nframes++];
+        memset(f, 0, sizeof *f);
+        f->pc = at;
+        f->kind = file_kind(file);
+        f->inlined = i < n - 1;
+        const char *fn = here && here->expanded ? here->fr[i].function : here ? here->name : NULL;
+        const char *src = here && here->expanded ? here->fr[i].file : NULL;
+        f->function = written_name(fn);
+        f->file = src ? strdup(src) : NULL;
+        f->line = src ? here->fr[i].line : 0;
+        f->module = i == 0 ? module : module ? strdup(module) : NULL;
+        if ((fn && !f->function) || (src && !f->file) || (file && !f->module))
+            k->nomem |= 1;
+    }
+}
+
 static int frame_cb(Dwfl_Frame *frame, void *arg)
 {
     struct walk *k = arg;
     Dwarf_Addr pc;
     bool activation;
-    if (++k->depth > 256 || !dwfl_frame_pc(frame, &pc, &activation))
+    if (++k->depth > MAX_PHYSICAL) {
+        k->nomem |= 2;
+        return DWARF_CB_ABORT;
+    }
+    if (!dwfl_frame_pc(frame, &pc, &activation))
         return DWARF_CB_ABORT;
     Dwarf_Addr at = activation ? pc : pc - 1; /* a return address: the call */
     Dwfl *dwfl = dwfl_thread_dwfl(dwfl_frame_thread(frame));
     struct pc *here;
     const struct mqdh_image_module *obj = object_at(k, dwfl, at, &here);
     struct mqdh_file *file = obj ? obj->file : NULL;
+    /* Its inlined frames, where the user's code or the MPI library's is
+     * (kept, or the caller of the MPI call). */
+    if (here && (k->t || (k->found && !k->called && obj != k->mpi)))
+        here = pc_expand(file, at - obj->bias, here, file_kind(file) != MQDH_FRAME_SYSTEM);
+    if (k->t)
+        keep_frames(k, at, obj, here);
     const char *name = here ? here->name : NULL;
     char entry[sizeof k->w->call];
     const struct mqdh_image_module *in = k->inner;
     k->inner = obj;
+    if (k->called)
+        return DWARF_CB_OK; /* only kept */
     /*
      * No MPI frame met, and this frame called into the MPI library: the
      * entry point tail-called out of its own frame into code with no name
@@ -587,32 +801,107 @@ static int frame_cb(Dwfl_Frame *frame, void *arg)
         return DWARF_CB_OK;
     }
     if (k->found && obj != k->mpi) { /* the user's code that called it */
-        /* A compiler's clone (".constprop.0", ".isra.0", ".part.0", ".cold")
-         * is the function the user wrote: no C or C++ name has a dot. */
-        snprintf(k->w->function, sizeof k->w->function, "%.*s",
-                 name ? (int)strcspn(name, ".") : 2, name ? name : "??");
+        /* The innermost of its frames: a function inlined there is the
+         * caller. */
+        const char *fname = here && here->expanded ? here->fr[0].function : name;
         int lineno = 0;
-        const char *src = here ? pc_line(file, at - obj->bias, here, &lineno) : NULL;
+        const char *src = NULL;
+        if (here && here->expanded) {
+            src = here->fr[0].file;
+            lineno = here->fr[0].line;
+        } else if (here) {
+            src = pc_line(file, at - obj->bias, here, &lineno);
+        }
+        snprintf(k->w->function, sizeof k->w->function, "%.*s",
+                 fname ? (int)strcspn(fname, ".") : 2, fname ? fname : "??");
         if (src) {
             snprintf(k->w->file, sizeof k->w->file, "%s", src);
             k->w->line = lineno;
         }
-        return DWARF_CB_ABORT;
+        k->called = 1;
+        return k->t ? DWARF_CB_OK : DWARF_CB_ABORT;
     }
     return DWARF_CB_OK;
 }
 
-/* Walk one thread (thread, or tid through dwfl) into w: 1 if it is in an
- * MPI call (w filled, w->tid set), else 0 with w cleared. */
-static int walk_thread(const struct mqdh_image *im, Dwfl_Thread *thread, pid_t tid,
-                       struct mqdh_mem *mem, struct mqdh_where *w)
+/* Free what thread t holds, and zero it. */
+static void thread_clear(struct mqdh_thread *t)
 {
-    struct walk k = {.w = w, .im = im, .mem = mem};
-    memset(w, 0, sizeof *w);
-    if (thread)
-        dwfl_thread_getframes(thread, frame_cb, &k);
+    for (int i = 0; i < t->nframes; i++) {
+        free(t->frames[i].function);
+        free(t->frames[i].module);
+        free(t->frames[i].file);
+    }
+    free(t->frames);
+    free(t->call);
+    free(t->error);
+    memset(t, 0, sizeof *t);
+}
+
+void mqdh_stack_clear(struct mqdh_stack *st)
+{
+    for (int i = 0; st && i < st->nthreads; i++)
+        thread_clear(&st->threads[i]);
+    if (st) {
+        free(st->threads);
+        memset(st, 0, sizeof *st);
+    }
+}
+
+/*
+ * The thread's MPI library entry: the outermost frame of the MPI library,
+ * and the call the program made there (that frame's, if it is an entry
+ * point; else the innermost one found, w->call).
+ */
+static int thread_entry(struct mqdh_thread *t, const struct mqdh_where *w)
+{
+    t->entry = -1;
+    for (int i = t->nframes - 1; i >= 0 && t->entry < 0; i--)
+        if (t->frames[i].kind == MQDH_FRAME_MPI)
+            t->entry = i;
+    char call[sizeof w->call];
+    const char *name = t->entry >= 0 ? t->frames[t->entry].function : NULL;
+    int named = name && (strncmp(name, "PMPI_", 5) == 0 || strncmp(name, "MPI_", 4) == 0 ||
+                         strncmp(name, "internal_", 9) == 0);
+    if (named && name[0] == 'i' && !(name[9] >= 'A' && name[9] <= 'Z'))
+        named = 0;
+    if (named)
+        snprintf(call, sizeof call, "MPI_%s",
+                 name[0] == 'P' ? name + 5 : name[0] == 'M' ? name + 4 : name + 9);
     else
-        dwfl_getthread_frames(im->dwfl, tid, frame_cb, &k);
+        snprintf(call, sizeof call, "%s", w->call);
+    if (call[0] && !(t->call = strdup(call)))
+        return -1;
+    return 0;
+}
+
+/*
+ * Walk one thread (thread, or tid through dwfl) into w, and its frames
+ * into t unless t is NULL: 1 if it is in an MPI call (w filled, w->tid
+ * set), else 0 with w cleared; -1 out of memory.
+ */
+static int walk_thread(const struct mqdh_image *im, Dwfl_Thread *thread, pid_t tid,
+                       struct mqdh_mem *mem, struct mqdh_where *w, struct mqdh_thread *t)
+{
+    struct walk k = {.w = w, .im = im, .mem = mem, .t = t};
+    memset(w, 0, sizeof *w);
+    if (t) {
+        memset(t, 0, sizeof *t);
+        t->tid = tid;
+    }
+    int rc = thread ? dwfl_thread_getframes(thread, frame_cb, &k)
+                    : dwfl_getthread_frames(im->dwfl, tid, frame_cb, &k);
+    if (t) {
+        const char *why = k.nomem & 1   ? "out of memory"
+                          : k.nomem & 2 ? "more than 256 frames: cut short"
+                          : rc < 0 && t->nframes ? dwfl_errmsg(-1)
+                          : rc < 0 ? "no frame could be read"
+                                   : NULL;
+        if ((why && !(t->error = strdup(why))) || (k.nomem & 1) || thread_entry(t, w) != 0) {
+            thread_clear(t);
+            return -1;
+        }
+    }
     if (!k.found) {
         memset(w, 0, sizeof *w);
         return 0;
@@ -625,21 +914,49 @@ struct threads {
     const struct mqdh_image *im;
     struct mqdh_where *w;
     struct mqdh_mem *mem;
+    struct mqdh_stack *stack;
+    int found, nomem;
 };
 
 static int thread_cb(Dwfl_Thread *thread, void *arg)
 {
     struct threads *th = arg;
     pid_t tid = dwfl_thread_tid(thread);
-    if (tid != th->im->pid && walk_thread(th->im, thread, tid, th->mem, th->w))
+    if (tid == th->im->pid)
+        return DWARF_CB_OK;
+    if (!th->stack) {
+        int in = walk_thread(th->im, thread, tid, th->mem, th->w, NULL);
+        return in ? DWARF_CB_ABORT : DWARF_CB_OK;
+    }
+    struct mqdh_stack *st = th->stack;
+    if (st->nthreads >= MQDH_MAX_THREADS)
         return DWARF_CB_ABORT;
+    struct mqdh_thread *grown = realloc(st->threads, (size_t)(st->nthreads + 1) * sizeof *grown);
+    if (!grown) {
+        th->nomem = 1;
+        return DWARF_CB_ABORT;
+    }
+    st->threads = grown;
+    struct mqdh_where w;
+    int in = walk_thread(th->im, thread, tid, th->mem, &w, &st->threads[st->nthreads]);
+    if (in < 0) {
+        th->nomem = 1;
+        return DWARF_CB_ABORT;
+    }
+    st->nthreads++;
+    if (in && !th->found) {
+        *th->w = w;
+        th->found = 1;
+    }
     return DWARF_CB_OK;
 }
 
 int mqdh_where(const struct mqdh_image *im, struct mqdh_mem *mem, struct mqdh_where *w,
-               char *err, size_t errlen)
+               struct mqdh_stack *stack, char *err, size_t errlen)
 {
     memset(w, 0, sizeof *w);
+    if (stack)
+        memset(stack, 0, sizeof *stack);
     /* The threads are already ptrace-stopped (attach.c): libdwfl only reads. */
     int rc = dwfl_linux_proc_attach(im->dwfl, im->pid, true);
     if (rc != 0) {
@@ -648,10 +965,31 @@ int mqdh_where(const struct mqdh_image *im, struct mqdh_mem *mem, struct mqdh_wh
         return -1;
     }
     /* The main thread first: that is where an MPI program usually waits;
-     * the others, until one is in MPI, only if it is in no MPI call. */
-    if (!walk_thread(im, NULL, im->pid, mem, w)) {
-        struct threads th = {im, w, mem};
+     * without stacks, the others, until one is in MPI, only if it is in no
+     * MPI call. */
+    if (!stack) {
+        if (!walk_thread(im, NULL, im->pid, mem, w, NULL)) {
+            struct threads th = {im, w, mem, NULL, 0, 0};
+            dwfl_getthreads(im->dwfl, thread_cb, &th);
+        }
+        return 0;
+    }
+    struct threads th = {im, w, mem, stack, 0, 0};
+    if (!(stack->threads = calloc(1, sizeof *stack->threads))) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    int in = walk_thread(im, NULL, im->pid, mem, w, &stack->threads[0]);
+    if (in >= 0) {
+        stack->nthreads = 1;
+        th.found = in;
         dwfl_getthreads(im->dwfl, thread_cb, &th);
+    }
+    if (in < 0 || th.nomem) {
+        mqdh_stack_clear(stack);
+        memset(w, 0, sizeof *w);
+        snprintf(err, errlen, "out of memory");
+        return -1;
     }
     return 0;
 }

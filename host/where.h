@@ -13,6 +13,10 @@
 #include "memory.h"
 #include "mqdhost.h"
 
+/* Frames kept per thread (inlined ones included), threads per process:
+ * a loop or a corrupt stack ends there (threads: MQDH_MAX_THREADS). */
+enum { MQDH_MAX_FRAMES = 512 };
+
 struct mqdh_where {
     pid_t tid;          /* the thread in MPI; 0 if none is */
     char call[64];      /* "MPI_Waitall" (from MPI_ or PMPI_ frames) */
@@ -32,13 +36,19 @@ struct mqdh_where {
 };
 
 /*
- * Unwind the threads of the process of im (ptrace-stopped by us) and fill w with the innermost MPI entry point one of them is in,
- * the main thread first, and its arguments (mem reads the stack; NULL:
- * only arguments held in registers).  Returns 0 (w->call "" if no thread
- * is in MPI), or -1 with the reason in err if the process cannot be
- * unwound.
+ * Unwind the threads of the process of im (ptrace-stopped by us) and fill
+ * w with the innermost MPI entry point one of them is in, the main thread
+ * first, and its arguments (mem reads the stack; NULL: only arguments held
+ * in registers).  stack: every thread's frames, kept once unwound (the
+ * main thread first; the caller frees them with mqdh_stack_clear); NULL:
+ * the walk stops once the MPI call's caller is found.  Returns 0 (w->call
+ * "" if no thread is in MPI), or -1 with the reason in err if the process
+ * cannot be unwound (stack then empty).
  */
 int mqdh_where(const struct mqdh_image *im, struct mqdh_mem *mem, struct mqdh_where *w,
-               char *err, size_t errlen);
+               struct mqdh_stack *stack, char *err, size_t errlen);
+
+/* Free what a stack holds, and zero it (NULL is nothing). */
+void mqdh_stack_clear(struct mqdh_stack *st);
 
 #endif

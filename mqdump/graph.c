@@ -22,8 +22,7 @@
 
 extern char **environ;
 
-/* A DOT string: quotes and backslashes escaped, newlines as \n. */
-static void dot_string(FILE *f, const char *s)
+void dot_string(FILE *f, const char *s)
 {
     fputc('"', f);
     for (; s && *s; s++) {
@@ -228,8 +227,26 @@ static int render(const char *dotfile, const char *format, const char *out, char
     return 0;
 }
 
+struct queues_graph {
+    const struct mqdh_dump *d;
+    const struct mqdh_analysis *a;
+};
+
+static int write_queues_dot(FILE *f, const void *arg)
+{
+    const struct queues_graph *g = arg;
+    return graph_write_dot(f, g->d, g->a);
+}
+
 int graph_write(const char *path, const struct mqdh_dump *d, const struct mqdh_analysis *a,
                 char *err, size_t errlen)
+{
+    struct queues_graph g = {d, a};
+    return graph_file(path, write_queues_dot, &g, err, errlen);
+}
+
+int graph_file(const char *path, int (*write_dot)(FILE *f, const void *arg), const void *arg,
+               char *err, size_t errlen)
 {
     const char *ext = strrchr(path, '.');
     const char *format = NULL;
@@ -247,7 +264,7 @@ int graph_write(const char *path, const struct mqdh_dump *d, const struct mqdh_a
         snprintf(err, errlen, "cannot write %s: %s", dotpath, strerror(errno));
         return -1;
     }
-    int rc = graph_write_dot(f, d, a);
+    int rc = write_dot(f, arg);
     if (fclose(f) != 0 || rc != 0) {
         snprintf(err, errlen, "cannot write %s: %s", dotpath, strerror(errno));
         return -1;

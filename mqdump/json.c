@@ -17,7 +17,7 @@ static const char *dll_source(enum mqdh_dll_source src)
     return (unsigned)src < sizeof dll_sources / sizeof dll_sources[0] ? dll_sources[src] : "?";
 }
 
-static void json_string(const char *s)
+void json_string(const char *s)
 {
     if (!s) {
         printf("null");
@@ -65,7 +65,7 @@ static void json_args(const struct mqdh_process *p)
     }
 }
 
-void json_dump(const struct mqdh_dump *d, int stats)
+void json_dump(const struct mqdh_dump *d, int stats, int stacks)
 {
     printf("{\"processes\": [");
     for (int i = 0; i < d->nprocs; i++) {
@@ -97,6 +97,22 @@ void json_dump(const struct mqdh_dump *d, int stats)
             printf("}");
         } else {
             printf("null");
+        }
+        /* Where its own code is: what a process outside MPI is doing. */
+        const struct mqdh_frame *uf = mqdh_user_frame(d, i);
+        printf(", \"user_frame\": ");
+        if (uf) {
+            printf("{\"function\": ");
+            json_string(uf->function);
+            printf(", \"file\": ");
+            json_string(uf->file);
+            printf(", \"line\": %d}", uf->line);
+        } else {
+            printf("null");
+        }
+        if (stacks && d->stacks) {
+            printf(", \"threads\": ");
+            json_process_stack(&d->stacks[i]);
         }
         if (stats)
             printf(", \"stats\": {\"callbacks\": %lu, \"fetches\": %lu, \"bytes\": %lu, "

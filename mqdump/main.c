@@ -46,6 +46,10 @@ static void usage(FILE *f)
           "      --json              one JSON object instead of text\n"
           "      --graph FILE        the queues and deadlocks as a Graphviz graph: DOT,\n"
           "                          or SVG/PNG/PDF (by FILE's suffix) rendered by dot\n"
+          "      --stacks[=full]     where every process is: all stacks merged into one\n"
+          "                          call tree from main, branches labelled with their\n"
+          "                          ranks (full: the MPI library's frames too)\n"
+          "      --stacks-graph FILE that tree as a Graphviz graph (as --graph does)\n"
           "      --stats             per process: DLL callbacks, bytes, system calls, time;\n"
           "                          and what mqdump itself took (CPU, memory, workers)\n"
           "      --timeout S         seconds the debug DLL has for each process (default\n"
@@ -253,12 +257,15 @@ int main(int argc, char **argv)
         {"fanout", required_argument, NULL, 'N'},
         {"timeout", required_argument, NULL, 't'},
         {"local-only", no_argument, NULL, 'L'},
+        {"stacks", optional_argument, NULL, 's'},
+        {"stacks-graph", required_argument, NULL, 'g'},
         {NULL, 0, NULL, 0},
     };
     pid_t *pids = NULL;
-    int npids = 0, json = 0, stats = 0, full = 0, list = 0, opt;
+    int npids = 0, json = 0, stats = 0, full = 0, list = 0, stacks = 0, opt;
+    unsigned stack_flags = 0;
     long job = 0;
-    const char *check = NULL, *graph = NULL, *agent_host = NULL;
+    const char *check = NULL, *graph = NULL, *agent_host = NULL, *stacks_graph = NULL;
     struct mqdh_options o = MQDH_OPTIONS_INIT;
 
     while ((opt = getopt_long(argc, argv, "p:j:d:lvh", longopts, NULL)) != -1) {
@@ -300,6 +307,18 @@ int main(int argc, char **argv)
             break;
         case 'G':
             graph = optarg;
+            break;
+        case 's':
+            if (optarg && strcmp(optarg, "full") != 0) {
+                fprintf(stderr, "mqdump: --stacks takes no value but 'full' (--stacks=full)\n");
+                free(pids);
+                return 64;
+            }
+            stacks = 1;
+            stack_flags = optarg ? MQDH_STACKS_FULL : 0;
+            break;
+        case 'g':
+            stacks_graph = optarg;
             break;
         case 'l':
             list = 1;
@@ -360,7 +379,7 @@ int main(int argc, char **argv)
         }
     }
     if (agent_host) {
-        if (npids || job || check || list || json || graph || full) {
+        if (npids || job || check || list || json || graph || full || stacks || stacks_graph) {
             fprintf(stderr, "mqdump: --agent takes PID:RANK arguments and DLL options only\n");
             free(pids);
             return 64;
@@ -431,23 +450,42 @@ int main(int argc, char **argv)
             fprintf(stderr, "mqdump: the wait-for analysis ran out of memory\n");
         if (status == 0 && (!a || a->verdict == MQDH_VERDICT_UNKNOWN))
             status = 1;
+        struct mqdh_stack_tree *tree = NULL;
+        if ((stacks || stacks_graph) && d->stacks &&
+            mqdh_stack_tree(d, stack_flags, &tree) != MQDH_OK)
+            fprintf(stderr, "mqdump: merging the stacks ran out of memory\n");
+        if ((stacks || stacks_graph) && !d->stacks)
+            fprintf(stderr, "mqdump: no process could be unwound: no stacks to show\n");
         if (json) {
-            json_dump(d, stats);
+            json_dump(d, stats, stacks);
             if (a)
                 json_analysis(d, a);
+            if (tree && stacks)
+                json_stacks(d, tree, stack_flags & MQDH_STACKS_FULL);
             if (stats)
                 json_cost(d);
             printf("}\n");
         } else {
             text_dlls(d);
             text_hosts(d);
-            if (full || text_folded(d, stats) != 0)
+            /* --stacks: the tree in place of the queues, unless --full. */
+            if (full || (!(stacks && tree) && text_folded(d, stats) != 0))
                 text_dump(d, stats);
+            if (stacks && tree)
+                text_stacks(d, tree, stack_flags & MQDH_STACKS_FULL);
             if (a)
                 text_analysis(d, a, !full);
             if (stats)
                 text_cost(d);
         }
+        char serr[4600];
+        if (stacks_graph && tree && stacks_graph_write(stacks_graph, d, tree, serr,
+                                                       sizeof serr) != 0) {
+            fprintf(stderr, "mqdump: --stacks-graph: %s\n", serr);
+            if (status == 0)
+                status = 1;
+        }
+        mqdh_stack_tree_free(tree);
         char gerr[4600];
         if (graph && graph_write(graph, d, a, gerr, sizeof gerr) != 0) {
             fprintf(stderr, "mqdump: --graph: %s\n", gerr);

@@ -28,6 +28,10 @@ enum { WHY_LEN = 1024 };
 
 /* ---------------------------------------------------------------- text.c */
 
+/* "0-3,5,7-8": ascending process indexes, as their ranks (pids if none);
+ * a spawned world's after "world W: ". */
+void print_ranks(FILE *f, const struct mqdh_dump *d, const int *idx, int n);
+
 /* Which DLL each process was dumped with, and why: one line per choice. */
 void text_dlls(const struct mqdh_dump *d);
 /* The hosts of a job across nodes, their ranks: one line (none for one). */
@@ -45,8 +49,11 @@ void text_jobs(const struct mqdh_job_info *jobs, int n);
 
 /* ---------------------------------------------------------------- json.c */
 
-/* The "processes" member, after the object's opening brace. */
-void json_dump(const struct mqdh_dump *d, int stats);
+/* A JSON string, or null. */
+void json_string(const char *s);
+/* The "processes" member, after the object's opening brace; stacks: each
+ * process's threads and frames too. */
+void json_dump(const struct mqdh_dump *d, int stats, int stacks);
 /* The "deadlock" member, after json_dump. */
 void json_analysis(const struct mqdh_dump *d, const struct mqdh_analysis *a);
 
@@ -85,5 +92,35 @@ int graph_write_dot(FILE *f, const struct mqdh_dump *d, const struct mqdh_analys
  */
 int graph_write(const char *path, const struct mqdh_dump *d, const struct mqdh_analysis *a,
                 char *err, size_t errlen);
+
+/*
+ * Write a picture to path: DOT, or, when path ends in .svg, .png or .pdf,
+ * the DOT to PATH.dot and the picture rendered from it by Graphviz dot.
+ * write_dot(f, arg) writes the DOT (0, or -1 on a write error).  0, or -1
+ * with the reason in err[errlen] (a DOT file written is kept).
+ */
+int graph_file(const char *path, int (*write_dot)(FILE *f, const void *arg), const void *arg,
+               char *err, size_t errlen);
+
+/* A DOT string: quotes and backslashes escaped, newlines as \n. */
+void dot_string(FILE *f, const char *s);
+
+/* ---------------------------------------------------------------- stacks.c */
+
+/*
+ * Process i's call path as the merged tree shows it, into buf[len]: "main
+ * at ring.c:44 > sample_block at sample.c:63 > MPI_Waitall
+ * (libmpi.so.12)".  Returns its number of frames (0: no stack).
+ */
+int call_path(const struct mqdh_dump *d, int i, char *buf, size_t len);
+/* --stacks: the merged tree t of d (full: nothing folded), as text. */
+void text_stacks(const struct mqdh_dump *d, const struct mqdh_stack_tree *t, int full);
+/* The "stacks" member (after others: it starts with a comma). */
+void json_stacks(const struct mqdh_dump *d, const struct mqdh_stack_tree *t, int full);
+/* A process's threads and their frames, as a JSON array. */
+void json_process_stack(const struct mqdh_stack *st);
+/* --stacks-graph: the tree as a picture in STAT's style (graph_file). */
+int stacks_graph_write(const char *path, const struct mqdh_dump *d,
+                       const struct mqdh_stack_tree *t, char *err, size_t errlen);
 
 #endif

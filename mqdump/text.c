@@ -76,6 +76,8 @@ static void text_state(const struct view *v)
 {
     const struct mqdh_process *p = v->p;
     FILE *f = v->f;
+    int i = (int)(p - v->d->procs);
+    const struct mqdh_frame *uf;
     if (p->where_call) {
         fprintf(f, "  in %s, called from %s", p->where_call, p->where_function);
         if (p->where_file)
@@ -86,9 +88,19 @@ static void text_state(const struct view *v)
         fprintf(f, "\n");
     } else if (p->where_error) {
         fprintf(f, "  where: %s\n", p->where_error);
+    } else if ((uf = mqdh_user_frame(v->d, i)) != NULL) {
+        /* Outside MPI: where its own code is at work. */
+        fprintf(f, "  not in MPI: in %s", uf->function ? uf->function : "??");
+        if (uf->file)
+            fprintf(f, " at %s:%d", uf->file, uf->line);
+        fprintf(f, "\n");
     } else if (!p->error) {
         fprintf(f, "  not in MPI\n");
     }
+    /* How it got there, when that is more than main calling MPI. */
+    char path[2048];
+    if (call_path(v->d, i, path, sizeof path) > 2)
+        fprintf(f, "  call path: %s\n", path);
     if (p->error)
         fprintf(f, "  error: %s\n", p->error);
     else if (p->ncomms == 0 && p->where_call && strcmp(p->where_call, "MPI_Finalize") == 0)
@@ -123,7 +135,6 @@ static void print_stats(FILE *f, const struct mqdh_stats *st)
             st->callbacks, st->fetches, st->bytes, st->syscalls, st->seconds);
 }
 
-static void print_ranks(const struct mqdh_dump *d, const int *idx, int n);
 
 /* Which DLL each process was dumped with, and why: one line per choice. */
 void text_dlls(const struct mqdh_dump *d)
@@ -155,7 +166,7 @@ void text_dlls(const struct mqdh_dump *d)
         printf("DLL: %s (%s)", p->dll, p->dll_why ? p->dll_why : "?");
         if (distinct > 1) {
             printf(" for ranks [");
-            print_ranks(d, same, n);
+            print_ranks(stdout, d, same, n);
             printf("]");
         }
         printf("\n");
@@ -209,7 +220,7 @@ void text_hosts(const struct mqdh_dump *d)
     for (int k = 0; k < nhosts && k < SHOWN; k++) {
         int h = order[k];
         printf("%s %s [", k ? "," : "", d->procs[idx[first[h]]].host);
-        print_ranks(d, idx + first[h], first[h + 1] - first[h]);
+        print_ranks(stdout, d, idx + first[h], first[h + 1] - first[h]);
         printf("]");
     }
     if (nhosts > SHOWN)
@@ -241,9 +252,7 @@ void text_dump(const struct mqdh_dump *d, int stats)
     }
 }
 
-/* "0-3,5,7-8": ascending process indexes, as their ranks (pids if none);
- * a spawned world's after "world W: ". */
-static void print_ranks(const struct mqdh_dump *d, const int *idx, int n)
+void print_ranks(FILE *f, const struct mqdh_dump *d, const int *idx, int n)
 {
     for (int i = 0; i < n;) {
         const struct mqdh_process *p = &d->procs[idx[i]], *q;
@@ -251,15 +260,15 @@ static void print_ranks(const struct mqdh_dump *d, const int *idx, int n)
         while (p->rank >= 0 && j + 1 < n && (q = &d->procs[idx[j + 1]])->world == p->world &&
                q->rank == d->procs[idx[j]].rank + 1)
             j++;
-        printf("%s", i ? "," : "");
+        fprintf(f, "%s", i ? "," : "");
         if (p->world > 0 && p->rank >= 0 && (i == 0 || d->procs[idx[i - 1]].world != p->world))
-            printf("%sworld %d: ", i ? " " : "", p->world);
+            fprintf(f, "%sworld %d: ", i ? " " : "", p->world);
         if (p->rank < 0)
-            printf("pid %d", (int)p->pid);
+            fprintf(f, "pid %d", (int)p->pid);
         else if (j > i)
-            printf("%d-%d", p->rank, d->procs[idx[j]].rank);
+            fprintf(f, "%d-%d", p->rank, d->procs[idx[j]].rank);
         else
-            printf("%d", p->rank);
+            fprintf(f, "%d", p->rank);
         i = j + 1;
     }
 }
@@ -383,7 +392,7 @@ int text_folded(const struct mqdh_dump *d, int stats)
         int m = start[i + 1] - start[i];
         const int *in = members + start[i];
         printf("ranks [");
-        print_ranks(d, in, m);
+        print_ranks(stdout, d, in, m);
         printf("] (%d processes%s)", m,
                mode[i] != FOLD_REL ? ""
                : worlds > 1        ? ", peers relative to each: rank+1 is the next, modulo "
@@ -461,7 +470,7 @@ static int fold_waits(const struct mqdh_dump *d, const struct mqdh_analysis *a,
             printf("  %s\n", why);
         } else {
             printf("  [");
-            print_ranks(d, who, k);
+            print_ranks(stdout, d, who, k);
             printf("] %s\n", rel[e]);
         }
     }
@@ -482,7 +491,7 @@ void text_analysis(const struct mqdh_dump *d, const struct mqdh_analysis *a, int
         const struct mqdh_deadlock *dl = &a->deadlocks[k];
         printf("DEADLOCK: a %s of %d process%s, ranks [", dl->knot ? "knot" : "cycle",
                dl->nmembers, dl->nmembers == 1 ? "" : "es");
-        print_ranks(d, dl->members, dl->nmembers);
+        print_ranks(stdout, d, dl->members, dl->nmembers);
         printf("]%s\n", dl->knot ? " (some wait for any one of several: all of those are in it)"
                                  : " (every wait in it is needed)");
         if (!fold || fold_waits(d, a, dl) != 0) {
@@ -495,7 +504,7 @@ void text_analysis(const struct mqdh_dump *d, const struct mqdh_analysis *a, int
     }
     if (a->nbehind) {
         printf("also stuck, waiting on %s: ranks [", a->ndeadlocks == 1 ? "it" : "them");
-        print_ranks(d, a->behind, a->nbehind);
+        print_ranks(stdout, d, a->behind, a->nbehind);
         printf("]\n");
     }
     int blocked = 0, free_ = 0, unknown = 0;

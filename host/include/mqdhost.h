@@ -205,6 +205,51 @@ struct mqdh_process {
 #define MQDH_ARG_ROOT 0x8u
 #define MQDH_ARG_COMM 0x10u
 
+/* ---------------------------------------------------------------- stacks */
+
+/* Whose code a frame is in. */
+enum mqdh_frame_kind {
+    MQDH_FRAME_USER,  /* the program's: its executable, or a library outside the system's
+                       * directories */
+    MQDH_FRAME_MPI,   /* the MPI library (libmpi*, libpmpi*, libmpich*) */
+    MQDH_FRAME_SYSTEM /* a library in /lib, /lib64, /usr/lib, /usr/lib64 (libc, ...), the
+                       * vDSO, or code in no object */
+};
+
+/* One frame of a thread's stack. */
+struct mqdh_frame {
+    uint64_t pc;      /* where it is: the instruction (the innermost frame), else the call */
+    char *function;   /* NULL: no symbol holds pc; a compiler's clone is named as written
+                       * ("f", not "f.constprop.0") */
+    char *module;     /* the object's path; NULL if none */
+    char *file;       /* the source file, NULL without line information */
+    int line;         /* 0 without */
+    /* 1: a function inlined where the next frame out calls it (the same
+     * pc), from the DWARF's inlined subroutines. */
+    int inlined;
+    enum mqdh_frame_kind kind;
+};
+
+/* One thread of a process, unwound. */
+struct mqdh_thread {
+    pid_t tid;
+    int nframes;
+    struct mqdh_frame *frames; /* innermost first */
+    /* The MPI call it is in ("MPI_Recv"; NULL: none), and the index in
+     * frames of the MPI library's outermost frame (the entry point the
+     * program called; -1 if it is in no MPI library code). */
+    char *call;
+    int entry;
+    char *error; /* why its unwinding stopped short of its start; NULL */
+};
+
+/* A process's threads, the main thread first (none if it was not unwound:
+ * mqdh_process.where_error says why). */
+struct mqdh_stack {
+    int nthreads;
+    struct mqdh_thread *threads;
+};
+
 struct mqdh_index;
 
 /*
@@ -228,6 +273,10 @@ struct mqdh_dump {
      * however many processes map it). */
     int workers;
     unsigned files;
+    /* Every thread of every process, unwound: stacks[i] is procs[i]'s.
+     * NULL in a dump without stacks (built by hand, or read from an agent
+     * that sends none). */
+    struct mqdh_stack *stacks;
 };
 
 struct mqdh_options {
@@ -508,6 +557,98 @@ MQDH_API int mqdh_world_size(const struct mqdh_dump *d, int world);
  */
 MQDH_API void mqdh_peer_text(const struct mqdh_dump *d, int self, long local, long global,
                              int relative, char *buf, size_t len);
+
+/* ---------------------------------------------------------------- merged stacks */
+
+/*
+ * The thread of process i (index in d->procs) that the views show: the
+ * one in its MPI call (where_tid), else its main thread; NULL if the dump
+ * has no stack for it.
+ */
+MQDH_API const struct mqdh_thread *mqdh_shown_thread(const struct mqdh_dump *d, int i);
+
+/* The innermost frame of the program's own code (MQDH_FRAME_USER) in that
+ * thread: where a process outside MPI is at work; NULL if none. */
+MQDH_API const struct mqdh_frame *mqdh_user_frame(const struct mqdh_dump *d, int i);
+
+/* How mqdh_stack_tree and mqdh_thread_path merge. */
+#define MQDH_STACKS_FULL 0x1u /* every frame: none folded into its library's entry point */
+
+/* One frame of a path, as the merged tree shows it. */
+struct mqdh_path_frame {
+    const struct mqdh_frame *frame;
+    /* The frame's, or, folded, the MPI call ("MPI_Waitall") or the system
+     * library's function; "??" if unnamed.  file NULL and line 0 when
+     * folded. */
+    const char *function, *file;
+    int line;
+    int folded; /* the library's frames inside it are folded into it */
+};
+
+/* Paths longer than this are cut there (the tree takes this many frames
+ * of a path). */
+#define MQDH_PATH_MAX_FRAMES 512
+
+/*
+ * The frames of thread t the merged tree shows, outermost first, into
+ * out[0 .. max-1]: from main (main_thread: t is the process's main
+ * thread) or the thread's start, to the frame it is in, or, unless flags
+ * has MQDH_STACKS_FULL, to the first frame of the MPI library or of a
+ * system library, folded.  Returns how many there are (more than max:
+ * only max were written).
+ */
+MQDH_API int mqdh_thread_path(const struct mqdh_thread *t, int main_thread, unsigned flags,
+                              struct mqdh_path_frame *out, int max);
+
+/*
+ * One node of the merged call tree: a frame that the stacks of nprocs
+ * processes pass through on the same path from their start.
+ */
+struct mqdh_stack_node {
+    int parent; /* index in the tree's nodes; -1 for a root */
+    int depth;  /* 0 for a root */
+    /*
+     * The frame, with the dump's strings (valid while the dump is).
+     * function: "??" if unnamed; for a node folded, the MPI call the
+     * program made ("MPI_Waitall") or the system library's function it
+     * called.  file NULL, line 0 without line information (and for a
+     * folded node).
+     */
+    const char *function, *module, *file;
+    int line;
+    int inlined; /* a function inlined into its parent */
+    enum mqdh_frame_kind kind;
+    int folded;  /* the library's frames inside it are folded into it */
+    int nprocs;
+    int *procs;  /* the processes through it: indexes into the dump's procs, ascending */
+    int nthreads; /* the threads through it (more than nprocs where a process has several) */
+};
+
+struct mqdh_stack_tree {
+    int nnodes;
+    /* Depth first: each node's children after it, in the order of their
+     * lowest process (the processes' order in the dump: ranks). */
+    struct mqdh_stack_node *nodes;
+    /* nodes[0 .. nshown-1] merge each process's shown thread
+     * (mqdh_shown_thread): the main thread or the one in MPI; the nodes
+     * after it, its other threads. */
+    int nshown;
+    int nprocs;   /* processes with a stack */
+    int nothers;  /* threads in the second tree */
+};
+
+/*
+ * Merge every stack of d into one prefix tree, STAT's: from main (the
+ * main thread) or the thread's start function (the others), outward in.
+ * Unless flags has MQDH_STACKS_FULL, the frames inside the MPI library's
+ * entry point are folded into it, named by the call, and so are those
+ * inside the first function of a system library the program called.
+ * MQDH_OK and *out (free with mqdh_stack_tree_free; its strings are d's),
+ * MQDH_E_USAGE (no stacks in d), or MQDH_E_NOMEM.
+ */
+MQDH_API int mqdh_stack_tree(const struct mqdh_dump *d, unsigned flags,
+                             struct mqdh_stack_tree **out);
+MQDH_API void mqdh_stack_tree_free(struct mqdh_stack_tree *t);
 
 /*
  * The processes of a job from its launcher (e.g. hydra's mpiexec): its
