@@ -54,7 +54,7 @@ $(BUILD)/bin/mqd-launch: samples/launch.c | $(BUILD)/bin
 
 # ---------------------------------------------------------------- samples
 SAMPLES := ring unexpected wildcards comms intercomm crossed anysource mismatch inflight spawn \
-           nbcwait finalize ssend waitany splitcoll persist probe roots mixed
+           nbcwait finalize ssend waitany splitcoll persist probe roots mixed hidden
 SAMPLE_BINS := $(SAMPLES:%=$(BUILD)/samples/%)
 
 # Compiled by the cached MPICH's mpicc, which links its libmpi.so by rpath.
@@ -146,11 +146,11 @@ UNIT_TESTS := $(BUILD)/tests/test_interface $(BUILD)/tests/test_expect \
               $(BUILD)/tests/test_memory $(BUILD)/tests/test_attach \
               $(BUILD)/tests/test_image $(BUILD)/tests/test_loader $(BUILD)/tests/test_dump \
               $(BUILD)/tests/test_dll $(BUILD)/tests/test_dll_synth $(BUILD)/tests/test_analyze \
-              $(BUILD)/tests/test_result $(BUILD)/tests/test_corpus
+              $(BUILD)/tests/test_result $(BUILD)/tests/test_corpus $(BUILD)/tests/test_stacks
 HOST_UNIT_TESTS := $(BUILD)/tests/test_memory $(BUILD)/tests/test_attach \
                    $(BUILD)/tests/test_image $(BUILD)/tests/test_loader $(BUILD)/tests/test_dump \
                    $(BUILD)/tests/test_dll $(BUILD)/tests/test_dll_synth $(BUILD)/tests/test_analyze \
-                   $(BUILD)/tests/test_result
+                   $(BUILD)/tests/test_result $(BUILD)/tests/test_stacks
 INTEGRATION_TESTS := $(BUILD)/tests/test_samples $(BUILD)/tests/test_mqdump \
                      $(BUILD)/tests/test_dbgstub $(BUILD)/tests/test_install \
                      $(BUILD)/tsan/tests/test_threads $(BUILD)/tests/test_multinode \
@@ -205,7 +205,7 @@ $(HOST_UNIT_TESTS): $(BUILD)/tests/%: $(BUILD)/tests/%.o $(BUILD)/host/libmqdhos
 	    $(HOST_LIBS) -lpthread -lcmocka
 $(BUILD)/tests/test_attach $(BUILD)/tests/test_dump: $(BUILD)/tests/procstate.o
 $(BUILD)/tests/test_loader.o $(BUILD)/tests/test_dump.o $(BUILD)/tests/test_dll.o \
-$(BUILD)/tests/test_analyze.o $(BUILD)/tests/test_result.o: \
+$(BUILD)/tests/test_analyze.o $(BUILD)/tests/test_result.o $(BUILD)/tests/test_stacks.o: \
     MQD_CFLAGS += -Ihost/include
 $(BUILD)/tests/test_dll $(BUILD)/tests/test_dll_synth: | $(BUILD)/lib/libmqd_mpich.so
 $(BUILD)/tests/test_dll_synth: $(BUILD)/tests/synth.o $(BUILD)/tests/expect.o

@@ -1023,7 +1023,7 @@ static void call_site(const struct mqdh_process *p, char *buf, size_t len)
     if (pos[0])
         snprintf(buf, len, " at %s", pos);
     else if (p->where_function && strcmp(p->where_function, "??") != 0)
-        snprintf(buf, len, " from %s", p->where_function);
+        snprintf(buf, len, " called from %s", p->where_function);
     else
         buf[0] = '\0';
 }

@@ -247,11 +247,10 @@ static int write_stacks_dot(FILE *f, const void *arg)
             snprintf(label, sizeof label, "%s\n%s:%d", words, base_name(n->file), n->line);
         else
             snprintf(label, sizeof label, "%s", words);
-        int parent_procs = n->parent >= 0 ? t->nodes[n->parent].nprocs : t->nprocs;
-        const char *fill = n->kind == MQDH_FRAME_MPI       ? "#d6eaf8"
-                           : n->kind == MQDH_FRAME_SYSTEM  ? "#eeeeee"
-                           : n->nprocs * 2 < parent_procs  ? "#f9d29b" /* the few */
-                                                           : "#e8eef7";
+        const char *fill = n->kind == MQDH_FRAME_MPI      ? "#d6eaf8"
+                           : n->kind == MQDH_FRAME_SYSTEM ? "#eeeeee"
+                           : n->nprocs * 2 < t->nprocs    ? "#f9d29b" /* the few */
+                                                          : "#e8eef7";
         fprintf(f, "  n%d [label=", i);
         dot_string(f, label);
         fprintf(f, ", fillcolor=\"%s\"];\n", fill);

@@ -481,6 +481,81 @@ static int fold_waits(const struct mqdh_dump *d, const struct mqdh_analysis *a,
 }
 
 /*
+ * The processes not blocked in MPI that blocked ones wait on, directly or
+ * through others, and where each is: what holds a job up that is not
+ * deadlocked (a rank computing, or looping on MPI_Test).  The first 8
+ * such processes, each with the processes it holds up.  -1 out of memory.
+ */
+enum { HOLDERS_SHOWN = 8 };
+
+static int cmp_int(const void *x, const void *y)
+{
+    int a = *(const int *)x, b = *(const int *)y;
+    return (a > b) - (a < b);
+}
+
+static int text_holders(const struct mqdh_dump *d, const struct mqdh_analysis *a)
+{
+    int n = a->nprocs, rc = -1, shown = 0;
+    int *start = calloc((size_t)n + 2, sizeof *start), *by = malloc(((size_t)a->nwaits + 1) * sizeof *by);
+    int *seen = calloc((size_t)n + 1, sizeof *seen), *queue = malloc(((size_t)n + 1) * sizeof *queue);
+    if (!start || !by || !seen || !queue)
+        goto out;
+    /* Who waits on each process: the waits by their `to`. */
+    for (int e = 0; e < a->nwaits; e++)
+        start[a->waits[e].to + 2]++;
+    for (int i = 0; i < n; i++)
+        start[i + 2] += start[i + 1];
+    for (int e = 0; e < a->nwaits; e++)
+        by[start[a->waits[e].to + 1]++] = a->waits[e].from;
+    for (int h = 0; h < n && shown < HOLDERS_SHOWN; h++) {
+        if (a->activity[h] != MQDH_ACT_RUNNING && a->activity[h] != MQDH_ACT_IN_MPI)
+            continue;
+        if (start[h] == start[h + 1])
+            continue; /* nobody waits on it */
+        int len = 0, mark = h + 1; /* seen[x] == mark: reached from h */
+        seen[h] = mark;
+        queue[len++] = h;
+        for (int k = 0; k < len; k++)
+            for (int e = start[queue[k]]; e < start[queue[k] + 1]; e++)
+                if (seen[by[e]] != mark) {
+                    seen[by[e]] = mark;
+                    queue[len++] = by[e];
+                }
+        qsort(queue + 1, (size_t)len - 1, sizeof *queue, cmp_int);
+        if (shown++ == 0)
+            printf("held up by processes not blocked in MPI (waited on, directly or through "
+                   "others):\n");
+        const struct mqdh_process *p = &d->procs[h];
+        const struct mqdh_frame *uf = mqdh_user_frame(d, h);
+        char who[48];
+        mqdh_process_label(p, who, sizeof who);
+        printf("  %s, ", who);
+        if (p->where_call) {
+            printf("in %s (it returns)", p->where_call);
+            if (p->where_file)
+                printf(" at %s:%d", p->where_file, p->where_line);
+        } else if (uf) {
+            printf("not in MPI: in %s", uf->function ? uf->function : "??");
+            if (uf->file)
+                printf(" at %s:%d", uf->file, uf->line);
+        } else {
+            printf("not in MPI");
+        }
+        printf(", holds up ranks [");
+        print_ranks(stdout, d, queue + 1, len - 1);
+        printf("]\n");
+    }
+    rc = 0;
+out:
+    free(start);
+    free(by);
+    free(seen);
+    free(queue);
+    return rc;
+}
+
+/*
  * The deadlock section.  fold: explanations that are the same up to the
  * waiting rank are printed once, under the ranks they hold for.
  */
@@ -530,6 +605,8 @@ void text_analysis(const struct mqdh_dump *d, const struct mqdh_analysis *a, int
                    "are) could not be seen\n", a->nblind, a->nprocs);
         break;
     }
+    if (a->verdict != MQDH_VERDICT_DEADLOCK)
+        text_holders(d, a);
     if (a->nunseen) {
         printf("the analysis could not see%s:\n",
                a->ndeadlocks ? " (none of it can undo the deadlock)" : "");

@@ -42,12 +42,12 @@ static struct mqdh_dump *job(int n)
     return d;
 }
 
+/* The rank is in an MPI call, made from where nobody knows (no caller, no
+ * line: explanations name no call site; test_analyze__call_sites does). */
 static void in_call(struct mqdh_dump *d, int rank, const char *call)
 {
     free(d->procs[rank].where_call);
-    free(d->procs[rank].where_function);
     d->procs[rank].where_call = strdup(call);
-    d->procs[rank].where_function = strdup("main");
 }
 
 /* The rank is outside MPI (computing). */
@@ -817,9 +817,58 @@ static void test_analyze__index_finds_as_a_scan_does(void **state)
     mqdh_dump_free(d);
 }
 
+/*
+ * Explanations carry call sites: where each rank named made its MPI call
+ * ("at ring.c:21", its file's last component), "called from" its caller
+ * without line information, and, for a rank outside MPI, where its own
+ * code is at work (from its stack).
+ */
+static void test_analyze__call_sites(void **state)
+{
+    (void)state;
+    struct mqdh_dump *d = job(3);
+    for (int r = 0; r < 2; r++) {
+        in_call(d, r, "MPI_Recv");
+        d->procs[r].where_function = strdup("main");
+        op(d, r, MQDH_RECEIVES, r + 1, 7);
+    }
+    d->procs[0].where_file = strdup("/home/u/src/ring.c");
+    d->procs[0].where_line = 21;
+    /* rank 2 computes: its stack says where */
+    d->stacks = calloc(3, sizeof *d->stacks);
+    struct mqdh_stack *st = &d->stacks[2];
+    st->nthreads = 1;
+    st->threads = calloc(1, sizeof *st->threads);
+    st->threads[0].tid = d->procs[2].pid;
+    st->threads[0].entry = -1;
+    st->threads[0].nframes = 2;
+    st->threads[0].frames = calloc(2, sizeof *st->threads[0].frames);
+    st->threads[0].frames[0] = (struct mqdh_frame){.function = strdup("nanosleep"),
+                                                   .kind = MQDH_FRAME_SYSTEM};
+    st->threads[0].frames[1] = (struct mqdh_frame){.function = strdup("relax"),
+                                                   .file = strdup("src/app.c"), .line = 12};
+    struct mqdh_analysis *a = NULL;
+    assert_int_equal(mqdh_analyze(d, &a), MQDH_OK);
+    assert_int_equal(a->nwaits, 2);
+    for (int e = 0; e < 2; e++) {
+        const char *why = why_of(d, &a->waits[e]);
+        const char *want = a->waits[e].from == 0
+                               ? "rank 0 waits in MPI_Recv(source=1, tag=7, comm=MPI_COMM_WORLD) "
+                                 "at ring.c:21 - rank 1 has no matching send pending (it is in "
+                                 "MPI_Recv called from main)"
+                               : "rank 1 waits in MPI_Recv(source=2, tag=7, comm=MPI_COMM_WORLD) "
+                                 "called from main - rank 2 has no matching send pending (it is "
+                                 "not in MPI: in relax at app.c:12)";
+        assert_string_equal(why, want);
+    }
+    mqdh_analysis_free(a);
+    mqdh_dump_free(d); /* its stacks too */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_analyze__call_sites),
         cmocka_unit_test(test_analyze__ring_is_a_cycle),
         cmocka_unit_test(test_analyze__waitall_needs_all_recv_needs_one),
         cmocka_unit_test(test_analyze__in_flight_is_not_a_wait),

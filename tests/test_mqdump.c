@@ -359,6 +359,8 @@ ANALYSIS_TEST(crossed)
 ANALYSIS_TEST(anysource)
 ANALYSIS_TEST(mismatch)
 ANALYSIS_TEST(inflight)
+/* A rank outside MPI that two chains wait on, in functions inlined into main. */
+ANALYSIS_TEST(hidden)
 /* MPI-2: parents and the children they spawned, one job of two worlds. */
 ANALYSIS_TEST(spawn)
 /* The hangs the analysis used to miss: a nonblocking collective completed
@@ -670,8 +672,9 @@ static void test_mqdump__folded_64_rank_ring(void **state)
         "  communicator \"MPI_COMM_WORLD\" (size 64, rank = world rank)",
         "      pending  from rank-1 tag 7, 32 bytes",
         "DEADLOCK: a cycle of 64 processes, ranks [0-63] (every wait in it is needed)",
-        "  [0-63] waits in MPI_Waitall: receive(source=rank-1, tag=7, comm=MPI_COMM_WORLD) - "
-        "rank-1 has no matching send pending (it is in MPI_Waitall)",
+        "  [0-63] waits in MPI_Waitall at sample.c:", /* the call site */
+        ": receive(source=rank-1, tag=7, comm=MPI_COMM_WORLD) - "
+        "rank-1 has no matching send pending (it is in MPI_Waitall at sample.c:",
     };
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
         if (count_lines(out, want[i]) != 1)
@@ -685,10 +688,142 @@ static void test_mqdump__folded_64_rank_ring(void **state)
     rc = run_mqdump(&out, &err, full);
     assert_int_equal(rc, 0);
     assert_int_equal(count_lines(out, "  in MPI_Waitall, called from sample_block"), 64);
-    assert_int_equal(count_lines(out, "rank 63 waits in MPI_Waitall: receive(source=62, tag=7"), 1);
+    assert_int_equal(count_lines(out, "rank 63 waits in MPI_Waitall at sample.c:"), 1);
+    free(out);
+    free(err);
+    /* --stacks: one path from main, in three lines labelled [0-63]. */
+    int ring_line = source_line("ring.c", "sample_block(&req, 1);");
+    int block_line = source_line("sample.c", "MPI_Waitall(n, reqs, st);");
+    const char *stacks[] = {"--job", pid, "--stacks", NULL};
+    rc = run_mqdump(&out, &err, stacks);
+    assert_int_equal(rc, 0);
+    const char *tree = strstr(out, "where every process is: 64 stacks merged from main");
+    if (!tree)
+        fail_msg("no merged stacks in:\n%s%s", out, err);
+    char want_main[64], want_block[64];
+    snprintf(want_main, sizeof want_main, "main at ring.c:%d ", ring_line);
+    snprintf(want_block, sizeof want_block, "  sample_block at sample.c:%d ", block_line);
+    const char *deadlock = strstr(tree, "\nDEADLOCK");
+    assert_non_null(deadlock);
+    char *section = strndup(tree, (size_t)(deadlock - tree));
+    if (count_lines(section, NULL) != 4 || count_lines(section, "[0-63]") != 3 ||
+        count_lines(section, want_main) != 1 || count_lines(section, want_block) != 1 ||
+        count_lines(section, "    MPI_Waitall (libmpi.so") != 1 || strstr(out, "pending  from"))
+        fail_msg("not one path main > sample_block > MPI_Waitall [0-63]:\n%s", out);
+    free(section);
     free(out);
     free(err);
     released_and_stop(&job);
+}
+
+static char *slurp(const char *path);
+
+/* JSON node: its "ranks" as "0,1,2". */
+static const char *node_ranks(const struct json *n, char *buf, size_t len)
+{
+    const struct json *r = json_get(n, "ranks");
+    buf[0] = '\0';
+    for (int i = 0; r && i < r->n; i++)
+        snprintf(buf + strlen(buf), len - strlen(buf), "%s%lld", i ? "," : "", r->items[i].number);
+    return buf;
+}
+
+static const struct json *only_child(const struct json *n, const char *function, const char *ranks)
+{
+    const struct json *c = json_get(n, "children");
+    char got[256];
+    if (!c || c->n != 1 || strcmp(json_get(&c->items[0], "function")->string, function) != 0 ||
+        strcmp(node_ranks(&c->items[0], got, sizeof got), ranks) != 0)
+        fail_msg("under %s: not one child %s [%s]", json_get(n, "function")->string, function,
+                 ranks);
+    return &c->items[0];
+}
+
+/*
+ * The hidden rank: 8 ranks of `hidden`, rank 4 busy in relax (inlined into
+ * main) while two chains wait on it.  The default view says where rank 4
+ * is at work and whom it holds up; the JSON tree parts at the inlined
+ * step, by line, with the right ranks on each side, the MPI library folded
+ * into MPI_Waitall and libc into nanosleep; --stacks-graph renders.
+ */
+static void test_mqdump__stacks_find_the_hidden_rank(void **state)
+{
+    (void)state;
+    int relax_line = source_line("hidden.c", "nanosleep(&ts, NULL);");
+    int busy_line = source_line("hidden.c", "relax((double *)x, 64);");
+    int wait_line = source_line("hidden.c", "exchange(rank < middle ? rank + 1 : rank - 1);");
+    assert_true(relax_line > 0 && busy_line > 0 && wait_line > 0);
+    char dir[] = "/tmp/mqd-stacks-XXXXXX", svg[64], dotfile[80];
+    assert_non_null(mkdtemp(dir));
+    snprintf(svg, sizeof svg, "%s/stacks.svg", dir);
+    snprintf(dotfile, sizeof dotfile, "%s.dot", svg);
+    struct job job;
+    start(&job, "hidden", 8);
+    char pid[16], *out, *err, want[160];
+    snprintf(pid, sizeof pid, "%d", (int)job.mpiexec);
+    const char *plain[] = {"--job", pid, NULL};
+    int rc = run_mqdump(&out, &err, plain);
+    snprintf(want, sizeof want, "  not in MPI: in relax at samples/hidden.c:%d\n", relax_line);
+    if (rc != 0 || !strstr(out, want) ||
+        !strstr(out, "no deadlock found: 7 of 8 processes blocked in MPI") ||
+        count_lines(out, "  rank 4, not in MPI: in relax at samples/hidden.c:") != 1 ||
+        count_lines(out, "holds up ranks [0-3,5-7]") != 1)
+        fail_msg("exit %d; not rank 4 in relax at line %d, holding up the rest:\n%s%s", rc,
+                 relax_line, out, err);
+    free(out);
+    free(err);
+    const char *args[] = {"--job", pid, "--json", "--stacks", "--stacks-graph", svg, NULL};
+    rc = run_mqdump(&out, &err, args);
+    released_and_stop(&job);
+    char msg[256], got[256];
+    struct json *j = json_parse(out, msg, sizeof msg);
+    if (rc != 0 || !j)
+        fail_msg("mqdump exited %d (%s): %s", rc, msg, err);
+    const struct json *st = json_get(j, "stacks");
+    assert_non_null(st);
+    assert_int_equal(json_get(st, "processes")->number, 8);
+    const struct json *roots = json_get(st, "shown");
+    assert_int_equal(roots->n, 1);
+    const struct json *m = &roots->items[0];
+    assert_string_equal(json_get(m, "function")->string, "main");
+    assert_string_equal(node_ranks(m, got, sizeof got), "0,1,2,3,4,5,6,7");
+    const struct json *kids = json_get(m, "children");
+    if (kids->n != 2)
+        fail_msg("main has %d children, not 2 (waiting, busy)", kids->n);
+    const struct json *waiting = &kids->items[0], *busy = &kids->items[1];
+    assert_string_equal(json_get(waiting, "function")->string, "step");
+    assert_string_equal(node_ranks(waiting, got, sizeof got), "0,1,2,3,5,6,7");
+    assert_int_equal(json_get(waiting, "line")->number, wait_line);
+    const struct json *n = only_child(waiting, "exchange", "0,1,2,3,5,6,7");
+    n = only_child(n, "sample_block", "0,1,2,3,5,6,7");
+    n = only_child(n, "MPI_Waitall", "0,1,2,3,5,6,7");
+    assert_string_equal(json_get(n, "kind")->string, "mpi");
+    assert_int_equal(json_get(n, "folded")->number, 1);
+    assert_int_equal(json_get(n, "children")->n, 0);
+    assert_string_equal(json_get(busy, "function")->string, "step");
+    assert_string_equal(node_ranks(busy, got, sizeof got), "4");
+    assert_int_equal(json_get(busy, "line")->number, busy_line);
+    n = only_child(busy, "relax", "4");
+    assert_int_equal(json_get(n, "inlined")->number, 1); /* from the DWARF */
+    assert_int_equal(json_get(n, "line")->number, relax_line);
+    n = json_get(n, "children");
+    assert_int_equal(n->n, 1);
+    assert_string_equal(json_get(&n->items[0], "kind")->string, "system");
+    /* Every process's own frames are in the JSON too. */
+    const struct json *t4 = json_get(&json_get(j, "processes")->items[4], "threads");
+    assert_true(t4 && t4->n >= 1 && json_get(&t4->items[0], "frames")->n >= 4);
+    json_free(j);
+    char *dot = slurp(dotfile), *pic = slurp(svg);
+    if (!dot || !pic || !strstr(pic, "<svg") || !strstr(pic, "relax") ||
+        count_lines(dot, "[label=\"7:[0-3,5-7]\"]") < 4 || count_lines(dot, "[label=\"1:[4]\"]") < 2)
+        fail_msg("no picture of the tree in %s:\n%s", svg, dot ? dot : "(no DOT)");
+    free(dot);
+    free(pic);
+    free(out);
+    free(err);
+    unlink(dotfile);
+    unlink(svg);
+    rmdir(dir);
 }
 
 /* The whole of a file, malloc'd (NULL if it cannot be read). */
@@ -777,8 +912,9 @@ static void test_mqdump__spawn_is_one_job(void **state)
         "      pending  from 0 (world 1 rank 0) tag 4, 1048576 bytes, buffer 0x0 (system)\n",
         "      pending  to 1 (rank 1) tag 4, 1048576 bytes, buffer 0x",
         "\nDEADLOCK: a cycle of 2 processes, ranks [0, world 1: 1] (every wait in it is needed)\n",
-        "\n  rank 0 waits in MPI_Waitall: receive(source=1 (world 1 rank 1), tag=3, "
-        "comm=mqd-spawn) - world 1 rank 1 has no matching send pending (it is in MPI_Waitall)\n",
+        "\n  rank 0 waits in MPI_Waitall at sample.c:",
+        ": receive(source=1 (world 1 rank 1), tag=3, comm=mqd-spawn) - world 1 rank 1 has no "
+        "matching send pending (it is in MPI_Waitall at sample.c:",
         "\nalso stuck, waiting on it: ranks [1, world 1: 0]\n",
     };
     char dir[] = "/tmp/mqd-spawn-XXXXXX", dotfile[64];
@@ -1017,6 +1153,8 @@ int main(void)
         cmocka_unit_test(test_mqdump__analysis_anysource),
         cmocka_unit_test(test_mqdump__analysis_mismatch),
         cmocka_unit_test(test_mqdump__analysis_inflight),
+        cmocka_unit_test(test_mqdump__analysis_hidden),
+        cmocka_unit_test(test_mqdump__stacks_find_the_hidden_rank),
         cmocka_unit_test(test_mqdump__analysis_spawn),
         cmocka_unit_test(test_mqdump__analysis_nbcwait),
         cmocka_unit_test(test_mqdump__analysis_finalize),

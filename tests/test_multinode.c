@@ -320,7 +320,8 @@ static void test_multinode__ring_of_eight_folds_to_one_group(void **state)
         count(out, "\nranks [") != 1 || !strstr(out, "\nranks [0-7] (8 processes") ||
         count(out, "DEADLOCK: ") != 1 ||
         !strstr(out, "DEADLOCK: a cycle of 8 processes, ranks [0-7]") ||
-        !strstr(out, "[0-7] waits in MPI_Waitall: receive(source=rank-1, tag=7"))
+        !strstr(out, "[0-7] waits in MPI_Waitall at sample.c:") ||
+        !strstr(out, ": receive(source=rank-1, tag=7"))
         fail_msg("mqdump --job (exit %d) printed:\n%s", rc, out);
     assert_int_equal(live, 8);
     free(out);

@@ -79,6 +79,27 @@ static struct mqdh_dump *sample_dump(void)
             snprintf(o->extra_text[1], sizeof o->extra_text[1], "request 0x%x %%", 0x10 + k);
         }
     }
+    /* Process 0's stack: its main thread, two frames (one inlined) in an
+     * object whose path needs escaping, one with no object; process 1 has
+     * none. */
+    d->stacks = calloc(2, sizeof *d->stacks);
+    struct mqdh_stack *st = &d->stacks[0];
+    st->nthreads = 1;
+    st->threads = calloc(1, sizeof *st->threads);
+    struct mqdh_thread *t = &st->threads[0];
+    t->tid = 4000;
+    t->call = strdup("MPI_Recv");
+    t->entry = 1;
+    t->error = strdup("more than 256 frames: cut short");
+    t->nframes = 3;
+    t->frames = calloc(3, sizeof *t->frames);
+    t->frames[0] = (struct mqdh_frame){0xffffffffff600000ULL, NULL, NULL, NULL, 0, 0,
+                                       MQDH_FRAME_SYSTEM};
+    t->frames[1] = (struct mqdh_frame){0x7f0000001234ULL, strdup("PMPI_Recv"),
+                                       strdup("/opt/my mpi/libmpi.so.12"), NULL, 0, 0,
+                                       MQDH_FRAME_MPI};
+    t->frames[2] = (struct mqdh_frame){0x401000, strdup("solve"), strdup("/path with spaces/app%1"),
+                                       strdup("src/solve.c"), 42, 1, MQDH_FRAME_USER};
     return d;
 }
 
@@ -90,6 +111,35 @@ static char *write_text(const struct mqdh_dump *d, size_t *len)
     assert_int_equal(mqdh_result_write(f, d), MQDH_OK);
     fclose(f);
     return buf;
+}
+
+static void same_str(const char *a, const char *b)
+{
+    if (a || b)
+        assert_string_equal(a ? a : "(null)", b ? b : "(null)");
+}
+
+static void same_stack(const struct mqdh_stack *a, const struct mqdh_stack *b)
+{
+    assert_int_equal(a->nthreads, b->nthreads);
+    for (int t = 0; t < a->nthreads; t++) {
+        const struct mqdh_thread *x = &a->threads[t], *y = &b->threads[t];
+        assert_int_equal(x->tid, y->tid);
+        assert_int_equal(x->entry, y->entry);
+        same_str(x->call, y->call);
+        same_str(x->error, y->error);
+        assert_int_equal(x->nframes, y->nframes);
+        for (int k = 0; k < x->nframes; k++) {
+            const struct mqdh_frame *f = &x->frames[k], *g = &y->frames[k];
+            assert_int_equal(f->pc, g->pc);
+            same_str(f->function, g->function);
+            same_str(f->module, g->module);
+            same_str(f->file, g->file);
+            assert_int_equal(f->line, g->line);
+            assert_int_equal(f->inlined, g->inlined);
+            assert_int_equal(f->kind, g->kind);
+        }
+    }
 }
 
 static void same_dump(const struct mqdh_dump *a, const struct mqdh_dump *b)
@@ -126,6 +176,7 @@ static void same_dump(const struct mqdh_dump *a, const struct mqdh_dump *b)
         for (int k = 0; k < 2; k++)
             assert_memory_equal(&c->queues[MQDH_RECEIVES].ops[k], &e->queues[MQDH_RECEIVES].ops[k],
                                 sizeof(struct mqdh_op));
+        same_stack(&a->stacks[i], &b->stacks[i]);
     }
 }
 
@@ -199,6 +250,20 @@ static void test_result__bad_records_name_their_line(void **state)
          "line 5: queue 1 where queue 0 comes"},
         {"mqd-result 1\nc 1 0 2 0 0 =W\n", "line 2: a 'c' record before any process"},
         {"mqd-result 1\ndump 0 1 1\nend 0\np 5\n", "a record after the end"},
+        {"mqd-result 1\ndump 1 1 1\np 5 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0\nt 5 2 -1 - -\n"
+         "f 1 0 0 0 -1 =main -\nend 1\n",
+         "line 6: a thread with 1 of its 2 frames"},
+        {"mqd-result 1\ndump 1 1 1\np 5 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0\nt 5 1 -1 - -\n"
+         "f 1 0 0 0 0 =main -\nend 1\n",
+         "line 5: module '0' is not a number from -1 to -1"},
+        {"mqd-result 1\ndump 1 1 1\np 5 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0\nt 5 1 1 - -\n",
+         "line 4: entry frame 1 of 1"},
+        {"mqd-result 1\ndump 1 1 1\np 5 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0\nf 1 0 0 0 -1 - -\n",
+         "line 4: a frame beyond its thread's count"},
+        {"mqd-result 1\nm 1 =/lib/x.so\n", "line 2: module 1 where module 0 comes"},
+        {"mqd-result 1\ndump 1 1 1\np 5 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0\nt 5 1 -1 - -\n"
+         "f 1 0 3 0 -1 - -\n",
+         "line 5: kind '3' is not a number from 0 to 2"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         struct mqdh_dump *back = NULL;
@@ -232,7 +297,6 @@ static void test_result__merge_places_by_host_and_pid(void **state)
         into->procs[i].host = strdup(hosts[i]);
         into->procs[i].error = strdup("placeholder");
     }
-    into->procs[1].pid = 4001;
     struct mqdh_dump *from = sample_dump(); /* pids 4000, 4001 on node-b */
     struct mqdh_dump *list[1] = {from};
     assert_int_equal(mqdh_dump_merge(into, list, 1), 1);
@@ -243,6 +307,12 @@ static void test_result__merge_places_by_host_and_pid(void **state)
     assert_int_equal(into->procs[1].rank, 11);
     assert_string_equal(into->procs[1].host, "node-b");
     assert_string_equal(into->procs[1].where_call, "MPI_Recv");
+    /* Its stack came with it; process 1 of from (pid 4001) is no place's. */
+    assert_non_null(into->stacks);
+    assert_int_equal(into->stacks[1].nthreads, 1);
+    assert_int_equal(into->stacks[1].threads[0].tid, 4000);
+    assert_int_equal(into->stacks[0].nthreads, 0);
+    assert_null(from->stacks);
     assert_int_equal(mqdh_process_by_global(into, 11), 1);
     mqdh_dump_free(from);
     mqdh_dump_free(into);

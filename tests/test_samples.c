@@ -195,6 +195,7 @@ SAMPLE_TEST(persist)
 SAMPLE_TEST(probe)
 SAMPLE_TEST(roots)
 SAMPLE_TEST(mixed)
+SAMPLE_TEST(hidden)
 
 /* A launcher told to stop by a signal still kills and reaps the whole job. */
 static void test_samples__sigterm_cleans_up(void **state)
@@ -238,6 +239,7 @@ int main(void)
         cmocka_unit_test(test_samples__anysource),
         cmocka_unit_test(test_samples__mismatch),
         cmocka_unit_test(test_samples__inflight),
+        cmocka_unit_test(test_samples__hidden),
         cmocka_unit_test(test_samples__nbcwait),
         cmocka_unit_test(test_samples__finalize),
         cmocka_unit_test(test_samples__ssend),
