@@ -110,9 +110,10 @@ void dot_string(FILE *f, const char *s);
 /*
  * Process i's call path as the merged tree shows it, into buf[len]: "main
  * at ring.c:44 > sample_block at sample.c:63 > MPI_Waitall
- * (libmpi.so.12)".  Returns its number of frames (0: no stack).
+ * (libmpi.so.12)"; no_user_line: the innermost frame of the program's own
+ * code without its line.  Returns its number of frames (0: no stack).
  */
-int call_path(const struct mqdh_dump *d, int i, char *buf, size_t len);
+int call_path(const struct mqdh_dump *d, int i, int no_user_line, char *buf, size_t len);
 /* --stacks: the merged tree t of d (full: nothing folded), as text. */
 void text_stacks(const struct mqdh_dump *d, const struct mqdh_stack_tree *t, int full);
 /* The "stacks" member (after others: it starts with a comma). */

@@ -49,7 +49,7 @@ static void node_words(char *buf, size_t len, const struct mqdh_stack_node *n)
     frame_words(buf, len, n->function, n->file, n->line, n->module, n->inlined);
 }
 
-int call_path(const struct mqdh_dump *d, int i, char *buf, size_t len)
+int call_path(const struct mqdh_dump *d, int i, int no_user_line, char *buf, size_t len)
 {
     const struct mqdh_thread *t = mqdh_shown_thread(d, i);
     struct mqdh_path_frame path[64];
@@ -62,7 +62,9 @@ int call_path(const struct mqdh_dump *d, int i, char *buf, size_t len)
     for (int k = from; k < n && at < len; k++) {
         char f[300];
         const struct mqdh_path_frame *pf = &path[k - from];
-        frame_words(f, sizeof f, pf->function, pf->file, pf->line,
+        /* The innermost of the program's own frames, its line left out. */
+        int last_user = no_user_line && pf->frame == mqdh_user_frame(d, i);
+        frame_words(f, sizeof f, pf->function, last_user ? NULL : pf->file, pf->line,
                     pf->folded ? pf->frame->module : NULL, pf->folded ? 0 : pf->frame->inlined);
         int w = snprintf(buf + at, len - at, "%s%s", k > from ? " > " : from ? "... > " : "", f);
         if (w < 0)

@@ -27,6 +27,13 @@ struct view {
     const struct mqdh_dump *d;
     const struct mqdh_process *p;
     enum render mode;
+    /*
+     * Folded views: the line(s) a process outside MPI is at in its own
+     * code, for the group it stands for ("29", "27-30"); NULL: "?".  It
+     * varies with the moment each was stopped, so processes are folded
+     * without it, and the group says every line its members are at.
+     */
+    const char *lines;
 };
 
 static void print_peer(const struct view *v, long local, long global)
@@ -91,15 +98,18 @@ static void text_state(const struct view *v)
     } else if ((uf = mqdh_user_frame(v->d, i)) != NULL) {
         /* Outside MPI: where its own code is at work. */
         fprintf(f, "  not in MPI: in %s", uf->function ? uf->function : "??");
-        if (uf->file)
+        if (uf->file && v->mode == EXACT)
             fprintf(f, " at %s:%d", uf->file, uf->line);
+        else if (uf->file)
+            fprintf(f, " at %s:%s", uf->file, v->lines ? v->lines : "?");
         fprintf(f, "\n");
     } else if (!p->error) {
         fprintf(f, "  not in MPI\n");
     }
-    /* How it got there, when that is more than main calling MPI. */
+    /* How it got there, when that is more than main calling MPI (folded:
+     * the line of a process outside MPI is said above). */
     char path[2048];
-    if (call_path(v->d, i, path, sizeof path) > 2)
+    if (call_path(v->d, i, v->mode != EXACT && !p->where_call, path, sizeof path) > 2)
         fprintf(f, "  call path: %s\n", path);
     if (p->error)
         fprintf(f, "  error: %s\n", p->error);
@@ -245,7 +255,7 @@ void text_dump(const struct mqdh_dump *d, int stats)
         if (p->host)
             printf(", host %s", p->host);
         printf("%s%s\n", p->image ? ": " : "", p->image ? p->image : "");
-        struct view v = {stdout, d, p, EXACT};
+        struct view v = {stdout, d, p, EXACT, NULL};
         text_state(&v);
         if (stats)
             print_stats(stdout, &p->stats);
@@ -273,17 +283,57 @@ void print_ranks(FILE *f, const struct mqdh_dump *d, const int *idx, int n)
     }
 }
 
-/* Process i's state written in mode, as one malloc'd string (NULL: no memory). */
-static char *state_string(const struct mqdh_dump *d, int i, enum render mode)
+/* Process i's state written in mode, as one malloc'd string (NULL: no
+ * memory); lines: view.lines. */
+static char *state_string(const struct mqdh_dump *d, int i, enum render mode, const char *lines)
 {
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
     if (!f)
         return NULL;
-    struct view v = {f, d, &d->procs[i], mode};
+    struct view v = {f, d, &d->procs[i], mode, lines};
     text_state(&v);
     if (fclose(f) != 0) {
+        free(buf);
+        return NULL;
+    }
+    return buf;
+}
+
+static int cmp_int(const void *x, const void *y)
+{
+    int a = *(const int *)x, b = *(const int *)y;
+    return (a > b) - (a < b);
+}
+
+/* The lines processes in[m] are at in their own code, as "29" or
+ * "27-28,30" (malloc'd; NULL if none has one, or out of memory). */
+static char *user_lines(const struct mqdh_dump *d, const int *in, int m)
+{
+    int *v = malloc(((size_t)m + 1) * sizeof *v), n = 0;
+    if (!v)
+        return NULL;
+    for (int k = 0; k < m; k++) {
+        const struct mqdh_frame *uf = mqdh_user_frame(d, in[k]);
+        if (uf && uf->file)
+            v[n++] = uf->line;
+    }
+    qsort(v, (size_t)n, sizeof *v, cmp_int);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = n ? open_memstream(&buf, &len) : NULL;
+    for (int k = 0; f && k < n;) {
+        int j = k;
+        while (j + 1 < n && v[j + 1] <= v[j] + 1)
+            j++;
+        fprintf(f, "%s%d", k ? "," : "", v[k]);
+        if (v[j] != v[k])
+            fprintf(f, "-%d", v[j]);
+        k = j + 1;
+    }
+    free(v);
+    if (f && fclose(f) != 0) {
         free(buf);
         return NULL;
     }
@@ -343,8 +393,8 @@ int text_folded(const struct mqdh_dump *d, int stats)
     if (!abs || !rel || !group || !members || !mode || !by || !start)
         goto out;
     for (int i = 0; i < n; i++) {
-        abs[i] = state_string(d, i, FOLD_ABS);
-        rel[i] = state_string(d, i, FOLD_REL);
+        abs[i] = state_string(d, i, FOLD_ABS, NULL);
+        rel[i] = state_string(d, i, FOLD_REL, NULL);
         if (!abs[i] || !rel[i])
             goto out;
         group[i] = -1;
@@ -383,7 +433,7 @@ int text_folded(const struct mqdh_dump *d, int stats)
             if (!same_image || n == 1)
                 printf(": %s", p->image ? p->image : "?");
             printf("\n");
-            struct view v = {stdout, d, p, EXACT};
+            struct view v = {stdout, d, p, EXACT, NULL};
             text_state(&v);
             if (stats)
                 print_stats(stdout, &p->stats);
@@ -401,7 +451,12 @@ int text_folded(const struct mqdh_dump *d, int stats)
                                      "job");
         if (!same_image)
             printf(": %s", p->image ? p->image : "?");
-        printf("\n%s", mode[i] == FOLD_REL ? rel[i] : abs[i]);
+        /* Outside MPI: the lines its members are at, in the state. */
+        char *lines = p->where_call ? NULL : user_lines(d, in, m);
+        char *state = lines ? state_string(d, i, mode[i], lines) : NULL;
+        printf("\n%s", state ? state : mode[i] == FOLD_REL ? rel[i] : abs[i]);
+        free(state);
+        free(lines);
         if (stats) {
             struct mqdh_stats sum = {0};
             for (int k = 0; k < m; k++) {
@@ -487,12 +542,6 @@ static int fold_waits(const struct mqdh_dump *d, const struct mqdh_analysis *a,
  * such processes, each with the processes it holds up.  -1 out of memory.
  */
 enum { HOLDERS_SHOWN = 8 };
-
-static int cmp_int(const void *x, const void *y)
-{
-    int a = *(const int *)x, b = *(const int *)y;
-    return (a > b) - (a < b);
-}
 
 static int text_holders(const struct mqdh_dump *d, const struct mqdh_analysis *a)
 {
