@@ -29,6 +29,7 @@ struct walk {
     const struct mqdh_image_module *inner; /* the object of the frame walked before */
     struct mqdh_thread *t; /* the frames kept (NULL: none, and stop at the caller) */
     int cap, nomem;
+    int main_thread; /* stop at main: what calls it is the C library's start */
 };
 
 /* Frames kept per thread, inlined ones included: a loop or a corrupt stack
@@ -125,6 +126,24 @@ static int function_in(Dwarf_Die *die, Dwarf_Addr pc, Dwarf_Die *out, int depth)
     return -1;
 }
 
+/* Into *cur, its child that holds pc and is a scope of its code (a lexical
+ * block, an inlined subroutine): 1, or 0 if none is. */
+static int inner_scope(Dwarf_Die *cur, Dwarf_Addr pc)
+{
+    Dwarf_Die child;
+    if (dwarf_child(cur, &child) != 0)
+        return 0;
+    do {
+        int t = dwarf_tag(&child);
+        if ((t == DW_TAG_lexical_block || t == DW_TAG_inlined_subroutine) &&
+            dwarf_haspc(&child, pc) == 1) {
+            *cur = child;
+            return 1;
+        }
+    } while (dwarf_siblingof(&child, &child) == 0);
+    return 0;
+}
+
 /*
  * The inlined subroutines of fn that hold pc, outermost first, into
  * out[max]; their number.  Walked down from the concrete function (not
@@ -133,26 +152,11 @@ static int function_in(Dwarf_Die *die, Dwarf_Addr pc, Dwarf_Die *out, int depth)
  */
 static int inlined_at(Dwarf_Die *fn, Dwarf_Addr pc, Dwarf_Die *out, int max)
 {
-    Dwarf_Die cur = *fn, child;
+    Dwarf_Die cur = *fn;
     int n = 0;
-    for (int depth = 0; depth < 64 && n < max; depth++) {
-        int inner = 0;
-        if (dwarf_child(&cur, &child) == 0) {
-            do {
-                int t = dwarf_tag(&child);
-                if ((t == DW_TAG_lexical_block || t == DW_TAG_inlined_subroutine) &&
-                    dwarf_haspc(&child, pc) == 1) {
-                    cur = child;
-                    inner = 1;
-                    if (t == DW_TAG_inlined_subroutine)
-                        out[n++] = child;
-                    break;
-                }
-            } while (dwarf_siblingof(&child, &child) == 0);
-        }
-        if (!inner)
-            break;
-    }
+    for (int depth = 0; depth < 64 && n < max && inner_scope(&cur, pc); depth++)
+        if (dwarf_tag(&cur) == DW_TAG_inlined_subroutine)
+            out[n++] = cur;
     return n;
 }
 
@@ -445,7 +449,7 @@ static int containing_function(Dwarf_Die *cu, Dwarf_Addr pc, Dwarf_Die *out)
 static int entry_scopes(Dwarf_Die *fn, Dwarf_Addr pc, const struct mqdh_file *file, const char *call,
                         Dwarf_Die *out, int max)
 {
-    Dwarf_Die cur = *fn, child;
+    Dwarf_Die cur = *fn;
     int n = 0;
     for (int depth = 0; depth < 64; depth++) {
         int tag = dwarf_tag(&cur);
@@ -457,19 +461,7 @@ static int entry_scopes(Dwarf_Die *fn, Dwarf_Addr pc, const struct mqdh_file *fi
                 memmove(out, out + 1, (size_t)--n * sizeof *out);
             out[n++] = cur;
         }
-        int inner = 0;
-        if (dwarf_child(&cur, &child) == 0) {
-            do {
-                int t = dwarf_tag(&child);
-                if ((t == DW_TAG_lexical_block || t == DW_TAG_inlined_subroutine) &&
-                    dwarf_haspc(&child, pc) == 1) {
-                    cur = child;
-                    inner = 1;
-                    break;
-                }
-            } while (dwarf_siblingof(&child, &child) == 0);
-        }
-        if (!inner)
+        if (!inner_scope(&cur, pc))
             break;
     }
     for (int i = 0; i < n / 2; i++) { /* outermost first -> innermost first */
@@ -765,11 +757,14 @@ static int frame_cb(Dwfl_Frame *frame, void *arg)
     if (k->t)
         keep_frames(k, at, obj, here);
     const char *name = here ? here->name : NULL;
+    /* main: the frames outside it (__libc_start_main, _start) say nothing,
+     * and each costs reads of the stack. */
+    int at_main = k->t && k->main_thread && name && strcmp(name, "main") == 0;
     char entry[sizeof k->w->call];
     const struct mqdh_image_module *in = k->inner;
     k->inner = obj;
     if (k->called)
-        return DWARF_CB_OK; /* only kept */
+        return at_main ? DWARF_CB_ABORT : DWARF_CB_OK; /* only kept */
     /*
      * No MPI frame met, and this frame called into the MPI library: the
      * entry point tail-called out of its own frame into code with no name
@@ -819,9 +814,9 @@ static int frame_cb(Dwfl_Frame *frame, void *arg)
             k->w->line = lineno;
         }
         k->called = 1;
-        return k->t ? DWARF_CB_OK : DWARF_CB_ABORT;
+        return k->t && !at_main ? DWARF_CB_OK : DWARF_CB_ABORT;
     }
-    return DWARF_CB_OK;
+    return at_main ? DWARF_CB_ABORT : DWARF_CB_OK;
 }
 
 /* Free what thread t holds, and zero it. */
@@ -883,7 +878,7 @@ static int thread_entry(struct mqdh_thread *t, const struct mqdh_where *w)
 static int walk_thread(const struct mqdh_image *im, Dwfl_Thread *thread, pid_t tid,
                        struct mqdh_mem *mem, struct mqdh_where *w, struct mqdh_thread *t)
 {
-    struct walk k = {.w = w, .im = im, .mem = mem, .t = t};
+    struct walk k = {.w = w, .im = im, .mem = mem, .t = t, .main_thread = tid == im->pid};
     memset(w, 0, sizeof *w);
     if (t) {
         memset(t, 0, sizeof *t);
@@ -891,6 +886,8 @@ static int walk_thread(const struct mqdh_image *im, Dwfl_Thread *thread, pid_t t
     }
     int rc = thread ? dwfl_thread_getframes(thread, frame_cb, &k)
                     : dwfl_getthread_frames(im->dwfl, tid, frame_cb, &k);
+    if (rc > 0)
+        rc = 0; /* stopped at main: not a failure */
     if (t) {
         const char *why = k.nomem & 1   ? "out of memory"
                           : k.nomem & 2 ? "more than 256 frames: cut short"

@@ -546,8 +546,10 @@ enum { HOLDERS_SHOWN = 8 };
 static int text_holders(const struct mqdh_dump *d, const struct mqdh_analysis *a)
 {
     int n = a->nprocs, rc = -1, shown = 0;
-    int *start = calloc((size_t)n + 2, sizeof *start), *by = malloc(((size_t)a->nwaits + 1) * sizeof *by);
-    int *seen = calloc((size_t)n + 1, sizeof *seen), *queue = malloc(((size_t)n + 1) * sizeof *queue);
+    int *start = calloc((size_t)n + 2, sizeof *start);
+    int *by = malloc(((size_t)a->nwaits + 1) * sizeof *by); /* waiters, by whom they wait on */
+    int *seen = calloc((size_t)n + 1, sizeof *seen);
+    int *queue = malloc(((size_t)n + 1) * sizeof *queue);
     if (!start || !by || !seen || !queue)
         goto out;
     /* Who waits on each process: the waits by their `to`. */

@@ -815,7 +815,8 @@ static void test_mqdump__stacks_find_the_hidden_rank(void **state)
     json_free(j);
     char *dot = slurp(dotfile), *pic = slurp(svg);
     if (!dot || !pic || !strstr(pic, "<svg") || !strstr(pic, "relax") ||
-        count_lines(dot, "[label=\"7:[0-3,5-7]\"]") < 4 || count_lines(dot, "[label=\"1:[4]\"]") < 2)
+        count_lines(dot, "[label=\"7:[0-3,5-7]\"]") < 4 ||
+        count_lines(dot, "[label=\"1:[4]\"]") < 2)
         fail_msg("no picture of the tree in %s:\n%s", svg, dot ? dot : "(no DOT)");
     free(dot);
     free(pic);
