@@ -303,7 +303,8 @@ static int count(const char *text, const char *what)
     return n;
 }
 
-/* The plain command on 8 ranks, 4 a node: one folded group, one cycle. */
+/* The plain command on 8 ranks, 4 a node: one folded group, one cycle;
+ * with --stacks, the agents' stacks merge into one path of all 8. */
 static void test_multinode__ring_of_eight_folds_to_one_group(void **state)
 {
     (void)state;
@@ -311,8 +312,16 @@ static void test_multinode__ring_of_eight_folds_to_one_group(void **state)
     start(&job, "ring", 8, "nodeA:4,nodeB:4");
     char *out = NULL, pidarg[32];
     snprintf(pidarg, sizeof pidarg, "%d", (int)job.mpiexec);
+    const char *sargs[] = {"--job", pidarg, "--stacks", NULL};
+    int rc = mqdump(&out, sargs);
+    print_message("%s", out);
+    if (rc != 0 || !strstr(out, "where every process is: 8 stacks merged from main") ||
+        count(out, "[0-7]\n") != 3 || !strstr(out, "\n  sample_block at sample.c:") ||
+        !strstr(out, "\n    MPI_Waitall (libmpi"))
+        fail_msg("mqdump --job --stacks (exit %d) printed:\n%s", rc, out);
+    free(out);
     const char *args[] = {"--job", pidarg, NULL};
-    int rc = mqdump(&out, args);
+    rc = mqdump(&out, args);
     int live = check_released("ring");
     stop(&job, "ring");
     print_message("%s", out);
