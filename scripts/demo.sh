@@ -6,8 +6,11 @@
 # runs on untraced, and tear the job down.
 #   scripts/demo.sh [SAMPLE [NP]]
 # Without arguments: a 16-rank ring (its queues fold into one group), then
-# mismatch (a barrier one rank never joins).  Exits non-zero if a dump
-# fails, shows no deadlock, or leaves a rank stopped or traced.
+# mismatch (a barrier one rank never joins), then hidden on 8 ranks with
+# --stacks (no deadlock: one rank computes outside MPI, and the merged
+# stacks and the report show where).  Exits non-zero if a dump fails,
+# shows no deadlock (hidden: not the rank that holds the job up), or
+# leaves a rank stopped or traced.
 set -euo pipefail
 build=${MQD_BUILD:-build}
 out=${MQD_DEMO_OUT:-$build/demo}
@@ -15,8 +18,10 @@ mkdir -p "$out"
 if [ $# -eq 0 ]; then
     "$0" ring 16
     "$0" mismatch
+    "$0" hidden 8
     echo
-    echo "demo: both deadlocks shown and explained; every rank was left running"
+    echo "demo: both deadlocks shown and explained, and the rank that holds up hidden found" \
+        "with its source line; every rank was left running"
     exit
 fi
 sample=$1
@@ -24,18 +29,25 @@ np=${2:-$(awk '$1 == "np" { print $2 }' "samples/$sample.expect")}
 
 show() {
     set -uo pipefail
+    # What the dump must show: a deadlock; for hidden, the rank holding it up.
+    local want='^DEADLOCK' what="no deadlock shown" graph=--graph
+    if [ "$sample" = hidden ]; then
+        want='^  rank [0-9]+, not in MPI: in relax at samples/hidden.c:[0-9]+, holds up'
+        what="not the rank that holds the job up" graph="--stacks --stacks-graph"
+    fi
     echo
     echo "== $sample: $np ranks under $MQD_MPIEXEC (mpiexec pid $MQD_MPIEXEC_PID), hung =="
     sed -n '2,/^ \*\//p' "samples/$sample.c" | sed -e 's/^ \*\/$//' -e 's/^ \* \{0,1\}/  /'
-    echo "== mqdump --job $MQD_MPIEXEC_PID --graph $out/$sample.svg =="
+    echo "== mqdump --job $MQD_MPIEXEC_PID $graph $out/$sample.svg =="
     # A rank that blocks in a collective announces itself just before it:
     # dump again (5 s at most) until the deadlock it is heading for shows.
     local rc log=$out/$sample.txt
     for _ in $(seq 50); do
         rc=0
+        # shellcheck disable=SC2086 # $graph is one or two options
         env -u MQD_DLL "$MQD_BUILD/bin/mqdump" --job "$MQD_MPIEXEC_PID" \
-            --graph "$out/$sample.svg" >"$log" 2>&1 || rc=$?
-        [ "$rc" -eq 0 ] && grep -q '^DEADLOCK' "$log" && break
+            $graph "$out/$sample.svg" >"$log" 2>&1 || rc=$?
+        [ "$rc" -eq 0 ] && grep -Eq "$want" "$log" && break
         sleep 0.1
     done
     cat "$log"
@@ -51,7 +63,7 @@ show() {
     echo "(the job is torn down now)"
     local bad=
     [ "$rc" -eq 0 ] || bad="mqdump exited $rc"
-    grep -q '^DEADLOCK' "$log" || bad="${bad:+$bad; }no deadlock shown"
+    grep -Eq "$want" "$log" || bad="${bad:+$bad; }$what"
     grep -q "^DLL: .*mqd's DLL for MPICH" "$log" || bad="${bad:+$bad; }mqd's DLL was not used"
     [ "$running" -eq "${#pids[@]}" ] && [ "$traced" -eq 0 ] || bad="${bad:+$bad; }ranks left stopped or traced"
     if [ -n "$bad" ]; then
