@@ -1121,6 +1121,8 @@ static void test_mqdump__bad_command_lines(void **state)
         {{"--pid", "0", NULL}, 64, "is not a process id"},
         {{"--pid", "1", "--job", "1", NULL}, 64, "give --pid"},
         {{"--frobnicate", NULL}, 64, "usage"},
+        {{"--pid", "1", "--stacks=all", NULL}, 64, "--stacks takes no value but 'full'"},
+        {{"--agent", "h", "--stacks", "1:0", NULL}, 64, "--agent takes PID:RANK arguments"},
         {{"--pid", "2147483647", "--dll", "/nonexistent.so", NULL}, 2, "does not exist"},
         {{"--job", "2147483647", NULL}, 2, "does not exist"},
         {{"--check-dll", "/nonexistent.so", NULL}, 2, "cannot load /nonexistent.so"},
