@@ -273,9 +273,10 @@ struct mqdh_dump {
      * however many processes map it). */
     int workers;
     unsigned files;
-    /* Every thread of every process, unwound: stacks[i] is procs[i]'s.
-     * NULL in a dump without stacks (built by hand, or read from an agent
-     * that sends none). */
+    /* Every thread of every process, unwound: stacks[i] is procs[i]'s
+     * (nprocs of them, freed with the dump).  NULL in a dump without
+     * stacks (read from an agent that sends none); a caller building a
+     * dump by hand sets it NULL or to nprocs stacks of its own making. */
     struct mqdh_stack *stacks;
 };
 
