@@ -27,7 +27,7 @@ struct walk {
     int called;  /* and the user's code that called it */
     const struct mqdh_image_module *mpi;   /* the object the MPI entry point is in */
     const struct mqdh_image_module *inner; /* the object of the frame walked before */
-    struct mqdh_thread *t; /* the frames kept (NULL: none, and stop at the caller) */
+    struct mqdh_thread *t; /* the frames kept */
     int cap, nomem;
     int main_thread; /* stop at main: what calls it is the C library's start */
 };
@@ -571,14 +571,6 @@ static void read_args(struct walk *k, Dwfl_Frame *frame, struct mqdh_file *file,
         }
 }
 
-/*
- * The user's MPI call a frame is in, as "MPI_Recv", into buf; 0 if none.
- * "PMPI_Recv" and "MPI_Recv" are both the user's MPI_Recv.  So is MPICH's
- * "internal_Recv" inside the MPI library: its generated bindings
- * (src/binding/c, MPICH 4.x) put each call's body in a static
- * internal_NAME that PMPI_NAME tail-calls, so for MPI_Waitany (4.0.2) and
- * for every call (4.1 and later) no MPI_ frame is left on the stack.
- */
 /* Whether f is the MPI library: libmpi*, libpmpi* (libmpich* too). */
 static int is_mpi_library(const struct mqdh_file *f)
 {
@@ -597,7 +589,7 @@ static int is_mpi_library(const struct mqdh_file *f)
  * compiler's clone of one ("internal_Recv.constprop.0", ".isra.0",
  * ".part.0", ".cold") is the same call.
  */
-static int mpi_entry(const char *name, const struct mqdh_file *f, char *buf, size_t len)
+static int entry_call(const char *name, int in_mpi_library, char *buf, size_t len)
 {
     const char *call;
     if (!name)
@@ -605,7 +597,7 @@ static int mpi_entry(const char *name, const struct mqdh_file *f, char *buf, siz
     if (strncmp(name, "PMPI_", 5) == 0 || strncmp(name, "MPI_", 4) == 0)
         call = name[0] == 'P' ? name + 5 : name + 4;
     else if (strncmp(name, "internal_", 9) == 0 && name[9] >= 'A' && name[9] <= 'Z' &&
-             is_mpi_library(f))
+             in_mpi_library)
         call = name + 9;
     else
         return 0;
@@ -614,6 +606,12 @@ static int mpi_entry(const char *name, const struct mqdh_file *f, char *buf, siz
         return 0;
     snprintf(buf, len, "MPI_%.*s", n, call);
     return 1;
+}
+
+/* entry_call for a frame in file f. */
+static int mpi_entry(const char *name, const struct mqdh_file *f, char *buf, size_t len)
+{
+    return entry_call(name, is_mpi_library(f), buf, len);
 }
 
 /*
@@ -687,15 +685,20 @@ static enum mqdh_frame_kind file_kind(const struct mqdh_file *f)
  * (".constprop.0", ".isra.0", ".part.0", ".cold") is the function the user
  * wrote, and so is a symbol's version ("@@GLIBC_2.34"): no C or C++ name
  * has a dot or an at sign.  NULL stays NULL. */
+static size_t written_len(const char *name)
+{
+    return strcspn(name, ".@");
+}
+
 static char *written_name(const char *name)
 {
-    return name ? strndup(name, strcspn(name, ".@")) : NULL;
+    return name ? strndup(name, written_len(name)) : NULL;
 }
 
 /* Keep the frames of one physical frame at process address at (in obj,
- * file address looked up as here; either may be NULL). */
+ * file address looked up as here; either may be NULL), of that kind. */
 static void keep_frames(struct walk *k, Dwarf_Addr at, const struct mqdh_image_module *obj,
-                        const struct pc *here)
+                        const struct pc *here, enum mqdh_frame_kind kind)
 {
     struct mqdh_thread *t = k->t;
     int n = here && here->expanded ? here->nfr : 1;
@@ -721,7 +724,7 @@ static void keep_frames(struct walk *k, Dwarf_Addr at, const struct mqdh_image_m
         struct mqdh_frame *f = &t->frames[t->nframes++];
         memset(f, 0, sizeof *f);
         f->pc = at;
-        f->kind = file_kind(file);
+        f->kind = kind;
         f->inlined = i < n - 1;
         const char *fn = here && here->expanded ? here->fr[i].function : here ? here->name : NULL;
         const char *src = here && here->expanded ? here->fr[i].file : NULL;
@@ -750,16 +753,16 @@ static int frame_cb(Dwfl_Frame *frame, void *arg)
     struct pc *here;
     const struct mqdh_image_module *obj = object_at(k, dwfl, at, &here);
     struct mqdh_file *file = obj ? obj->file : NULL;
-    /* Its inlined frames, where the user's code or the MPI library's is
-     * (kept, or the caller of the MPI call). */
-    if (here && (k->t || (k->found && !k->called && obj != k->mpi)))
-        here = pc_expand(file, at - obj->bias, here, file_kind(file) != MQDH_FRAME_SYSTEM);
-    if (k->t)
-        keep_frames(k, at, obj, here);
+    enum mqdh_frame_kind kind = file_kind(file);
+    /* Its inlined frames (with lines where the user's code or the MPI
+     * library's is), then every frame kept. */
+    if (here)
+        here = pc_expand(file, at - obj->bias, here, kind != MQDH_FRAME_SYSTEM);
+    keep_frames(k, at, obj, here, kind);
     const char *name = here ? here->name : NULL;
     /* main: the frames outside it (__libc_start_main, _start) say nothing,
      * and each costs reads of the stack. */
-    int at_main = k->t && k->main_thread && name && strcmp(name, "main") == 0;
+    int at_main = k->main_thread && name && strcmp(name, "main") == 0;
     char entry[sizeof k->w->call];
     const struct mqdh_image_module *in = k->inner;
     k->inner = obj;
@@ -808,13 +811,13 @@ static int frame_cb(Dwfl_Frame *frame, void *arg)
             src = pc_line(file, at - obj->bias, here, &lineno);
         }
         snprintf(k->w->function, sizeof k->w->function, "%.*s",
-                 fname ? (int)strcspn(fname, ".") : 2, fname ? fname : "??");
+                 fname ? (int)written_len(fname) : 2, fname ? fname : "??");
         if (src) {
             snprintf(k->w->file, sizeof k->w->file, "%s", src);
             k->w->line = lineno;
         }
         k->called = 1;
-        return k->t && !at_main ? DWARF_CB_OK : DWARF_CB_ABORT;
+        return at_main ? DWARF_CB_ABORT : DWARF_CB_OK;
     }
     return at_main ? DWARF_CB_ABORT : DWARF_CB_OK;
 }
@@ -855,15 +858,8 @@ static int thread_entry(struct mqdh_thread *t, const struct mqdh_where *w)
         if (t->frames[i].kind == MQDH_FRAME_MPI)
             t->entry = i;
     char call[sizeof w->call];
-    const char *name = t->entry >= 0 ? t->frames[t->entry].function : NULL;
-    int named = name && (strncmp(name, "PMPI_", 5) == 0 || strncmp(name, "MPI_", 4) == 0 ||
-                         strncmp(name, "internal_", 9) == 0);
-    if (named && name[0] == 'i' && !(name[9] >= 'A' && name[9] <= 'Z'))
-        named = 0;
-    if (named)
-        snprintf(call, sizeof call, "MPI_%s",
-                 name[0] == 'P' ? name + 5 : name[0] == 'M' ? name + 4 : name + 9);
-    else
+    /* The entry frame is the MPI library's. */
+    if (t->entry < 0 || !entry_call(t->frames[t->entry].function, 1, call, sizeof call))
         snprintf(call, sizeof call, "%s", w->call);
     if (call[0] && !(t->call = strdup(call)))
         return -1;
@@ -872,32 +868,28 @@ static int thread_entry(struct mqdh_thread *t, const struct mqdh_where *w)
 
 /*
  * Walk one thread (thread, or tid through dwfl) into w, and its frames
- * into t unless t is NULL: 1 if it is in an MPI call (w filled, w->tid
- * set), else 0 with w cleared; -1 out of memory.
+ * into t: 1 if it is in an MPI call (w filled, w->tid set), else 0 with w
+ * cleared; -1 out of memory (t then empty).
  */
 static int walk_thread(const struct mqdh_image *im, Dwfl_Thread *thread, pid_t tid,
                        struct mqdh_mem *mem, struct mqdh_where *w, struct mqdh_thread *t)
 {
     struct walk k = {.w = w, .im = im, .mem = mem, .t = t, .main_thread = tid == im->pid};
     memset(w, 0, sizeof *w);
-    if (t) {
-        memset(t, 0, sizeof *t);
-        t->tid = tid;
-    }
+    memset(t, 0, sizeof *t);
+    t->tid = tid;
     int rc = thread ? dwfl_thread_getframes(thread, frame_cb, &k)
                     : dwfl_getthread_frames(im->dwfl, tid, frame_cb, &k);
     if (rc > 0)
         rc = 0; /* stopped at main: not a failure */
-    if (t) {
-        const char *why = k.nomem & 1   ? "out of memory"
-                          : k.nomem & 2 ? "more than 256 frames: cut short"
-                          : rc < 0 && t->nframes ? dwfl_errmsg(-1)
-                          : rc < 0 ? "no frame could be read"
-                                   : NULL;
-        if ((why && !(t->error = strdup(why))) || (k.nomem & 1) || thread_entry(t, w) != 0) {
-            thread_clear(t);
-            return -1;
-        }
+    const char *why = k.nomem & 1   ? "out of memory"
+                      : k.nomem & 2 ? "more than 256 frames: cut short"
+                      : rc < 0 && t->nframes ? dwfl_errmsg(-1)
+                      : rc < 0 ? "no frame could be read"
+                               : NULL;
+    if ((why && !(t->error = strdup(why))) || (k.nomem & 1) || thread_entry(t, w) != 0) {
+        thread_clear(t);
+        return -1;
     }
     if (!k.found) {
         memset(w, 0, sizeof *w);
@@ -921,10 +913,6 @@ static int thread_cb(Dwfl_Thread *thread, void *arg)
     pid_t tid = dwfl_thread_tid(thread);
     if (tid == th->im->pid)
         return DWARF_CB_OK;
-    if (!th->stack) {
-        int in = walk_thread(th->im, thread, tid, th->mem, th->w, NULL);
-        return in ? DWARF_CB_ABORT : DWARF_CB_OK;
-    }
     struct mqdh_stack *st = th->stack;
     if (st->nthreads >= MQDH_MAX_THREADS)
         return DWARF_CB_ABORT;

@@ -39,11 +39,10 @@ struct mqdh_where {
  * Unwind the threads of the process of im (ptrace-stopped by us) and fill
  * w with the innermost MPI entry point one of them is in, the main thread
  * first, and its arguments (mem reads the stack; NULL: only arguments held
- * in registers).  stack: every thread's frames, kept once unwound (the
- * main thread first; the caller frees them with mqdh_stack_clear); NULL:
- * the walk stops once the MPI call's caller is found.  Returns 0 (w->call
- * "" if no thread is in MPI), or -1 with the reason in err if the process
- * cannot be unwound (stack then empty).
+ * in registers), and stack with every thread's frames (the main thread
+ * first, to main; the caller frees them with mqdh_stack_clear).  Returns 0
+ * (w->call "" if no thread is in MPI), or -1 with the reason in err if the
+ * process cannot be unwound (stack then empty).
  */
 int mqdh_where(const struct mqdh_image *im, struct mqdh_mem *mem, struct mqdh_where *w,
                struct mqdh_stack *stack, char *err, size_t errlen);
