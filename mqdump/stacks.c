@@ -51,20 +51,23 @@ static void node_words(char *buf, size_t len, const struct mqdh_stack_node *n)
 
 int call_path(const struct mqdh_dump *d, int i, int no_user_line, char *buf, size_t len)
 {
+    enum { SHOWN = 64 }; /* a recursion deeper than that: its innermost frames */
     const struct mqdh_thread *t = mqdh_shown_thread(d, i);
-    struct mqdh_path_frame path[64];
-    int n = t ? mqdh_thread_path(t, t == &d->stacks[i].threads[0], 0, path, 64) : 0;
+    struct mqdh_path_frame path[MQDH_PATH_MAX_FRAMES];
+    int n = t ? mqdh_thread_path(t, t == &d->stacks[i].threads[0], 0, path,
+                                 MQDH_PATH_MAX_FRAMES)
+              : 0;
+    if (n > MQDH_PATH_MAX_FRAMES)
+        n = MQDH_PATH_MAX_FRAMES;
+    /* The innermost of the program's own frames, its line left out. */
+    const struct mqdh_frame *unlined = no_user_line ? mqdh_user_frame(d, i) : NULL;
     size_t at = 0;
     buf[0] = '\0';
-    int from = n > 64 ? n - 64 : 0; /* a recursion deeper than that: its innermost */
-    if (n > 64)
-        n = 64;
+    int from = n > SHOWN ? n - SHOWN : 0;
     for (int k = from; k < n && at < len; k++) {
         char f[300];
-        const struct mqdh_path_frame *pf = &path[k - from];
-        /* The innermost of the program's own frames, its line left out. */
-        int last_user = no_user_line && pf->frame == mqdh_user_frame(d, i);
-        frame_words(f, sizeof f, pf->function, last_user ? NULL : pf->file, pf->line,
+        const struct mqdh_path_frame *pf = &path[k];
+        frame_words(f, sizeof f, pf->function, pf->frame == unlined ? NULL : pf->file, pf->line,
                     pf->folded ? pf->frame->module : NULL, pf->folded ? 0 : pf->frame->inlined);
         int w = snprintf(buf + at, len - at, "%s%s", k > from ? " > " : from ? "... > " : "", f);
         if (w < 0)
