@@ -78,6 +78,20 @@ static void text_op(const struct view *v, const struct mqdh_op *o, int q)
             fprintf(f, "               %s\n", o->extra_text[l]);
 }
 
+/*
+ * A process outside MPI, where its own code is at work (uf, its innermost
+ * user frame): "not in MPI: in relax at samples/hidden.c:29"; lines, if
+ * not NULL, in place of the frame's line (a folded group's).
+ */
+static void print_at_work(FILE *f, const struct mqdh_frame *uf, const char *lines)
+{
+    fprintf(f, "not in MPI: in %s", uf->function ? uf->function : "??");
+    if (uf->file && lines)
+        fprintf(f, " at %s:%s", uf->file, lines);
+    else if (uf->file)
+        fprintf(f, " at %s:%d", uf->file, uf->line);
+}
+
 /* Where the process is, its error and its communicators, indented. */
 static void text_state(const struct view *v)
 {
@@ -96,12 +110,8 @@ static void text_state(const struct view *v)
     } else if (p->where_error) {
         fprintf(f, "  where: %s\n", p->where_error);
     } else if ((uf = mqdh_user_frame(v->d, i)) != NULL) {
-        /* Outside MPI: where its own code is at work. */
-        fprintf(f, "  not in MPI: in %s", uf->function ? uf->function : "??");
-        if (uf->file && v->mode == EXACT)
-            fprintf(f, " at %s:%d", uf->file, uf->line);
-        else if (uf->file)
-            fprintf(f, " at %s:%s", uf->file, v->lines ? v->lines : "?");
+        fprintf(f, "  ");
+        print_at_work(f, uf, v->mode == EXACT ? NULL : v->lines ? v->lines : "?");
         fprintf(f, "\n");
     } else if (!p->error) {
         fprintf(f, "  not in MPI\n");
@@ -587,9 +597,7 @@ static int text_holders(const struct mqdh_dump *d, const struct mqdh_analysis *a
             if (p->where_file)
                 printf(" at %s:%d", p->where_file, p->where_line);
         } else if (uf) {
-            printf("not in MPI: in %s", uf->function ? uf->function : "??");
-            if (uf->file)
-                printf(" at %s:%d", uf->file, uf->line);
+            print_at_work(stdout, uf, NULL);
         } else {
             printf("not in MPI");
         }
