@@ -46,11 +46,9 @@ static void node(FILE *f, const struct mqdh_dump *d, const struct mqdh_analysis 
     n += snprintf(label + n, sizeof label - (size_t)n, "%s\npid %d", who, (int)p->pid);
     if (p->where_call)
         n += snprintf(label + n, sizeof label - (size_t)n, "\n%s", p->where_call);
-    if (p->where_file) {
-        const char *base = strrchr(p->where_file, '/');
-        n += snprintf(label + n, sizeof label - (size_t)n, "\n%s:%d",
-                      base ? base + 1 : p->where_file, p->where_line);
-    }
+    if (p->where_file)
+        n += snprintf(label + n, sizeof label - (size_t)n, "\n%s:%d", base_name(p->where_file),
+                      p->where_line);
     /* Receives from MPI_ANY_SOURCE have no one edge: listed on the node. */
     for (int c = 0; c < p->ncomms; c++) {
         const struct mqdh_queue *q = &p->comms[c].queues[MQDH_RECEIVES];

@@ -107,6 +107,10 @@ void dot_string(FILE *f, const char *s);
 
 /* ---------------------------------------------------------------- stacks.c */
 
+/* A path's last component ("sample.c" of "samples/sample.c"); NULL stays
+ * NULL. */
+const char *base_name(const char *path);
+
 /*
  * Process i's call path as the merged tree shows it, into buf[len]: "main
  * at ring.c:44 > sample_block at sample.c:63 > MPI_Waitall

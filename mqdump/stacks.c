@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *base_name(const char *path)
+const char *base_name(const char *path)
 {
     const char *b = path ? strrchr(path, '/') : NULL;
     return b ? b + 1 : path;
