@@ -69,16 +69,15 @@ static void put_stack(FILE *f, const struct mqdh_stack *st, struct modules *m)
 {
     for (int t = 0; t < st->nthreads; t++) {
         const struct mqdh_thread *th = &st->threads[t];
-        for (int i = 0; i < th->nframes; i++) /* the objects first */
-            module_index(f, m, th->frames[i].module);
         fprintf(f, "t %d %d %d", (int)th->tid, th->nframes, th->entry);
         put_str(f, th->call);
         put_str(f, th->error);
         putc('\n', f);
         for (int i = 0; i < th->nframes; i++) {
             const struct mqdh_frame *fr = &th->frames[i];
+            int module = module_index(f, m, fr->module); /* its m record, the first time */
             fprintf(f, "f %" PRIu64 " %d %d %d %d", fr->pc, fr->inlined, (int)fr->kind, fr->line,
-                    module_index(f, m, fr->module));
+                    module);
             put_str(f, fr->function);
             put_str(f, fr->file);
             putc('\n', f);
