@@ -91,6 +91,7 @@ samples: $(SAMPLE_BINS) $(BUILD)/samples/unexpected-named $(STRIPPED)/libmpi.so.
 HOST_SRCS := host/memory.c host/attach.c host/files.c host/image.c host/types.c host/loader.c host/where.c host/stacks.c \
              host/analyze.c host/callbacks.c host/choose.c host/protocol.c host/identity.c \
              host/session.c host/job.c host/proc.c host/hosts.c host/result.c host/remote.c \
+             host/escape.c \
              host/guard.c
 HOST_OBJS := $(HOST_SRCS:%.c=$(BUILD)/%.o)
 HOST_LIBS := -ldw -lelf -ldl
@@ -146,11 +147,12 @@ UNIT_TESTS := $(BUILD)/tests/test_interface $(BUILD)/tests/test_expect \
               $(BUILD)/tests/test_memory $(BUILD)/tests/test_attach \
               $(BUILD)/tests/test_image $(BUILD)/tests/test_loader $(BUILD)/tests/test_dump \
               $(BUILD)/tests/test_dll $(BUILD)/tests/test_dll_synth $(BUILD)/tests/test_analyze \
-              $(BUILD)/tests/test_result $(BUILD)/tests/test_corpus $(BUILD)/tests/test_stacks
+              $(BUILD)/tests/test_result $(BUILD)/tests/test_corpus $(BUILD)/tests/test_stacks \
+              $(BUILD)/tests/test_escape
 HOST_UNIT_TESTS := $(BUILD)/tests/test_memory $(BUILD)/tests/test_attach \
                    $(BUILD)/tests/test_image $(BUILD)/tests/test_loader $(BUILD)/tests/test_dump \
                    $(BUILD)/tests/test_dll $(BUILD)/tests/test_dll_synth $(BUILD)/tests/test_analyze \
-                   $(BUILD)/tests/test_result $(BUILD)/tests/test_stacks
+                   $(BUILD)/tests/test_result $(BUILD)/tests/test_stacks $(BUILD)/tests/test_escape
 INTEGRATION_TESTS := $(BUILD)/tests/test_samples $(BUILD)/tests/test_mqdump \
                      $(BUILD)/tests/test_dbgstub $(BUILD)/tests/test_install \
                      $(BUILD)/tsan/tests/test_threads $(BUILD)/tests/test_multinode \
@@ -205,8 +207,8 @@ $(HOST_UNIT_TESTS): $(BUILD)/tests/%: $(BUILD)/tests/%.o $(BUILD)/host/libmqdhos
 	    $(HOST_LIBS) -lpthread -lcmocka
 $(BUILD)/tests/test_attach $(BUILD)/tests/test_dump: $(BUILD)/tests/procstate.o
 $(BUILD)/tests/test_loader.o $(BUILD)/tests/test_dump.o $(BUILD)/tests/test_dll.o \
-$(BUILD)/tests/test_analyze.o $(BUILD)/tests/test_result.o $(BUILD)/tests/test_stacks.o: \
-    MQD_CFLAGS += -Ihost/include
+$(BUILD)/tests/test_analyze.o $(BUILD)/tests/test_result.o $(BUILD)/tests/test_stacks.o \
+$(BUILD)/tests/test_escape.o: MQD_CFLAGS += -Ihost/include
 $(BUILD)/tests/test_dll $(BUILD)/tests/test_dll_synth: | $(BUILD)/lib/libmqd_mpich.so
 $(BUILD)/tests/test_dll_synth: $(BUILD)/tests/synth.o $(BUILD)/tests/expect.o
 # test_dump's target is a fork of itself: its DWARF must describe mqd_fixture_op.

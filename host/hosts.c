@@ -6,9 +6,13 @@
 #define _GNU_SOURCE
 #include "hosts.h"
 
+#include "mqdhost.h"
+
+#include <arpa/inet.h>
 #include <ifaddrs.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <stdio.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
@@ -54,11 +58,57 @@ static int local_addr(const struct addrinfo *ai, const struct ifaddrs *ifs)
     return 0;
 }
 
+enum { HOST_NAME_MAX_LEN = 253 }; /* a DNS name's, dots included */
+
+static int ipv6_literal(const char *name)
+{
+    char a[INET6_ADDRSTRLEN + 2];
+    struct in6_addr in6;
+    size_t l = strlen(name);
+    if (l >= sizeof a)
+        return 0;
+    if (name[0] == '[' && l > 2 && name[l - 1] == ']') {
+        memcpy(a, name + 1, l - 2);
+        a[l - 2] = '\0';
+    } else {
+        memcpy(a, name, l + 1);
+    }
+    return inet_pton(AF_INET6, a, &in6) == 1;
+}
+
+int mqdh__host_name_check(const char *name, char *why, size_t len)
+{
+    char shown[128];
+    const char *bad = NULL;
+    size_t l = strlen(name);
+    if (l == 0)
+        bad = "it is empty";
+    else if (ipv6_literal(name))
+        return 0;
+    else if (l > HOST_NAME_MAX_LEN)
+        bad = "it is longer than 253 characters";
+    else if (name[0] == '-')
+        bad = "it starts with '-' (a command would read it as an option)";
+    else if (name[0] == '.')
+        bad = "it starts with '.'";
+    else if (name[strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                               "0123456789-._")])
+        bad = "it holds characters other than letters, digits, '-', '.' and '_'";
+    if (!bad)
+        return 0;
+    mqdh_escape(shown, sizeof shown, name);
+    snprintf(why, len, "'%s%s' is not a host name: %s", shown,
+             mqdh_escape(NULL, 0, name) >= sizeof shown ? "..." : "", bad);
+    return -1;
+}
+
 int mqdh_host_is_local(const char *name)
 {
-    char me[256] = "";
+    char me[256] = "", why[8];
     if (!name || !*name)
         return 1; /* the launcher named none: it started the rank here */
+    if (mqdh__host_name_check(name, why, sizeof why) != 0)
+        return 0; /* not looked up: it names no host */
     if (gethostname(me, sizeof me - 1) == 0 && me[0] && same_name(name, me))
         return 1;
     if (strcasecmp(name, "localhost") == 0)

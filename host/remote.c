@@ -16,6 +16,7 @@
  */
 #define _GNU_SOURCE
 #include "session.h"
+#include "hosts.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -184,14 +185,21 @@ static char **agent_argv(struct mqdh_remote *r, struct agent *a)
     for (int i = 0; i < r->nwords; i++)
         if (!(v[k++] = expand(r->words[i], a->host)))
             goto nomem;
-    /* The words the remote shell sees must mean themselves. */
-    const char *unsafe = !shell_safe(a->host) ? a->host
-                         : !shell_safe(r->agent) ? r->agent
+    /* The words the remote command and the remote shell see must mean
+     * themselves: a host name that is one (never an option), and paths
+     * of plain characters. */
+    char why[256], shown[160];
+    if (mqdh__host_name_check(a->host, why, sizeof why) != 0) {
+        set_why(a, "no agent is started for it: the launcher's %s", why);
+        goto fail;
+    }
+    const char *unsafe = !shell_safe(r->agent) ? r->agent
                          : o->dll && !shell_safe(o->dll) ? o->dll
                                                          : NULL;
     if (unsafe) {
+        mqdh_escape(shown, sizeof shown, unsafe);
         set_why(a, "'%s' cannot be passed to the agent: a remote shell would read characters "
-                   "in it as its own", unsafe);
+                   "in it as its own", shown);
         goto fail;
     }
     char jobs[32], timeout[32];

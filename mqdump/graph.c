@@ -13,10 +13,12 @@
 #include "mqdump.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -198,31 +200,99 @@ int graph_write_dot(FILE *f, const struct mqdh_dump *d, const struct mqdh_analys
     return ferror(f) ? -1 : 0;
 }
 
-/* Run dot -T<format> -o out dotfile; 0, or -1 with the reason in err. */
+/*
+ * A file mqdump writes is made as a new file beside where it goes (mkstemp:
+ * O_CREAT | O_EXCL, which follows no symlink), then renamed over it: a
+ * symlink planted where it goes is replaced, never followed, and a file
+ * another user owns in a shared (sticky) directory such as /tmp is not
+ * replaced at all (rename is refused).  Nothing is truncated in place.
+ */
+struct new_file {
+    char tmp[4096 + 16];
+    int fd;
+};
+
+/* Make nf beside path; 0, or -1 with the reason in err. */
+static int new_file_open(struct new_file *nf, const char *path, char *err, size_t errlen)
+{
+    if (snprintf(nf->tmp, sizeof nf->tmp, "%s.XXXXXX", path) >= (int)sizeof nf->tmp) {
+        snprintf(err, errlen, "%s: path too long", path);
+        return -1;
+    }
+    nf->fd = mkostemp(nf->tmp, O_CLOEXEC);
+    if (nf->fd < 0) {
+        snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
+        return -1;
+    }
+    /* The mode a plain creat() would give, not mkstemp's 0600. */
+    mode_t mask = umask(0);
+    umask(mask);
+    if (fchmod(nf->fd, 0666 & ~mask) != 0) {
+        snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
+        close(nf->fd);
+        unlink(nf->tmp);
+        return -1;
+    }
+    return 0;
+}
+
+/* Put nf in place at path (ok), else remove it; 0, or -1 with the reason
+ * in err (kept if already set). */
+static int new_file_close(struct new_file *nf, const char *path, int ok, char *err,
+                          size_t errlen)
+{
+    if (nf->fd >= 0 && close(nf->fd) != 0 && ok) {
+        snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
+        ok = 0;
+    }
+    nf->fd = -1;
+    if (ok && rename(nf->tmp, path) != 0) {
+        snprintf(err, errlen, "cannot write %s: %s%s", path, strerror(errno),
+                 errno == EPERM || errno == EACCES
+                     ? " (another user's file in a shared directory is never replaced)"
+                     : "");
+        ok = 0;
+    }
+    if (!ok)
+        unlink(nf->tmp);
+    return ok ? 0 : -1;
+}
+
+/* Run dot -T<format> dotfile, its output the picture at out; 0, or -1 with
+ * the reason in err. */
 static int render(const char *dotfile, const char *format, const char *out, char *err,
                   size_t errlen)
 {
     char fmt[16];
     snprintf(fmt, sizeof fmt, "-T%s", format);
-    char *argv[] = {"dot", fmt, "-o", (char *)out, (char *)dotfile, NULL};
+    char *argv[] = {"dot", fmt, (char *)dotfile, NULL};
+    struct new_file pic;
+    if (new_file_open(&pic, out, err, errlen) != 0)
+        return -1;
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, pic.fd, 1);
     pid_t pid;
-    int rc = posix_spawnp(&pid, "dot", NULL, NULL, argv, environ);
+    int rc = posix_spawnp(&pid, "dot", &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
     if (rc != 0) {
         snprintf(err, errlen, "cannot run Graphviz dot (%s): the DOT is in %s", strerror(rc),
                  dotfile);
+        new_file_close(&pic, out, 0, err, errlen);
         return -1;
     }
-    int st;
+    int st, ok = 1;
     while (waitpid(pid, &st, 0) < 0)
         if (errno != EINTR) {
             snprintf(err, errlen, "waiting for dot: %s", strerror(errno));
-            return -1;
+            ok = 0;
+            break;
         }
-    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+    if (ok && (!WIFEXITED(st) || WEXITSTATUS(st) != 0)) {
         snprintf(err, errlen, "dot failed to render %s (the DOT is in %s)", out, dotfile);
-        return -1;
+        ok = 0;
     }
-    return 0;
+    return new_file_close(&pic, out, ok, err, errlen);
 }
 
 struct queues_graph {
@@ -257,15 +327,21 @@ int graph_file(const char *path, int (*write_dot)(FILE *f, const void *arg), con
         snprintf(err, errlen, "%s: path too long", path);
         return -1;
     }
-    FILE *f = fopen(dotpath, "w");
+    struct new_file dot;
+    if (new_file_open(&dot, dotpath, err, errlen) != 0)
+        return -1;
+    FILE *f = fdopen(dot.fd, "w");
     if (!f) {
         snprintf(err, errlen, "cannot write %s: %s", dotpath, strerror(errno));
-        return -1;
+        return new_file_close(&dot, dotpath, 0, err, errlen);
     }
+    dot.fd = -1; /* f's now */
     int rc = write_dot(f, arg);
     if (fclose(f) != 0 || rc != 0) {
         snprintf(err, errlen, "cannot write %s: %s", dotpath, strerror(errno));
-        return -1;
+        return new_file_close(&dot, dotpath, 0, err, errlen);
     }
+    if (new_file_close(&dot, dotpath, 1, err, errlen) != 0)
+        return -1;
     return format ? render(dotpath, format, path, err, errlen) : 0;
 }

@@ -83,6 +83,37 @@ static int number_in(const char *s, long lo, long hi, long *v)
     return end != s && !*end && *v >= lo && *v <= hi ? 0 : -1;
 }
 
+/* "mqdump: PREFIXmsg" on stderr, msg escaped: the library's messages
+ * quote what processes, launchers and agents hold. */
+static void say(const char *prefix, const char *msg)
+{
+    size_t need = mqdh_escape(NULL, 0, msg);
+    char *e = malloc(need + 1);
+    if (e)
+        mqdh_escape(e, need + 1, msg);
+    fprintf(stderr, "mqdump: %s%s\n", prefix, e ? e : "(out of memory)");
+    free(e);
+}
+
+/* Process pid's error on stderr (a JSON dump's stdout holds the rest). */
+static void shown_error(pid_t pid, const char *error)
+{
+    char prefix[48];
+    snprintf(prefix, sizeof prefix, "process %d: ", (int)pid);
+    say(prefix, error);
+}
+
+/* The merged call tree of d's stacks, or NULL (said on stderr). */
+static struct mqdh_stack_tree *stack_tree(const struct mqdh_dump *d, unsigned flags)
+{
+    struct mqdh_stack_tree *tree = NULL;
+    if (mqdh_stack_tree(d, flags, &tree) != MQDH_OK) {
+        fprintf(stderr, "mqdump: merging the stacks ran out of memory\n");
+        return NULL;
+    }
+    return tree;
+}
+
 /* --list: the MPI jobs on this node.  Returns the exit status. */
 static int list_jobs(int json)
 {
@@ -390,7 +421,7 @@ int main(int argc, char **argv)
         char version[512], err[1024];
         int mpi2 = 0;
         if (mqdh_dll_check(check, version, sizeof version, &mpi2, err, sizeof err) != MQDH_OK) {
-            fprintf(stderr, "mqdump: %s\n", err);
+            say("", err);
             return 2;
         }
         printf("%s: %s\n  usable: the %s protocol\n", check, version,
@@ -424,7 +455,7 @@ int main(int argc, char **argv)
         char err[512];
         int rc = mqdh_job_ranks((pid_t)job, &pids, &ranks, &hosts, &npids, err, sizeof err);
         if (rc != MQDH_OK) {
-            fprintf(stderr, "mqdump: %s\n", err);
+            say("", err);
             return 2;
         }
     }
@@ -440,8 +471,7 @@ int main(int argc, char **argv)
             if (d->procs[i].error) {
                 failed++;
                 if (json)
-                    fprintf(stderr, "mqdump: process %d: %s\n", (int)d->procs[i].pid,
-                            d->procs[i].error);
+                    shown_error(d->procs[i].pid, d->procs[i].error);
             }
         }
         status = failed == 0 ? 0 : failed < d->nprocs ? 1 : 2;
@@ -450,13 +480,16 @@ int main(int argc, char **argv)
             fprintf(stderr, "mqdump: the wait-for analysis ran out of memory\n");
         if (status == 0 && (!a || a->verdict == MQDH_VERDICT_UNKNOWN))
             status = 1;
+        /* JSON escapes by its own grammar: it shows the dump as read.  The
+         * other views show it escaped (the strings are the target's,
+         * the launcher's and the agents'), and so does every line on
+         * stderr after it. */
         struct mqdh_stack_tree *tree = NULL;
-        if ((stacks || stacks_graph) && d->stacks &&
-            mqdh_stack_tree(d, stack_flags, &tree) != MQDH_OK)
-            fprintf(stderr, "mqdump: merging the stacks ran out of memory\n");
         if ((stacks || stacks_graph) && !d->stacks)
             fprintf(stderr, "mqdump: no process could be unwound: no stacks to show\n");
         if (json) {
+            if (stacks && d->stacks)
+                tree = stack_tree(d, stack_flags);
             json_dump(d, stats, stacks);
             if (a)
                 json_analysis(d, a);
@@ -465,7 +498,14 @@ int main(int argc, char **argv)
             if (stats)
                 json_cost(d);
             printf("}\n");
-        } else {
+            mqdh_stack_tree_free(tree);
+            tree = NULL;
+        }
+        if (mqdh_dump_escape(d) != MQDH_OK)
+            fprintf(stderr, "mqdump: escaping what the processes hold ran out of memory\n");
+        if ((stacks || stacks_graph) && d->stacks)
+            tree = stack_tree(d, stack_flags);
+        if (!json) {
             text_dlls(d);
             text_hosts(d);
             /* --stacks: the tree in place of the queues, unless --full. */
@@ -481,14 +521,14 @@ int main(int argc, char **argv)
         char serr[4600];
         if (stacks_graph && tree && stacks_graph_write(stacks_graph, d, tree, serr,
                                                        sizeof serr) != 0) {
-            fprintf(stderr, "mqdump: --stacks-graph: %s\n", serr);
+            say("--stacks-graph: ", serr);
             if (status == 0)
                 status = 1;
         }
         mqdh_stack_tree_free(tree);
         char gerr[4600];
         if (graph && graph_write(graph, d, a, gerr, sizeof gerr) != 0) {
-            fprintf(stderr, "mqdump: --graph: %s\n", gerr);
+            say("--graph: ", gerr);
             if (status == 0)
                 status = 1;
         }

@@ -97,7 +97,10 @@ int graph_write(const char *path, const struct mqdh_dump *d, const struct mqdh_a
  * Write a picture to path: DOT, or, when path ends in .svg, .png or .pdf,
  * the DOT to PATH.dot and the picture rendered from it by Graphviz dot.
  * write_dot(f, arg) writes the DOT (0, or -1 on a write error).  0, or -1
- * with the reason in err[errlen] (a DOT file written is kept).
+ * with the reason in err[errlen] (a DOT file written is kept).  Each file
+ * is made new beside its place and renamed into it: a symlink there is
+ * replaced, never followed, and another user's file in a sticky directory
+ * is left alone (an error).
  */
 int graph_file(const char *path, int (*write_dot)(FILE *f, const void *arg), const void *arg,
                char *err, size_t errlen);

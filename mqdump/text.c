@@ -691,9 +691,13 @@ void text_jobs(const struct mqdh_job_info *jobs, int n)
                 snprintf(user, sizeof user, "%s", pw->pw_name);
             else
                 snprintf(user, sizeof user, "%u", (unsigned)jobs[i].uid);
+            /* A program's path and a command line are their owner's to
+             * choose: a newline in one would be a forged row. */
+            char program[1024], cmd[2048];
+            mqdh_escape(program, sizeof program, jobs[i].program ? jobs[i].program : "?");
+            mqdh_escape(cmd, sizeof cmd, jobs[i].launcher_cmd ? jobs[i].launcher_cmd : "?");
             printf("%8d %6d %-10s %s (%s)\n", (int)jobs[i].launcher, jobs[i].nranks, user,
-                   jobs[i].program ? jobs[i].program : "?",
-                   jobs[i].launcher_cmd ? jobs[i].launcher_cmd : "?");
+                   program, cmd);
         }
         printf("dump one with: mqdump --job LAUNCHER\n");
     }

@@ -408,6 +408,35 @@ MQDH_API int mqdh_dump_processes(const pid_t *pids, const int *ranks, const char
 
 MQDH_API void mqdh_dump_free(struct mqdh_dump *d);
 
+/* ---------------------------------------------------------------- showing strings */
+
+/*
+ * The strings of a dump, a job list and the library's messages are as
+ * read: a target, a launcher, /proc and an agent choose them, and they may
+ * hold any byte (a host name with a newline and a forged line after it, a
+ * command line with a terminal's escape sequence).  Show them escaped.
+ *
+ * mqdh_escape writes s as text that does what it says: printable ASCII as
+ * itself, but \\ for a backslash; \n \t \r \e; \xHH for any other control
+ * byte, DEL, and a byte that is not part of valid UTF-8; valid UTF-8 as
+ * itself, but \uHHHH for a code point a terminal or editor acts on (C1
+ * controls, line and paragraph separators, bidirectional marks and
+ * overrides).  Like snprintf: at most len - 1 bytes and a NUL into buf
+ * (NULL with len 0: nothing), never part of an escape or of a character;
+ * returns the length the whole of it takes.  s NULL is "".
+ */
+MQDH_API size_t mqdh_escape(char *buf, size_t len, const char *s);
+
+/*
+ * Escape every string of d in place (mqdh_escape): hosts, paths, errors,
+ * names of calls, functions and files, communicator names and the DLL's
+ * extra_text (the arrays cut at a whole character if they grow), for a view
+ * that shows them to people.  A view whose format has its own escaping
+ * (JSON) uses the dump as read.  MQDH_OK, or MQDH_E_NOMEM with the strings
+ * that could not be escaped left as they were.
+ */
+MQDH_API int mqdh_dump_escape(struct mqdh_dump *d);
+
 /*
  * Let go at once of every process the library holds stopped, for a signal
  * handler (SIGINT, SIGTERM, ...) of a program interrupted in the middle of
