@@ -156,7 +156,7 @@ HOST_UNIT_TESTS := $(BUILD)/tests/test_memory $(BUILD)/tests/test_attach \
 INTEGRATION_TESTS := $(BUILD)/tests/test_samples $(BUILD)/tests/test_mqdump \
                      $(BUILD)/tests/test_dbgstub $(BUILD)/tests/test_install \
                      $(BUILD)/tsan/tests/test_threads $(BUILD)/tests/test_multinode \
-                     $(BUILD)/tests/test_faults
+                     $(BUILD)/tests/test_faults $(BUILD)/tests/test_security
 
 # ---------------------------------------------------------------- the DLL
 # libmqd_mpich.so: every mqs_* entry point and mqd_get_comm_handle, nothing
@@ -215,6 +215,13 @@ $(BUILD)/tests/test_dll_synth: $(BUILD)/tests/synth.o $(BUILD)/tests/expect.o
 $(BUILD)/tests/test_dump.o: MQD_CFLAGS += -g
 $(BUILD)/tests/test_loader: | $(FAKE_DLLS) $(BUILD)/tests/libtypes_fixture.so
 $(BUILD)/tests/test_dump: | $(FAKE_DLLS) $(BUILD)/bin/mqdump
+
+# A launcher whose MPIR_proctable names whatever its command line says.
+$(BUILD)/tests/fake_launcher: tests/fixtures/fake_launcher.c | $(BUILD)/tests
+	$(CC) -std=c11 $(WARN) -O1 -g -o $@ $<
+$(BUILD)/tests/test_security: $(BUILD)/tests/test_security.o \
+                              | $(BUILD)/tests/fake_launcher $(BUILD)/bin/mqdump
+	$(CC) -o $@ $^ $(MQD_LDFLAGS) -lcmocka
 
 $(BUILD)/tests/test_image: | $(BUILD)/tests/libtypes_fixture.so \
                              $(BUILD)/tests/debuglink/libtypes_fixture.so

@@ -6,8 +6,6 @@
 #define _GNU_SOURCE
 #include "hosts.h"
 
-#include "mqdhost.h"
-
 #include <arpa/inet.h>
 #include <ifaddrs.h>
 #include <netdb.h>
@@ -78,7 +76,6 @@ static int ipv6_literal(const char *name)
 
 int mqdh__host_name_check(const char *name, char *why, size_t len)
 {
-    char shown[128];
     const char *bad = NULL;
     size_t l = strlen(name);
     if (l == 0)
@@ -96,9 +93,7 @@ int mqdh__host_name_check(const char *name, char *why, size_t len)
         bad = "it holds characters other than letters, digits, '-', '.' and '_'";
     if (!bad)
         return 0;
-    mqdh_escape(shown, sizeof shown, name);
-    snprintf(why, len, "'%s%s' is not a host name: %s", shown,
-             mqdh_escape(NULL, 0, name) >= sizeof shown ? "..." : "", bad);
+    snprintf(why, len, "%s", bad);
     return -1;
 }
 

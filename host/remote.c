@@ -190,7 +190,7 @@ static char **agent_argv(struct mqdh_remote *r, struct agent *a)
      * of plain characters. */
     char why[256], shown[160];
     if (mqdh__host_name_check(a->host, why, sizeof why) != 0) {
-        set_why(a, "no agent is started for it: the launcher's %s", why);
+        set_why(a, "not a host name, so no agent is started for it: %s", why);
         goto fail;
     }
     const char *unsafe = !shell_safe(r->agent) ? r->agent
