@@ -103,6 +103,15 @@ static void shown_error(pid_t pid, const char *error)
     say(prefix, error);
 }
 
+/* The wait-for analysis of d, or NULL (said on stderr). */
+static struct mqdh_analysis *analyze(const struct mqdh_dump *d)
+{
+    struct mqdh_analysis *a = NULL;
+    if (mqdh_analyze(d, &a) != MQDH_OK)
+        fprintf(stderr, "mqdump: the wait-for analysis ran out of memory\n");
+    return a;
+}
+
 /* The merged call tree of d's stacks, or NULL (said on stderr). */
 static struct mqdh_stack_tree *stack_tree(const struct mqdh_dump *d, unsigned flags)
 {
@@ -475,15 +484,15 @@ int main(int argc, char **argv)
             }
         }
         status = failed == 0 ? 0 : failed < d->nprocs ? 1 : 2;
-        struct mqdh_analysis *a = NULL;
-        if (mqdh_analyze(d, &a) != MQDH_OK)
-            fprintf(stderr, "mqdump: the wait-for analysis ran out of memory\n");
-        if (status == 0 && (!a || a->verdict == MQDH_VERDICT_UNKNOWN))
-            status = 1;
         /* JSON escapes by its own grammar: it shows the dump as read.  The
          * other views show it escaped (the strings are the target's,
-         * the launcher's and the agents'), and so does every line on
-         * stderr after it. */
+         * the launcher's and the agents'), the analysis made from it
+         * too, and so does every line on stderr after it. */
+        if (!json && mqdh_dump_escape(d) != MQDH_OK)
+            fprintf(stderr, "mqdump: escaping what the processes hold ran out of memory\n");
+        struct mqdh_analysis *a = analyze(d);
+        if (status == 0 && (!a || a->verdict == MQDH_VERDICT_UNKNOWN))
+            status = 1;
         struct mqdh_stack_tree *tree = NULL;
         if ((stacks || stacks_graph) && !d->stacks)
             fprintf(stderr, "mqdump: no process could be unwound: no stacks to show\n");
@@ -500,9 +509,13 @@ int main(int argc, char **argv)
             printf("}\n");
             mqdh_stack_tree_free(tree);
             tree = NULL;
+            if (mqdh_dump_escape(d) != MQDH_OK)
+                fprintf(stderr, "mqdump: escaping what the processes hold ran out of memory\n");
+            if (graph) { /* its labels, from the dump escaped */
+                mqdh_analysis_free(a);
+                a = analyze(d);
+            }
         }
-        if (mqdh_dump_escape(d) != MQDH_OK)
-            fprintf(stderr, "mqdump: escaping what the processes hold ran out of memory\n");
         if ((stacks || stacks_graph) && d->stacks)
             tree = stack_tree(d, stack_flags);
         if (!json) {

@@ -153,7 +153,7 @@ static void test_security__forged_host_names_are_escaped(void **state)
     char record[64], job[16];
     record_path(record, sizeof record);
     struct launcher l;
-    const char *largs[] = {"evil\\nDEADLOCK: forged line\\e[31m", "0", NULL};
+    const char *largs[] = {"--rank-child", "evil\\nDEADLOCK: forged line\\e[31m", "0", NULL};
     launch(&l, largs);
     snprintf(job, sizeof job, "%d", (int)l.pid);
     const char *views[][4] = {{"--job", job, NULL}, {"--job", job, "--json", NULL}};
@@ -180,18 +180,18 @@ static void test_security__option_hosts_reach_no_command(void **state)
     char record[64], job[16];
     record_path(record, sizeof record);
     struct launcher l;
-    const char *largs[] = {"-oProxyCommand=/tmp/mqd-never", "0", NULL};
+    const char *largs[] = {"--rank-child", "-oProxyCommand=/tmp/mqd-never", "0", NULL};
     launch(&l, largs);
     snprintf(job, sizeof job, "%d", (int)l.pid);
     const char *args[] = {"--job", job, NULL};
     char *out = mqdump(record, args);
+    stop(&l);
+    if (access(record, F_OK) == 0)
+        fail_msg("the remote command was run with the host name (%s)", record);
     if (!strstr(out, "host -oProxyCommand=/tmp/mqd-never: not a host name, so no agent is "
                      "started for it: it starts with '-'"))
         fail_msg("no refusal in:\n%s", out);
     free(out);
-    stop(&l);
-    if (access(record, F_OK) == 0)
-        fail_msg("the remote command was run with the host name (%s)", record);
 }
 
 /* A launcher's command line with a newline in it forges no --list row. */
@@ -236,7 +236,7 @@ static void test_security__graph_never_follows_symlinks(void **state)
     for (int i = 0; i < 3; i++)
         assert_int_equal(symlink(victim, links[i]), 0);
     struct launcher l;
-    const char *largs[] = {"localhost", "0", NULL};
+    const char *largs[] = {"--rank-child", "localhost", "0", NULL};
     launch(&l, largs);
     snprintf(pid, sizeof pid, "%d", (int)l.child);
     const char *a1[] = {"--pid", pid, "--graph", pic, NULL};
