@@ -332,7 +332,7 @@ $(TSAN)/tests/test_threads: $(TSAN)/tests/test_threads.o $(TSAN)/tests/joblaunch
 # the leak check is libFuzzer's own, at every input.  make check replays
 # the committed seeds through the same targets, built by $(CC) with
 # tests/fuzz/replay.c standing in for libFuzzer.
-FUZZ_TARGETS := dll result expect proc image
+FUZZ_TARGETS := dll result expect proc image text
 FUZZ         := $(BUILD)/fuzz
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 60

@@ -73,6 +73,12 @@ static void test_corpus__proc(void **state)
     replay("proc");
 }
 
+static void test_corpus__text(void **state)
+{
+    (void)state;
+    replay("text");
+}
+
 static void test_corpus__image(void **state)
 {
     (void)state;
@@ -84,7 +90,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_corpus__dll),    cmocka_unit_test(test_corpus__result),
         cmocka_unit_test(test_corpus__expect), cmocka_unit_test(test_corpus__proc),
-        cmocka_unit_test(test_corpus__image),
+        cmocka_unit_test(test_corpus__image),  cmocka_unit_test(test_corpus__text),
     };
     return cmocka_run_group_tests_name("corpus", tests, NULL, NULL);
 }

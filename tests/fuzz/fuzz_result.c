@@ -4,6 +4,8 @@
  * no leak and no sanitizer report: a result the reader accepts is written
  * out again and read back, and that second reading must be accepted and
  * write the same text (the format round-trips what the reader keeps).
+ * Escaped for showing (mqdh_dump_escape), no string of it holds a control
+ * byte.
  */
 #define _GNU_SOURCE
 #include "mqdhost.h"
@@ -54,6 +56,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     free(t1);
     free(t2);
+    if (mqdh_dump_escape(d) == MQDH_OK)
+        for (int i = 0; i < d->nprocs; i++) {
+            const struct mqdh_process *p = &d->procs[i];
+            const char *shown[] = {p->host, p->image, p->error, p->where_function,
+                                   p->where_file, p->dll_why};
+            for (size_t k = 0; k < sizeof shown / sizeof shown[0]; k++)
+                for (const char *c = shown[k]; c && *c; c++)
+                    if ((unsigned char)*c < 0x20 || *c == 0x7f) {
+                        fprintf(stderr, "fuzz_result: a control byte left after escaping\n");
+                        abort();
+                    }
+        }
     mqdh_dump_free(d);
     mqdh_dump_free(again);
     return 0;
