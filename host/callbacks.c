@@ -61,8 +61,11 @@ static void cb_free(void *p)
 static void cb_dprints(const char *s)
 {
     mqdh_guard_point();
-    if (bound && bound->opt->verbose && s)
-        fprintf(stderr, "mqdump: DLL: %s\n", s);
+    char shown[1024]; /* what the DLL says may quote the target */
+    if (bound && bound->opt->verbose && s) {
+        mqdh_escape(shown, sizeof shown, s);
+        fprintf(stderr, "mqdump: DLL: %s\n", shown);
+    }
 }
 
 static char *cb_errorstring(int code)

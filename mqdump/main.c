@@ -427,13 +427,14 @@ int main(int argc, char **argv)
         return agent(agent_host, argv + optind, argc - optind, &o);
     }
     if (check && optind == argc && npids == 0 && job == 0) {
-        char version[512], err[1024];
+        char version[512], shown[1024], err[1024];
         int mpi2 = 0;
         if (mqdh_dll_check(check, version, sizeof version, &mpi2, err, sizeof err) != MQDH_OK) {
             say("", err);
             return 2;
         }
-        printf("%s: %s\n  usable: the %s protocol\n", check, version,
+        mqdh_escape(shown, sizeof shown, version);
+        printf("%s: %s\n  usable: the %s protocol\n", check, shown,
                mpi2 ? "MPI-2 (jobs and process identities)" : "MPI-1");
         return 0;
     }

@@ -70,9 +70,9 @@ static void check_escape(const char *s)
     /* Cut short at a few sizes: a prefix, ending where a unit does. */
     size_t sizes[] = {1, 2, need / 2 + 1, need};
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
-        char *cut = malloc(sizes[i]);
+        char *cut = sizes[i] ? malloc(sizes[i]) : NULL;
         if (!cut)
-            break;
+            continue;
         mqdh_escape(cut, sizes[i], s);
         size_t l = strlen(cut);
         if (l >= sizes[i] || memcmp(cut, whole, l) != 0)
