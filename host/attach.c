@@ -72,7 +72,83 @@ static int has_tid(const struct mqdh_attach *a, pid_t tid)
     return 0;
 }
 
-/* Explain a refused PTRACE_SEIZE. */
+/*
+ * What Yama's ptrace_scope (Documentation/admin-guide/LSM/Yama.rst) means
+ * for an attach, one entry per scope: the words for a seize it refused.
+ */
+static const char *const yama_words[] = {
+    [1] = "Yama ptrace_scope is 1 (restricted): only a process's ancestors may trace it, "
+          "unless the tracer has CAP_SYS_PTRACE; run as root, or set "
+          "/proc/sys/kernel/yama/ptrace_scope to 0",
+    [2] = "Yama ptrace_scope is 2 (admin-only): only a tracer with CAP_SYS_PTRACE may attach; "
+          "run as root",
+    [3] = "Yama ptrace_scope is 3 (no attach): ptrace is disabled until the next reboot; "
+          "nothing can attach",
+};
+
+const char *mqdh__yama_words(int scope)
+{
+    if (scope < 1 || scope >= (int)(sizeof yama_words / sizeof yama_words[0]))
+        return NULL;
+    return yama_words[scope];
+}
+
+/* /proc/sys/kernel/yama/ptrace_scope, or -1 without Yama. */
+static int yama_scope(void)
+{
+    FILE *f = fopen("/proc/sys/kernel/yama/ptrace_scope", "r");
+    int scope = -1;
+    if (f) {
+        if (fscanf(f, "%d", &scope) != 1)
+            scope = -1;
+        fclose(f);
+    }
+    return scope;
+}
+
+/* Is this process an ancestor of pid (Yama's scope 1 lets it trace pid)? */
+static int our_descendant(pid_t pid)
+{
+    pid_t me = getpid();
+    for (int depth = 0; depth < 1024 && pid > 1; depth++)
+        if ((pid = mqdh_proc_parent(pid)) == me)
+            return 1;
+    return 0;
+}
+
+int mqdh__never_attached(pid_t pid, char *err, size_t errlen)
+{
+    struct mqdh_stat st;
+    if (pid == 1) {
+        snprintf(err, errlen, "process 1 is the system's init process, never an MPI rank: "
+                 "not attached");
+        return 1;
+    }
+    if (mqdh_proc_stat(pid, &st) != 0)
+        return 0; /* let the seize say what is wrong */
+    if (st.flags & MQDH_PF_KTHREAD) {
+        snprintf(err, errlen, "process %d is a kernel thread, not a program", (int)pid);
+        return 1;
+    }
+    if (st.state == 'Z' && mqdh_proc_status_field(pid, "Threads") > 1) {
+        snprintf(err, errlen, "process %d's main thread has exited (its other threads run "
+                 "on): ptrace cannot attach to it", (int)pid);
+        return 1;
+    }
+    if (st.state == 'Z') {
+        snprintf(err, errlen, "process %d is a zombie (it has exited; its parent has not "
+                 "reaped it): nothing to dump", (int)pid);
+        return 1;
+    }
+    if (st.state == 'X') {
+        snprintf(err, errlen, "process %d has exited", (int)pid);
+        return 1;
+    }
+    return 0;
+}
+
+/* Explain a refused PTRACE_SEIZE: the first reason that holds, the
+ * kernel's order (ptrace_attach, __ptrace_may_access, then Yama). */
 static void explain(pid_t pid, int e, char *err, size_t errlen)
 {
     if (e == ESRCH) {
@@ -83,23 +159,48 @@ static void explain(pid_t pid, int e, char *err, size_t errlen)
         snprintf(err, errlen, "cannot attach to process %d: %s", (int)pid, strerror(e));
         return;
     }
+    if (mqdh__never_attached(pid, err, errlen)) /* it became one meanwhile */
+        return;
     long tracer = mqdh_proc_status_field(pid, "TracerPid");
+    if (tracer > 0 && tracer == (long)getpid()) {
+        snprintf(err, errlen, "cannot attach to process %d: it is already traced by this "
+                 "process (is it listed twice, under two names of this host?)", (int)pid);
+        return;
+    }
     if (tracer > 0) {
         snprintf(err, errlen, "cannot attach to process %d: it is already traced by process "
                  "%ld (a debugger?)", (int)pid, tracer);
         return;
     }
-    FILE *f = fopen("/proc/sys/kernel/yama/ptrace_scope", "r");
-    int scope = -1;
-    if (f) {
-        if (fscanf(f, "%d", &scope) != 1)
-            scope = -1;
-        fclose(f);
+    int capable = mqdh_proc_capable(getpid(), 19 /* CAP_SYS_PTRACE */) == 1;
+    int scope = yama_scope();
+    const char *yama = mqdh__yama_words(scope);
+    if (yama && (scope >= 3 || (!capable && !(scope == 1 && our_descendant(pid))))) {
+        snprintf(err, errlen, "cannot attach to process %d: %s", (int)pid, yama);
+        return;
     }
-    if (scope >= 1 && geteuid() != 0) {
-        snprintf(err, errlen, "cannot attach to process %d: Yama ptrace_scope is %d, which "
-                 "allows tracing only descendants (or needs CAP_SYS_PTRACE); run as root or "
-                 "set /proc/sys/kernel/yama/ptrace_scope to 0", (int)pid, scope);
+    uid_t ids[4], dir;
+    if (!capable && mqdh_proc_uids(pid, ids) == 0) {
+        uid_t me = geteuid(); /* the kernel's: the tracer's fsuid, its euid but for setfsuid */
+        if (ids[0] != me || ids[1] != me || ids[2] != me) {
+            snprintf(err, errlen, "cannot attach to process %d: it runs as user %lu and this "
+                     "process as user %lu (ptrace needs the same user, or CAP_SYS_PTRACE)",
+                     (int)pid, (unsigned long)(ids[0] != me ? ids[0] : ids[1] != me ? ids[1]
+                                                                                 : ids[2]),
+                     (unsigned long)me);
+            return;
+        }
+        if (mqdh_proc_dump_owner(pid, &dir) == 0 && dir != ids[1]) {
+            snprintf(err, errlen, "cannot attach to process %d: it is not dumpable (it runs "
+                     "a setuid or setgid program, or made itself so): ptrace needs "
+                     "CAP_SYS_PTRACE", (int)pid);
+            return;
+        }
+    }
+    if (capable) {
+        snprintf(err, errlen, "cannot attach to process %d: permission denied, though this "
+                 "process has CAP_SYS_PTRACE (does a security module, SELinux or AppArmor, "
+                 "refuse it?)", (int)pid);
         return;
     }
     snprintf(err, errlen, "cannot attach to process %d: permission denied (another user's "
@@ -273,6 +374,12 @@ int mqdh_attach_all(struct mqdh_attach *const *as, int n)
         a->pid = pid;
         a->threads = a->few;
         a->cap = MQDH_FEW_THREADS;
+        /* Never stopped, even for a moment: what can only be refused. */
+        if (mqdh__never_attached(pid, a->why, sizeof a->why)) {
+            a->rc = -EPERM;
+            a->done = 1;
+            continue;
+        }
         if (register_live(a) != 0) {
             snprintf(a->why, sizeof a->why, "cannot attach to process %d: out of memory",
                      (int)pid);

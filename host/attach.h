@@ -57,8 +57,9 @@ struct mqdh_attach {
  * the caller; the rest of as[i] is overwritten) at once.  Each comes back
  * with rc 0 (stopped, attached), or a negative errno and a sentence in
  * why (permissions, Yama ptrace_scope, already traced, no such process,
- * exited meanwhile, did not stop within 5 seconds); a process that failed
- * has nothing attached.  Returns how many failed.
+ * exited meanwhile, did not stop within 5 seconds; init, a kernel thread
+ * or a zombie: mqdh__never_attached, refused before any is attached); a
+ * process that failed has nothing attached.  Returns how many failed.
  */
 int mqdh_attach_all(struct mqdh_attach *const *as, int n);
 
@@ -68,6 +69,24 @@ int mqdh_attach_all(struct mqdh_attach *const *as, int n);
  * traced, no such process).  On failure nothing remains attached.
  */
 int mqdh_attach(struct mqdh_attach *a, pid_t pid, char *err, size_t errlen);
+
+/*
+ * 1, with the reason in err[errlen], if pid is a process never to attach,
+ * whoever asks: pid 1 (the system's init: never an MPI rank, and stopping
+ * it stops the system's reaping), a kernel thread (no program to read), a
+ * zombie (nothing left to read).  Read from /proc before any attach, so
+ * that the reason is the true one, not the kernel's EPERM.  0 otherwise
+ * (including when /proc says nothing of pid: the seize then says why).
+ */
+int mqdh__never_attached(pid_t pid, char *err, size_t errlen);
+
+/*
+ * The words for a seize that Yama refused under ptrace_scope scope (1
+ * restricted, 2 admin-only, 3 no attach), as mqdh_attach gives them;
+ * NULL for a scope that refuses nothing (0) or is unknown.  Internal:
+ * shared with the tests, which cannot change the system's scope.
+ */
+const char *mqdh__yama_words(int scope);
 
 /* Detach from every thread, re-delivering kept signals.  Idempotent. */
 void mqdh_detach(struct mqdh_attach *a);

@@ -298,6 +298,15 @@ int mqdh_job_ranks(pid_t launcher, pid_t **pids, int **ranks, char ***hosts, int
     return rc;
 }
 
+int mqdh_job_owner(pid_t launcher, uid_t *uid, char *err, size_t errlen)
+{
+    if (launcher <= 0 || mqdh_proc_uid(launcher, uid) != 0) {
+        snprintf(err, errlen, "process %d does not exist", (int)launcher);
+        return MQDH_E_JOB;
+    }
+    return MQDH_OK;
+}
+
 void mqdh_job_free(pid_t *pids, int *ranks, char **hosts, int n)
 {
     if (hosts)

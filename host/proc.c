@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* The whole of /proc/PID/NAME (NUL-separated strings), NUL-terminated, in a
  * malloc'd buffer of *n bytes; NULL if it cannot be read. */
@@ -129,17 +130,32 @@ int mqdh_proc_env_rank(pid_t pid, int *world, pid_t *spawner)
     return rank;
 }
 
-pid_t mqdh_text_stat_ppid(const char *stat)
+int mqdh_text_stat(const char *stat, struct mqdh_stat *st)
 {
-    /* "pid (comm) state ppid ...": comm may hold spaces and parentheses. */
+    /* "pid (comm) state ppid pgrp session tty_nr tpgid flags ...": comm
+     * may hold spaces and parentheses (proc_pid_stat(5)). */
     const char *close = strrchr(stat, ')');
+    char state;
     int ppid;
-    if (!close || sscanf(close + 1, " %*c %d", &ppid) != 1)
+    unsigned long flags = 0;
+    if (!close)
         return -1;
-    return (pid_t)ppid;
+    int got = sscanf(close + 1, " %c %d %*d %*d %*d %*d %lu", &state, &ppid, &flags);
+    if (got < 2)
+        return -1;
+    st->state = state;
+    st->ppid = (pid_t)ppid;
+    st->flags = got == 3 ? flags : 0;
+    return 0;
 }
 
-pid_t mqdh_proc_parent(pid_t pid)
+pid_t mqdh_text_stat_ppid(const char *stat)
+{
+    struct mqdh_stat st;
+    return mqdh_text_stat(stat, &st) == 0 ? st.ppid : -1;
+}
+
+int mqdh_proc_stat(pid_t pid, struct mqdh_stat *st)
 {
     char path[64], line[512];
     snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
@@ -149,7 +165,13 @@ pid_t mqdh_proc_parent(pid_t pid)
     size_t n = fread(line, 1, sizeof line - 1, f);
     fclose(f);
     line[n] = '\0';
-    return mqdh_text_stat_ppid(line);
+    return mqdh_text_stat(line, st);
+}
+
+pid_t mqdh_proc_parent(pid_t pid)
+{
+    struct mqdh_stat st;
+    return mqdh_proc_stat(pid, &st) == 0 ? st.ppid : -1;
 }
 
 struct pp {
@@ -259,21 +281,62 @@ int mqdh_proc_name(pid_t pid, char *buf, size_t len)
     return 0;
 }
 
-long mqdh_text_status_field(const char *status, const char *field)
+/* The text after "field:" on its line of status, or NULL. */
+static const char *status_value(const char *status, const char *field)
 {
     size_t flen = strlen(field);
     for (const char *line = status; line && *line;) {
-        if (strncmp(line, field, flen) == 0 && line[flen] == ':') {
-            char *end;
-            errno = 0;
-            long v = strtol(line + flen + 1, &end, 10);
-            return end != line + flen + 1 && errno == 0 && v >= 0 ? v : -1;
-        }
+        if (strncmp(line, field, flen) == 0 && line[flen] == ':')
+            return line + flen + 1;
         line = strchr(line, '\n');
         if (line)
             line++;
     }
-    return -1;
+    return NULL;
+}
+
+int mqdh_text_status_numbers(const char *status, const char *field, long *v, int max)
+{
+    const char *s = status_value(status, field);
+    int k = 0;
+    while (s && k < max) {
+        while (*s == ' ' || *s == '\t')
+            s++; /* not strtol's: it would skip the newline into the next field */
+        if (*s < '0' || *s > '9')
+            break;
+        char *end;
+        errno = 0;
+        long x = strtol(s, &end, 10);
+        if (errno != 0 || (*end && *end != ' ' && *end != '\t' && *end != '\n'))
+            break;
+        v[k++] = x;
+        s = end;
+    }
+    return k;
+}
+
+long mqdh_text_status_field(const char *status, const char *field)
+{
+    long v;
+    return mqdh_text_status_numbers(status, field, &v, 1) == 1 ? v : -1;
+}
+
+int mqdh_text_status_hex(const char *status, const char *field, uint64_t *v)
+{
+    const char *s = status_value(status, field);
+    if (!s)
+        return -1;
+    while (*s == ' ' || *s == '\t')
+        s++;
+    if (!((*s >= '0' && *s <= '9') || (*s >= 'a' && *s <= 'f') || (*s >= 'A' && *s <= 'F')))
+        return -1; /* strtoull would take a sign, or skip a newline */
+    char *end;
+    errno = 0;
+    unsigned long long x = strtoull(s, &end, 16);
+    if (errno != 0 || (*end && *end != '\n'))
+        return -1;
+    *v = (uint64_t)x;
+    return 0;
 }
 
 long mqdh_proc_status_field(pid_t pid, const char *field)
@@ -292,6 +355,43 @@ int mqdh_proc_uid(pid_t pid, uid_t *uid)
         return -1;
     *uid = (uid_t)v;
     return 0;
+}
+
+int mqdh_proc_uids(pid_t pid, uid_t ids[4])
+{
+    size_t n;
+    char *st = read_proc_file(pid, "status", &n);
+    long v[4];
+    int got = st ? mqdh_text_status_numbers(st, "Uid", v, 4) : 0;
+    free(st);
+    if (got != 4)
+        return -1;
+    for (int i = 0; i < 4; i++)
+        ids[i] = (uid_t)v[i];
+    return 0;
+}
+
+int mqdh_proc_dump_owner(pid_t pid, uid_t *uid)
+{
+    char path[64];
+    struct stat st;
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    if (stat(path, &st) != 0)
+        return -1;
+    *uid = st.st_uid;
+    return 0;
+}
+
+int mqdh_proc_capable(pid_t pid, int cap)
+{
+    size_t n;
+    char *st = read_proc_file(pid, "status", &n);
+    uint64_t caps;
+    int rc = st && cap >= 0 && cap < 64 && mqdh_text_status_hex(st, "CapEff", &caps) == 0
+                 ? (int)((caps >> cap) & 1)
+                 : -1;
+    free(st);
+    return rc;
 }
 
 int mqdh_text_maps_line(char *line, struct mqdh_maps_entry *e)

@@ -40,6 +40,39 @@ char *mqdh_proc_cmdline(pid_t pid);
 /* pid's owner, its real user id (/proc/PID/status): 0, or -1 if gone. */
 int mqdh_proc_uid(pid_t pid, uid_t *uid);
 
+/*
+ * pid's four user ids (/proc/PID/status "Uid:"): real, effective, saved
+ * and file-system, in that order, into ids[4].  0, or -1 if gone.
+ */
+int mqdh_proc_uids(pid_t pid, uid_t ids[4]);
+
+/*
+ * The owner of pid's files in /proc (/proc/PID/stat; not of /proc/PID,
+ * which the kernel exempts): pid's effective user while it is dumpable;
+ * root (as this user namespace sees it) once it is not (it ran a setuid
+ * or setgid program, changed its ids, or made itself so with prctl), which
+ * ptrace refuses anyone without CAP_SYS_PTRACE (task_dump_owner in the
+ * kernel's fs/proc/base.c).  0, or -1 if gone.
+ */
+int mqdh_proc_dump_owner(pid_t pid, uid_t *uid);
+
+/* What /proc/PID/stat says of a process. */
+struct mqdh_stat {
+    char state;          /* 'R', 'S', 'D', 'T', 't', 'Z' (zombie), 'X' (dead), ... */
+    pid_t ppid;
+    unsigned long flags; /* the kernel's PF_* flags */
+};
+
+/* PF_KTHREAD (include/linux/sched.h): a kernel thread, no user program. */
+#define MQDH_PF_KTHREAD 0x00200000UL
+
+/* pid's /proc/PID/stat into *st: 0, or -1 if gone (or unreadable). */
+int mqdh_proc_stat(pid_t pid, struct mqdh_stat *st);
+
+/* Whether pid's effective capabilities (/proc/PID/status "CapEff:") hold
+ * capability cap (CAP_SYS_PTRACE is 19): 1, 0, or -1 if unknown. */
+int mqdh_proc_capable(pid_t pid, int cap);
+
 /* pid's command name (/proc/PID/comm) into buf[len]: 0, or -1 if gone. */
 int mqdh_proc_name(pid_t pid, char *buf, size_t len);
 
@@ -63,9 +96,22 @@ int mqdh_text_cmdline_pgid(const char *cmd, size_t n);
 /* The parent in a NUL-terminated /proc/PID/stat, or -1. */
 pid_t mqdh_text_stat_ppid(const char *stat);
 
+/* State, parent and flags from a NUL-terminated /proc/PID/stat: 0, or -1
+ * if it does not read as one. */
+int mqdh_text_stat(const char *stat, struct mqdh_stat *st);
+
 /* The first number of field ("Uid", "TracerPid") in a NUL-terminated
  * /proc/PID/status, or -1. */
 long mqdh_text_status_field(const char *status, const char *field);
+
+/* The first max numbers of field ("Uid": real, effective, saved, file
+ * system) in a NUL-terminated /proc/PID/status into v: how many were
+ * read (0 if the field is missing). */
+int mqdh_text_status_numbers(const char *status, const char *field, long *v, int max);
+
+/* The hexadecimal number of field ("CapEff") in a NUL-terminated
+ * /proc/PID/status into *v: 0, or -1. */
+int mqdh_text_status_hex(const char *status, const char *field, uint64_t *v);
 
 /* One line of /proc/PID/maps (NUL-terminated; its newline is cut): 0 and
  * *e (e->file points into line, "" for an anonymous mapping), or -1. */

@@ -202,16 +202,19 @@ static char **agent_argv(struct mqdh_remote *r, struct agent *a)
                    "in it as its own", shown);
         goto fail;
     }
-    char jobs[32], timeout[32];
+    char jobs[32], timeout[32], owner[32];
     snprintf(jobs, sizeof jobs, "--jobs=%d", o->jobs);
     snprintf(timeout, sizeof timeout, "--timeout=%d", o->dll_timeout < 0 ? 0 : o->dll_timeout);
+    /* The launcher's user, whose processes alone the agent may dump. */
+    snprintf(owner, sizeof owner, "--owner=%lu", (unsigned long)o->owner);
     const char *words[] = {r->agent, "--agent", a->host,
                            o->dll ? "--dll" : NULL, o->dll,
                            o->target_dll ? "--target-dll" : NULL,
                            o->trust_target_dll ? "--trust-target-dll" : NULL,
                            o->jobs > 0 ? jobs : NULL,
                            o->verbose ? "--verbose" : NULL,
-                           o->dll_timeout ? timeout : NULL};
+                           o->dll_timeout ? timeout : NULL,
+                           o->owner_set ? owner : NULL};
     for (size_t i = 0; i < sizeof words / sizeof words[0]; i++) {
         if (i == 4 && !o->dll)
             continue;

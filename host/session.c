@@ -16,10 +16,12 @@
 
 #include <errno.h>
 #include <malloc.h>
+#include <pwd.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -44,29 +46,102 @@ static double now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/*
- * An agent dumps only its own user's processes (root: anyone's): the pids
- * it is given come from another host.  0 with the attachment's error set
- * if the process is not this user's, else 1.
- */
-static int own_process(struct mqdh_attach *a)
+/* " (name)" for user uid into buf[len], or "" if it has no name here. */
+static const char *user_name(uid_t uid, char *buf, size_t len)
 {
-    uid_t uid;
-    if (geteuid() == 0)
-        return 1;
-    if (mqdh_proc_uid(a->pid, &uid) != 0) {
+    struct passwd pw, *found = NULL;
+    char tmp[1024];
+    buf[0] = '\0';
+    if (getpwuid_r(uid, &pw, tmp, sizeof tmp, &found) == 0 && found && found->pw_name)
+        snprintf(buf, len, " (%s)", found->pw_name);
+    return buf;
+}
+
+/*
+ * Is process a the user's whose processes the dump may touch (o->owner:
+ * the launcher's)?  Every user id of it, and the owner of its files in
+ * /proc (root once it is not dumpable), must be that user.  1 if so;
+ * else 0 with a's error set.
+ */
+static int owners_process(struct mqdh_attach *a, const struct mqdh_options *o)
+{
+    uid_t ids[4], dir;
+    char name[160], whose[64];
+    if (mqdh_proc_uids(a->pid, ids) != 0 || mqdh_proc_dump_owner(a->pid, &dir) != 0) {
         a->rc = -ESRCH;
         snprintf(a->why, sizeof a->why, "process %d does not exist", (int)a->pid);
         return 0;
     }
-    if (uid == getuid())
+    if (o->owner_pid > 0)
+        snprintf(whose, sizeof whose, "the launcher %d", (int)o->owner_pid);
+    else
+        snprintf(whose, sizeof whose, "the job's launcher");
+    int other = -1;
+    for (int k = 0; k < 4 && other < 0; k++)
+        if (ids[k] != o->owner)
+            other = k;
+    if (other < 0 && dir == o->owner)
         return 1;
     a->rc = -EPERM;
-    snprintf(a->why, sizeof a->why,
-             "process %d belongs to user %lu, and the agent runs as user %lu: an agent dumps "
-             "only its own user's processes", (int)a->pid, (unsigned long)uid,
-             (unsigned long)getuid());
+    if (other == 0) {
+        snprintf(a->why, sizeof a->why, "process %d belongs to user %lu%s, but %s runs as user "
+                 "%lu: a launcher's table names only its own user's processes; not attached",
+                 (int)a->pid, (unsigned long)ids[0], user_name(ids[0], name, sizeof name),
+                 whose, (unsigned long)o->owner);
+        return 0;
+    }
+    if (other > 0) {
+        snprintf(a->why, sizeof a->why, "process %d belongs to user %lu, but runs with the "
+                 "privileges of user %lu%s (a setuid program?), and %s runs as user %lu: a "
+                 "launcher's table names only its own user's processes; not attached",
+                 (int)a->pid, (unsigned long)ids[0], (unsigned long)ids[other],
+                 user_name(ids[other], name, sizeof name), whose, (unsigned long)o->owner);
+        return 0;
+    }
+    snprintf(a->why, sizeof a->why, "process %d is not dumpable (it runs a setuid or setgid "
+             "program, or made itself so): user %lu, as whom %s runs, could not trace it; "
+             "not attached", (int)a->pid, (unsigned long)o->owner, whose);
     return 0;
+}
+
+/*
+ * May process a be attached?  An agent dumps only its own user's
+ * processes (root: anyone's): the pids it is given come from another
+ * host.  And with o->owner_set, only the owner's, even as root (a
+ * launcher's table names only its own user's processes).  1 if so; else 0
+ * with the attachment's error set.
+ */
+static int admit(struct mqdh_attach *a, const struct mqdh_options *o)
+{
+    uid_t uid;
+    if (o->as_agent && geteuid() != 0) {
+        if (mqdh_proc_uid(a->pid, &uid) != 0) {
+            a->rc = -ESRCH;
+            snprintf(a->why, sizeof a->why, "process %d does not exist", (int)a->pid);
+            return 0;
+        }
+        if (uid != getuid()) {
+            a->rc = -EPERM;
+            snprintf(a->why, sizeof a->why,
+                     "process %d belongs to user %lu, and the agent runs as user %lu: an agent "
+                     "dumps only its own user's processes", (int)a->pid, (unsigned long)uid,
+                     (unsigned long)getuid());
+            return 0;
+        }
+    }
+    return !o->owner_set || owners_process(a, o);
+}
+
+/*
+ * Once the processes are stopped, the owner's rule again: a process could
+ * have run a setuid program between its check and its stop; stopped, its
+ * ids hold still.  One that fails it now is let go, unread.
+ */
+static void readmit(struct mqdh_attach *const *atts, int n, const struct mqdh_options *o)
+{
+    for (int i = 0; o->owner_set && i < n; i++)
+        if (atts[i]->rc == 0 && !owners_process(atts[i], o))
+            mqdh_detach(atts[i]); /* its rc and why stay */
 }
 
 static int first(int *first_error, int rc)
@@ -228,8 +303,9 @@ static void run(struct session *s, enum phase phase, int *rcs)
     mqdh_callbacks_bind(s);
 }
 
-int mqdh_dump_processes(const pid_t *pids, const int *ranks, const char *const *hosts, int n,
-                        const struct mqdh_options *opt, struct mqdh_dump **out)
+/* Dump pids[0..n-1], each process listed once (mqdh_dump_processes). */
+static int dump_listed(const pid_t *pids, const int *ranks, const char *const *hosts, int n,
+                       const struct mqdh_options *opt, struct mqdh_dump **out)
 {
     *out = NULL;
     struct mqdh_options o = MQDH_OPTIONS_INIT;
@@ -276,7 +352,7 @@ int mqdh_dump_processes(const pid_t *pids, const int *ranks, const char *const *
             last_local = mqdh_host_is_local(h);
         }
         if (!h || last_local) {
-            if (!o.as_agent || own_process(&s.atts[i]))
+            if (admit(&s.atts[i], &o))
                 atts[nlocal++] = &s.atts[i];
             continue;
         }
@@ -304,6 +380,7 @@ int mqdh_dump_processes(const pid_t *pids, const int *ranks, const char *const *
             goto nomem;
     }
     mqdh_attach_all(atts, nlocal);
+    readmit(atts, nlocal, &o);
     mqdh_callbacks_bind(&s);
     int first_error = MQDH_OK;
     for (int i = 0; i < n; i++) {
@@ -362,6 +439,160 @@ nomem:
     mqdh_files_free(s.files);
     mqdh_dump_free(d);
     return MQDH_E_NOMEM;
+}
+
+/* ---------------------------------------------------------------- repeats */
+
+/* An entry of the caller's list, for finding the repeated ones. */
+struct listed {
+    pid_t pid;
+    const char *host; /* NULL: this host */
+    int index;
+};
+
+static int cmp_listed(const void *a, const void *b)
+{
+    const struct listed *x = a, *y = b;
+    if (x->pid != y->pid)
+        return x->pid < y->pid ? -1 : 1;
+    if (!x->host != !y->host)
+        return x->host ? 1 : -1;
+    int c = x->host ? strcasecmp(x->host, y->host) : 0;
+    if (c)
+        return c;
+    return (x->index > y->index) - (x->index < y->index);
+}
+
+/*
+ * first_of[i]: the index of the first entry that lists the same process as
+ * entry i (i itself for a first), by pid and host; a host that names this
+ * one as NULL, "localhost" or its host name counts as this host (other
+ * spellings, looked up, are told apart only later, when the second
+ * attach finds the process traced already).  *nfirst: how many firsts.
+ * MQDH_OK or MQDH_E_NOMEM.
+ */
+static int find_repeats(const pid_t *pids, const char *const *hosts, int n, int *first_of,
+                        int *nfirst)
+{
+    struct listed *l = malloc((size_t)(n ? n : 1) * sizeof *l);
+    if (!l)
+        return MQDH_E_NOMEM;
+    char me[256] = "";
+    gethostname(me, sizeof me - 1);
+    for (int i = 0; i < n; i++) {
+        const char *h = hosts ? hosts[i] : NULL;
+        if (h && (!*h || strcasecmp(h, "localhost") == 0 || (me[0] && strcasecmp(h, me) == 0)))
+            h = NULL;
+        l[i] = (struct listed){pids[i], h, i};
+    }
+    qsort(l, (size_t)n, sizeof *l, cmp_listed);
+    *nfirst = 0;
+    for (int s = 0, e; s < n; s = e) {
+        for (e = s + 1; e < n && l[e].pid == l[s].pid && !l[e].host == !l[s].host &&
+                        (!l[s].host || strcasecmp(l[e].host, l[s].host) == 0); e++)
+            ;
+        for (int k = s; k < e; k++)
+            first_of[l[k].index] = l[s].index; /* the lowest index: they sort by it */
+        (*nfirst)++;
+    }
+    free(l);
+    return MQDH_OK;
+}
+
+/*
+ * Spread d, a dump of the first entries only (in order), over the whole
+ * list of n: each repeat is in its place, with its error.  MQDH_OK or
+ * MQDH_E_NOMEM (d as it was).
+ */
+static int spread(struct mqdh_dump *d, const int *first_of, const pid_t *pids,
+                  const char *const *hosts, int n)
+{
+    struct mqdh_process *procs = calloc((size_t)n, sizeof *procs);
+    struct mqdh_stack *stacks = d->stacks ? calloc((size_t)n, sizeof *stacks) : NULL;
+    if (!procs || (d->stacks && !stacks))
+        goto nomem;
+    for (int i = 0; i < n; i++) {
+        struct mqdh_process *p = &procs[i];
+        if (first_of[i] != i) {
+            p->pid = pids[i];
+            p->rank = p->world = p->identity = -1;
+            if ((hosts && hosts[i] && !(p->host = strdup(hosts[i]))) ||
+                asprintf(&p->error, "process %d is listed twice: dumped once, as entry %d",
+                         (int)pids[i], first_of[i]) < 0) {
+                p->error = NULL;
+                goto nomem;
+            }
+        }
+    }
+    for (int i = 0, k = 0; i < n; i++) {
+        if (first_of[i] != i)
+            continue;
+        procs[i] = d->procs[k];
+        if (stacks)
+            stacks[i] = d->stacks[k];
+        k++;
+    }
+    free(d->procs);
+    free(d->stacks);
+    d->procs = procs;
+    d->stacks = stacks;
+    d->nprocs = n;
+    mqdh_dump_index(d); /* without it (no memory), look-ups scan */
+    return MQDH_OK;
+nomem:
+    for (int i = 0; procs && i < n; i++)
+        if (first_of[i] != i)
+            mqdh_process_clear(&procs[i]);
+    free(procs);
+    free(stacks);
+    return MQDH_E_NOMEM;
+}
+
+int mqdh_dump_processes(const pid_t *pids, const int *ranks, const char *const *hosts, int n,
+                        const struct mqdh_options *opt, struct mqdh_dump **out)
+{
+    *out = NULL;
+    if (n < 0 || (n > 0 && !pids))
+        return MQDH_E_USAGE;
+    int *first_of = malloc((size_t)(n ? n : 1) * sizeof *first_of), nfirst = n;
+    if (!first_of || find_repeats(pids, hosts, n, first_of, &nfirst) != MQDH_OK) {
+        free(first_of);
+        return MQDH_E_NOMEM;
+    }
+    if (nfirst == n) {
+        free(first_of);
+        return dump_listed(pids, ranks, hosts, n, opt, out);
+    }
+    /* Each process once: the first entries, in order. */
+    pid_t *fp = malloc((size_t)nfirst * sizeof *fp);
+    int *fr = ranks ? malloc((size_t)nfirst * sizeof *fr) : NULL;
+    const char **fh = hosts ? malloc((size_t)nfirst * sizeof *fh) : NULL;
+    int rc = MQDH_E_NOMEM;
+    if (fp && (!ranks || fr) && (!hosts || fh)) {
+        for (int i = 0, k = 0; i < n; i++) {
+            if (first_of[i] != i)
+                continue;
+            fp[k] = pids[i];
+            if (fr)
+                fr[k] = ranks[i];
+            if (fh)
+                fh[k] = hosts[i];
+            k++;
+        }
+        rc = dump_listed(fp, fr, fh, nfirst, opt, out);
+        if (*out && spread(*out, first_of, pids, hosts, n) != MQDH_OK) {
+            mqdh_dump_free(*out);
+            *out = NULL;
+            rc = MQDH_E_NOMEM;
+        } else if (*out && rc == MQDH_OK) {
+            rc = MQDH_E_ATTACH; /* a repeat: not dumped as itself */
+        }
+    }
+    free(fp);
+    free(fr);
+    free(fh);
+    free(first_of);
+    return rc;
 }
 
 void mqdh_release_all(void)

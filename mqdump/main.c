@@ -28,7 +28,8 @@ static void usage(FILE *f)
           "       mqdump [OPTIONS] --pid PID [--pid PID ...]\n"
           "       mqdump [--list]\n"
           "       mqdump --check-dll PATH\n"
-          "       mqdump --agent HOST [OPTIONS] PID:RANK ...   (run by mqdump itself)\n"
+          "       mqdump --agent HOST [--owner UID] [OPTIONS] PID:RANK ...\n"
+          "                                             (run by mqdump itself)\n"
           "Show the MPI message queues of processes, and who waits for whom.\n\n"
           "  -j, --job PID           every rank of the job this launcher (mpiexec) runs,\n"
           "                          and the processes they spawned (MPI_Comm_spawn)\n"
@@ -197,6 +198,15 @@ static void *watch_channel(void *arg)
     }
 }
 
+/* Is pid one of pids[0..n-1]? */
+static int listed(const pid_t *pids, int n, pid_t pid)
+{
+    for (int i = 0; i < n; i++)
+        if (pids[i] == pid)
+            return 1;
+    return 0;
+}
+
 /* "PID:RANK" into pid and rank; 0, or -1 if it is not that. */
 static int pid_rank(const char *arg, pid_t *pid, int *rank)
 {
@@ -299,6 +309,7 @@ int main(int argc, char **argv)
         {"local-only", no_argument, NULL, 'L'},
         {"stacks", optional_argument, NULL, 's'},
         {"stacks-graph", required_argument, NULL, 'g'},
+        {"owner", required_argument, NULL, 'U'},
         {NULL, 0, NULL, 0},
     };
     pid_t *pids = NULL;
@@ -321,6 +332,8 @@ int main(int argc, char **argv)
                 job = v;
                 break;
             }
+            if (listed(pids, npids, (pid_t)v))
+                break; /* --pid P --pid P: P once */
             pid_t *np = realloc(pids, (size_t)(npids + 1) * sizeof *np);
             if (!np)
                 return 2;
@@ -380,6 +393,15 @@ int main(int argc, char **argv)
         case 'A':
             agent_host = optarg;
             break;
+        case 'U': /* --agent's: the launcher's user, whose processes alone it dumps */
+            if (number_in(optarg, 0, 4294967294L, &v) != 0) {
+                fprintf(stderr, "mqdump: --owner takes a user id\n");
+                free(pids);
+                return 64;
+            }
+            o.owner_set = 1;
+            o.owner = (uid_t)v;
+            break;
         case 'R':
             o.remote = optarg;
             break;
@@ -426,6 +448,11 @@ int main(int argc, char **argv)
         }
         return agent(agent_host, argv + optind, argc - optind, &o);
     }
+    if (o.owner_set) {
+        fprintf(stderr, "mqdump: --owner is --agent's (--job passes its launcher's user on)\n");
+        free(pids);
+        return 64;
+    }
     if (check && optind == argc && npids == 0 && job == 0) {
         char version[512], shown[1024], err[1024];
         int mpi2 = 0;
@@ -463,7 +490,13 @@ int main(int argc, char **argv)
     char **hosts = NULL;
     if (job) {
         char err[512];
-        int rc = mqdh_job_ranks((pid_t)job, &pids, &ranks, &hosts, &npids, err, sizeof err);
+        /* Its table names only its user's processes: no other is touched
+         * (mqdh_options.owner), here or by the agents. */
+        int rc = mqdh_job_owner((pid_t)job, &o.owner, err, sizeof err);
+        if (rc == MQDH_OK)
+            rc = mqdh_job_ranks((pid_t)job, &pids, &ranks, &hosts, &npids, err, sizeof err);
+        o.owner_set = 1;
+        o.owner_pid = (pid_t)job;
         if (rc != MQDH_OK) {
             say("", err);
             return 2;

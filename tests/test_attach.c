@@ -4,10 +4,15 @@
  */
 #define _GNU_SOURCE
 #include "host/attach.h"
+#include "host/include/mqdhost.h"
 #include "tests/procstate.h"
 
 #include <dirent.h>
 #include <errno.h>
+#include <grp.h>
+#include <limits.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -150,6 +155,303 @@ static void test_attach__emergency_detach(void **state)
     reap(p2);
 }
 
+/* ------------------------------------------------ refusals and owners */
+
+#define NOBODY ((uid_t)65534)
+
+/* The children a test started (and their stdin), for kill_started: each
+ * is killed and reaped however the test ends. */
+static pid_t started[16];
+static int holds[16], nstarted;
+
+static void track(pid_t pid, int hold)
+{
+    assert_true(nstarted < 16);
+    started[nstarted] = pid;
+    holds[nstarted++] = hold;
+}
+
+static int kill_started(void **state)
+{
+    (void)state;
+    for (int i = 0; i < nstarted; i++) {
+        kill(started[i], SIGKILL);
+        waitpid(started[i], NULL, 0);
+        if (holds[i] >= 0)
+            close(holds[i]);
+    }
+    nstarted = 0;
+    return 0;
+}
+
+static const char *build_path(char *buf, size_t len, const char *rel)
+{
+    const char *b = getenv("MQD_BUILD");
+    snprintf(buf, len, "%s/%s", b && *b ? b : "build", rel);
+    return buf;
+}
+
+enum start_as { RANK_EXEC, NO_EXEC, SETUID_LIKE };
+
+/*
+ * A child running as user uid (uid 0: root, as this test): tests/fake_rank
+ * exec'd (RANK_EXEC: dumpable, as any process its user starts), or this
+ * test forked and left to wait (NO_EXEC: a change of user makes it not
+ * dumpable), or root's child with its real user id only set to uid
+ * (SETUID_LIKE: what a setuid-root program run by uid looks like).
+ * Tracked for kill_started; returns its pid.
+ */
+static pid_t start_as(uid_t uid, enum start_as how)
+{
+    char rank[PATH_MAX];
+    build_path(rank, sizeof rank, "tests/fake_rank");
+    int in[2], out[2];
+    assert_int_equal(pipe(in), 0);
+    assert_int_equal(pipe(out), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        if (how == SETUID_LIKE ? setresuid(uid, 0, 0) != 0
+                               : uid != 0 && (setgroups(0, NULL) != 0 || setgid(uid) != 0 ||
+                                              setuid(uid) != 0))
+            _exit(126);
+        /* After the change of user, which clears it; an exec keeps it. */
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0)
+            _exit(126);
+        dup2(in[0], 0);
+        dup2(out[1], 1);
+        close(in[1]);
+        close(out[0]);
+        if (how == RANK_EXEC) {
+            execl(rank, "fake_rank", (char *)NULL);
+            _exit(127);
+        }
+        printf("ready %d\n", (int)getpid());
+        fflush(stdout);
+        char c;
+        while (read(0, &c, 1) > 0)
+            ;
+        _exit(0);
+    }
+    close(in[0]);
+    close(out[1]);
+    track(pid, in[1]);
+    FILE *f = fdopen(out[0], "r");
+    assert_non_null(f);
+    int ready = -1;
+    int got = fscanf(f, "ready %d", &ready);
+    fclose(f);
+    if (got != 1 || ready != pid)
+        fail_msg("child %d (user %lu) did not start (is %s built?)", (int)pid,
+                 (unsigned long)uid, rank);
+    return pid;
+}
+
+static int is_root(void)
+{
+    if (geteuid() == 0)
+        return 1;
+    print_message("SKIPPED: this test runs processes as other users (root, nobody): run it as "
+                  "root\n");
+    return 0;
+}
+
+/* pid 1 is refused before any attach, in its own words: never stopped. */
+static void test_attach__init_is_never_attached(void **state)
+{
+    (void)state;
+    struct mqdh_attach a;
+    char err[320] = "";
+    assert_int_equal(mqdh_attach(&a, 1, err, sizeof err), -EPERM);
+    assert_string_equal(err, "process 1 is the system's init process, never an MPI rank: not "
+                             "attached");
+    assert_int_equal(a.attached, 0);
+    long tracer;
+    thread_state(1, 1, &tracer);
+    assert_int_equal(tracer, 0);
+}
+
+/* A kernel thread (kthreadd, pid 2, where it is one) says so. */
+static void test_attach__kernel_thread_says_so(void **state)
+{
+    (void)state;
+    char line[512] = "";
+    FILE *f = fopen("/proc/2/stat", "r");
+    if (f) {
+        line[fread(line, 1, sizeof line - 1, f)] = '\0';
+        fclose(f);
+    }
+    const char *close_paren = strrchr(line, ')');
+    unsigned long flags = 0;
+    if (!close_paren || sscanf(close_paren + 1, " %*c %*d %*d %*d %*d %*d %lu", &flags) != 1 ||
+        !(flags & 0x00200000UL)) {
+        print_message("SKIPPED: pid 2 is not a kernel thread here (a pid namespace?): no "
+                      "kernel thread to try\n");
+        skip();
+    }
+    struct mqdh_attach a;
+    char err[320] = "";
+    assert_int_equal(mqdh_attach(&a, 2, err, sizeof err), -EPERM);
+    assert_string_equal(err, "process 2 is a kernel thread, not a program");
+}
+
+/* A zombie is one, not "permission denied". */
+static void test_attach__zombie_says_so(void **state)
+{
+    (void)state;
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0)
+        _exit(0);
+    track(pid, -1);
+    char st = '?';
+    long tracer;
+    for (int i = 0; i < 2000 && (st = thread_state(pid, pid, &tracer)) != 'Z'; i++)
+        usleep(1000);
+    assert_int_equal(st, 'Z');
+    struct mqdh_attach a;
+    char err[320] = "", want[320];
+    assert_int_equal(mqdh_attach(&a, pid, err, sizeof err), -EPERM);
+    snprintf(want, sizeof want, "process %d is a zombie (it has exited; its parent has not "
+             "reaped it): nothing to dump", (int)pid);
+    assert_string_equal(err, want);
+}
+
+/* Each Yama scope in its own words (the system's scope cannot be changed
+ * here: the words are what can be checked). */
+static void test_attach__yama_words_per_scope(void **state)
+{
+    (void)state;
+    static const struct {
+        int scope;
+        const char *says[3]; /* all in the words; none: no words */
+    } cases[] = {
+        {-1, {NULL}},
+        {0, {NULL}},
+        {1, {"ptrace_scope is 1 (restricted)", "only a process's ancestors may trace it",
+             "set /proc/sys/kernel/yama/ptrace_scope to 0"}},
+        {2, {"ptrace_scope is 2 (admin-only)", "only a tracer with CAP_SYS_PTRACE",
+             "run as root"}},
+        {3, {"ptrace_scope is 3 (no attach)", "disabled until the next reboot",
+             "nothing can attach"}},
+        {4, {NULL}},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const char *w = mqdh__yama_words(cases[i].scope);
+        if (!cases[i].says[0]) {
+            if (w)
+                fail_msg("scope %d refuses nothing, yet reads \"%s\"", cases[i].scope, w);
+            continue;
+        }
+        assert_non_null(w);
+        for (int k = 0; k < 3 && cases[i].says[k]; k++)
+            if (!strstr(w, cases[i].says[k]))
+                fail_msg("scope %d: no \"%s\" in \"%s\"", cases[i].scope, cases[i].says[k], w);
+        /* "only descendants" was scope 1's rule, said of every scope */
+        if (cases[i].scope != 1 && strstr(w, "ancestors"))
+            fail_msg("scope %d speaks of scope 1's rule: \"%s\"", cases[i].scope, w);
+        if (cases[i].scope == 3 && strstr(w, "run as root"))
+            fail_msg("scope 3 refuses root too: \"%s\"", w);
+    }
+}
+
+/* The same process listed three times (two spellings of this host) is
+ * attached once: the later entries say so, not "already traced". */
+static void test_attach__repeated_pid_attached_once(void **state)
+{
+    (void)state;
+    pid_t pid = start_as(0, RANK_EXEC);
+    char dll[PATH_MAX], want[160];
+    pid_t pids[3] = {pid, pid, pid};
+    int ranks[3] = {0, 1, 2};
+    const char *hosts[3] = {NULL, "localhost", NULL};
+    struct mqdh_options o = {.size = sizeof o,
+                             .dll = build_path(dll, sizeof dll, "tests/fake/fake_ok.so")};
+    struct mqdh_dump *d = NULL;
+    assert_int_equal(mqdh_dump_processes(pids, ranks, hosts, 3, &o, &d), MQDH_E_ATTACH);
+    assert_non_null(d);
+    assert_int_equal(d->nprocs, 3);
+    if (d->procs[0].error)
+        fail_msg("its first entry: %s", d->procs[0].error);
+    assert_int_equal(d->procs[0].rank, 0);
+    assert_int_equal(d->procs[0].ncomms, 1);
+    snprintf(want, sizeof want, "process %d is listed twice: dumped once, as entry 0", (int)pid);
+    for (int i = 1; i < 3; i++) {
+        assert_int_equal(d->procs[i].pid, pid);
+        assert_non_null(d->procs[i].error);
+        assert_string_equal(d->procs[i].error, want);
+        assert_int_equal(d->procs[i].rank, -1);
+        assert_int_equal(d->procs[i].ncomms, 0);
+    }
+    assert_string_equal(d->procs[1].host, "localhost");
+    assert_int_equal(mqdh_process_by_global(d, 0), 0);
+    mqdh_dump_free(d);
+    char why[256];
+    if (proc_released(pid, why, sizeof why) != 0)
+        fail_msg("after the dump: %s", why);
+
+    /* Another host's: one agent entry, the repeat told apart here. */
+    const char *far[2] = {"node-b", "NODE-B"};
+    o.local_only = 1;
+    assert_int_equal(mqdh_dump_processes(pids, NULL, far, 2, &o, &d), MQDH_E_ATTACH);
+    assert_non_null(strstr(d->procs[0].error, "runs on host node-b"));
+    assert_string_equal(d->procs[1].error, want);
+    assert_string_equal(d->procs[1].host, "NODE-B");
+    mqdh_dump_free(d);
+}
+
+/*
+ * A launcher's table names only its own user's processes: given that
+ * user (mqdh_options.owner), a dump run as root attaches none of another
+ * user's, nor a setuid one, nor one its user could not trace, and says
+ * why of each; the user's own is dumped in full.
+ */
+static void test_attach__owner_is_the_launchers_user(void **state)
+{
+    (void)state;
+    if (!is_root())
+        skip();
+    pid_t roots = start_as(0, RANK_EXEC), mine = start_as(NOBODY, RANK_EXEC),
+          setuid_like = start_as(NOBODY, SETUID_LIKE), undumpable = start_as(NOBODY, NO_EXEC);
+    pid_t pids[5] = {roots, 1, mine, setuid_like, undumpable};
+    char dll[PATH_MAX], want[5][320];
+    struct mqdh_options o = {.size = sizeof o,
+                             .dll = build_path(dll, sizeof dll, "tests/fake/fake_ok.so"),
+                             .owner_set = 1, .owner = NOBODY, .owner_pid = 4242};
+    struct mqdh_dump *d = NULL;
+    assert_int_equal(mqdh_dump_processes(pids, NULL, NULL, 5, &o, &d), MQDH_E_ATTACH);
+    for (int i = 0; i < 2; i++)
+        snprintf(want[i], sizeof want[i], "process %d belongs to user 0 (root), but the "
+                 "launcher 4242 runs as user 65534: a launcher's table names only its own "
+                 "user's processes; not attached", (int)pids[i]);
+    snprintf(want[3], sizeof want[3], "process %d belongs to user 65534, but runs with the "
+             "privileges of user 0 (root) (a setuid program?), and the launcher 4242 runs as "
+             "user 65534: a launcher's table names only its own user's processes; not "
+             "attached", (int)setuid_like);
+    snprintf(want[4], sizeof want[4], "process %d is not dumpable (it runs a setuid or setgid "
+             "program, or made itself so): user 65534, as whom the launcher 4242 runs, could "
+             "not trace it; not attached", (int)undumpable);
+    for (int i = 0; i < 5; i++) {
+        const char *e = d->procs[i].error;
+        if (i == 2 ? e != NULL : !e || strcmp(e, want[i]) != 0)
+            fail_msg("process %d: \"%s\", not \"%s\"", (int)pids[i], e ? e : "(dumped)",
+                     i == 2 ? "(dumped)" : want[i]);
+    }
+    assert_int_equal(d->procs[2].ncomms, 1);
+    mqdh_dump_free(d);
+    for (int i = 0; i < 5; i++) {
+        long tracer;
+        thread_state(pids[i], pids[i], &tracer);
+        assert_int_equal(tracer, 0);
+    }
+
+    /* The same processes, owned by root's launcher: root's are dumped. */
+    o.owner = 0;
+    assert_int_equal(mqdh_dump_processes(&roots, NULL, NULL, 1, &o, &d), MQDH_OK);
+    assert_null(d->procs[0].error);
+    mqdh_dump_free(d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -157,6 +459,12 @@ int main(void)
         cmocka_unit_test(test_attach__stopped_stays_stopped),
         cmocka_unit_test(test_attach__refusals_say_why),
         cmocka_unit_test(test_attach__emergency_detach),
+        cmocka_unit_test(test_attach__init_is_never_attached),
+        cmocka_unit_test(test_attach__kernel_thread_says_so),
+        cmocka_unit_test_teardown(test_attach__zombie_says_so, kill_started),
+        cmocka_unit_test(test_attach__yama_words_per_scope),
+        cmocka_unit_test_teardown(test_attach__repeated_pid_attached_once, kill_started),
+        cmocka_unit_test_teardown(test_attach__owner_is_the_launchers_user, kill_started),
     };
     return cmocka_run_group_tests_name("attach", tests, NULL, NULL);
 }

@@ -28,6 +28,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <grp.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -1139,6 +1141,313 @@ static void test_mqdump__bad_command_lines(void **state)
     }
 }
 
+/* ------------------------------------------------ whose processes */
+
+#define NOBODY 65534
+
+/* What a test started: killed (and its stdin closed) by kill_started
+ * however the test ends. */
+static pid_t started[8];
+static int holds[8], nstarted;
+
+static int kill_started(void **state)
+{
+    (void)state;
+    for (int i = nstarted - 1; i >= 0; i--) {
+        close(holds[i]); /* a launcher ends when its stdin closes */
+        kill(started[i], SIGKILL);
+        waitpid(started[i], NULL, 0);
+    }
+    nstarted = 0;
+    return 0;
+}
+
+/*
+ * Run tests/NAME (fake_launcher or fake_rank) with args (NULL-terminated)
+ * as user uid (0: as this test, root), in a child that dies with this
+ * test; wait for its "ready N" and return its pid.  Tracked for
+ * kill_started.
+ */
+static pid_t start_fixture(const char *name, uid_t uid, const char *const *args)
+{
+    char path[PATH_MAX], rel[64];
+    snprintf(rel, sizeof rel, "tests/%s", name);
+    job_build_path(path, sizeof path, rel);
+    int in[2], out[2];
+    assert_true(nstarted < 8);
+    assert_int_equal(pipe(in), 0);
+    assert_int_equal(pipe(out), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        if (uid != 0 && (setgroups(0, NULL) != 0 || setgid(uid) != 0 || setuid(uid) != 0))
+            _exit(126);
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) /* after setuid, which clears it */
+            _exit(126);
+        const char *argv[16] = {name};
+        for (int i = 0; args && args[i] && i < 14; i++)
+            argv[i + 1] = args[i];
+        dup2(in[0], 0);
+        dup2(out[1], 1);
+        close(in[1]);
+        close(out[0]);
+        execv(path, (char *const *)argv);
+        _exit(127);
+    }
+    close(in[0]);
+    close(out[1]);
+    started[nstarted] = pid;
+    holds[nstarted++] = in[1];
+    FILE *f = fdopen(out[0], "r");
+    assert_non_null(f);
+    int n = -1;
+    int got = fscanf(f, "ready %d", &n);
+    fclose(f);
+    if (got != 1)
+        fail_msg("%s (as user %lu) did not start", path, (unsigned long)uid);
+    return pid;
+}
+
+static int need_root(void)
+{
+    if (geteuid() == 0)
+        return 1;
+    print_message("SKIPPED: this test runs a launcher as user nobody (setuid): run it as "
+                  "root\n");
+    return 0;
+}
+
+static const char *fake_dll(void)
+{
+    static char path[PATH_MAX];
+    job_build_path(path, sizeof path, "tests/fake/fake_ok.so");
+    return path;
+}
+
+/* mqdump --job launcher --json with args after; its JSON, exit status in
+ * *rc, stderr in *err. */
+static struct json *job_json(pid_t launcher, const char *const *more, int *rc, char **out,
+                             char **err)
+{
+    char pid[16];
+    snprintf(pid, sizeof pid, "%d", (int)launcher);
+    const char *args[16] = {"--job", pid, "--json", "--dll", fake_dll()};
+    for (int i = 0; more && more[i] && i < 10; i++)
+        args[5 + i] = more[i];
+    *rc = run_mqdump(out, err, args);
+    char msg[512];
+    struct json *j = json_parse(*out, msg, sizeof msg);
+    if (!j)
+        fail_msg("mqdump exited %d, no JSON (%s): %s%s", *rc, msg, *out, *err);
+    return j;
+}
+
+/*
+ * Finding 2 of issue 33: a launcher run by nobody whose table names a
+ * process of root's and pid 1 on localhost makes root's mqdump --job
+ * attach neither, and each says why; its own user's process is dumped.
+ */
+static void test_mqdump__job_attaches_only_the_launchers_user(void **state)
+{
+    (void)state;
+    if (!need_root())
+        skip();
+    pid_t roots = start_fixture("fake_rank", 0, NULL);
+    pid_t own = start_fixture("fake_rank", NOBODY, NULL);
+    char r[16], o[16];
+    snprintf(r, sizeof r, "%d", (int)roots);
+    snprintf(o, sizeof o, "%d", (int)own);
+    const char *largs[] = {"localhost", r, "localhost", "1", "localhost", o, NULL};
+    pid_t launcher = start_fixture("fake_launcher", NOBODY, largs);
+    int rc;
+    char *out, *err;
+    struct json *j = job_json(launcher, NULL, &rc, &out, &err);
+    const struct json *procs = json_get(j, "processes");
+    assert_int_equal(procs->n, 3);
+    pid_t victims[2] = {roots, 1};
+    for (int i = 0; i < 2; i++) {
+        const struct json *p = &procs->items[i];
+        char want[320];
+        snprintf(want, sizeof want, "process %d belongs to user 0 (root), but the launcher %d "
+                 "runs as user 65534: a launcher's table names only its own user's processes; "
+                 "not attached", (int)victims[i], (int)launcher);
+        const char *e = json_get(p, "error")->string;
+        assert_int_equal(json_get(p, "pid")->number, victims[i]);
+        if (!e || strcmp(e, want) != 0)
+            fail_msg("process %d: error \"%s\", not \"%s\"", (int)victims[i], e ? e : "(none)",
+                     want);
+        assert_int_equal(json_get(p, "communicators")->n, 0);
+    }
+    const struct json *mine = &procs->items[2];
+    if (json_get(mine, "error")->kind != JSON_NULL)
+        fail_msg("the launcher's own process was not dumped: %s", json_get(mine, "error")->string);
+    assert_int_equal(json_get(mine, "communicators")->n, 1);
+    assert_int_equal(rc, 1); /* some process not dumped */
+    json_free(j);
+    free(out);
+    free(err);
+    long tracer;
+    thread_state(roots, roots, &tracer);
+    assert_int_equal(tracer, 0);
+}
+
+/* A launcher whose table names its own user's processes alone: root's
+ * mqdump --job dumps every one of them. */
+static void test_mqdump__job_of_the_launchers_own_processes(void **state)
+{
+    (void)state;
+    if (!need_root())
+        skip();
+    pid_t a = start_fixture("fake_rank", NOBODY, NULL), b = start_fixture("fake_rank", NOBODY, NULL);
+    char pa[16], pb[16];
+    snprintf(pa, sizeof pa, "%d", (int)a);
+    snprintf(pb, sizeof pb, "%d", (int)b);
+    const char *largs[] = {"localhost", pa, "localhost", pb, NULL};
+    pid_t launcher = start_fixture("fake_launcher", NOBODY, largs);
+    int rc;
+    char *out, *err;
+    struct json *j = job_json(launcher, NULL, &rc, &out, &err);
+    const struct json *procs = json_get(j, "processes");
+    assert_int_equal(procs->n, 2);
+    for (int i = 0; i < 2; i++) {
+        const struct json *p = &procs->items[i];
+        if (json_get(p, "error")->kind != JSON_NULL)
+            fail_msg("rank %d not dumped: %s", i, json_get(p, "error")->string);
+        assert_int_equal(json_get(p, "rank")->number, i);
+        assert_int_equal(json_get(p, "communicators")->n, 1);
+    }
+    if (rc == 2)
+        fail_msg("mqdump exited 2: %s", err);
+    json_free(j);
+    free(out);
+    free(err);
+}
+
+/*
+ * The same rule on another host: the front end passes the launcher's user
+ * to the agent (--owner), which refuses root's process even though it
+ * runs as root.  The "other host" is a UTS namespace (remote.sh ok).
+ */
+static void test_mqdump__agents_attach_only_the_launchers_user(void **state)
+{
+    (void)state;
+    if (!need_root())
+        skip();
+    pid_t roots = start_fixture("fake_rank", 0, NULL);
+    pid_t own = start_fixture("fake_rank", NOBODY, NULL);
+    char r[16], o[16], remote[PATH_MAX + 32];
+    snprintf(r, sizeof r, "%d", (int)roots);
+    snprintf(o, sizeof o, "%d", (int)own);
+    const char *src = getenv("MQD_TESTS_SRC");
+    snprintf(remote, sizeof remote, "%s/fixtures/remote.sh ok {host}", src && *src ? src : "tests");
+    const char *largs[] = {"node-b", r, "node-b", o, NULL};
+    pid_t launcher = start_fixture("fake_launcher", NOBODY, largs);
+    const char *more[] = {"--remote", remote, NULL};
+    int rc;
+    char *out, *err;
+    struct json *j = job_json(launcher, more, &rc, &out, &err);
+    const struct json *procs = json_get(j, "processes");
+    assert_int_equal(procs->n, 2);
+    char want[320];
+    snprintf(want, sizeof want, "host node-b: process %d belongs to user 0 (root), but the "
+             "job's launcher runs as user 65534: a launcher's table names only its own user's "
+             "processes; not attached", (int)roots);
+    const char *e = json_get(&procs->items[0], "error")->string;
+    if (!e || strcmp(e, want) != 0)
+        fail_msg("root's process on node-b: error \"%s\", not \"%s\" (stderr: %s)",
+                 e ? e : "(none)", want, err);
+    const struct json *mine = &procs->items[1];
+    if (json_get(mine, "error")->kind != JSON_NULL)
+        fail_msg("the launcher's own process on node-b was not dumped: %s",
+                 json_get(mine, "error")->string);
+    assert_int_equal(json_get(mine, "communicators")->n, 1);
+    assert_int_equal(rc, 1);
+    json_free(j);
+    free(out);
+    free(err);
+}
+
+/* Finding 7: --pid P --pid P dumps P once, not "already traced by
+ * process N" (N mqdump itself). */
+static void test_mqdump__repeated_pid_dumped_once(void **state)
+{
+    (void)state;
+    pid_t pid = start_fixture("fake_rank", 0, NULL);
+    char p[16];
+    snprintf(p, sizeof p, "%d", (int)pid);
+    const char *args[] = {"--pid", p, "--pid", p, "--json", "--dll", fake_dll(), NULL};
+    char *out, *err;
+    int rc = run_mqdump(&out, &err, args);
+    char msg[256];
+    struct json *j = json_parse(out, msg, sizeof msg);
+    if (!j)
+        fail_msg("exit %d, no JSON: %s%s", rc, out, err);
+    const struct json *procs = json_get(j, "processes");
+    if (procs->n != 1 || json_get(&procs->items[0], "error")->kind != JSON_NULL)
+        fail_msg("not one process, dumped, in:\n%s%s", out, err);
+    assert_int_equal(json_get(&procs->items[0], "pid")->number, pid);
+    json_free(j);
+    free(out);
+    free(err);
+}
+
+/* Finding 7: what can never be attached says so, in its own words. */
+static void test_mqdump__refusals_say_the_true_reason(void **state)
+{
+    (void)state;
+    pid_t zombie = fork();
+    assert_true(zombie >= 0);
+    if (zombie == 0)
+        _exit(0);
+    started[nstarted] = zombie; /* reaped by kill_started */
+    holds[nstarted++] = -1;
+    long tracer;
+    for (int i = 0; i < 2000 && thread_state(zombie, zombie, &tracer) != 'Z'; i++)
+        usleep(1000);
+    char z[16], want[160];
+    snprintf(z, sizeof z, "%d", (int)zombie);
+    snprintf(want, sizeof want, "process %d is a zombie (it has exited; its parent has not "
+             "reaped it): nothing to dump", (int)zombie);
+    const struct {
+        const char *pid, *says;
+    } cases[] = {
+        {"1", "process 1 is the system's init process, never an MPI rank: not attached"},
+        {z, want},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const char *args[] = {"--pid", cases[i].pid, NULL};
+        char *out, *err;
+        int rc = run_mqdump(&out, &err, args);
+        if (rc != 2 || !strstr(out, cases[i].says))
+            fail_msg("--pid %s: exit %d, no \"%s\" in:\n%s%s", cases[i].pid, rc, cases[i].says,
+                     out, err);
+        free(out);
+        free(err);
+    }
+}
+
+/* --owner is the agent's, given by the front end: a user gives --job. */
+static void test_mqdump__owner_is_the_agents(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *args[6];
+        const char *says;
+    } cases[] = {
+        {{"--pid", "1", "--owner", "0", NULL}, "--owner is --agent's"},
+        {{"--agent", "h", "--owner", "x", "1:0", NULL}, "--owner takes a user id"},
+        {{"--agent", "h", "--owner", "-1", "1:0", NULL}, "--owner takes a user id"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *out, *err;
+        int rc = run_mqdump(&out, &err, cases[i].args);
+        if (rc != 64 || !strstr(err, cases[i].says))
+            fail_msg("case %zu: exit %d, no \"%s\" in \"%s\"", i, rc, cases[i].says, err);
+        free(out);
+        free(err);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1180,6 +1489,15 @@ int main(void)
         cmocka_unit_test(test_mqdump__pids_and_the_dll_the_target_names),
         cmocka_unit_test(test_mqdump__openmpi_dll_speaks_for_itself),
         cmocka_unit_test(test_mqdump__bad_command_lines),
+        cmocka_unit_test_teardown(test_mqdump__job_attaches_only_the_launchers_user,
+                                  kill_started),
+        cmocka_unit_test_teardown(test_mqdump__job_of_the_launchers_own_processes,
+                                  kill_started),
+        cmocka_unit_test_teardown(test_mqdump__agents_attach_only_the_launchers_user,
+                                  kill_started),
+        cmocka_unit_test_teardown(test_mqdump__repeated_pid_dumped_once, kill_started),
+        cmocka_unit_test_teardown(test_mqdump__refusals_say_the_true_reason, kill_started),
+        cmocka_unit_test(test_mqdump__owner_is_the_agents),
     };
     return cmocka_run_group_tests_name("mqdump", tests, NULL, NULL);
 }

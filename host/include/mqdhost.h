@@ -356,6 +356,23 @@ struct mqdh_options {
      * on those that are not a DLL's) and uses the signal SIGRTMIN + 4.
      */
     int dll_timeout;
+    /*
+     * Whose processes these must be (mqdump --job: the user its launcher
+     * runs as, mqdh_job_owner), so that a launcher's table, which is its
+     * user's word, names only that user's processes: a dump run as root
+     * for that user's job is never steered onto anyone else's.  With
+     * owner_set, a process any of whose user ids (real, effective, saved,
+     * file system) is not owner, or which is not dumpable (it runs a setuid or setgid program,
+     * or made itself so: its user could not trace it), is not attached
+     * and carries an error saying why; the rule is checked before any
+     * process is attached, and again once they are stopped.  The agents
+     * of other hosts apply it too (mqdump --agent --owner UID: the same
+     * user ids across the cluster).  owner_pid, if not 0, is whose user
+     * that is (the launcher), named in those errors.
+     */
+    int owner_set;
+    uid_t owner;
+    pid_t owner_pid;
 };
 
 #define MQDH_OPTIONS_INIT {.size = sizeof(struct mqdh_options)}
@@ -398,6 +415,13 @@ MQDH_API int mqdh_dump_merge(struct mqdh_dump *into, struct mqdh_dump *const *fr
  * Dump processes pids[0..n-1].  ranks may be NULL; else ranks[i] is pid i's
  * rank in MPI_COMM_WORLD (-1: find it from the process environment).  hosts
  * may be NULL.  All processes are stopped together, read, and let go.
+ *
+ * A process listed more than once (the same pid on the same host: hosts
+ * entries that are equal, ignoring case, or that all name this host as
+ * NULL, "localhost" or its host name) is dumped once, as its first entry;
+ * each later entry keeps its pid and host, has rank, world and identity
+ * -1, and the error "process P is listed twice: dumped once, as entry K"
+ * (K its first entry's index), which counts as MQDH_E_ATTACH.
  *
  * Returns MQDH_OK when every process was dumped; otherwise *out still holds
  * every process, each with its own error, and the code of the first
@@ -693,6 +717,14 @@ MQDH_API void mqdh_stack_tree_free(struct mqdh_stack_tree *t);
 MQDH_API int mqdh_job_ranks(pid_t launcher, pid_t **pids, int **ranks, char ***hosts, int *n, char *err,
                    size_t errlen);
 MQDH_API void mqdh_job_free(pid_t *pids, int *ranks, char **hosts, int n);
+
+/*
+ * The user launcher runs as (its real user id): the only user whose
+ * processes its table may name (mqdh_options.owner; mqdump --job reads it
+ * before the table).  MQDH_OK, or MQDH_E_JOB with err[errlen] saying why
+ * (no such process).
+ */
+MQDH_API int mqdh_job_owner(pid_t launcher, uid_t *uid, char *err, size_t errlen);
 
 /* One MPI job seen on this node (mqdh_list_jobs). */
 struct mqdh_job_info {
