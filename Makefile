@@ -201,6 +201,10 @@ $(BUILD)/tests/fake/fake_%.so: tests/fixtures/fake_dll.c mpi_interface.h | $(BUI
 	    $(call fake_flags,$*) -o $@ $<
 $(BUILD)/tests/fake/not_a_dll.so: | $(BUILD)/tests/fake
 	echo "this is a text file, not a shared object" > $@
+# The good fake DLL plus a constructor that marks the process it runs in.
+$(BUILD)/tests/fake/evil.so: tests/fixtures/evil_dll.c tests/fixtures/fake_dll.c mpi_interface.h \
+                             | $(BUILD)/tests/fake
+	$(CC) -std=c11 $(WARN) -O1 -g -fPIC -shared -fvisibility=hidden -I. -o $@ $<
 
 $(HOST_UNIT_TESTS): $(BUILD)/tests/%: $(BUILD)/tests/%.o $(BUILD)/host/libmqdhost-internal.a
 	$(CC) -o $@ $(filter-out %.a,$^) $(BUILD)/host/libmqdhost-internal.a $(MQD_LDFLAGS) \
@@ -213,7 +217,8 @@ $(BUILD)/tests/test_dll $(BUILD)/tests/test_dll_synth: | $(BUILD)/lib/libmqd_mpi
 $(BUILD)/tests/test_dll_synth: $(BUILD)/tests/synth.o $(BUILD)/tests/expect.o
 # test_dump's target is a fork of itself: its DWARF must describe mqd_fixture_op.
 $(BUILD)/tests/test_dump.o: MQD_CFLAGS += -g
-$(BUILD)/tests/test_loader: | $(FAKE_DLLS) $(BUILD)/tests/libtypes_fixture.so
+$(BUILD)/tests/test_loader: | $(FAKE_DLLS) $(BUILD)/tests/libtypes_fixture.so \
+                              $(BUILD)/tests/fake/evil.so
 $(BUILD)/tests/test_dump: | $(FAKE_DLLS) $(BUILD)/bin/mqdump
 
 # A launcher whose MPIR_proctable names whatever its command line says.

@@ -3,7 +3,9 @@
  *
  * The order DESIGN.md gives: the caller's (--dll), $MQD_DLL, mqd's own for
  * an MPI it ships one for, then the ones the target names, under the trust
- * rule (loader.c).
+ * rule (loader.h), which also holds for the caller's and $MQD_DLL when
+ * running as root, unless --trust-target-dll.  Each is opened as it is
+ * checked and loaded from that descriptor.
  */
 #define _GNU_SOURCE
 #include "session.h"
@@ -137,10 +139,14 @@ static void set_dll(struct hproc *p, const char *path, enum mqdh_dll_source src,
     va_end(ap);
 }
 
-/* The first DLL the target names that passes the trust rule. */
-static int choose_named(struct hproc *p, int mpich, int want_own)
+/*
+ * The first DLL the target names that can be opened and passes the trust
+ * rule (any, with --trust-target-dll), opened into *f.
+ */
+static int choose_named(struct hproc *p, int mpich, int want_own, struct mqdh_dll_file *f)
 {
     const struct mqdh_options *opt = p->session->opt;
+    enum mqdh_dll_trust trust = opt->trust_target_dll ? MQDH_DLL_TRUST_ANY : MQDH_DLL_TRUST_RULE;
     struct names l = {0};
     char why[1024] = "", first_why[1024] = "";
     int rc = target_dlls(p, &l);
@@ -158,7 +164,9 @@ static int choose_named(struct hproc *p, int mpich, int want_own)
     }
     int chosen = -1;
     for (int i = 0; i < l.n && chosen < 0; i++) {
-        if (opt->trust_target_dll || mqdh_dll_trusted(l.v[i], why, sizeof why) == 0)
+        /* Opened as checked: the file loaded is this one, whatever the
+         * name points to by then. */
+        if (mqdh_dll_open(l.v[i], trust, f, why, sizeof why) == MQDH_OK)
             chosen = i;
         else if (!first_why[0])
             snprintf(first_why, sizeof first_why, "%s", why);
@@ -178,29 +186,56 @@ out:
     return rc;
 }
 
+/*
+ * The DLL the user gave (--dll, $MQD_DLL), opened: as given, except that
+ * as root one that fails the trust rule is refused unless
+ * --trust-target-dll says to load it anyway (loader.h).
+ */
+static int open_given(struct hproc *p, const char *path, const char *how,
+                      struct mqdh_dll_file *f)
+{
+    char why[1024];
+    enum mqdh_dll_trust trust =
+        p->session->opt->trust_target_dll ? MQDH_DLL_TRUST_ANY : MQDH_DLL_TRUST_GIVEN;
+    int rc = mqdh_dll_open(path, trust, f, why, sizeof why);
+    if (rc == MQDH_E_DLL_UNTRUSTED)
+        mqdh_proc_error(p, "refusing the debug DLL %s: %s", how, why);
+    else if (rc != MQDH_OK)
+        mqdh_proc_error(p, "%s", why);
+    return rc;
+}
+
 int mqdh_choose_dll(struct hproc *p)
 {
     struct session *s = p->session;
     const struct mqdh_options *opt = s->opt;
     const char *env = getenv("MQD_DLL"), *mark = NULL;
-    int mpich = is_mpich(p, &mark), want_own = mpich && !opt->target_dll;
+    int mpich = is_mpich(p, &mark), want_own = mpich && !opt->target_dll, rc;
+    struct mqdh_dll_file f = MQDH_DLL_FILE_INIT;
+    char why[1024];
     if (want_own && !s->own_state)
         s->own_state = mqdh_own_dll(s->own_dll, sizeof s->own_dll) == 0 ? 1 : -1;
     if (opt->dll) {
         set_dll(p, opt->dll, MQDH_DLL_OPTION, "given with --dll");
+        rc = open_given(p, opt->dll, "given with --dll", &f);
     } else if (env && *env) {
         set_dll(p, env, MQDH_DLL_ENVIRONMENT, "given in $MQD_DLL");
+        rc = open_given(p, env, "given in $MQD_DLL", &f);
     } else if (want_own && s->own_state > 0) {
         set_dll(p, s->own_dll, MQDH_DLL_OWN, "mqd's DLL for MPICH: the process has %s", mark);
+        /* Beside the library that runs this: as trusted as that is. */
+        if ((rc = mqdh_dll_open(s->own_dll, MQDH_DLL_TRUST_ANY, &f, why, sizeof why)) != MQDH_OK)
+            mqdh_proc_error(p, "%s", why);
     } else {
-        int rc = choose_named(p, mpich, want_own);
-        if (rc != MQDH_OK)
-            return rc;
+        rc = choose_named(p, mpich, want_own, &f);
     }
-    if (!p->out->dll)
+    if (rc != MQDH_OK)
+        return rc;
+    if (!p->out->dll) {
+        mqdh_dll_file_close(&f);
         return MQDH_E_NOMEM;
-    char why[1024];
-    int rc = mqdh_dll_load(p->out->dll, &mqdh_basic_callbacks, &p->dll, why, sizeof why);
+    }
+    rc = mqdh_dll_load_file(&f, p->out->dll, &mqdh_basic_callbacks, &p->dll, why, sizeof why);
     if (rc != MQDH_OK)
         mqdh_proc_error(p, "%s", why);
     return rc;

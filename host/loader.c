@@ -1,4 +1,7 @@
-/* loader.c - dlopen an MQD DLL, resolve and check its entry points. */
+/*
+ * loader.c - open an MQD DLL exactly as it was checked, dlopen that file,
+ * resolve and check its entry points.
+ */
 #define _GNU_SOURCE
 #include "loader.h"
 #include "guard.h"
@@ -6,7 +9,7 @@
 
 #include <dlfcn.h>
 #include <errno.h>
-#include <libgen.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -32,48 +35,186 @@ static int owner_ok(const struct stat *st)
     return st->st_uid == 0 || st->st_uid == geteuid();
 }
 
-int mqdh_dll_trusted(const char *path, char *err, size_t errlen)
+/* What a trust failure says: the defect, then what it means.  subject is
+ * the file or the directory that failed, with what it is to the DLL. */
+enum defect { OWNER, WRITABLE, SHARED };
+
+static int refuse(enum mqdh_dll_trust trust, enum defect what, const struct stat *st,
+                  const char *subject, char *err, size_t errlen)
 {
-    char real[PATH_MAX], dir[PATH_MAX];
+    char defect[64];
+    switch (what) {
+    case OWNER:
+        snprintf(defect, sizeof defect, "is owned by uid %u", (unsigned)st->st_uid);
+        break;
+    case WRITABLE:
+        snprintf(defect, sizeof defect, "is writable by its group or by others (mode %03o)",
+                 (unsigned)(st->st_mode & 0777));
+        break;
+    case SHARED:
+        snprintf(defect, sizeof defect, "is shared (sticky and world-writable, mode %04o)",
+                 (unsigned)(st->st_mode & 07777));
+        break;
+    }
+    if (trust == MQDH_DLL_TRUST_RULE)
+        snprintf(err, errlen, "%s %s%s", subject, defect,
+                 what == OWNER ? ", neither root nor you" : "");
+    else
+        snprintf(err, errlen, "%s %s: loading it as root runs %s as root; pass "
+                 "--trust-target-dll to load it anyway", subject, defect,
+                 what == OWNER ? "that user's code"
+                               : "whatever code its group or others put there");
+    return MQDH_E_DLL_UNTRUSTED;
+}
+
+/*
+ * The trust rule for a directory on the DLL's path (the first dirlen
+ * characters of real; own: the DLL's own directory): root's or the
+ * invoking user's, and writable by neither group nor others.  A directory
+ * above the DLL's own may be root's and sticky (/tmp): in it only the
+ * owner of the next directory, checked in turn, can move that away.
+ */
+static int dir_trusted(enum mqdh_dll_trust trust, const char *real, int dirlen, int own,
+                       const struct stat *st, char *err, size_t errlen)
+{
+    if (owner_ok(st) && !(st->st_mode & (S_IWGRP | S_IWOTH)))
+        return MQDH_OK;
+    if (!own && st->st_uid == 0 && (st->st_mode & S_ISVTX))
+        return MQDH_OK;
+    char subject[PATH_MAX * 2 + 64];
+    snprintf(subject, sizeof subject, "%s: %s %.*s%s", real,
+             own ? "its directory" : "the directory", dirlen, real, own ? "" : " above it");
+    enum defect what = WRITABLE;
+    if (!owner_ok(st))
+        what = OWNER;
+    else if ((st->st_mode & (S_ISVTX | S_IWOTH)) == (S_ISVTX | S_IWOTH))
+        what = SHARED;
+    return refuse(trust, what, st, subject, err, errlen);
+}
+
+static int file_trusted(enum mqdh_dll_trust trust, const char *real, const struct stat *st,
+                        char *err, size_t errlen)
+{
+    if (!owner_ok(st))
+        return refuse(trust, OWNER, st, real, err, errlen);
+    if (st->st_mode & (S_IWGRP | S_IWOTH))
+        return refuse(trust, WRITABLE, st, real, err, errlen);
+    return MQDH_OK;
+}
+
+/* Opening the first len characters of real failed with e.  ENOTDIR or
+ * ELOOP: what realpath saw as a directory (or, at the end, the file) is now
+ * a symbolic link or no directory: someone is moving the path while mqd
+ * follows it. */
+static int changed(const char *path, const char *real, int len, int e, char *err, size_t errlen)
+{
+    if (e == ENOTDIR || e == ELOOP) {
+        snprintf(err, errlen, "%s changed while it was being opened (%.*s is now %s): "
+                 "refusing to load it", path, len, real,
+                 real[len] ? "a symbolic link or not a directory" : "a symbolic link");
+        return MQDH_E_DLL_UNTRUSTED;
+    }
+    snprintf(err, errlen, "cannot load %s: %.*s: %s", path, len, real, strerror(e));
+    return MQDH_E_DLL_LOAD;
+}
+
+/*
+ * Open real (absolute, no symbolic link: realpath's) from "/" one
+ * component at a time, following no symbolic link, checking each directory
+ * as it is opened if check, then the file itself (O_PATH: opening a device
+ * for reading may do something).  The descriptor in *fd is the file
+ * checked; dlopen gets it, not the name.
+ */
+static int walk(const char *path, const char *real, enum mqdh_dll_trust trust, int check,
+                int *fd, struct stat *st, char *err, size_t errlen)
+{
+    int dfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC), rc = MQDH_OK;
+    const char *name = real + 1;
+    int dirlen = 1; /* "/" */
+    *fd = -1;
+    if (dfd < 0)
+        return changed(path, "/", 1, errno, err, errlen);
+    for (;;) {
+        const char *slash = strchr(name, '/');
+        if (fstat(dfd, st) != 0) {
+            rc = changed(path, real, dirlen, errno, err, errlen);
+            goto out;
+        }
+        if (check && (rc = dir_trusted(trust, real, dirlen, !slash, st, err, errlen)) != MQDH_OK)
+            goto out;
+        if (!slash)
+            break;
+        char comp[NAME_MAX + 1];
+        size_t n = (size_t)(slash - name);
+        if (n > NAME_MAX) {
+            rc = changed(path, real, (int)(slash - real), ENAMETOOLONG, err, errlen);
+            goto out;
+        }
+        memcpy(comp, name, n);
+        comp[n] = '\0';
+        int next = openat(dfd, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (next < 0) {
+            rc = changed(path, real, (int)(slash - real), errno, err, errlen);
+            goto out;
+        }
+        close(dfd);
+        dfd = next;
+        dirlen = (int)(slash - real);
+        name = slash + 1;
+    }
+    *fd = openat(dfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+    if (*fd < 0) {
+        rc = changed(path, real, (int)strlen(real), errno, err, errlen);
+        goto out;
+    }
+    if (fstat(*fd, st) != 0) {
+        rc = changed(path, real, (int)strlen(real), errno, err, errlen);
+        goto out;
+    }
+    if (S_ISLNK(st->st_mode)) {
+        rc = changed(path, real, (int)strlen(real), ELOOP, err, errlen);
+        goto out;
+    }
+    if (!S_ISREG(st->st_mode)) {
+        snprintf(err, errlen, "cannot load %s: %s is not a regular file", path, real);
+        rc = MQDH_E_DLL_LOAD;
+        goto out;
+    }
+    if (check)
+        rc = file_trusted(trust, real, st, err, errlen);
+out:
+    close(dfd);
+    if (rc != MQDH_OK && *fd >= 0) {
+        close(*fd);
+        *fd = -1;
+    }
+    return rc;
+}
+
+int mqdh_dll_open(const char *path, enum mqdh_dll_trust trust, struct mqdh_dll_file *f,
+                  char *err, size_t errlen)
+{
+    char real[PATH_MAX];
     struct stat st;
+    f->fd = -1;
     if (!realpath(path, real)) {
-        int e = errno;
-        snprintf(err, errlen, "%s: %s", path, strerror(e));
-        return -e;
+        snprintf(err, errlen, "cannot load %s: %s", path, strerror(errno));
+        return MQDH_E_DLL_LOAD;
     }
-    if (stat(real, &st) != 0 || !S_ISREG(st.st_mode)) {
-        snprintf(err, errlen, "%s is not a regular file", real);
-        return -EPERM;
-    }
-    if (!owner_ok(&st)) {
-        snprintf(err, errlen, "%s is owned by uid %u, neither root nor you", real,
-                 (unsigned)st.st_uid);
-        return -EPERM;
-    }
-    if (st.st_mode & (S_IWGRP | S_IWOTH)) {
-        snprintf(err, errlen, "%s is writable by its group or by others (mode %03o)", real,
-                 (unsigned)(st.st_mode & 0777));
-        return -EPERM;
-    }
-    snprintf(dir, sizeof dir, "%s", real);
-    char *d = dirname(dir);
-    if (stat(d, &st) != 0) {
-        int e = errno;
-        snprintf(err, errlen, "%s: %s", d, strerror(e));
-        return -e;
-    }
-    if (!owner_ok(&st)) {
-        snprintf(err, errlen, "its directory %s is owned by uid %u, neither root nor you", d,
-                 (unsigned)st.st_uid);
-        return -EPERM;
-    }
-    if (st.st_mode & (S_IWGRP | S_IWOTH)) {
-        snprintf(err, errlen, "its directory %s is %s", d,
-                 st.st_mode & S_ISVTX ? "shared (sticky and world-writable)"
-                                      : "writable by its group or by others");
-        return -EPERM;
-    }
-    return 0;
+    int check = trust == MQDH_DLL_TRUST_RULE || (trust == MQDH_DLL_TRUST_GIVEN && geteuid() == 0);
+    int rc = walk(path, real, trust, check, &f->fd, &st, err, errlen);
+    if (rc != MQDH_OK)
+        return rc;
+    f->dev = st.st_dev;
+    f->ino = st.st_ino;
+    return MQDH_OK;
+}
+
+void mqdh_dll_file_close(struct mqdh_dll_file *f)
+{
+    if (f->fd >= 0)
+        close(f->fd);
+    f->fd = -1;
 }
 
 #define REQUIRED(field, name) {#name, offsetof(struct mqdh_dll, field), 1}
@@ -109,12 +250,40 @@ static const struct entry {
     OPTIONAL(set_process_identity, mqs_set_process_identity),
 };
 
-static int load(const char *path, const mqs_basic_callbacks *basic, struct mqdh_dll **out,
-                char *err, size_t errlen)
+/* dlerror()'s message without the "/proc/self/fd/N: " it starts with. */
+static const char *dl_why(const char *name)
+{
+    const char *why = dlerror();
+    size_t n = strlen(name);
+    if (!why)
+        return "unknown reason";
+    if (strncmp(why, name, n) == 0 && strncmp(why + n, ": ", 2) == 0)
+        return why + n + 2;
+    return why;
+}
+
+/*
+ * The descriptor of a DLL that did not pass the checks: closed if the DLL
+ * is gone, else kept, so that its number does not name another file to a
+ * later dlopen that glibc would answer with this one by name.
+ */
+static void forget(int fd, const char *name)
+{
+    void *still = dlopen(name, RTLD_LAZY | RTLD_NOLOAD);
+    if (still)
+        dlclose(still); /* a DLL dlclose cannot unload: its descriptor stays */
+    else
+        close(fd);
+}
+
+static int load(struct mqdh_dll_file *f, const char *path, const mqs_basic_callbacks *basic,
+                struct mqdh_dll **out, char *err, size_t errlen)
 {
     struct mqdh_dll *d;
+    char name[64];
     for (d = loaded; d; d = d->next) {
-        if (strcmp(d->path, path) == 0) {
+        if (d->dev == f->dev && d->ino == f->ino) {
+            mqdh_dll_file_close(f);
             *out = d;
             return MQDH_OK;
         }
@@ -122,14 +291,21 @@ static int load(const char *path, const mqs_basic_callbacks *basic, struct mqdh_
     d = calloc(1, sizeof *d);
     if (!d || !(d->path = strdup(path))) {
         free(d);
+        mqdh_dll_file_close(f);
         snprintf(err, errlen, "out of memory");
         return MQDH_E_NOMEM;
     }
+    d->fd = f->fd;
+    d->dev = f->dev;
+    d->ino = f->ino;
+    f->fd = -1;
+    /* The file checked, by its descriptor: the name may point elsewhere by now. */
+    snprintf(name, sizeof name, "/proc/self/fd/%d", d->fd);
     dlerror();
-    d->handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    d->handle = dlopen(name, RTLD_NOW | RTLD_LOCAL);
     if (!d->handle) {
-        const char *why = dlerror();
-        snprintf(err, errlen, "cannot load %s: %s", path, why ? why : "unknown reason");
+        snprintf(err, errlen, "cannot load %s: %s", path, dl_why(name));
+        close(d->fd);
         free(d->path);
         free(d);
         return MQDH_E_DLL_LOAD;
@@ -179,18 +355,37 @@ static int load(const char *path, const mqs_basic_callbacks *basic, struct mqdh_
 fail:
     /* Not an MQD DLL we can use: it was never set up, so it can go. */
     dlclose(d->handle);
+    forget(d->fd, name);
     free(d->path);
     free(d);
     return rc;
 }
 
+int mqdh_dll_load_file(struct mqdh_dll_file *f, const char *path,
+                       const mqs_basic_callbacks *basic, struct mqdh_dll **out, char *err,
+                       size_t errlen)
+{
+    pthread_mutex_lock(&loaded_lock);
+    int rc = load(f, path, basic, out, err, errlen);
+    pthread_mutex_unlock(&loaded_lock);
+    return rc;
+}
+
+int mqdh_dll_load_as(const char *path, enum mqdh_dll_trust trust,
+                     const mqs_basic_callbacks *basic, struct mqdh_dll **out, char *err,
+                     size_t errlen)
+{
+    struct mqdh_dll_file f;
+    int rc = mqdh_dll_open(path, trust, &f, err, errlen);
+    if (rc != MQDH_OK)
+        return rc;
+    return mqdh_dll_load_file(&f, path, basic, out, err, errlen);
+}
+
 int mqdh_dll_load(const char *path, const mqs_basic_callbacks *basic, struct mqdh_dll **out,
                   char *err, size_t errlen)
 {
-    pthread_mutex_lock(&loaded_lock);
-    int rc = load(path, basic, out, err, errlen);
-    pthread_mutex_unlock(&loaded_lock);
-    return rc;
+    return mqdh_dll_load_as(path, MQDH_DLL_TRUST_GIVEN, basic, out, err, errlen);
 }
 
 int mqdh_dll_usable(struct mqdh_dll *dll)

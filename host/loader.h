@@ -1,11 +1,16 @@
 /*
  * loader.h - load an MQD debug DLL, check it, and keep it.
  *
- * A DLL is loaded once per path and process and never unloaded (the
- * specification: its static state is never re-initialised), and
- * mqs_setup_basic_callbacks is called once, with the host's table, right
- * after it passes the checks.  Thread-safe: the records are shared by every
- * session and never change once made.
+ * A DLL is loaded exactly as it was checked: its path is resolved once,
+ * opened one directory at a time without following any symbolic link (each
+ * directory and the file checked as it is opened, under the trust rule
+ * below when it applies), and dlopen is given that very descriptor
+ * (/proc/self/fd/N), so nothing can be swapped between the check and the
+ * load.  A DLL is loaded once per file (device and inode) and process and
+ * never unloaded (the specification: its static state is never
+ * re-initialised), and mqs_setup_basic_callbacks is called once, with the
+ * host's table, right after it passes the checks.  Thread-safe: the records
+ * are shared by every session and never change once made.
  */
 #ifndef MQDH_LOADER_H
 #define MQDH_LOADER_H
@@ -15,13 +20,22 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /* Processes a DLL may run out of time on before it is taken for stuck. */
 #define MQDH_DLL_STUCK 2
 
 struct mqdh_dll {
     struct mqdh_dll *next;
-    char *path;
+    char *path;        /* as the first caller named it, for messages */
+    dev_t dev;         /* the file loaded: the key of the cache */
+    ino_t ino;
+    /* The descriptor dlopen was given, kept as long as the DLL is: while it
+     * is open, no other file can take its number, so no later dlopen of
+     * "/proc/self/fd/N" is answered with this DLL by name (glibc matches a
+     * loaded object's name before it opens anything); and the name in the
+     * link map (a debugger's view of this process) still names the file. */
+    int fd;
     void *handle;
     int mpi2;          /* exports mqs_setup_job: use the MPI-2 protocol */
     /* Its code's addresses (guard.h tells a fault in it from the host's). */
@@ -60,21 +74,68 @@ struct mqdh_dll {
 };
 
 /*
- * The DLL at path, loaded and checked (cached by path).  basic is the host's
- * callback table, handed to the DLL on first load.  Returns an MQDH_ code,
- * with the reason in err.  The result is owned by the loader and lives as
- * long as the process.
+ * How far a DLL's path is trusted.  The trust rule: the file a regular one,
+ * it and every directory on its path owned by root or the invoking user and
+ * writable by neither group nor others, except that a directory above the
+ * DLL's own may be root's and sticky (/tmp).  Whatever the rule, the path
+ * is resolved once and the file opened without following a symbolic link,
+ * and a directory that became one after it was resolved is refused.
  */
-int mqdh_dll_load(const char *path, const mqs_basic_callbacks *basic, struct mqdh_dll **out,
-                  char *err, size_t errlen);
+enum mqdh_dll_trust {
+    /* Named by a target (MPIR_dll_name, ...): the trust rule. */
+    MQDH_DLL_TRUST_RULE,
+    /* The user's choice (--dll, $MQD_DLL, mqdh_dll_check): loaded as given,
+     * but under the trust rule when running as root (geteuid() == 0), where
+     * another user's file would run that user's code as root. */
+    MQDH_DLL_TRUST_GIVEN,
+    /* No rule: --trust-target-dll, or mqd's own DLL, which sits beside the
+     * library that is already running. */
+    MQDH_DLL_TRUST_ANY,
+};
+
+/* A DLL file opened (O_PATH) and checked, not yet loaded. */
+struct mqdh_dll_file {
+    int fd; /* -1: none */
+    dev_t dev;
+    ino_t ino;
+};
+#define MQDH_DLL_FILE_INIT {.fd = -1}
 
 /*
- * The trust rule for a DLL the target names: a regular file, in a directory,
- * both owned by root or the invoking user and writable by neither group nor
- * others.  Returns 0, or -EPERM (or the -errno of a file that cannot be
- * looked at) with the reason in err.
+ * Open the DLL at path (relative to the current directory if not absolute;
+ * no library search) and check it under trust, into *f.  Returns MQDH_OK;
+ * MQDH_E_DLL_UNTRUSTED if the trust rule refuses it or its path changed
+ * while it was being opened; MQDH_E_DLL_LOAD if it is not there or not a
+ * regular file; the reason in err, naming the path (and the owner's uid or
+ * the mode that failed).  On success *f holds a descriptor: give it to
+ * mqdh_dll_load_file or mqdh_dll_file_close.
  */
-int mqdh_dll_trusted(const char *path, char *err, size_t errlen);
+int mqdh_dll_open(const char *path, enum mqdh_dll_trust trust, struct mqdh_dll_file *f,
+                  char *err, size_t errlen);
+
+/* Close an opened DLL file that is not to be loaded; f may hold none. */
+void mqdh_dll_file_close(struct mqdh_dll_file *f);
+
+/*
+ * Load the DLL file f (mqdh_dll_open), named path in messages, and check
+ * it; the file already loaded is found by device and inode.  basic is the
+ * host's callback table, handed to the DLL on first load.  Takes f's
+ * descriptor whatever the result.  Returns an MQDH_ code, with the reason
+ * in err.  The result is owned by the loader and lives as long as the
+ * process.
+ */
+int mqdh_dll_load_file(struct mqdh_dll_file *f, const char *path,
+                       const mqs_basic_callbacks *basic, struct mqdh_dll **out, char *err,
+                       size_t errlen);
+
+/* mqdh_dll_open then mqdh_dll_load_file. */
+int mqdh_dll_load_as(const char *path, enum mqdh_dll_trust trust,
+                     const mqs_basic_callbacks *basic, struct mqdh_dll **out, char *err,
+                     size_t errlen);
+
+/* The DLL the user gave (MQDH_DLL_TRUST_GIVEN), loaded and checked. */
+int mqdh_dll_load(const char *path, const mqs_basic_callbacks *basic, struct mqdh_dll **out,
+                  char *err, size_t errlen);
 
 /* Whether dll may still be called: it has not crashed, nor run out of
  * time on MQDH_DLL_STUCK processes (guard.h). */

@@ -643,8 +643,15 @@ void mqdh_dump_free(struct mqdh_dump *d)
 int mqdh_dll_check(const char *path, char *version, size_t versionlen, int *mpi2, char *err,
                    size_t errlen)
 {
+    return mqdh_dll_check_trusting(path, 0, version, versionlen, mpi2, err, errlen);
+}
+
+int mqdh_dll_check_trusting(const char *path, int trust, char *version, size_t versionlen,
+                            int *mpi2, char *err, size_t errlen)
+{
     struct mqdh_dll *dll;
-    int rc = mqdh_dll_load(path, &mqdh_basic_callbacks, &dll, err, errlen);
+    int rc = mqdh_dll_load_as(path, trust ? MQDH_DLL_TRUST_ANY : MQDH_DLL_TRUST_GIVEN,
+                              &mqdh_basic_callbacks, &dll, err, errlen);
     if (rc != MQDH_OK)
         return rc;
     if (version)

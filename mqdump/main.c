@@ -39,8 +39,8 @@ static void usage(FILE *f)
           "                          own for MPICH, else the one the process names)\n"
           "      --target-dll        use the DLL the process names (MPIR_dll_name), not\n"
           "                          mqd's own\n"
-          "      --trust-target-dll  load the DLL the process names even if it fails\n"
-          "                          the ownership and permission checks\n"
+          "      --trust-target-dll  load a DLL that fails the ownership and permission\n"
+          "                          checks: one the process names, or as root --dll's\n"
           "      --check-dll PATH    load and validate a debug DLL, print its version\n"
           "      --full              every process in full, not processes in the same\n"
           "                          state folded together under their ranks\n"
@@ -456,7 +456,8 @@ int main(int argc, char **argv)
     if (check && optind == argc && npids == 0 && job == 0) {
         char version[512], shown[1024], err[1024];
         int mpi2 = 0;
-        if (mqdh_dll_check(check, version, sizeof version, &mpi2, err, sizeof err) != MQDH_OK) {
+        if (mqdh_dll_check_trusting(check, o.trust_target_dll, version, sizeof version, &mpi2,
+                                    err, sizeof err) != MQDH_OK) {
             say("", err);
             return 2;
         }

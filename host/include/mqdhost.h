@@ -288,20 +288,32 @@ struct mqdh_options {
      */
     size_t size;
     /*
-     * The DLL to use for every process.  NULL: $MQD_DLL; else, for a
-     * process of an MPI that mqd ships a DLL for (MPICH, recognised by its
+     * The DLL to use for every process: a path (relative to the current
+     * directory; no library search).  NULL: $MQD_DLL; else, for a process
+     * of an MPI that mqd ships a DLL for (MPICH, recognised by its
      * symbols), mqd's own DLL, found next to libmqdhost.so (or in ../lib
      * from it); else the target's MPIR_dll_name, else the target's
-     * mpimsgq_dll_locations (Open MPI), under the trust rule.  An explicit
-     * path (this or $MQD_DLL) is the user's choice and trusted.
+     * mpimsgq_dll_locations (Open MPI), under the trust rule
+     * (trust_target_dll).  An explicit path (this or $MQD_DLL) is the
+     * user's choice and loaded as given, except when the library runs as
+     * root (geteuid() == 0): then it too must pass the trust rule, since a
+     * file that another user owns or can write would run that user's code
+     * as root; trust_target_dll loads it anyway.  Whichever DLL it is, its
+     * path is resolved once, opened without following a symbolic link,
+     * checked, and loaded from that descriptor: what is loaded is what was
+     * checked.
      */
     const char *dll;
     /* Skip mqd's own DLL: use the one the target names (trust rule applies). */
     int target_dll;
     /*
-     * Load a DLL named by the target even if it fails the trust rule (a
-     * regular file, and its directory, owned by root or by the invoking user
-     * and not writable by group or others).
+     * Load a DLL that fails the trust rule: one the target names, or, when
+     * running as root, the one given in dll or $MQD_DLL.  The trust rule: a
+     * regular file owned by root or by the invoking user and writable by
+     * neither group nor others, in a directory of which the same holds,
+     * and every directory above it owned by root or the invoking user and
+     * writable by neither group nor others, except that a root-owned
+     * sticky directory (/tmp) may be above it.
      */
     int trust_target_dll;
     /* Print the DLL's mqs_dprints messages on stderr. */
@@ -750,10 +762,16 @@ MQDH_API void mqdh_jobs_free(struct mqdh_job_info *jobs, int n);
  * Load and validate a DLL without dumping anything: every required entry
  * point present, mqs_version_compatibility() supported, mqs_dll_taddr_width()
  * equal to the host's.  Returns MQDH_OK and the DLL's version string in
- * version[versionlen], or an error with the reason in err[errlen].
+ * version[versionlen], or an error with the reason in err[errlen].  The
+ * path is loaded as mqdh_options.dll is: as given, but when running as
+ * root a DLL that fails the trust rule is refused (MQDH_E_DLL_UNTRUSTED).
  */
 MQDH_API int mqdh_dll_check(const char *path, char *version, size_t versionlen, int *mpi2, char *err,
                    size_t errlen);
+/* The same; trust non-zero loads it even if it fails the trust rule (as
+ * mqdh_options.trust_target_dll does). */
+MQDH_API int mqdh_dll_check_trusting(const char *path, int trust, char *version,
+                                     size_t versionlen, int *mpi2, char *err, size_t errlen);
 
 /*
  * The path of mqd's own DLL for MPICH as this library finds it (next to
