@@ -151,7 +151,7 @@ int mqdh_world_size(const struct mqdh_dump *d, int world)
     return n;
 }
 
-void mqdh_peer_label(long g, int self, int n, int relative, char *buf, size_t len)
+void mqdh__peer_label(long g, int self, int n, int relative, char *buf, size_t len)
 {
     if (!relative || self < 0 || n <= 0 || g < 0 || g >= n) {
         snprintf(buf, len, "rank %ld", g);
@@ -243,7 +243,7 @@ static int by_rank_then_process(const void *x, const void *y)
     return (a->proc > b->proc) - (a->proc < b->proc);
 }
 
-void mqdh_index_free(struct mqdh_index *x)
+void mqdh__index_free(struct mqdh_index *x)
 {
     if (x) {
         free(x->v);
@@ -261,7 +261,7 @@ static struct mqdh_index *index_build(const struct mqdh_dump *d)
             worlds = d->procs[i].world + 1;
     if (!x || !(x->v = malloc((size_t)(d->nprocs ? d->nprocs : 1) * sizeof *x->v)) ||
         !(x->world_size = calloc((size_t)worlds, sizeof *x->world_size))) {
-        mqdh_index_free(x);
+        mqdh__index_free(x);
         return NULL;
     }
     x->nworlds = worlds;
@@ -284,7 +284,7 @@ static struct mqdh_index *index_build(const struct mqdh_dump *d)
 
 int mqdh_dump_index(struct mqdh_dump *d)
 {
-    mqdh_index_free(d->index);
+    mqdh__index_free(d->index);
     d->index = index_build(d);
     return d->index ? MQDH_OK : MQDH_E_NOMEM;
 }
@@ -333,7 +333,7 @@ void mqdh_peer_text(const struct mqdh_dump *d, int self, long local, long global
         else
             snprintf(buf, len, "%ld", local);
     } else if (relative && t->world == p->world && t->rank >= 0 && p->rank >= 0) {
-        mqdh_peer_label(t->rank, p->rank, mqdh_world_size(d, p->world), 1, buf, len);
+        mqdh__peer_label(t->rank, p->rank, mqdh_world_size(d, p->world), 1, buf, len);
     } else if (t->world == p->world && t->rank == local) {
         snprintf(buf, len, "%ld", local);
     } else {
@@ -1038,7 +1038,7 @@ void mqdh_explain_wait(const struct mqdh_dump *d, const struct mqdh_wait *w, int
     const char *call = p->where_call ? p->where_call : "MPI";
     mqdh_process_label(p, me, sizeof me);
     if (relative && t->rank >= 0 && t->world == p->world)
-        mqdh_peer_label(t->rank, p->rank, mqdh_world_size(d, p->world), 1, them, sizeof them);
+        mqdh__peer_label(t->rank, p->rank, mqdh_world_size(d, p->world), 1, them, sizeof them);
     else
         mqdh_process_label(t, them, sizeof them);
     call_site(p, site, sizeof site);
@@ -1401,7 +1401,7 @@ int mqdh_analyze(const struct mqdh_dump *d, struct mqdh_analysis **out)
     struct builder b = {.d = d, .a = a};
     struct target *t = NULL;
     if (!a) {
-        mqdh_index_free(own_index);
+        mqdh__index_free(own_index);
         return MQDH_E_NOMEM;
     }
     a->nprocs = n;
@@ -1473,7 +1473,7 @@ int mqdh_analyze(const struct mqdh_dump *d, struct mqdh_analysis **out)
     free(b.coll_comm);
     free(b.blind);
     free(b.terminal);
-    mqdh_index_free(own_index);
+    mqdh__index_free(own_index);
     *out = a;
     return MQDH_OK;
 nomem:
@@ -1482,7 +1482,7 @@ nomem:
     free(b.coll_comm);
     free(b.blind);
     free(b.terminal);
-    mqdh_index_free(own_index);
+    mqdh__index_free(own_index);
     mqdh_analysis_free(a);
     return MQDH_E_NOMEM;
 }

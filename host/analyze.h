@@ -9,9 +9,9 @@
 
 /* A peer, as the global rank g, seen from rank `self` of a job of n ranks:
  * "rank+1", "rank-2", "rank" (relative), or "rank 5" (relative 0). */
-void mqdh_peer_label(long g, int self, int n, int relative, char *buf, size_t len);
+void mqdh__peer_label(long g, int self, int n, int relative, char *buf, size_t len);
 
 /* Free a dump's index (mqdh_dump_index); NULL is fine. */
-void mqdh_index_free(struct mqdh_index *x);
+void mqdh__index_free(struct mqdh_index *x);
 
 #endif

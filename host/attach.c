@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 /*
- * Every live attachment, for mqdh_detach_all_emergency(): the one piece of
+ * Every live attachment, for mqdh__detach_all_emergency(): the one piece of
  * state the library keeps outside a session, because a signal handler must
  * reach it.  Slots are claimed and released with atomic exchanges, so
  * sessions in several threads and a handler may use it at once; chunks
@@ -26,19 +26,19 @@
 enum { LIVE_CHUNK = 256 };
 
 struct live_chunk {
-    _Atomic(struct mqdh_attach *) slot[LIVE_CHUNK];
+    _Atomic(struct mqdh__attach *) slot[LIVE_CHUNK];
     _Atomic(struct live_chunk *) next;
 };
 
 static struct live_chunk live;
 
-static int register_live(struct mqdh_attach *a)
+static int register_live(struct mqdh__attach *a)
 {
     for (;;) {
         struct live_chunk *c = &live, *last = &live;
         for (; c; last = c, c = atomic_load(&c->next)) {
             for (int i = 0; i < LIVE_CHUNK; i++) {
-                struct mqdh_attach *none = NULL;
+                struct mqdh__attach *none = NULL;
                 if (atomic_compare_exchange_strong(&c->slot[i], &none, a))
                     return 0;
             }
@@ -53,18 +53,18 @@ static int register_live(struct mqdh_attach *a)
     }
 }
 
-static void unregister_live(struct mqdh_attach *a)
+static void unregister_live(struct mqdh__attach *a)
 {
     for (struct live_chunk *c = &live; c; c = atomic_load(&c->next)) {
         for (int i = 0; i < LIVE_CHUNK; i++) {
-            struct mqdh_attach *expect = a;
+            struct mqdh__attach *expect = a;
             if (atomic_compare_exchange_strong(&c->slot[i], &expect, NULL))
                 return;
         }
     }
 }
 
-static int has_tid(const struct mqdh_attach *a, pid_t tid)
+static int has_tid(const struct mqdh__attach *a, pid_t tid)
 {
     for (int i = 0; i < a->nthreads; i++)
         if (a->threads[i].tid == tid)
@@ -111,7 +111,7 @@ static int our_descendant(pid_t pid)
 {
     pid_t me = getpid();
     for (int depth = 0; depth < 1024 && pid > 1; depth++)
-        if ((pid = mqdh_proc_parent(pid)) == me)
+        if ((pid = mqdh__proc_parent(pid)) == me)
             return 1;
     return 0;
 }
@@ -124,13 +124,13 @@ int mqdh__never_attached(pid_t pid, char *err, size_t errlen)
                  "not attached");
         return 1;
     }
-    if (mqdh_proc_stat(pid, &st) != 0)
+    if (mqdh__proc_stat(pid, &st) != 0)
         return 0; /* let the seize say what is wrong */
     if (st.flags & MQDH_PF_KTHREAD) {
         snprintf(err, errlen, "process %d is a kernel thread, not a program", (int)pid);
         return 1;
     }
-    if (st.state == 'Z' && mqdh_proc_status_field(pid, "Threads") > 1) {
+    if (st.state == 'Z' && mqdh__proc_status_field(pid, "Threads") > 1) {
         snprintf(err, errlen, "process %d's main thread has exited (its other threads run "
                  "on): ptrace cannot attach to it", (int)pid);
         return 1;
@@ -161,7 +161,7 @@ static void explain(pid_t pid, int e, char *err, size_t errlen)
     }
     if (mqdh__never_attached(pid, err, errlen)) /* it became one meanwhile */
         return;
-    long tracer = mqdh_proc_status_field(pid, "TracerPid");
+    long tracer = mqdh__proc_status_field(pid, "TracerPid");
     if (tracer > 0 && tracer == (long)getpid()) {
         snprintf(err, errlen, "cannot attach to process %d: it is already traced by this "
                  "process (is it listed twice, under two names of this host?)", (int)pid);
@@ -172,7 +172,7 @@ static void explain(pid_t pid, int e, char *err, size_t errlen)
                  "%ld (a debugger?)", (int)pid, tracer);
         return;
     }
-    int capable = mqdh_proc_capable(getpid(), 19 /* CAP_SYS_PTRACE */) == 1;
+    int capable = mqdh__proc_capable(getpid(), 19 /* CAP_SYS_PTRACE */) == 1;
     int scope = yama_scope();
     const char *yama = mqdh__yama_words(scope);
     if (yama && (scope >= 3 || (!capable && !(scope == 1 && our_descendant(pid))))) {
@@ -180,7 +180,7 @@ static void explain(pid_t pid, int e, char *err, size_t errlen)
         return;
     }
     uid_t ids[4], dir;
-    if (!capable && mqdh_proc_uids(pid, ids) == 0) {
+    if (!capable && mqdh__proc_uids(pid, ids) == 0) {
         uid_t me = geteuid(); /* the kernel's: the tracer's fsuid, its euid but for setfsuid */
         if (ids[0] != me || ids[1] != me || ids[2] != me) {
             snprintf(err, errlen, "cannot attach to process %d: it runs as user %lu and this "
@@ -190,7 +190,7 @@ static void explain(pid_t pid, int e, char *err, size_t errlen)
                      (unsigned long)me);
             return;
         }
-        if (mqdh_proc_dump_owner(pid, &dir) == 0 && dir != ids[1]) {
+        if (mqdh__proc_dump_owner(pid, &dir) == 0 && dir != ids[1]) {
             snprintf(err, errlen, "cannot attach to process %d: it is not dumpable (it runs "
                      "a setuid or setgid program, or made itself so): ptrace needs "
                      "CAP_SYS_PTRACE", (int)pid);
@@ -216,11 +216,11 @@ static double now(void)
 }
 
 /* a failed with rc (why already said, or explain() says it): let it go. */
-static void fail(struct mqdh_attach *a, int rc)
+static void fail(struct mqdh__attach *a, int rc)
 {
     a->rc = rc;
     a->done = 1;
-    mqdh_detach(a);
+    mqdh__detach(a);
     if (a->refused) /* after the detach: TracerPid must not name us */
         explain(a->pid, -rc, a->why, sizeof a->why);
 }
@@ -228,9 +228,9 @@ static void fail(struct mqdh_attach *a, int rc)
 /*
  * Room for twice the threads.  The new array is in place, copied, before
  * the old is freed: a fatal signal's handler may walk it at any moment
- * (mqdh_detach_all_emergency).
+ * (mqdh__detach_all_emergency).
  */
-static int grow_threads(struct mqdh_attach *a)
+static int grow_threads(struct mqdh__attach *a)
 {
     struct mqdh_traced *more = malloc((size_t)a->cap * 2 * sizeof *more);
     if (!more)
@@ -251,7 +251,7 @@ static int grow_threads(struct mqdh_attach *a)
  * Returns 1, 0 if it has just exited (a thread other than the main one),
  * or -1 if a failed.
  */
-static int seize_tid(struct mqdh_attach *a, pid_t t)
+static int seize_tid(struct mqdh__attach *a, pid_t t)
 {
     if (a->nthreads == MQDH_MAX_THREADS) {
         snprintf(a->why, sizeof a->why, "process %d has more than %d threads", (int)a->pid,
@@ -284,7 +284,7 @@ static int seize_tid(struct mqdh_attach *a, pid_t t)
  * Seize and interrupt the threads of a not seized yet, without waiting for
  * them to stop.  Returns how many were new, or -1 if a failed.
  */
-static int seize_new(struct mqdh_attach *a)
+static int seize_new(struct mqdh__attach *a)
 {
     char path[64];
     snprintf(path, sizeof path, "/proc/%d/task", (int)a->pid);
@@ -317,7 +317,7 @@ static int seize_new(struct mqdh_attach *a)
  * one did (or a thread went), 0 if none has yet; a->done once every
  * thread is stopped and no new one appeared.
  */
-static int collect(struct mqdh_attach *a)
+static int collect(struct mqdh__attach *a)
 {
     int progress = 0, waiting = 0;
     for (int k = 0; k < a->nthreads; k++) {
@@ -364,11 +364,11 @@ static int collect(struct mqdh_attach *a)
     return 1;
 }
 
-int mqdh_attach_all(struct mqdh_attach *const *as, int n)
+int mqdh__attach_all(struct mqdh__attach *const *as, int n)
 {
     int failed = 0;
     for (int i = 0; i < n; i++) {
-        struct mqdh_attach *a = as[i];
+        struct mqdh__attach *a = as[i];
         pid_t pid = a->pid;
         memset(a, 0, sizeof *a);
         a->pid = pid;
@@ -431,16 +431,16 @@ int mqdh_attach_all(struct mqdh_attach *const *as, int n)
     return failed;
 }
 
-int mqdh_attach(struct mqdh_attach *a, pid_t pid, char *err, size_t errlen)
+int mqdh__attach(struct mqdh__attach *a, pid_t pid, char *err, size_t errlen)
 {
     a->pid = pid;
-    mqdh_attach_all(&a, 1);
+    mqdh__attach_all(&a, 1);
     if (a->rc)
         snprintf(err, errlen, "%s", a->why);
     return a->rc;
 }
 
-void mqdh_detach(struct mqdh_attach *a)
+void mqdh__detach(struct mqdh__attach *a)
 {
     if (!a->attached)
         return;
@@ -458,11 +458,11 @@ void mqdh_detach(struct mqdh_attach *a)
     a->cap = MQDH_FEW_THREADS;
 }
 
-void mqdh_detach_all_emergency(void)
+void mqdh__detach_all_emergency(void)
 {
     for (struct live_chunk *c = &live; c; c = atomic_load(&c->next)) {
         for (int i = 0; i < LIVE_CHUNK; i++) {
-            struct mqdh_attach *a = atomic_exchange(&c->slot[i], NULL);
+            struct mqdh__attach *a = atomic_exchange(&c->slot[i], NULL);
             if (!a)
                 continue;
             for (int t = 0; t < a->nthreads; t++)

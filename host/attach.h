@@ -9,7 +9,7 @@
  * that is what takes the time).  A signal
  * that arrives while a thread is being stopped is kept and handed back on
  * detach; a process that was already stopped (group-stop) stays stopped.
- * Detach must follow on every path; mqdh_detach_all_emergency() is safe to
+ * Detach must follow on every path; mqdh__detach_all_emergency() is safe to
  * call from a signal handler and detaches whatever is still attached.
  */
 #ifndef MQDH_ATTACH_H
@@ -36,7 +36,7 @@ struct mqdh_traced {
 
 #define MQDH_FEW_THREADS 4
 
-struct mqdh_attach {
+struct mqdh__attach {
     pid_t pid;
     int nthreads, cap;
     /* few, or a larger array on the heap (a process of many threads): small
@@ -61,14 +61,14 @@ struct mqdh_attach {
  * or a zombie: mqdh__never_attached, refused before any is attached); a
  * process that failed has nothing attached.  Returns how many failed.
  */
-int mqdh_attach_all(struct mqdh_attach *const *as, int n);
+int mqdh__attach_all(struct mqdh__attach *const *as, int n);
 
 /*
  * Attach to and stop every thread of pid.  Returns 0, or a negative errno
  * with a sentence in err saying why (permissions, Yama ptrace_scope, already
  * traced, no such process).  On failure nothing remains attached.
  */
-int mqdh_attach(struct mqdh_attach *a, pid_t pid, char *err, size_t errlen);
+int mqdh__attach(struct mqdh__attach *a, pid_t pid, char *err, size_t errlen);
 
 /*
  * 1, with the reason in err[errlen], if pid is a process never to attach,
@@ -82,20 +82,20 @@ int mqdh__never_attached(pid_t pid, char *err, size_t errlen);
 
 /*
  * The words for a seize that Yama refused under ptrace_scope scope (1
- * restricted, 2 admin-only, 3 no attach), as mqdh_attach gives them;
+ * restricted, 2 admin-only, 3 no attach), as mqdh__attach gives them;
  * NULL for a scope that refuses nothing (0) or is unknown.  Internal:
  * shared with the tests, which cannot change the system's scope.
  */
 const char *mqdh__yama_words(int scope);
 
 /* Detach from every thread, re-delivering kept signals.  Idempotent. */
-void mqdh_detach(struct mqdh_attach *a);
+void mqdh__detach(struct mqdh__attach *a);
 
 /*
  * Detach every attachment still registered; async-signal-safe.  ptrace
  * lets only the thread that attached detach: call it on that thread (a
  * program dumping from one thread: its signal handler).
  */
-void mqdh_detach_all_emergency(void);
+void mqdh__detach_all_emergency(void);
 
 #endif

@@ -22,7 +22,7 @@
  */
 static _Thread_local const struct session *bound;
 
-void mqdh_callbacks_bind(const struct session *s)
+void mqdh__callbacks_bind(const struct session *s)
 {
     bound = s;
 }
@@ -48,19 +48,19 @@ static struct hproc *of_image(mqs_image *image)
 
 static void *cb_malloc(size_t n)
 {
-    mqdh_guard_point();
+    mqdh__guard_point();
     return malloc(n);
 }
 
 static void cb_free(void *p)
 {
-    mqdh_guard_point();
+    mqdh__guard_point();
     free(p);
 }
 
 static void cb_dprints(const char *s)
 {
-    mqdh_guard_point();
+    mqdh__guard_point();
     char shown[1024]; /* what the DLL says may quote the target */
     if (bound && bound->opt->verbose && s) {
         mqdh_escape(shown, sizeof shown, s);
@@ -70,7 +70,7 @@ static void cb_dprints(const char *s)
 
 static char *cb_errorstring(int code)
 {
-    mqdh_guard_point();
+    mqdh__guard_point();
     switch ((enum mqdh_cb_error)code) {
     case MQDH_CB_ERR_READ:
         return (char *)"cannot read target memory";
@@ -84,43 +84,43 @@ static char *cb_errorstring(int code)
 
 static void cb_put_image_info(mqs_image *image, mqs_image_info *info)
 {
-    mqdh_guard_point();
+    mqdh__guard_point();
     of_image(image);
     ((struct himage *)image)->info = info;
 }
 
 static mqs_image_info *cb_get_image_info(mqs_image *image)
 {
-    mqdh_guard_point();
+    mqdh__guard_point();
     of_image(image);
     return ((struct himage *)image)->info;
 }
 
 static void cb_put_process_info(mqs_process *process, mqs_process_info *info)
 {
-    mqdh_guard_point();
+    mqdh__guard_point();
     of_process(process)->info = info;
 }
 
 static mqs_process_info *cb_get_process_info(mqs_process *process)
 {
-    mqdh_guard_point();
+    mqdh__guard_point();
     return of_process(process)->info;
 }
 
 static void cb_put_job_info(mqs_job *job, mqs_job_info *info)
 {
-    mqdh_guard_point();
+    mqdh__guard_point();
     ((struct session *)job)->info = info;
 }
 
 static mqs_job_info *cb_get_job_info(mqs_job *job)
 {
-    mqdh_guard_point();
+    mqdh__guard_point();
     return ((struct session *)job)->info;
 }
 
-const mqs_basic_callbacks mqdh_basic_callbacks = {
+const mqs_basic_callbacks mqdh__basic_callbacks = {
     .mqs_malloc_fp = cb_malloc,
     .mqs_free_fp = cb_free,
     .mqs_dprints_fp = cb_dprints,
@@ -137,7 +137,7 @@ const mqs_basic_callbacks mqdh_basic_callbacks = {
 
 static void cb_get_type_sizes(mqs_process *process, mqs_target_type_sizes *ts)
 {
-    mqdh_guard_point();
+    mqdh__guard_point();
     int wide = of_process(process)->img.elf_class == 2; /* ELFCLASS64 */
     /* Only the five specified fields: the DLL's buffer may be no larger. */
     ts->short_size = 2;
@@ -165,7 +165,7 @@ static int find_symbol(mqs_image *image, const char *name, int functions, mqs_ta
     if (!name)
         return MQDH_CB_ERR_BADARG;
     files_lock(p);
-    int rc = mqdh_image_symbol(&p->img, name, functions, &a, NULL);
+    int rc = mqdh__image_symbol(&p->img, name, functions, &a, NULL);
     files_unlock(p);
     if (rc != 0)
         return MQDH_CB_ERR_NOSYM;
@@ -176,26 +176,26 @@ static int find_symbol(mqs_image *image, const char *name, int functions, mqs_ta
 
 static int cb_find_function(mqs_image *image, char *name, mqs_lang_code lang, mqs_taddr_t *addr)
 {
-    mqdh_guard_point();
+    mqdh__guard_point();
     (void)lang;
     return find_symbol(image, name, 1, addr);
 }
 
 static int cb_find_symbol(mqs_image *image, char *name, mqs_taddr_t *addr)
 {
-    mqdh_guard_point();
+    mqdh__guard_point();
     return find_symbol(image, name, 0, addr);
 }
 
 static mqs_type *cb_find_type(mqs_image *image, char *name, mqs_lang_code lang)
 {
-    mqdh_guard_point();
+    mqdh__guard_point();
     (void)lang;
     struct hproc *p = of_image(image);
     if (!name)
         return NULL;
     files_lock(p);
-    mqs_type *t = (mqs_type *)mqdh_type_find(&p->img, name);
+    mqs_type *t = (mqs_type *)mqdh__type_find(&p->img, name);
     files_unlock(p);
     return t;
 }
@@ -203,36 +203,36 @@ static mqs_type *cb_find_type(mqs_image *image, char *name, mqs_lang_code lang)
 /* A type is counted on the process whose image it was found in. */
 static struct hproc *of_type(const struct mqdh_type *t)
 {
-    return counted(mqdh_type_image(t)->owner);
+    return counted(mqdh__type_image(t)->owner);
 }
 
 static int cb_field_offset(mqs_type *type, char *field)
 {
-    mqdh_guard_point();
+    mqdh__guard_point();
     const struct mqdh_type *t = (const struct mqdh_type *)type;
     if (!t)
         return -1;
     struct hproc *p = of_type(t);
     files_lock(p);
-    int off = mqdh_type_field_offset(t, field);
+    int off = mqdh__type_field_offset(t, field);
     files_unlock(p);
     return off;
 }
 
 static int cb_sizeof(mqs_type *type)
 {
-    mqdh_guard_point();
+    mqdh__guard_point();
     const struct mqdh_type *t = (const struct mqdh_type *)type;
     if (!t)
         return -1;
     struct hproc *p = of_type(t);
     files_lock(p);
-    int size = mqdh_type_size(t);
+    int size = mqdh__type_size(t);
     files_unlock(p);
     return size;
 }
 
-const mqs_image_callbacks mqdh_image_callbacks = {
+const mqs_image_callbacks mqdh__image_callbacks = {
     .mqs_get_type_sizes_fp = cb_get_type_sizes,
     .mqs_find_function_fp = cb_find_function,
     .mqs_find_symbol_fp = cb_find_symbol,
@@ -245,45 +245,45 @@ const mqs_image_callbacks mqdh_image_callbacks = {
 
 static int cb_get_global_rank(mqs_process *process)
 {
-    mqdh_guard_point();
+    mqdh__guard_point();
     return of_process(process)->out->rank;
 }
 
 static mqs_image *cb_get_image(mqs_process *process)
 {
-    mqdh_guard_point();
+    mqdh__guard_point();
     return (mqs_image *)&of_process(process)->image;
 }
 
 static int cb_fetch_data(mqs_process *process, mqs_taddr_t addr, int size, void *buf)
 {
-    mqdh_guard_point();
+    mqdh__guard_point();
     struct hproc *p = of_process(process);
     p->out->stats.fetches++;
     if (size < 0 || (size > 0 && !buf))
         return MQDH_CB_ERR_BADARG;
-    return mqdh_mem_read(&p->mem, addr, buf, (size_t)size) == 0 ? mqs_ok : MQDH_CB_ERR_READ;
+    return mqdh__mem_read(&p->mem, addr, buf, (size_t)size) == 0 ? mqs_ok : MQDH_CB_ERR_READ;
 }
 
 static void cb_target_to_host(mqs_process *process, const void *in, void *out, int size)
 {
-    mqdh_guard_point();
-    mqdh_target_to_host(of_process(process)->img.big_endian, in, out, size);
+    mqdh__guard_point();
+    mqdh__target_to_host(of_process(process)->img.big_endian, in, out, size);
 }
 
 static mqs_job *cb_get_process_job(mqs_process *process)
 {
-    mqdh_guard_point();
+    mqdh__guard_point();
     return (mqs_job *)of_process(process)->session;
 }
 
 static int cb_get_process_identity(mqs_process *process)
 {
-    mqdh_guard_point();
+    mqdh__guard_point();
     return of_process(process)->out->identity;
 }
 
-const mqs_process_callbacks mqdh_process_callbacks = {
+const mqs_process_callbacks mqdh__process_callbacks = {
     .mqs_get_global_rank_fp = cb_get_global_rank,
     .mqs_get_image_fp = cb_get_image,
     .mqs_fetch_data_fp = cb_fetch_data,
@@ -296,7 +296,7 @@ const mqs_process_callbacks mqdh_process_callbacks = {
 
 static mqs_process *cb_get_process(mqs_job *job, int identity)
 {
-    mqdh_guard_point();
+    mqdh__guard_point();
     struct session *s = (struct session *)job;
     for (int i = 0; i < s->n; i++)
         if (s->procs[i].out->identity == identity)
@@ -304,6 +304,6 @@ static mqs_process *cb_get_process(mqs_job *job, int identity)
     return NULL;
 }
 
-const mqs_job_callbacks mqdh_job_callbacks = {
+const mqs_job_callbacks mqdh__job_callbacks = {
     .mqs_get_process_fp = cb_get_process,
 };

@@ -43,7 +43,7 @@ static int names_add(struct names *l, struct hproc *p, uint64_t addr)
         free(s);
         return MQDH_E_NOMEM;
     }
-    if (mqdh_mem_read_string(&p->mem, addr, s, DLL_PATH_MAX) == 0 && s[0])
+    if (mqdh__mem_read_string(&p->mem, addr, s, DLL_PATH_MAX) == 0 && s[0])
         l->v[l->n++] = s;
     else
         free(s);
@@ -58,16 +58,16 @@ static int target_dlls(struct hproc *p, struct names *l)
 {
     uint64_t addr, list, entry;
     int rc;
-    if (mqdh_image_symbol(&p->img, "MPIR_dll_name", 0, &addr, NULL) == 0 &&
+    if (mqdh__image_symbol(&p->img, "MPIR_dll_name", 0, &addr, NULL) == 0 &&
         (rc = names_add(l, p, addr)) != MQDH_OK)
         return rc;
     int ptr_size = p->img.elf_class == 2 ? 8 : 4;
     int be = p->img.big_endian;
-    if (mqdh_image_symbol(&p->img, "mpimsgq_dll_locations", 0, &addr, NULL) != 0 ||
-        mqdh_mem_read_word(&p->mem, addr, ptr_size, be, &list) != 0)
+    if (mqdh__image_symbol(&p->img, "mpimsgq_dll_locations", 0, &addr, NULL) != 0 ||
+        mqdh__mem_read_word(&p->mem, addr, ptr_size, be, &list) != 0)
         return MQDH_OK;
     for (int i = 0; list && i < MAX_TARGET_DLLS; i++) {
-        if (mqdh_mem_read_word(&p->mem, list + (uint64_t)i * (uint64_t)ptr_size, ptr_size, be,
+        if (mqdh__mem_read_word(&p->mem, list + (uint64_t)i * (uint64_t)ptr_size, ptr_size, be,
                                &entry) != 0 ||
             !entry)
             break;
@@ -77,12 +77,12 @@ static int target_dlls(struct hproc *p, struct names *l)
     return MQDH_OK;
 }
 
-int mqdh_beside_library(const char *const *rel, int n, int mode, char *buf, size_t len)
+int mqdh__beside_library(const char *const *rel, int n, int mode, char *buf, size_t len)
 {
     Dl_info info;
     char self[PATH_MAX];
     /* This library's own file: libmqdhost.so, or a program it is linked into. */
-    if (!dladdr((void *)mqdh_beside_library, &info) || !info.dli_fname ||
+    if (!dladdr((void *)mqdh__beside_library, &info) || !info.dli_fname ||
         !realpath(info.dli_fname, self))
         return -1;
     char *dir = dirname(self);
@@ -100,7 +100,7 @@ int mqdh_beside_library(const char *const *rel, int n, int mode, char *buf, size
 int mqdh_own_dll(char *buf, size_t len)
 {
     static const char *const where[] = {"libmqd_mpich.so", "../lib/libmqd_mpich.so"};
-    return mqdh_beside_library(where, 2, R_OK, buf, len);
+    return mqdh__beside_library(where, 2, R_OK, buf, len);
 }
 
 /*
@@ -114,7 +114,7 @@ static int is_mpich(struct hproc *p, const char **why)
     static const char *const marks[] = {"MPIR_All_communicators", "MPII_Version_device"};
     uint64_t a;
     for (size_t i = 0; i < sizeof marks / sizeof marks[0]; i++) {
-        if (mqdh_image_symbol(&p->img, marks[i], 0, &a, NULL) == 0) {
+        if (mqdh__image_symbol(&p->img, marks[i], 0, &a, NULL) == 0) {
             *why = marks[i];
             return 1;
         }
@@ -153,7 +153,7 @@ static int choose_named(struct hproc *p, int mpich, int want_own, struct mqdh_dl
     if (rc != MQDH_OK)
         goto out;
     if (l.n == 0) {
-        mqdh_proc_error(p, "no debug DLL: the process names none in MPIR_dll_name or "
+        mqdh__proc_error(p, "no debug DLL: the process names none in MPIR_dll_name or "
                         "mpimsgq_dll_locations (not an MPI program, or an MPI built without "
                         "debugger support)%s and none was given with --dll",
                         want_own ? ", mqd's own libmqd_mpich.so is not installed next to "
@@ -166,13 +166,13 @@ static int choose_named(struct hproc *p, int mpich, int want_own, struct mqdh_dl
     for (int i = 0; i < l.n && chosen < 0; i++) {
         /* Opened as checked: the file loaded is this one, whatever the
          * name points to by then. */
-        if (mqdh_dll_open(l.v[i], trust, f, why, sizeof why) == MQDH_OK)
+        if (mqdh__dll_open(l.v[i], trust, f, why, sizeof why) == MQDH_OK)
             chosen = i;
         else if (!first_why[0])
             snprintf(first_why, sizeof first_why, "%s", why);
     }
     if (chosen < 0) {
-        mqdh_proc_error(p, "refusing the debug DLL the process names: %s (pass --dll to "
+        mqdh__proc_error(p, "refusing the debug DLL the process names: %s (pass --dll to "
                         "choose one, or --trust-target-dll)", first_why);
         rc = MQDH_E_DLL_UNTRUSTED;
         goto out;
@@ -197,15 +197,15 @@ static int open_given(struct hproc *p, const char *path, const char *how,
     char why[1024];
     enum mqdh_dll_trust trust =
         p->session->opt->trust_target_dll ? MQDH_DLL_TRUST_ANY : MQDH_DLL_TRUST_GIVEN;
-    int rc = mqdh_dll_open(path, trust, f, why, sizeof why);
+    int rc = mqdh__dll_open(path, trust, f, why, sizeof why);
     if (rc == MQDH_E_DLL_UNTRUSTED)
-        mqdh_proc_error(p, "refusing the debug DLL %s: %s", how, why);
+        mqdh__proc_error(p, "refusing the debug DLL %s: %s", how, why);
     else if (rc != MQDH_OK)
-        mqdh_proc_error(p, "%s", why);
+        mqdh__proc_error(p, "%s", why);
     return rc;
 }
 
-int mqdh_choose_dll(struct hproc *p)
+int mqdh__choose_dll(struct hproc *p)
 {
     struct session *s = p->session;
     const struct mqdh_options *opt = s->opt;
@@ -224,19 +224,19 @@ int mqdh_choose_dll(struct hproc *p)
     } else if (want_own && s->own_state > 0) {
         set_dll(p, s->own_dll, MQDH_DLL_OWN, "mqd's DLL for MPICH: the process has %s", mark);
         /* Beside the library that runs this: as trusted as that is. */
-        if ((rc = mqdh_dll_open(s->own_dll, MQDH_DLL_TRUST_ANY, &f, why, sizeof why)) != MQDH_OK)
-            mqdh_proc_error(p, "%s", why);
+        if ((rc = mqdh__dll_open(s->own_dll, MQDH_DLL_TRUST_ANY, &f, why, sizeof why)) != MQDH_OK)
+            mqdh__proc_error(p, "%s", why);
     } else {
         rc = choose_named(p, mpich, want_own, &f);
     }
     if (rc != MQDH_OK)
         return rc;
     if (!p->out->dll) {
-        mqdh_dll_file_close(&f);
+        mqdh__dll_file_close(&f);
         return MQDH_E_NOMEM;
     }
-    rc = mqdh_dll_load_file(&f, p->out->dll, &mqdh_basic_callbacks, &p->dll, why, sizeof why);
+    rc = mqdh__dll_load_file(&f, p->out->dll, &mqdh__basic_callbacks, &p->dll, why, sizeof why);
     if (rc != MQDH_OK)
-        mqdh_proc_error(p, "%s", why);
+        mqdh__proc_error(p, "%s", why);
     return rc;
 }

@@ -45,7 +45,7 @@ static int lend_elf(Dwfl_Module *mod, void **userdata, const char *modname, Dwar
     return -1;
 }
 
-struct mqdh_files *mqdh_files_new(void)
+struct mqdh_files *mqdh__files_new(void)
 {
     struct mqdh_files *fs = calloc(1, sizeof *fs);
     if (!fs)
@@ -86,7 +86,7 @@ static void file_free(struct mqdh_file *f)
     free(f);
 }
 
-void mqdh_files_free(struct mqdh_files *fs)
+void mqdh__files_free(struct mqdh_files *fs)
 {
     if (!fs)
         return;
@@ -156,7 +156,7 @@ static int read_vdso(pid_t pid, uint64_t start, uint64_t end, void **bytes, size
     return 0;
 }
 
-struct mqdh_file *mqdh_files_get(struct mqdh_files *fs, const char *path, unsigned long long dev,
+struct mqdh_file *mqdh__files_get(struct mqdh_files *fs, const char *path, unsigned long long dev,
                                  unsigned long long ino, pid_t pid, uint64_t start, uint64_t end)
 {
     int vdso = strcmp(path, "[vdso]") == 0;
@@ -194,7 +194,7 @@ struct mqdh_file *mqdh_files_get(struct mqdh_files *fs, const char *path, unsign
     return f;
 }
 
-Dwfl_Module *mqdh_file_module(struct mqdh_file *f)
+Dwfl_Module *mqdh__file_module(struct mqdh_file *f)
 {
     if (f->offline_tried)
         return f->mod;
@@ -225,7 +225,7 @@ static uint32_t hash_name(const char *s)
 static void build_symbols(struct mqdh_file *f)
 {
     f->syms_built = 1;
-    Dwfl_Module *m = mqdh_file_module(f);
+    Dwfl_Module *m = mqdh__file_module(f);
     int n = m ? dwfl_module_getsymtab(m) : -1;
     if (n <= 1)
         return;
@@ -257,7 +257,7 @@ static void build_symbols(struct mqdh_file *f)
     }
 }
 
-int mqdh_file_symbol(struct mqdh_file *f, const char *name, int functions_only, int want_local,
+int mqdh__file_symbol(struct mqdh_file *f, const char *name, int functions_only, int want_local,
                      uint64_t *addr)
 {
     if (!f->syms_built)
@@ -289,7 +289,7 @@ static size_t memo_slot(const struct fmemo *t, size_t cap, uint64_t addr)
     return i;
 }
 
-void **mqdh_file_memo(struct mqdh_file *f, uint64_t addr)
+void **mqdh__file_memo(struct mqdh_file *f, uint64_t addr)
 {
     if ((f->memo_used + 1) * 2 > f->memo_cap) {
         size_t cap = f->memo_cap ? f->memo_cap * 2 : 64;
@@ -311,7 +311,7 @@ void **mqdh_file_memo(struct mqdh_file *f, uint64_t addr)
     return &f->memo[i].value;
 }
 
-void mqdh_file_dynamic(struct mqdh_file *f, const char **soname, char *const **needed, int *n)
+void mqdh__file_dynamic(struct mqdh_file *f, const char **soname, char *const **needed, int *n)
 {
     if (!f->dynamic_read && f->usable) {
         f->dynamic_read = 1;

@@ -48,10 +48,10 @@ struct mqdh_file {
     uint32_t nsyms, *heads;
     size_t nheads;
     int syms_built;
-    /* Per address, what the address's users keep of it (mqdh_file_memo). */
+    /* Per address, what the address's users keep of it (mqdh__file_memo). */
     struct fmemo *memo;
     size_t memo_cap, memo_used;
-    /* Its dynamic section's DT_SONAME and DT_NEEDED (mqdh_file_dynamic). */
+    /* Its dynamic section's DT_SONAME and DT_NEEDED (mqdh__file_dynamic). */
     char *soname;
     char **needed;
     int nneeded, needed_cap, dynamic_read;
@@ -73,10 +73,10 @@ struct mqdh_files {
 };
 
 /* A new, empty set, or NULL without memory. */
-struct mqdh_files *mqdh_files_new(void);
+struct mqdh_files *mqdh__files_new(void);
 
 /* Close every file (after every image that used them). */
-void mqdh_files_free(struct mqdh_files *fs);
+void mqdh__files_free(struct mqdh_files *fs);
 
 /*
  * The file mapped from path with (dev, ino), opened on first need; pid is
@@ -84,14 +84,14 @@ void mqdh_files_free(struct mqdh_files *fs);
  * at [start, end)).  Never NULL without memory; a file that is not an ELF
  * object, or cannot be opened, comes back with usable 0.
  */
-struct mqdh_file *mqdh_files_get(struct mqdh_files *fs, const char *path, unsigned long long dev,
+struct mqdh_file *mqdh__files_get(struct mqdh_files *fs, const char *path, unsigned long long dev,
                                  unsigned long long ino, pid_t pid, uint64_t start, uint64_t end);
 
 /*
  * The file's own libdwfl module (bias 0), for its DWARF, CFI and lines;
  * NULL if libdwfl cannot describe it.
  */
-Dwfl_Module *mqdh_file_module(struct mqdh_file *f);
+Dwfl_Module *mqdh__file_module(struct mqdh_file *f);
 
 /*
  * The file address of a defined symbol called name: global and weak ones
@@ -100,7 +100,7 @@ Dwfl_Module *mqdh_file_module(struct mqdh_file *f);
  * functions_only: STT_FUNC and STT_GNU_IFUNC only.  The first in the
  * table's order wins.  0, or -ENOENT.
  */
-int mqdh_file_symbol(struct mqdh_file *f, const char *name, int functions_only, int want_local,
+int mqdh__file_symbol(struct mqdh_file *f, const char *name, int functions_only, int want_local,
                      uint64_t *addr);
 
 /*
@@ -108,13 +108,13 @@ int mqdh_file_symbol(struct mqdh_file *f, const char *name, int functions_only, 
  * addr (NULL the first time); the file frees it with free() when it is
  * closed.  NULL without memory.
  */
-void **mqdh_file_memo(struct mqdh_file *f, uint64_t addr);
+void **mqdh__file_memo(struct mqdh_file *f, uint64_t addr);
 
 /*
  * f's DT_SONAME (*soname, NULL if none) and DT_NEEDED entries (*needed,
  * *n), read from its section headers once; what cannot be read (no
  * memory, no dynamic section) is left out.
  */
-void mqdh_file_dynamic(struct mqdh_file *f, const char **soname, char *const **needed, int *n);
+void mqdh__file_dynamic(struct mqdh_file *f, const char **soname, char *const **needed, int *n);
 
 #endif

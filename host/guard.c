@@ -62,7 +62,7 @@ static int find_text(struct dl_phdr_info *info, size_t size, void *arg)
     return 1;
 }
 
-int mqdh_object_text(const void *addr, uintptr_t *lo, uintptr_t *hi)
+int mqdh__object_text(const void *addr, uintptr_t *lo, uintptr_t *hi)
 {
     struct text_search t = {(uintptr_t)addr, 0, 0};
     if (!dl_iterate_phdr(find_text, &t) || t.hi <= t.lo)
@@ -132,7 +132,7 @@ static int install(void)
     pthread_mutex_lock(&install_lock);
     int rc = 0;
     if (installed++ == 0) {
-        if (!host_hi && mqdh_object_text((const void *)(uintptr_t)&on_signal, &host_lo, &host_hi))
+        if (!host_hi && mqdh__object_text((const void *)(uintptr_t)&on_signal, &host_lo, &host_hi))
             host_lo = host_hi = 0;
         struct sigaction sa;
         memset(&sa, 0, sizeof sa);
@@ -163,7 +163,7 @@ static void uninstall(void)
 static _Thread_local void *alt_stack;
 static _Thread_local stack_t alt_before;
 
-int mqdh_guard_init(struct mqdh_guard *g, double seconds)
+int mqdh__guard_init(struct mqdh_guard *g, double seconds)
 {
     memset(g, 0, sizeof *g);
     g->seconds = seconds;
@@ -190,7 +190,7 @@ int mqdh_guard_init(struct mqdh_guard *g, double seconds)
     return 0;
 }
 
-void mqdh_guard_fini(struct mqdh_guard *g)
+void mqdh__guard_fini(struct mqdh_guard *g)
 {
     current = NULL;
     if (g->have_timer)
@@ -223,7 +223,7 @@ static void set_timer(struct mqdh_guard *g, double seconds, double every)
     timer_settime(g->timer, 0, &its, NULL);
 }
 
-void mqdh_guard_arm(struct mqdh_guard *g)
+void mqdh__guard_arm(struct mqdh_guard *g)
 {
     g->expired = 0;
     g->sig = 0;
@@ -235,7 +235,7 @@ void mqdh_guard_arm(struct mqdh_guard *g)
         set_timer(g, g->seconds, 0.01); /* then every 10 ms until it lands in the DLL */
 }
 
-void mqdh_guard_disarm(struct mqdh_guard *g)
+void mqdh__guard_disarm(struct mqdh_guard *g)
 {
     g->armed = 0;
     g->in_dll = 0;
@@ -243,7 +243,7 @@ void mqdh_guard_disarm(struct mqdh_guard *g)
         set_timer(g, 0, 0);
 }
 
-void mqdh_guard_enter(struct mqdh_dll *dll, const char *entry)
+void mqdh__guard_enter(struct mqdh_dll *dll, const char *entry)
 {
     struct mqdh_guard *g = current;
     if (!g || !g->armed)
@@ -253,7 +253,7 @@ void mqdh_guard_enter(struct mqdh_dll *dll, const char *entry)
     g->in_dll = 1;
 }
 
-void mqdh_guard_leave(void)
+void mqdh__guard_leave(void)
 {
     struct mqdh_guard *g = current;
     if (!g || !g->armed)
@@ -263,20 +263,20 @@ void mqdh_guard_leave(void)
         siglongjmp(g->jump, 1);
 }
 
-int mqdh_guard_leave_rc(int rc)
+int mqdh__guard_leave_rc(int rc)
 {
-    mqdh_guard_leave();
+    mqdh__guard_leave();
     return rc;
 }
 
-void mqdh_guard_point(void)
+void mqdh__guard_point(void)
 {
     struct mqdh_guard *g = current;
     if (g && g->armed && g->in_dll && g->expired)
         siglongjmp(g->jump, 1);
 }
 
-const char *mqdh_guard_describe(const struct mqdh_guard *g, char *buf, size_t len)
+const char *mqdh__guard_describe(const struct mqdh_guard *g, char *buf, size_t len)
 {
     const char *entry = g->entry ? g->entry : "its set-up";
     if (g->sig)

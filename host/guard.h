@@ -52,21 +52,21 @@ struct mqdh_guard {
 
 /* Set up g for this thread (seconds <= 0: no limit); 0, or -1 if the
  * handlers or timer cannot be had (the work then runs unguarded). */
-int mqdh_guard_init(struct mqdh_guard *g, double seconds);
-void mqdh_guard_fini(struct mqdh_guard *g);
+int mqdh__guard_init(struct mqdh_guard *g, double seconds);
+void mqdh__guard_fini(struct mqdh_guard *g);
 
 /* The lowest and highest address of the executable segments of the
  * loaded object that contains addr: 0, or -1. */
-int mqdh_object_text(const void *addr, uintptr_t *lo, uintptr_t *hi);
+int mqdh__object_text(const void *addr, uintptr_t *lo, uintptr_t *hi);
 
 /* Internal to the macros. */
-void mqdh_guard_arm(struct mqdh_guard *g);
-void mqdh_guard_disarm(struct mqdh_guard *g);
-void mqdh_guard_enter(struct mqdh_dll *dll, const char *entry);
-void mqdh_guard_leave(void);
-int mqdh_guard_leave_rc(int rc);
+void mqdh__guard_arm(struct mqdh_guard *g);
+void mqdh__guard_disarm(struct mqdh_guard *g);
+void mqdh__guard_enter(struct mqdh_dll *dll, const char *entry);
+void mqdh__guard_leave(void);
+int mqdh__guard_leave_rc(int rc);
 /* At each host callback's start: end the work if its time has passed. */
-void mqdh_guard_point(void);
+void mqdh__guard_point(void);
 
 /*
  * Run call (an int expression) under g: rc gets its value, or, if the DLL
@@ -77,18 +77,18 @@ void mqdh_guard_point(void);
     do {                                                                                       \
         (why) = MQDH_GUARD_NONE;                                                               \
         if (sigsetjmp((g)->jump, 1) == 0) {                                                    \
-            mqdh_guard_arm(g);                                                                 \
+            mqdh__guard_arm(g);                                                                 \
             (rc) = (call);                                                                     \
         } else {                                                                               \
             (why) = (g)->sig ? MQDH_GUARD_CRASH : MQDH_GUARD_TIMEOUT;                          \
         }                                                                                      \
-        mqdh_guard_disarm(g);                                                                  \
+        mqdh__guard_disarm(g);                                                                  \
     } while (0)
 
 /* A call of DLL entry point name, an int result. */
-#define MQDH_DLL_CALL(dll, name, call) (mqdh_guard_enter((dll), (name)), mqdh_guard_leave_rc(call))
+#define MQDH_DLL_CALL(dll, name, call) (mqdh__guard_enter((dll), (name)), mqdh__guard_leave_rc(call))
 /* "crashed (SIGSEGV at address 0x10) in mqs_next_operation" or "did not
  * return within 5 s from mqs_next_operation", for g's end, into buf[len]. */
-const char *mqdh_guard_describe(const struct mqdh_guard *g, char *buf, size_t len);
+const char *mqdh__guard_describe(const struct mqdh_guard *g, char *buf, size_t len);
 
 #endif

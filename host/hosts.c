@@ -97,7 +97,7 @@ int mqdh__host_name_check(const char *name, char *why, size_t len)
     return -1;
 }
 
-int mqdh_host_is_local(const char *name)
+int mqdh__host_is_local(const char *name)
 {
     char me[256] = "", why[8];
     if (!name || !*name)

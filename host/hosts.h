@@ -9,7 +9,7 @@
  * address that resolves to a loopback address or one of this host's
  * interfaces' addresses; else 0.  May ask the resolver.
  */
-int mqdh_host_is_local(const char *name);
+int mqdh__host_is_local(const char *name);
 
 /*
  * 0 if name is a host name mqd may use (look it up, give it to the remote

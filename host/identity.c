@@ -38,7 +38,7 @@ static int cmp_order(const void *a, const void *b)
  * put in worlds of their own after the numbered ones, one per parent.
  * Returns MQDH_OK or MQDH_E_NOMEM.
  */
-int mqdh_name_processes(struct mqdh_process *procs, const int *ranks, const int *remote, int n)
+int mqdh__name_processes(struct mqdh_process *procs, const int *ranks, const int *remote, int n)
 {
     struct order *o = calloc((size_t)(n ? n : 1), sizeof *o);
     if (!o)
@@ -49,7 +49,7 @@ int mqdh_name_processes(struct mqdh_process *procs, const int *ranks, const int 
         int env = -1;
         o[i].world = -1;
         if (!remote || !remote[i])
-            env = mqdh_proc_env_rank(procs[i].pid, &o[i].world, &o[i].spawner);
+            env = mqdh__proc_env_rank(procs[i].pid, &o[i].world, &o[i].spawner);
         procs[i].rank = ranks && ranks[i] >= 0 ? ranks[i] : env;
         o[i].index = i;
         o[i].rank = procs[i].rank;

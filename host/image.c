@@ -37,7 +37,7 @@ static int answers_to(const struct mqdh_image_module *m, const char *name)
     const char *soname, *base = strrchr(m->file->path, '/');
     char *const *needed;
     int n;
-    mqdh_file_dynamic(m->file, &soname, &needed, &n);
+    mqdh__file_dynamic(m->file, &soname, &needed, &n);
     return strcmp(soname ? soname : base ? base + 1 : m->file->path, name) == 0;
 }
 
@@ -60,7 +60,7 @@ static void loader_order(struct mqdh_image *im)
         const char *soname;
         char *const *needed;
         int n;
-        mqdh_file_dynamic(im->mods[q].file, &soname, &needed, &n);
+        mqdh__file_dynamic(im->mods[q].file, &soname, &needed, &n);
         for (int i = 0; i < n; i++)
             for (int m = placed; m < im->nmods; m++)
                 if (answers_to(&im->mods[m], needed[i])) {
@@ -95,7 +95,7 @@ static int finish(struct mqdh_image *im, char *err, size_t errlen)
 static int report(struct mqdh_image *im, const char *path, unsigned long long dev,
                   unsigned long long ino, uint64_t low, uint64_t high)
 {
-    struct mqdh_file *f = mqdh_files_get(im->files, path, dev, ino, im->pid, low, high);
+    struct mqdh_file *f = mqdh__files_get(im->files, path, dev, ino, im->pid, low, high);
     if (!f)
         return -ENOMEM;
     if (!f->usable)
@@ -130,7 +130,7 @@ static int read_maps(struct mqdh_image *im, char *err, size_t errlen)
     int rc = 0;
     while (rc == 0 && getline(&line, &cap, fp) > 0) {
         struct mqdh_maps_entry e;
-        if (mqdh_text_maps_line(line, &e) != 0)
+        if (mqdh__text_maps_line(line, &e) != 0)
             continue;
         char *file = e.file;
         uint64_t start = e.start, end = e.end;
@@ -165,7 +165,7 @@ static int read_maps(struct mqdh_image *im, char *err, size_t errlen)
     return rc;
 }
 
-int mqdh_image_open_pid(struct mqdh_image *im, pid_t pid, struct mqdh_files *files, char *err,
+int mqdh__image_open_pid(struct mqdh_image *im, pid_t pid, struct mqdh_files *files, char *err,
                         size_t errlen)
 {
     char link[64];
@@ -179,14 +179,14 @@ int mqdh_image_open_pid(struct mqdh_image *im, pid_t pid, struct mqdh_files *fil
         return -e;
     }
     im->exe_path[n] = '\0';
-    if (!files && !(files = im->own_files = mqdh_files_new())) {
+    if (!files && !(files = im->own_files = mqdh__files_new())) {
         snprintf(err, errlen, "out of memory");
         return -ENOMEM;
     }
     im->files = files;
     if (!(im->dwfl = dwfl_begin(&files->callbacks))) {
         snprintf(err, errlen, "libdwfl: %s", dwfl_errmsg(-1));
-        mqdh_image_close(im);
+        mqdh__image_close(im);
         return -ENOMEM;
     }
     dwfl_report_begin(im->dwfl);
@@ -207,11 +207,11 @@ int mqdh_image_open_pid(struct mqdh_image *im, pid_t pid, struct mqdh_files *fil
     if (rc == 0)
         rc = finish(im, err, errlen);
     if (rc)
-        mqdh_image_close(im);
+        mqdh__image_close(im);
     return rc;
 }
 
-int mqdh_image_open_file(struct mqdh_image *im, const char *path, char *err, size_t errlen)
+int mqdh__image_open_file(struct mqdh_image *im, const char *path, char *err, size_t errlen)
 {
     struct stat st;
     memset(im, 0, sizeof *im);
@@ -220,13 +220,13 @@ int mqdh_image_open_file(struct mqdh_image *im, const char *path, char *err, siz
         snprintf(err, errlen, "%s: %s", path, strerror(e));
         return -e;
     }
-    if (!(im->files = im->own_files = mqdh_files_new())) {
+    if (!(im->files = im->own_files = mqdh__files_new())) {
         snprintf(err, errlen, "out of memory");
         return -ENOMEM;
     }
-    struct mqdh_file *f = mqdh_files_get(im->files, im->exe_path, (unsigned long long)st.st_dev,
+    struct mqdh_file *f = mqdh__files_get(im->files, im->exe_path, (unsigned long long)st.st_dev,
                                          (unsigned long long)st.st_ino, 0, 0, 0);
-    Dwfl_Module *mod = f ? mqdh_file_module(f) : NULL;
+    Dwfl_Module *mod = f ? mqdh__file_module(f) : NULL;
     int rc = !f ? -ENOMEM : !mod ? -EINVAL : add_module(im, mod, f);
     if (rc == -EINVAL)
         snprintf(err, errlen, "%s: not a usable ELF file: %s", path,
@@ -236,30 +236,30 @@ int mqdh_image_open_file(struct mqdh_image *im, const char *path, char *err, siz
     if (rc == 0)
         rc = finish(im, err, errlen);
     if (rc)
-        mqdh_image_close(im);
+        mqdh__image_close(im);
     return rc;
 }
 
-void mqdh_image_close(struct mqdh_image *im)
+void mqdh__image_close(struct mqdh_image *im)
 {
-    mqdh_types_free_all(im);
+    mqdh__types_free_all(im);
     if (im->dwfl)
         dwfl_end(im->dwfl);
     im->dwfl = NULL;
     free(im->mods);
     im->mods = NULL;
     im->nmods = im->cap = 0;
-    mqdh_files_free(im->own_files);
+    mqdh__files_free(im->own_files);
     im->own_files = im->files = NULL;
 }
 
-int mqdh_image_symbol(struct mqdh_image *im, const char *name, int functions_only,
+int mqdh__image_symbol(struct mqdh_image *im, const char *name, int functions_only,
                       uint64_t *addr, const char **module)
 {
     for (int local = 0; local <= 1; local++) {
         for (int m = 0; m < im->nmods; m++) {
             uint64_t a;
-            if (mqdh_file_symbol(im->mods[m].file, name, functions_only, local, &a) == 0) {
+            if (mqdh__file_symbol(im->mods[m].file, name, functions_only, local, &a) == 0) {
                 *addr = a + im->mods[m].bias;
                 if (module)
                     *module = im->mods[m].file->path;
@@ -270,7 +270,7 @@ int mqdh_image_symbol(struct mqdh_image *im, const char *name, int functions_onl
     return -ENOENT;
 }
 
-const struct mqdh_image_module *mqdh_image_module_of(const struct mqdh_image *im,
+const struct mqdh_image_module *mqdh__image_module_of(const struct mqdh_image *im,
                                                      Dwfl_Module *mod)
 {
     for (int m = 0; mod && m < im->nmods; m++)

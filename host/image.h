@@ -53,13 +53,13 @@ struct mqdh_image {
  * the files of files (NULL: the image's own).  0, or -errno with err
  * filled.
  */
-int mqdh_image_open_pid(struct mqdh_image *im, pid_t pid, struct mqdh_files *files, char *err,
+int mqdh__image_open_pid(struct mqdh_image *im, pid_t pid, struct mqdh_files *files, char *err,
                         size_t errlen);
 
 /* Describe one ELF file, unrelocated.  0, or -errno with err filled. */
-int mqdh_image_open_file(struct mqdh_image *im, const char *path, char *err, size_t errlen);
+int mqdh__image_open_file(struct mqdh_image *im, const char *path, char *err, size_t errlen);
 
-void mqdh_image_close(struct mqdh_image *im);
+void mqdh__image_close(struct mqdh_image *im);
 
 /*
  * The address of a defined symbol.  Global and weak definitions are looked
@@ -70,12 +70,12 @@ void mqdh_image_close(struct mqdh_image *im);
  * (and STT_GNU_IFUNC).  module, if not NULL, gets the defining object's
  * name (borrowed from the image).  Returns 0 or -ENOENT.
  */
-int mqdh_image_symbol(struct mqdh_image *im, const char *name, int functions_only,
+int mqdh__image_symbol(struct mqdh_image *im, const char *name, int functions_only,
                       uint64_t *addr, const char **module);
 
 /* The image's object that mod (one of the image's libdwfl modules) is, or
  * NULL. */
-const struct mqdh_image_module *mqdh_image_module_of(const struct mqdh_image *im,
+const struct mqdh_image_module *mqdh__image_module_of(const struct mqdh_image *im,
                                                      Dwfl_Module *mod);
 
 #endif

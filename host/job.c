@@ -30,7 +30,7 @@
 static int is_ancestor(pid_t a, pid_t b)
 {
     for (int depth = 0; depth < 1024 && b > 1; depth++) {
-        b = mqdh_proc_parent(b);
+        b = mqdh__proc_parent(b);
         if (b == a)
             return 1;
     }
@@ -67,7 +67,7 @@ static int job_members(pid_t launcher, struct member **out, int *n)
     int ndesc, k = 0;
     *out = NULL;
     *n = 0;
-    int rc = mqdh_proc_descendants(launcher, &desc, &ndesc);
+    int rc = mqdh__proc_descendants(launcher, &desc, &ndesc);
     if (rc || ndesc == 0)
         return rc;
     struct member *m = malloc((size_t)ndesc * sizeof *m);
@@ -79,7 +79,7 @@ static int job_members(pid_t launcher, struct member **out, int *n)
         return -ENOMEM;
     }
     for (int i = 0; i < ndesc; i++) {
-        int world, rank = mqdh_proc_env_rank(desc[i], &world, NULL);
+        int world, rank = mqdh__proc_env_rank(desc[i], &world, NULL);
         if (rank >= 0 && world != -1)
             m[k++] = (struct member){desc[i], rank, world};
     }
@@ -184,7 +184,7 @@ static int launched_ranks(pid_t launcher, const struct member *m, int nm, int mr
                           pid_t **pids, int **ranks, char ***hosts, int *n, char *err,
                           size_t errlen)
 {
-    struct mqdh_attach att;
+    struct mqdh__attach att;
     struct mqdh_image img;
     struct mqdh_mem mem;
     uint64_t table_sym, size_sym, table;
@@ -195,29 +195,29 @@ static int launched_ranks(pid_t launcher, const struct member *m, int nm, int mr
     *ranks = NULL;
     *hosts = NULL;
     *n = 0;
-    if (mqdh_attach(&att, launcher, err, errlen) != 0)
+    if (mqdh__attach(&att, launcher, err, errlen) != 0)
         return MQDH_E_ATTACH;
-    mqdh_mem_init(&mem, launcher);
-    if (mqdh_image_open_pid(&img, launcher, NULL, err, errlen) != 0) {
-        mqdh_detach(&att);
+    mqdh__mem_init(&mem, launcher);
+    if (mqdh__image_open_pid(&img, launcher, NULL, err, errlen) != 0) {
+        mqdh__detach(&att);
         return MQDH_E_IMAGE;
     }
-    if (mqdh_image_symbol(&img, "MPIR_proctable", 0, &table_sym, NULL) != 0 ||
-        mqdh_image_symbol(&img, "MPIR_proctable_size", 0, &size_sym, NULL) != 0) {
-        mqdh_image_close(&img);
-        mqdh_mem_fini(&mem);
-        mqdh_detach(&att);
+    if (mqdh__image_symbol(&img, "MPIR_proctable", 0, &table_sym, NULL) != 0 ||
+        mqdh__image_symbol(&img, "MPIR_proctable_size", 0, &size_sym, NULL) != 0) {
+        mqdh__image_close(&img);
+        mqdh__mem_fini(&mem);
+        mqdh__detach(&att);
         return ranks_from_descendants(launcher, m, nm, mrc, pids, ranks, hosts, n, err,
                                       errlen);
     }
     int wide = img.elf_class == 2, be = img.big_endian;
     uint64_t word;
-    if (mqdh_mem_read_word(&mem, size_sym, 4, be, &word) != 0) {
+    if (mqdh__mem_read_word(&mem, size_sym, 4, be, &word) != 0) {
         snprintf(err, errlen, "cannot read MPIR_proctable_size of process %d", (int)launcher);
         goto out;
     }
     count = (int32_t)(uint32_t)word;
-    if (mqdh_mem_read_word(&mem, table_sym, wide ? 8 : 4, be, &table) != 0) {
+    if (mqdh__mem_read_word(&mem, table_sym, wide ? 8 : 4, be, &table) != 0) {
         snprintf(err, errlen, "cannot read MPIR_proctable of process %d", (int)launcher);
         goto out;
     }
@@ -239,13 +239,13 @@ static int launched_ranks(pid_t launcher, const struct member *m, int nm, int mr
         unsigned char e[24];
         uint64_t host;
         int32_t pid;
-        if (mqdh_mem_read(&mem, table + (uint64_t)i * esize, e, esize) != 0) {
+        if (mqdh__mem_read(&mem, table + (uint64_t)i * esize, e, esize) != 0) {
             snprintf(err, errlen, "cannot read MPIR_proctable[%d] of process %d", i,
                      (int)launcher);
             goto out;
         }
-        host = mqdh_target_word(e, wide ? 8 : 4, be);
-        pid = (int32_t)(uint32_t)mqdh_target_word(e + (wide ? 16 : 8), 4, be);
+        host = mqdh__target_word(e, wide ? 8 : 4, be);
+        pid = (int32_t)(uint32_t)mqdh__target_word(e + (wide ? 16 : 8), 4, be);
         (*pids)[i] = pid;
         (*ranks)[i] = i;
         if (pid <= 0) {
@@ -254,15 +254,15 @@ static int launched_ranks(pid_t launcher, const struct member *m, int nm, int mr
             goto out;
         }
         char name[256];
-        if (host && mqdh_mem_read_string(&mem, host, name, sizeof name) == 0)
+        if (host && mqdh__mem_read_string(&mem, host, name, sizeof name) == 0)
             (*hosts)[i] = strdup(name);
     }
     *n = count;
     rc = MQDH_OK;
 out:
-    mqdh_image_close(&img);
-    mqdh_mem_fini(&mem);
-    mqdh_detach(&att);
+    mqdh__image_close(&img);
+    mqdh__mem_fini(&mem);
+    mqdh__detach(&att);
     if (rc != MQDH_OK) {
         mqdh_job_free(*pids, *ranks, *hosts, count > 0 ? count : 0);
         *pids = NULL;
@@ -300,7 +300,7 @@ int mqdh_job_ranks(pid_t launcher, pid_t **pids, int **ranks, char ***hosts, int
 
 int mqdh_job_owner(pid_t launcher, uid_t *uid, char *err, size_t errlen)
 {
-    if (launcher <= 0 || mqdh_proc_uid(launcher, uid) != 0) {
+    if (launcher <= 0 || mqdh__proc_uid(launcher, uid) != 0) {
         snprintf(err, errlen, "process %d does not exist", (int)launcher);
         return MQDH_E_JOB;
     }
@@ -345,18 +345,18 @@ static pid_t launcher_of(pid_t pid, int *depth)
     pid_t launcher = -1, proxy_parent = -1, up = pid;
     char name[64];
     *depth = 0;
-    for (int d = 0; d < 1024 && (up = mqdh_proc_parent(up)) > 1; d++) {
+    for (int d = 0; d < 1024 && (up = mqdh__proc_parent(up)) > 1; d++) {
         (*depth)++;
-        if (mqdh_proc_name(up, name, sizeof name) != 0)
+        if (mqdh__proc_name(up, name, sizeof name) != 0)
             continue;
         if (is_launcher(name) && launcher < 0)
             launcher = up; /* the nearest: the mpiexec that holds MPIR_proctable */
         else if (proxy_parent < 0 && is_proxy(name))
-            proxy_parent = mqdh_proc_parent(up);
+            proxy_parent = mqdh__proc_parent(up);
     }
     if (launcher > 0)
         return launcher;
-    return proxy_parent > 1 ? proxy_parent : mqdh_proc_parent(pid);
+    return proxy_parent > 1 ? proxy_parent : mqdh__proc_parent(pid);
 }
 
 struct seen {
@@ -382,7 +382,7 @@ int mqdh_list_jobs(struct mqdh_job_info **out, int *nout)
     *nout = 0;
     pid_t *all = NULL;
     int nall = 0;
-    if (mqdh_proc_descendants(1, &all, &nall) != 0)
+    if (mqdh__proc_descendants(1, &all, &nall) != 0)
         return MQDH_E_NOMEM;
     struct seen *s = calloc((size_t)nall + 1, sizeof *s);
     if (!s) {
@@ -391,7 +391,7 @@ int mqdh_list_jobs(struct mqdh_job_info **out, int *nout)
     }
     int n = 0;
     for (int i = 0; i < nall; i++) {
-        int world, rank = mqdh_proc_env_rank(all[i], &world, NULL);
+        int world, rank = mqdh__proc_env_rank(all[i], &world, NULL);
         if (rank < 0)
             continue;
         s[n].pid = all[i];
@@ -408,7 +408,7 @@ int mqdh_list_jobs(struct mqdh_job_info **out, int *nout)
     for (int i = 0; jobs && i < n;) {
         struct mqdh_job_info *j = &jobs[nj++];
         j->launcher = s[i].launcher;
-        j->launcher_cmd = mqdh_proc_cmdline(j->launcher);
+        j->launcher_cmd = mqdh__proc_cmdline(j->launcher);
         char exe[64], path[4096];
         snprintf(exe, sizeof exe, "/proc/%d/exe", (int)s[i].pid);
         ssize_t len = readlink(exe, path, sizeof path - 1);
@@ -416,7 +416,7 @@ int mqdh_list_jobs(struct mqdh_job_info **out, int *nout)
             path[len] = '\0';
             j->program = strdup(path);
         } else {
-            j->program = mqdh_proc_cmdline(s[i].pid);
+            j->program = mqdh__proc_cmdline(s[i].pid);
         }
         char dir[32];
         struct stat st;

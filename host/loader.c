@@ -191,7 +191,7 @@ out:
     return rc;
 }
 
-int mqdh_dll_open(const char *path, enum mqdh_dll_trust trust, struct mqdh_dll_file *f,
+int mqdh__dll_open(const char *path, enum mqdh_dll_trust trust, struct mqdh_dll_file *f,
                   char *err, size_t errlen)
 {
     char real[PATH_MAX];
@@ -210,7 +210,7 @@ int mqdh_dll_open(const char *path, enum mqdh_dll_trust trust, struct mqdh_dll_f
     return MQDH_OK;
 }
 
-void mqdh_dll_file_close(struct mqdh_dll_file *f)
+void mqdh__dll_file_close(struct mqdh_dll_file *f)
 {
     if (f->fd >= 0)
         close(f->fd);
@@ -283,7 +283,7 @@ static int load(struct mqdh_dll_file *f, const char *path, const mqs_basic_callb
     char name[64];
     for (d = loaded; d; d = d->next) {
         if (d->dev == f->dev && d->ino == f->ino) {
-            mqdh_dll_file_close(f);
+            mqdh__dll_file_close(f);
             *out = d;
             return MQDH_OK;
         }
@@ -291,7 +291,7 @@ static int load(struct mqdh_dll_file *f, const char *path, const mqs_basic_callb
     d = calloc(1, sizeof *d);
     if (!d || !(d->path = strdup(path))) {
         free(d);
-        mqdh_dll_file_close(f);
+        mqdh__dll_file_close(f);
         snprintf(err, errlen, "out of memory");
         return MQDH_E_NOMEM;
     }
@@ -345,7 +345,7 @@ static int load(struct mqdh_dll_file *f, const char *path, const mqs_basic_callb
     if (!d->version)
         d->version = "(no version string)";
     d->setup_basic_callbacks(basic);
-    if (mqdh_object_text((const void *)(uintptr_t)d->setup_basic_callbacks, &d->text_lo,
+    if (mqdh__object_text((const void *)(uintptr_t)d->setup_basic_callbacks, &d->text_lo,
                          &d->text_hi) != 0)
         d->text_lo = d->text_hi = 0; /* a time limit then waits for its callbacks */
     d->next = loaded;
@@ -361,7 +361,7 @@ fail:
     return rc;
 }
 
-int mqdh_dll_load_file(struct mqdh_dll_file *f, const char *path,
+int mqdh__dll_load_file(struct mqdh_dll_file *f, const char *path,
                        const mqs_basic_callbacks *basic, struct mqdh_dll **out, char *err,
                        size_t errlen)
 {
@@ -371,29 +371,29 @@ int mqdh_dll_load_file(struct mqdh_dll_file *f, const char *path,
     return rc;
 }
 
-int mqdh_dll_load_as(const char *path, enum mqdh_dll_trust trust,
+int mqdh__dll_load_as(const char *path, enum mqdh_dll_trust trust,
                      const mqs_basic_callbacks *basic, struct mqdh_dll **out, char *err,
                      size_t errlen)
 {
     struct mqdh_dll_file f;
-    int rc = mqdh_dll_open(path, trust, &f, err, errlen);
+    int rc = mqdh__dll_open(path, trust, &f, err, errlen);
     if (rc != MQDH_OK)
         return rc;
-    return mqdh_dll_load_file(&f, path, basic, out, err, errlen);
+    return mqdh__dll_load_file(&f, path, basic, out, err, errlen);
 }
 
-int mqdh_dll_load(const char *path, const mqs_basic_callbacks *basic, struct mqdh_dll **out,
+int mqdh__dll_load(const char *path, const mqs_basic_callbacks *basic, struct mqdh_dll **out,
                   char *err, size_t errlen)
 {
-    return mqdh_dll_load_as(path, MQDH_DLL_TRUST_GIVEN, basic, out, err, errlen);
+    return mqdh__dll_load_as(path, MQDH_DLL_TRUST_GIVEN, basic, out, err, errlen);
 }
 
-int mqdh_dll_usable(struct mqdh_dll *dll)
+int mqdh__dll_usable(struct mqdh_dll *dll)
 {
     return !atomic_load(&dll->crashed) && atomic_load(&dll->timeouts) < MQDH_DLL_STUCK;
 }
 
-const char *mqdh_dll_strerror(const struct mqdh_dll *dll, int code)
+const char *mqdh__dll_strerror(const struct mqdh_dll *dll, int code)
 {
     const char *s = dll && dll->dll_error_string ? dll->dll_error_string(code) : NULL;
     return s && *s ? s : "unknown error";

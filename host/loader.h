@@ -108,40 +108,40 @@ struct mqdh_dll_file {
  * while it was being opened; MQDH_E_DLL_LOAD if it is not there or not a
  * regular file; the reason in err, naming the path (and the owner's uid or
  * the mode that failed).  On success *f holds a descriptor: give it to
- * mqdh_dll_load_file or mqdh_dll_file_close.
+ * mqdh__dll_load_file or mqdh__dll_file_close.
  */
-int mqdh_dll_open(const char *path, enum mqdh_dll_trust trust, struct mqdh_dll_file *f,
+int mqdh__dll_open(const char *path, enum mqdh_dll_trust trust, struct mqdh_dll_file *f,
                   char *err, size_t errlen);
 
 /* Close an opened DLL file that is not to be loaded; f may hold none. */
-void mqdh_dll_file_close(struct mqdh_dll_file *f);
+void mqdh__dll_file_close(struct mqdh_dll_file *f);
 
 /*
- * Load the DLL file f (mqdh_dll_open), named path in messages, and check
+ * Load the DLL file f (mqdh__dll_open), named path in messages, and check
  * it; the file already loaded is found by device and inode.  basic is the
  * host's callback table, handed to the DLL on first load.  Takes f's
  * descriptor whatever the result.  Returns an MQDH_ code, with the reason
  * in err.  The result is owned by the loader and lives as long as the
  * process.
  */
-int mqdh_dll_load_file(struct mqdh_dll_file *f, const char *path,
+int mqdh__dll_load_file(struct mqdh_dll_file *f, const char *path,
                        const mqs_basic_callbacks *basic, struct mqdh_dll **out, char *err,
                        size_t errlen);
 
-/* mqdh_dll_open then mqdh_dll_load_file. */
-int mqdh_dll_load_as(const char *path, enum mqdh_dll_trust trust,
+/* mqdh__dll_open then mqdh__dll_load_file. */
+int mqdh__dll_load_as(const char *path, enum mqdh_dll_trust trust,
                      const mqs_basic_callbacks *basic, struct mqdh_dll **out, char *err,
                      size_t errlen);
 
 /* The DLL the user gave (MQDH_DLL_TRUST_GIVEN), loaded and checked. */
-int mqdh_dll_load(const char *path, const mqs_basic_callbacks *basic, struct mqdh_dll **out,
+int mqdh__dll_load(const char *path, const mqs_basic_callbacks *basic, struct mqdh_dll **out,
                   char *err, size_t errlen);
 
 /* Whether dll may still be called: it has not crashed, nor run out of
  * time on MQDH_DLL_STUCK processes (guard.h). */
-int mqdh_dll_usable(struct mqdh_dll *dll);
+int mqdh__dll_usable(struct mqdh_dll *dll);
 
 /* The DLL's message for one of its codes, never NULL. */
-const char *mqdh_dll_strerror(const struct mqdh_dll *dll, int code);
+const char *mqdh__dll_strerror(const struct mqdh_dll *dll, int code);
 
 #endif

@@ -16,7 +16,7 @@ struct mqdh_mem_page {
     unsigned char data[];
 };
 
-void mqdh_mem_init(struct mqdh_mem *m, pid_t pid)
+void mqdh__mem_init(struct mqdh_mem *m, pid_t pid)
 {
     memset(m, 0, sizeof *m);
     m->pid = pid;
@@ -76,7 +76,7 @@ static const unsigned char *get_page(struct mqdh_mem *m, uint64_t page, int *err
         if (p->addr == page)
             return p->data;
     if (m->max_pages && m->npages >= m->max_pages)
-        mqdh_mem_flush(m);
+        mqdh__mem_flush(m);
     struct mqdh_mem_page *p = malloc(sizeof *p + m->page_size);
     if (!p) {
         *err = -ENOMEM;
@@ -94,7 +94,7 @@ static const unsigned char *get_page(struct mqdh_mem *m, uint64_t page, int *err
     return p->data;
 }
 
-int mqdh_mem_read(struct mqdh_mem *m, uint64_t addr, void *buf, size_t len)
+int mqdh__mem_read(struct mqdh_mem *m, uint64_t addr, void *buf, size_t len)
 {
     unsigned char *dst = buf;
     if (len == 0)
@@ -119,7 +119,7 @@ int mqdh_mem_read(struct mqdh_mem *m, uint64_t addr, void *buf, size_t len)
     return 0;
 }
 
-int mqdh_mem_read_string(struct mqdh_mem *m, uint64_t addr, char *buf, size_t len)
+int mqdh__mem_read_string(struct mqdh_mem *m, uint64_t addr, char *buf, size_t len)
 {
     size_t got = 0;
     /* A chunk at a time, no chunk crossing a page boundary: a string that
@@ -130,7 +130,7 @@ int mqdh_mem_read_string(struct mqdh_mem *m, uint64_t addr, char *buf, size_t le
             chunk = to_boundary;
         if (chunk > len - got)
             chunk = len - got;
-        int rc = mqdh_mem_read(m, addr + got, buf + got, chunk);
+        int rc = mqdh__mem_read(m, addr + got, buf + got, chunk);
         if (rc != 0)
             return rc;
         if (memchr(buf + got, '\0', chunk))
@@ -142,7 +142,7 @@ int mqdh_mem_read_string(struct mqdh_mem *m, uint64_t addr, char *buf, size_t le
     return -ENAMETOOLONG;
 }
 
-void mqdh_target_to_host(int big_endian, const void *in, void *out, int size)
+void mqdh__target_to_host(int big_endian, const void *in, void *out, int size)
 {
     static const union {
         uint16_t v;
@@ -162,7 +162,7 @@ void mqdh_target_to_host(int big_endian, const void *in, void *out, int size)
     memcpy(out, tmp, (size_t)size);
 }
 
-uint64_t mqdh_target_word(const void *bytes, int size, int big_endian)
+uint64_t mqdh__target_word(const void *bytes, int size, int big_endian)
 {
     const unsigned char *b = bytes;
     uint64_t v = 0;
@@ -173,20 +173,20 @@ uint64_t mqdh_target_word(const void *bytes, int size, int big_endian)
     return v;
 }
 
-int mqdh_mem_read_word(struct mqdh_mem *m, uint64_t addr, int size, int big_endian,
+int mqdh__mem_read_word(struct mqdh_mem *m, uint64_t addr, int size, int big_endian,
                        uint64_t *out)
 {
     unsigned char bytes[8];
     *out = 0;
     if (size < 1 || size > 8)
         return -EINVAL;
-    int rc = mqdh_mem_read(m, addr, bytes, (size_t)size);
+    int rc = mqdh__mem_read(m, addr, bytes, (size_t)size);
     if (rc == 0)
-        *out = mqdh_target_word(bytes, size, big_endian);
+        *out = mqdh__target_word(bytes, size, big_endian);
     return rc;
 }
 
-void mqdh_mem_flush(struct mqdh_mem *m)
+void mqdh__mem_flush(struct mqdh_mem *m)
 {
     for (unsigned b = 0; b < MQDH_MEM_BUCKETS; b++) {
         struct mqdh_mem_page *p = m->buckets[b];
@@ -200,9 +200,9 @@ void mqdh_mem_flush(struct mqdh_mem *m)
     m->npages = 0;
 }
 
-void mqdh_mem_fini(struct mqdh_mem *m)
+void mqdh__mem_fini(struct mqdh_mem *m)
 {
-    mqdh_mem_flush(m);
+    mqdh__mem_flush(m);
     if (m->mem_fd >= 0)
         close(m->mem_fd);
     m->mem_fd = -1;

@@ -3,7 +3,7 @@
  *
  * Reads go through process_vm_readv; if the kernel refuses that (EPERM or
  * ENOSYS, e.g. under some seccomp policies) they fall back to /proc/PID/mem
- * opened read-only.  Every page read is kept until mqdh_mem_flush(), which
+ * opened read-only.  Every page read is kept until mqdh__mem_flush(), which
  * the caller must call whenever the process may have run (on resume), so a
  * dump costs one system call per page it touches, however many fields it
  * reads.  A page that cannot be read whole is an error: nothing is ever
@@ -27,13 +27,13 @@ struct mqdh_mem {
     size_t page_size;
     size_t npages, max_pages; /* cache size and bound (0: unbounded) */
     struct mqdh_mem_page *buckets[MQDH_MEM_BUCKETS];
-    /* Counters for --stats; reset only by mqdh_mem_init. */
+    /* Counters for --stats; reset only by mqdh__mem_init. */
     unsigned long syscalls;
     unsigned long bytes_read; /* from the target, not from the cache */
 };
 
 /* Prepare to read pid.  Cannot fail; nothing is opened yet. */
-void mqdh_mem_init(struct mqdh_mem *m, pid_t pid);
+void mqdh__mem_init(struct mqdh_mem *m, pid_t pid);
 
 /*
  * Read len bytes at addr into buf.  Returns 0, or a negative errno:
@@ -41,36 +41,36 @@ void mqdh_mem_init(struct mqdh_mem *m, pid_t pid);
  * process is gone, -ENOMEM if the cache cannot grow.  On error buf is
  * unspecified and must not be used.
  */
-int mqdh_mem_read(struct mqdh_mem *m, uint64_t addr, void *buf, size_t len);
+int mqdh__mem_read(struct mqdh_mem *m, uint64_t addr, void *buf, size_t len);
 
 /*
  * Read the NUL-terminated string at addr into buf[len], never reading past
- * its terminator's page.  Returns 0, a negative errno as mqdh_mem_read, or
+ * its terminator's page.  Returns 0, a negative errno as mqdh__mem_read, or
  * -ENAMETOOLONG when no terminator comes within len bytes.
  */
-int mqdh_mem_read_string(struct mqdh_mem *m, uint64_t addr, char *buf, size_t len);
+int mqdh__mem_read_string(struct mqdh_mem *m, uint64_t addr, char *buf, size_t len);
 
 /*
  * Target data to host data: size bytes at in, an integer in the target's
  * byte order (big_endian or not), to the host's order at out (in and out
  * may be the same).  Sizes above 16 are copied unchanged: not an integer.
  */
-void mqdh_target_to_host(int big_endian, const void *in, void *out, int size);
+void mqdh__target_to_host(int big_endian, const void *in, void *out, int size);
 
 /* The unsigned integer of size (1..8) bytes at bytes, in the target's order. */
-uint64_t mqdh_target_word(const void *bytes, int size, int big_endian);
+uint64_t mqdh__target_word(const void *bytes, int size, int big_endian);
 
 /*
  * Read the size-byte (1..8) unsigned integer at addr, in the target's byte
- * order, into *out.  0, or a negative errno as mqdh_mem_read.
+ * order, into *out.  0, or a negative errno as mqdh__mem_read.
  */
-int mqdh_mem_read_word(struct mqdh_mem *m, uint64_t addr, int size, int big_endian,
+int mqdh__mem_read_word(struct mqdh_mem *m, uint64_t addr, int size, int big_endian,
                        uint64_t *out);
 
 /* Forget every cached page (the process may have changed its memory). */
-void mqdh_mem_flush(struct mqdh_mem *m);
+void mqdh__mem_flush(struct mqdh_mem *m);
 
-/* Flush and close.  m may be reused after mqdh_mem_init. */
-void mqdh_mem_fini(struct mqdh_mem *m);
+/* Flush and close.  m may be reused after mqdh__mem_init. */
+void mqdh__mem_fini(struct mqdh_mem *m);
 
 #endif

@@ -59,7 +59,7 @@ static int small_number(const char *s)
     return s && end != s && *end == '\0' && v >= 0 && v < (1L << 30) ? (int)v : -1;
 }
 
-int mqdh_text_cmdline_pgid(const char *cmd, size_t n)
+int mqdh__text_cmdline_pgid(const char *cmd, size_t n)
 {
     for (size_t i = 0; i < n; i += strlen(cmd + i) + 1)
         if (strcmp(cmd + i, "--pgid") == 0 && i + 7 < n)
@@ -72,28 +72,28 @@ static int proxy_pgid(pid_t pid)
 {
     size_t n;
     char *cmd = read_proc_file(pid, "cmdline", &n);
-    int pgid = cmd ? mqdh_text_cmdline_pgid(cmd, n) : -1;
+    int pgid = cmd ? mqdh__text_cmdline_pgid(cmd, n) : -1;
     free(cmd);
     return pgid;
 }
 
-/* The world of a process hydra marked spawned (mqdh_proc_env_rank). */
+/* The world of a process hydra marked spawned (mqdh__proc_env_rank). */
 static int spawned_world(pid_t pid, pid_t *spawner)
 {
     /* Hydra starts each MPI_Comm_spawn's processes under a proxy of its
      * own, "hydra_pmi_proxy ... --pgid N": N numbers the spawns from 1. */
-    pid_t up = mqdh_proc_parent(pid);
+    pid_t up = mqdh__proc_parent(pid);
     for (int depth = 0; depth < 8 && up > 1; depth++) {
         int pgid = proxy_pgid(up);
         if (pgid > 0)
             return pgid;
-        up = mqdh_proc_parent(up);
+        up = mqdh__proc_parent(up);
     }
-    *spawner = mqdh_proc_parent(pid);
+    *spawner = mqdh__proc_parent(pid);
     return -2;
 }
 
-int mqdh_text_env_rank(const char *env, size_t n, int *spawned)
+int mqdh__text_env_rank(const char *env, size_t n, int *spawned)
 {
     static const char *const vars[] = {"PMI_RANK=", "PMI_ID=", "OMPI_COMM_WORLD_RANK=",
                                        "PMIX_RANK="};
@@ -110,7 +110,7 @@ int mqdh_text_env_rank(const char *env, size_t n, int *spawned)
     return rank;
 }
 
-int mqdh_proc_env_rank(pid_t pid, int *world, pid_t *spawner)
+int mqdh__proc_env_rank(pid_t pid, int *world, pid_t *spawner)
 {
     pid_t unused;
     if (!spawner)
@@ -123,14 +123,14 @@ int mqdh_proc_env_rank(pid_t pid, int *world, pid_t *spawner)
     if (!env)
         return -1;
     int is_spawned;
-    int rank = mqdh_text_env_rank(env, n, &is_spawned);
+    int rank = mqdh__text_env_rank(env, n, &is_spawned);
     free(env);
     if (world)
         *world = is_spawned ? spawned_world(pid, spawner) : 0;
     return rank;
 }
 
-int mqdh_text_stat(const char *stat, struct mqdh_stat *st)
+int mqdh__text_stat(const char *stat, struct mqdh_stat *st)
 {
     /* "pid (comm) state ppid pgrp session tty_nr tpgid flags ...": comm
      * may hold spaces and parentheses (proc_pid_stat(5)). */
@@ -149,13 +149,13 @@ int mqdh_text_stat(const char *stat, struct mqdh_stat *st)
     return 0;
 }
 
-pid_t mqdh_text_stat_ppid(const char *stat)
+pid_t mqdh__text_stat_ppid(const char *stat)
 {
     struct mqdh_stat st;
-    return mqdh_text_stat(stat, &st) == 0 ? st.ppid : -1;
+    return mqdh__text_stat(stat, &st) == 0 ? st.ppid : -1;
 }
 
-int mqdh_proc_stat(pid_t pid, struct mqdh_stat *st)
+int mqdh__proc_stat(pid_t pid, struct mqdh_stat *st)
 {
     char path[64], line[512];
     snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
@@ -165,13 +165,13 @@ int mqdh_proc_stat(pid_t pid, struct mqdh_stat *st)
     size_t n = fread(line, 1, sizeof line - 1, f);
     fclose(f);
     line[n] = '\0';
-    return mqdh_text_stat(line, st);
+    return mqdh__text_stat(line, st);
 }
 
-pid_t mqdh_proc_parent(pid_t pid)
+pid_t mqdh__proc_parent(pid_t pid)
 {
     struct mqdh_stat st;
-    return mqdh_proc_stat(pid, &st) == 0 ? st.ppid : -1;
+    return mqdh__proc_stat(pid, &st) == 0 ? st.ppid : -1;
 }
 
 struct pp {
@@ -184,7 +184,7 @@ static int cmp_pp(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-int mqdh_proc_descendants(pid_t root, pid_t **out, int *n)
+int mqdh__proc_descendants(pid_t root, pid_t **out, int *n)
 {
     *out = NULL;
     *n = 0;
@@ -200,7 +200,7 @@ int mqdh_proc_descendants(pid_t root, pid_t **out, int *n)
         long v = strtol(e->d_name, &end, 10);
         if (*end || v <= 0)
             continue;
-        pid_t parent = mqdh_proc_parent((pid_t)v);
+        pid_t parent = mqdh__proc_parent((pid_t)v);
         if (parent < 0)
             continue; /* gone meanwhile */
         if (count == cap) {
@@ -252,7 +252,7 @@ int mqdh_proc_descendants(pid_t root, pid_t **out, int *n)
     return rc;
 }
 
-char *mqdh_proc_cmdline(pid_t pid)
+char *mqdh__proc_cmdline(pid_t pid)
 {
     size_t n;
     char *cmd = read_proc_file(pid, "cmdline", &n);
@@ -267,7 +267,7 @@ char *mqdh_proc_cmdline(pid_t pid)
     return cmd;
 }
 
-int mqdh_proc_name(pid_t pid, char *buf, size_t len)
+int mqdh__proc_name(pid_t pid, char *buf, size_t len)
 {
     size_t n;
     char *comm = read_proc_file(pid, "comm", &n);
@@ -295,7 +295,7 @@ static const char *status_value(const char *status, const char *field)
     return NULL;
 }
 
-int mqdh_text_status_numbers(const char *status, const char *field, long *v, int max)
+int mqdh__text_status_numbers(const char *status, const char *field, long *v, int max)
 {
     const char *s = status_value(status, field);
     int k = 0;
@@ -315,13 +315,13 @@ int mqdh_text_status_numbers(const char *status, const char *field, long *v, int
     return k;
 }
 
-long mqdh_text_status_field(const char *status, const char *field)
+long mqdh__text_status_field(const char *status, const char *field)
 {
     long v;
-    return mqdh_text_status_numbers(status, field, &v, 1) == 1 ? v : -1;
+    return mqdh__text_status_numbers(status, field, &v, 1) == 1 ? v : -1;
 }
 
-int mqdh_text_status_hex(const char *status, const char *field, uint64_t *v)
+int mqdh__text_status_hex(const char *status, const char *field, uint64_t *v)
 {
     const char *s = status_value(status, field);
     if (!s)
@@ -339,30 +339,30 @@ int mqdh_text_status_hex(const char *status, const char *field, uint64_t *v)
     return 0;
 }
 
-long mqdh_proc_status_field(pid_t pid, const char *field)
+long mqdh__proc_status_field(pid_t pid, const char *field)
 {
     size_t n;
     char *st = read_proc_file(pid, "status", &n);
-    long v = st ? mqdh_text_status_field(st, field) : -1;
+    long v = st ? mqdh__text_status_field(st, field) : -1;
     free(st);
     return v;
 }
 
-int mqdh_proc_uid(pid_t pid, uid_t *uid)
+int mqdh__proc_uid(pid_t pid, uid_t *uid)
 {
-    long v = mqdh_proc_status_field(pid, "Uid");
+    long v = mqdh__proc_status_field(pid, "Uid");
     if (v < 0)
         return -1;
     *uid = (uid_t)v;
     return 0;
 }
 
-int mqdh_proc_uids(pid_t pid, uid_t ids[4])
+int mqdh__proc_uids(pid_t pid, uid_t ids[4])
 {
     size_t n;
     char *st = read_proc_file(pid, "status", &n);
     long v[4];
-    int got = st ? mqdh_text_status_numbers(st, "Uid", v, 4) : 0;
+    int got = st ? mqdh__text_status_numbers(st, "Uid", v, 4) : 0;
     free(st);
     if (got != 4)
         return -1;
@@ -371,7 +371,7 @@ int mqdh_proc_uids(pid_t pid, uid_t ids[4])
     return 0;
 }
 
-int mqdh_proc_dump_owner(pid_t pid, uid_t *uid)
+int mqdh__proc_dump_owner(pid_t pid, uid_t *uid)
 {
     char path[64];
     struct stat st;
@@ -382,19 +382,19 @@ int mqdh_proc_dump_owner(pid_t pid, uid_t *uid)
     return 0;
 }
 
-int mqdh_proc_capable(pid_t pid, int cap)
+int mqdh__proc_capable(pid_t pid, int cap)
 {
     size_t n;
     char *st = read_proc_file(pid, "status", &n);
     uint64_t caps;
-    int rc = st && cap >= 0 && cap < 64 && mqdh_text_status_hex(st, "CapEff", &caps) == 0
+    int rc = st && cap >= 0 && cap < 64 && mqdh__text_status_hex(st, "CapEff", &caps) == 0
                  ? (int)((caps >> cap) & 1)
                  : -1;
     free(st);
     return rc;
 }
 
-int mqdh_text_maps_line(char *line, struct mqdh_maps_entry *e)
+int mqdh__text_maps_line(char *line, struct mqdh_maps_entry *e)
 {
     unsigned maj, min;
     int at = 0;

@@ -23,28 +23,28 @@
  * for the processes started together; -1 when the environment cannot be
  * read.
  */
-int mqdh_proc_env_rank(pid_t pid, int *world, pid_t *spawner);
+int mqdh__proc_env_rank(pid_t pid, int *world, pid_t *spawner);
 
 /*
  * Every live process descending from root (root excluded), in ascending pid
  * order, into a malloc'd *out of *n.  0, or a negative errno.
  */
-int mqdh_proc_descendants(pid_t root, pid_t **out, int *n);
+int mqdh__proc_descendants(pid_t root, pid_t **out, int *n);
 
 /* pid's parent, or -1. */
-pid_t mqdh_proc_parent(pid_t pid);
+pid_t mqdh__proc_parent(pid_t pid);
 
 /* pid's command line, arguments joined by spaces, malloc'd; NULL if gone. */
-char *mqdh_proc_cmdline(pid_t pid);
+char *mqdh__proc_cmdline(pid_t pid);
 
 /* pid's owner, its real user id (/proc/PID/status): 0, or -1 if gone. */
-int mqdh_proc_uid(pid_t pid, uid_t *uid);
+int mqdh__proc_uid(pid_t pid, uid_t *uid);
 
 /*
  * pid's four user ids (/proc/PID/status "Uid:"): real, effective, saved
  * and file-system, in that order, into ids[4].  0, or -1 if gone.
  */
-int mqdh_proc_uids(pid_t pid, uid_t ids[4]);
+int mqdh__proc_uids(pid_t pid, uid_t ids[4]);
 
 /*
  * The owner of pid's files in /proc (/proc/PID/stat; not of /proc/PID,
@@ -54,7 +54,7 @@ int mqdh_proc_uids(pid_t pid, uid_t ids[4]);
  * ptrace refuses anyone without CAP_SYS_PTRACE (task_dump_owner in the
  * kernel's fs/proc/base.c).  0, or -1 if gone.
  */
-int mqdh_proc_dump_owner(pid_t pid, uid_t *uid);
+int mqdh__proc_dump_owner(pid_t pid, uid_t *uid);
 
 /* What /proc/PID/stat says of a process. */
 struct mqdh_stat {
@@ -67,17 +67,17 @@ struct mqdh_stat {
 #define MQDH_PF_KTHREAD 0x00200000UL
 
 /* pid's /proc/PID/stat into *st: 0, or -1 if gone (or unreadable). */
-int mqdh_proc_stat(pid_t pid, struct mqdh_stat *st);
+int mqdh__proc_stat(pid_t pid, struct mqdh_stat *st);
 
 /* Whether pid's effective capabilities (/proc/PID/status "CapEff:") hold
  * capability cap (CAP_SYS_PTRACE is 19): 1, 0, or -1 if unknown. */
-int mqdh_proc_capable(pid_t pid, int cap);
+int mqdh__proc_capable(pid_t pid, int cap);
 
 /* pid's command name (/proc/PID/comm) into buf[len]: 0, or -1 if gone. */
-int mqdh_proc_name(pid_t pid, char *buf, size_t len);
+int mqdh__proc_name(pid_t pid, char *buf, size_t len);
 
 /* A numeric field of pid's /proc/PID/status ("TracerPid"), or -1. */
-long mqdh_proc_status_field(pid_t pid, const char *field);
+long mqdh__proc_status_field(pid_t pid, const char *field);
 
 /*
  * The readers of /proc's text, apart from the reading (and fuzzed apart:
@@ -86,32 +86,32 @@ long mqdh_proc_status_field(pid_t pid, const char *field);
  */
 
 /* The rank in an environment block env[n] (NUL-separated, NUL at env[n]),
- * as mqdh_proc_env_rank, and whether it says PMI_SPAWNED. */
-int mqdh_text_env_rank(const char *env, size_t n, int *spawned);
+ * as mqdh__proc_env_rank, and whether it says PMI_SPAWNED. */
+int mqdh__text_env_rank(const char *env, size_t n, int *spawned);
 
 /* The N of "--pgid N" in a command line cmd[n] (NUL-separated, NUL at
  * cmd[n]), or -1. */
-int mqdh_text_cmdline_pgid(const char *cmd, size_t n);
+int mqdh__text_cmdline_pgid(const char *cmd, size_t n);
 
 /* The parent in a NUL-terminated /proc/PID/stat, or -1. */
-pid_t mqdh_text_stat_ppid(const char *stat);
+pid_t mqdh__text_stat_ppid(const char *stat);
 
 /* State, parent and flags from a NUL-terminated /proc/PID/stat: 0, or -1
  * if it does not read as one. */
-int mqdh_text_stat(const char *stat, struct mqdh_stat *st);
+int mqdh__text_stat(const char *stat, struct mqdh_stat *st);
 
 /* The first number of field ("Uid", "TracerPid") in a NUL-terminated
  * /proc/PID/status, or -1. */
-long mqdh_text_status_field(const char *status, const char *field);
+long mqdh__text_status_field(const char *status, const char *field);
 
 /* The first max numbers of field ("Uid": real, effective, saved, file
  * system) in a NUL-terminated /proc/PID/status into v: how many were
  * read (0 if the field is missing). */
-int mqdh_text_status_numbers(const char *status, const char *field, long *v, int max);
+int mqdh__text_status_numbers(const char *status, const char *field, long *v, int max);
 
 /* The hexadecimal number of field ("CapEff") in a NUL-terminated
  * /proc/PID/status into *v: 0, or -1. */
-int mqdh_text_status_hex(const char *status, const char *field, uint64_t *v);
+int mqdh__text_status_hex(const char *status, const char *field, uint64_t *v);
 
 /* One line of /proc/PID/maps (NUL-terminated; its newline is cut): 0 and
  * *e (e->file points into line, "" for an anonymous mapping), or -1. */
@@ -120,6 +120,6 @@ struct mqdh_maps_entry {
     unsigned long long dev, ino;
     char *file;
 };
-int mqdh_text_maps_line(char *line, struct mqdh_maps_entry *e);
+int mqdh__text_maps_line(char *line, struct mqdh_maps_entry *e);
 
 #endif

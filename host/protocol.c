@@ -24,7 +24,7 @@
 #define DLL(p, fn, ...) MQDH_DLL_CALL((p)->dll, "mqs_" #fn, (p)->dll->fn(__VA_ARGS__))
 #define DLL_EXT(p, fn, name, ...) MQDH_DLL_CALL((p)->dll, name, (p)->dll->fn(__VA_ARGS__))
 
-void mqdh_proc_error(struct hproc *p, const char *fmt, ...)
+void mqdh__proc_error(struct hproc *p, const char *fmt, ...)
 {
     if (p->out->error)
         return; /* the first error is the one that matters */
@@ -37,7 +37,7 @@ void mqdh_proc_error(struct hproc *p, const char *fmt, ...)
 
 static int dll_fail(struct hproc *p, const char *what, int code)
 {
-    mqdh_proc_error(p, "%s: %s (code %d)", what, mqdh_dll_strerror(p->dll, code), code);
+    mqdh__proc_error(p, "%s: %s (code %d)", what, mqdh__dll_strerror(p->dll, code), code);
     return MQDH_E_DLL;
 }
 
@@ -45,7 +45,7 @@ static int dll_fail(struct hproc *p, const char *what, int code)
 static int queue_failed(struct hproc *p, struct mqdh_queue *q, int rc)
 {
     q->state = MQDH_QUEUE_ERROR;
-    if (asprintf(&q->error, "%s (code %d)", mqdh_dll_strerror(p->dll, rc), rc) < 0)
+    if (asprintf(&q->error, "%s (code %d)", mqdh__dll_strerror(p->dll, rc), rc) < 0)
         q->error = NULL;
     return 0;
 }
@@ -165,14 +165,14 @@ static int read_group(struct hproc *p, struct mqdh_comm *c)
             c->group[i] = g[i];
     } else if (rc != mqs_no_information) {
         if (asprintf(&c->group_error, "mqs_get_comm_group: %s (code %d)",
-                     mqdh_dll_strerror(p->dll, rc), rc) < 0)
+                     mqdh__dll_strerror(p->dll, rc), rc) < 0)
             c->group_error = NULL;
     }
     free(g);
     return 0;
 }
 
-int mqdh_proto_read(struct hproc *p)
+int mqdh__proto_read(struct hproc *p)
 {
     mqs_process *mp = (mqs_process *)p;
     int rc = DLL(p, update_communicator_list, mp);
@@ -218,7 +218,7 @@ int mqdh_proto_read(struct hproc *p)
         if (rc != mqs_ok)
             return dll_fail(p, "mqs_next_communicator", rc);
     }
-    mqdh_proc_error(p, "more than %d communicators: the list is probably corrupt",
+    mqdh__proc_error(p, "more than %d communicators: the list is probably corrupt",
                     MQDH_MAX_LIST);
     return MQDH_E_DLL;
 }
@@ -250,9 +250,9 @@ static void format_image_message(char *out, size_t len, const char *msg, const c
 /* Where the stopped process is (where.c); failing that is not fatal. */
 static void locate(struct hproc *p)
 {
-    struct mqdh_where w;
+    struct mqdh__where w;
     char err[512];
-    if (mqdh_where(&p->img, &p->mem, &w, p->stack, err, sizeof err) != 0) {
+    if (mqdh__where(&p->img, &p->mem, &w, p->stack, err, sizeof err) != 0) {
         p->out->where_error = strdup(err);
         return;
     }
@@ -274,27 +274,27 @@ static void locate(struct hproc *p)
 
 /* What needs the tracing thread or touches the whole session: the image,
  * where the process is, its DLL, the MPI-2 job. */
-int mqdh_proto_prepare(struct hproc *p)
+int mqdh__proto_prepare(struct hproc *p)
 {
     struct session *s = p->session;
     char err[1024];
     int rc;
 
-    if ((rc = mqdh_image_open_pid(&p->img, p->out->pid, s->files, err, sizeof err)) != 0) {
-        mqdh_proc_error(p, "%s", err);
+    if ((rc = mqdh__image_open_pid(&p->img, p->out->pid, s->files, err, sizeof err)) != 0) {
+        mqdh__proc_error(p, "%s", err);
         return MQDH_E_IMAGE;
     }
     p->have_img = 1;
     p->img.owner = p;
     locate(p);
     p->out->image = strdup(p->img.exe_path);
-    if ((rc = mqdh_choose_dll(p)) != MQDH_OK)
+    if ((rc = mqdh__choose_dll(p)) != MQDH_OK)
         return rc;
     if (!p->dll->mpi2)
         p->out->identity = -1; /* identities are an MPI-2 notion */
     /* MPI-2: the job exists before any of its processes is set up. */
     if (p->dll->mpi2 && !s->job_dll && !s->no_job) {
-        rc = DLL(p, setup_job, (mqs_job *)s, &mqdh_job_callbacks);
+        rc = DLL(p, setup_job, (mqs_job *)s, &mqdh__job_callbacks);
         if (rc != mqs_ok)
             return dll_fail(p, "mqs_setup_job", rc);
         s->job_dll = p->dll;
@@ -303,15 +303,15 @@ int mqdh_proto_prepare(struct hproc *p)
     return MQDH_OK;
 }
 
-/* The rest up to the queues, on any thread; mqdh_proto_read reads them
+/* The rest up to the queues, on any thread; mqdh__proto_read reads them
  * once every process of the job is set up and named (MPI-2: a peer's
  * identity is known only after mqs_set_process_identity on that peer). */
-int mqdh_proto_setup(struct hproc *p)
+int mqdh__proto_setup(struct hproc *p)
 {
     struct session *s = p->session;
     mqs_process *mp = (mqs_process *)p;
     mqs_image *mi = (mqs_image *)&p->image;
-    int rc = DLL(p, setup_image, mi, &mqdh_image_callbacks);
+    int rc = DLL(p, setup_image, mi, &mqdh__image_callbacks);
     if (rc != mqs_ok)
         return dll_fail(p, "mqs_setup_image", rc);
     p->image_set_up = 1;
@@ -321,19 +321,19 @@ int mqdh_proto_setup(struct hproc *p)
         char m[512] = "";
         if (msg) /* may be a printf format taking the image name */
             format_image_message(m, sizeof m, msg, p->img.exe_path);
-        mqdh_proc_error(p, "%s has no message queues: %s%s%s", p->img.exe_path,
-                  mqdh_dll_strerror(p->dll, rc), m[0] ? ": " : "", m);
+        mqdh__proc_error(p, "%s has no message queues: %s%s%s", p->img.exe_path,
+                  mqdh__dll_strerror(p->dll, rc), m[0] ? ": " : "", m);
         return MQDH_E_NO_QUEUES;
     }
-    rc = DLL(p, setup_process, mp, &mqdh_process_callbacks);
+    rc = DLL(p, setup_process, mp, &mqdh__process_callbacks);
     if (rc != mqs_ok)
         return dll_fail(p, "mqs_setup_process", rc);
     p->process_set_up = 1;
     char *pmsg = NULL;
     rc = DLL(p, process_has_queues, mp, &pmsg);
     if (rc != mqs_ok) {
-        mqdh_proc_error(p, "process %d has no message queues: %s%s%s", (int)p->out->pid,
-                  mqdh_dll_strerror(p->dll, rc), pmsg ? ": " : "", pmsg ? pmsg : "");
+        mqdh__proc_error(p, "process %d has no message queues: %s%s%s", (int)p->out->pid,
+                  mqdh__dll_strerror(p->dll, rc), pmsg ? ": " : "", pmsg ? pmsg : "");
         return MQDH_E_NO_QUEUES;
     }
     if (p->dll->mpi2 && p->dll == s->job_dll) {

@@ -44,7 +44,7 @@ extern char **environ;
  * is broken, and is stopped. */
 #define MAX_RESULT ((size_t)1 << 30)
 
-/* The agents running, for mqdh_remote_kill_all in a signal handler. */
+/* The agents running, for mqdh__remote_kill_all in a signal handler. */
 static atomic_int live[MAX_FANOUT];
 
 struct agent {
@@ -103,7 +103,7 @@ static int agent_path(const struct mqdh_options *o, char *out, size_t len)
     if (p && *p)
         return (size_t)snprintf(out, len, "%s", p) < len ? 0 : -1;
     static const char *const where[] = {"../bin/mqdump", "mqdump"};
-    return mqdh_beside_library(where, 2, X_OK, out, len);
+    return mqdh__beside_library(where, 2, X_OK, out, len);
 }
 
 static void free_words(char **w, int n)
@@ -323,7 +323,7 @@ static void start_more(struct mqdh_remote *r)
     }
 }
 
-int mqdh_remote_start(const struct mqdh_options *opt, const struct mqdh_process *procs,
+int mqdh__remote_start(const struct mqdh_options *opt, const struct mqdh_process *procs,
                       const int *ranks, const int *remote, int n, struct mqdh_remote **out)
 {
     *out = NULL;
@@ -593,7 +593,7 @@ static void collect(struct mqdh_remote *r)
     free(who);
 }
 
-int mqdh_remote_finish(struct mqdh_remote *r, struct mqdh_dump *d)
+int mqdh__remote_finish(struct mqdh_remote *r, struct mqdh_dump *d)
 {
     collect(r);
     struct mqdh_dump **results = calloc((size_t)(r->na ? r->na : 1), sizeof *results);
@@ -603,7 +603,7 @@ int mqdh_remote_finish(struct mqdh_remote *r, struct mqdh_dump *d)
         if (r->a[i].result && results)
             results[nres++] = r->a[i].result;
     if (results && placed)
-        mqdh_merge_marked(d, results, nres, placed);
+        mqdh__merge_marked(d, results, nres, placed);
     /* Each process still without a result gets its host's reason. */
     for (int i = 0; i < r->na; i++) {
         struct agent *a = &r->a[i];
@@ -639,7 +639,7 @@ int mqdh_remote_finish(struct mqdh_remote *r, struct mqdh_dump *d)
     return rc;
 }
 
-void mqdh_remote_kill_all(void)
+void mqdh__remote_kill_all(void)
 {
     for (int s = 0; s < MAX_FANOUT; s++) {
         int pid = atomic_load(&live[s]);

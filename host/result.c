@@ -864,10 +864,10 @@ static int cmp_slot(const void *a, const void *b)
 
 int mqdh_dump_merge(struct mqdh_dump *into, struct mqdh_dump *const *from, int nfrom)
 {
-    return mqdh_merge_marked(into, from, nfrom, NULL);
+    return mqdh__merge_marked(into, from, nfrom, NULL);
 }
 
-int mqdh_merge_marked(struct mqdh_dump *into, struct mqdh_dump *const *from, int nfrom,
+int mqdh__merge_marked(struct mqdh_dump *into, struct mqdh_dump *const *from, int nfrom,
                       unsigned char *placed)
 {
     if (!into || nfrom < 0 || (nfrom && !from))
@@ -887,8 +887,8 @@ int mqdh_merge_marked(struct mqdh_dump *into, struct mqdh_dump *const *from, int
             struct slot key = {src->pid, src->host, 0};
             struct slot *hit = bsearch(&key, slots, (size_t)into->nprocs, sizeof *slots, cmp_slot);
             if (!hit || hit->index < 0) {
-                mqdh_process_clear(src);
-                mqdh_stack_clear(src_stack);
+                mqdh__process_clear(src);
+                mqdh__stack_clear(src_stack);
                 continue;
             }
             /* Its stack goes with it (the stacks made for into as the
@@ -896,19 +896,19 @@ int mqdh_merge_marked(struct mqdh_dump *into, struct mqdh_dump *const *from, int
             if (src_stack && src_stack->nthreads && !into->stacks)
                 into->stacks = calloc((size_t)into->nprocs, sizeof *into->stacks);
             if (into->stacks) {
-                mqdh_stack_clear(&into->stacks[hit->index]);
+                mqdh__stack_clear(&into->stacks[hit->index]);
                 if (src_stack) {
                     into->stacks[hit->index] = *src_stack;
                     memset(src_stack, 0, sizeof *src_stack);
                 }
             }
-            mqdh_stack_clear(src_stack);
+            mqdh__stack_clear(src_stack);
             struct mqdh_process *dst = &into->procs[hit->index];
             /* What the front end knows from the launcher stays. */
             char *host = dst->host;
             int rank = dst->rank, world = dst->world, identity = dst->identity;
             dst->host = NULL;
-            mqdh_process_clear(dst);
+            mqdh__process_clear(dst);
             free(src->host);
             *dst = *src;
             dst->host = host;

@@ -63,11 +63,11 @@ static const char *user_name(uid_t uid, char *buf, size_t len)
  * /proc (root once it is not dumpable), must be that user.  1 if so;
  * else 0 with a's error set.
  */
-static int owners_process(struct mqdh_attach *a, const struct mqdh_options *o)
+static int owners_process(struct mqdh__attach *a, const struct mqdh_options *o)
 {
     uid_t ids[4], dir;
     char name[160], whose[64];
-    if (mqdh_proc_uids(a->pid, ids) != 0 || mqdh_proc_dump_owner(a->pid, &dir) != 0) {
+    if (mqdh__proc_uids(a->pid, ids) != 0 || mqdh__proc_dump_owner(a->pid, &dir) != 0) {
         a->rc = -ESRCH;
         snprintf(a->why, sizeof a->why, "process %d does not exist", (int)a->pid);
         return 0;
@@ -111,11 +111,11 @@ static int owners_process(struct mqdh_attach *a, const struct mqdh_options *o)
  * launcher's table names only its own user's processes).  1 if so; else 0
  * with the attachment's error set.
  */
-static int admit(struct mqdh_attach *a, const struct mqdh_options *o)
+static int admit(struct mqdh__attach *a, const struct mqdh_options *o)
 {
     uid_t uid;
     if (o->as_agent && geteuid() != 0) {
-        if (mqdh_proc_uid(a->pid, &uid) != 0) {
+        if (mqdh__proc_uid(a->pid, &uid) != 0) {
             a->rc = -ESRCH;
             snprintf(a->why, sizeof a->why, "process %d does not exist", (int)a->pid);
             return 0;
@@ -137,11 +137,11 @@ static int admit(struct mqdh_attach *a, const struct mqdh_options *o)
  * have run a setuid program between its check and its stop; stopped, its
  * ids hold still.  One that fails it now is let go, unread.
  */
-static void readmit(struct mqdh_attach *const *atts, int n, const struct mqdh_options *o)
+static void readmit(struct mqdh__attach *const *atts, int n, const struct mqdh_options *o)
 {
     for (int i = 0; o->owner_set && i < n; i++)
         if (atts[i]->rc == 0 && !owners_process(atts[i], o))
-            mqdh_detach(atts[i]); /* its rc and why stay */
+            mqdh__detach(atts[i]); /* its rc and why stay */
 }
 
 static int first(int *first_error, int rc)
@@ -167,25 +167,25 @@ static void session_end(struct session *s)
         p->out->stats.syscalls = p->mem.syscalls;
         /* A DLL that crashed is not called again; a process it gave up
          * on keeps its state (the DLL may be mid-way through it). */
-        int usable = p->dll && mqdh_dll_usable(p->dll);
+        int usable = p->dll && mqdh__dll_usable(p->dll);
         if (usable && p->info && !p->abandoned)
             p->dll->destroy_process_info(p->info);
         if (usable && p->image.info && !p->abandoned)
             p->dll->destroy_image_info(p->image.info);
-        mqdh_mem_fini(&p->mem);
+        mqdh__mem_fini(&p->mem);
     }
-    if (s->job_dll && s->info && mqdh_dll_usable(s->job_dll))
+    if (s->job_dll && s->info && mqdh__dll_usable(s->job_dll))
         s->job_dll->destroy_job_info(s->info);
     for (int i = 0; i < s->n; i++)
         if (s->procs[i].have_img)
-            mqdh_image_close(&s->procs[i].img);
-    mqdh_files_free(s->files);
+            mqdh__image_close(&s->procs[i].img);
+    mqdh__files_free(s->files);
     malloc_trim(0); /* exiting then frees little: less to do once they run */
     for (int i = 0; i < s->n; i++)
-        mqdh_detach(&s->atts[i]);
+        mqdh__detach(&s->atts[i]);
     free(s->atts);
     free(s->procs);
-    mqdh_callbacks_bind(NULL);
+    mqdh__callbacks_bind(NULL);
     pthread_mutex_destroy(&s->files_lock);
     pthread_mutex_destroy(&s->job_lock);
 }
@@ -222,7 +222,7 @@ struct pool {
  * left.  Each process is one worker's, its result in its own place. */
 static int phase_work(enum phase phase, struct hproc *p)
 {
-    return phase == PHASE_SETUP ? mqdh_proto_setup(p) : mqdh_proto_read(p);
+    return phase == PHASE_SETUP ? mqdh__proto_setup(p) : mqdh__proto_read(p);
 }
 
 /* A process whose DLL crashed, now or on another process, or ran out of
@@ -233,33 +233,33 @@ static int give_up(struct hproc *p, enum mqdh_guard_why why, const struct mqdh_g
     p->abandoned = 1;
     p->ready = 0;
     if (why == MQDH_GUARD_NONE && atomic_load(&p->dll->crashed)) {
-        mqdh_proc_error(p, "not read: the debug DLL %s crashed on another process", p->dll->path);
+        mqdh__proc_error(p, "not read: the debug DLL %s crashed on another process", p->dll->path);
         return MQDH_E_DLL_CRASHED;
     }
     if (why == MQDH_GUARD_NONE) {
-        mqdh_proc_error(p, "not read: the debug DLL %s did not return in time on %d other "
+        mqdh__proc_error(p, "not read: the debug DLL %s did not return in time on %d other "
                            "processes", p->dll->path, MQDH_DLL_STUCK);
         return MQDH_E_DLL_TIMEOUT;
     }
-    mqdh_guard_describe(g, what, sizeof what);
+    mqdh__guard_describe(g, what, sizeof what);
     /* Its own error, whatever the DLL said of it before. */
     free(p->out->error);
     p->out->error = NULL;
     if (why == MQDH_GUARD_CRASH) {
-        mqdh_proc_error(p, "the debug DLL %s %s; it is not called again", p->dll->path, what);
+        mqdh__proc_error(p, "the debug DLL %s %s; it is not called again", p->dll->path, what);
         return MQDH_E_DLL_CRASHED;
     }
     atomic_fetch_add(&p->dll->timeouts, 1);
-    mqdh_proc_error(p, "the debug DLL %s %s (--timeout)", p->dll->path, what);
+    mqdh__proc_error(p, "the debug DLL %s %s (--timeout)", p->dll->path, what);
     return MQDH_E_DLL_TIMEOUT;
 }
 
 static void *work(void *arg)
 {
     struct pool *pl = arg;
-    mqdh_callbacks_bind(pl->s);
+    mqdh__callbacks_bind(pl->s);
     struct mqdh_guard g;
-    int guarded = mqdh_guard_init(&g, pl->s->dll_timeout) == 0;
+    int guarded = mqdh__guard_init(&g, pl->s->dll_timeout) == 0;
     for (;;) {
         int i = atomic_fetch_add(&pl->next, 1);
         if (i >= pl->s->n)
@@ -267,7 +267,7 @@ static void *work(void *arg)
         struct hproc *p = &pl->s->procs[i];
         if (pl->phase == PHASE_SETUP ? !p->prepared : !p->ready)
             continue;
-        if (p->dll && !mqdh_dll_usable(p->dll)) {
+        if (p->dll && !mqdh__dll_usable(p->dll)) {
             pl->rcs[i] = give_up(p, MQDH_GUARD_NONE, &g);
             continue;
         }
@@ -282,7 +282,7 @@ static void *work(void *arg)
         p->out->stats.seconds += now() - t0;
     }
     if (guarded)
-        mqdh_guard_fini(&g);
+        mqdh__guard_fini(&g);
     return NULL;
 }
 
@@ -300,7 +300,7 @@ static void run(struct session *s, enum phase phase, int *rcs)
     for (int w = 0; w < started; w++)
         pthread_join(t[w], NULL);
     free(t);
-    mqdh_callbacks_bind(s);
+    mqdh__callbacks_bind(s);
 }
 
 /* Dump pids[0..n-1], each process listed once (mqdh_dump_processes). */
@@ -318,14 +318,14 @@ static int dump_listed(const pid_t *pids, const int *ranks, const char *const *h
     struct session s = {.n = n, .opt = &o,
                         .files_lock = PTHREAD_MUTEX_INITIALIZER,
                         .job_lock = PTHREAD_MUTEX_INITIALIZER};
-    struct mqdh_attach **atts = NULL;
+    struct mqdh__attach **atts = NULL;
     int *rcs = NULL, *remote = NULL;
     struct mqdh_remote *rem = NULL;
     struct mqdh_dump *d = calloc(1, sizeof *d);
     if (!d || !(d->procs = calloc(alloc, sizeof *d->procs)) ||
         !(d->stacks = calloc(alloc, sizeof *d->stacks)) ||
         !(s.procs = calloc(alloc, sizeof *s.procs)) || !(s.atts = calloc(alloc, sizeof *s.atts)) ||
-        !(s.files = mqdh_files_new()) ||
+        !(s.files = mqdh__files_new()) ||
         !(atts = calloc(alloc, sizeof *atts)) || !(rcs = calloc(alloc, sizeof *rcs)))
         goto nomem;
     d->version = MQDH_VERSION;
@@ -349,7 +349,7 @@ static int dump_listed(const pid_t *pids, const int *ranks, const char *const *h
         const char *h = hosts ? hosts[i] : NULL;
         if (h && (!last || strcmp(h, last) != 0)) {
             last = h;
-            last_local = mqdh_host_is_local(h);
+            last_local = mqdh__host_is_local(h);
         }
         if (!h || last_local) {
             if (admit(&s.atts[i], &o))
@@ -375,13 +375,13 @@ static int dump_listed(const pid_t *pids, const int *ranks, const char *const *h
      * dump then names peers by their world ranks, alike. */
     s.no_job = o.as_agent || nremote > 0;
     if (nremote && !o.local_only && !o.as_agent) {
-        int rc = mqdh_remote_start(&o, d->procs, ranks, remote, n, &rem);
+        int rc = mqdh__remote_start(&o, d->procs, ranks, remote, n, &rem);
         if (rc != MQDH_OK)
             goto nomem;
     }
-    mqdh_attach_all(atts, nlocal);
+    mqdh__attach_all(atts, nlocal);
     readmit(atts, nlocal, &o);
-    mqdh_callbacks_bind(&s);
+    mqdh__callbacks_bind(&s);
     int first_error = MQDH_OK;
     for (int i = 0; i < n; i++) {
         struct hproc *p = &s.procs[i];
@@ -389,18 +389,18 @@ static int dump_listed(const pid_t *pids, const int *ranks, const char *const *h
         p->stack = &d->stacks[i];
         p->image.proc = p;
         p->session = &s;
-        mqdh_mem_init(&p->mem, pids[i]);
+        mqdh__mem_init(&p->mem, pids[i]);
         p->att = &s.atts[i];
     }
     /* Then what /proc says of each (it costs system calls that would each
      * have waited their turn behind the ranks). */
-    int named = mqdh_name_processes(d->procs, ranks, remote, n) == MQDH_OK;
+    int named = mqdh__name_processes(d->procs, ranks, remote, n) == MQDH_OK;
     if (!named)
         first_error = MQDH_E_NOMEM;
     for (int i = 0; i < n; i++) {
         struct hproc *p = &s.procs[i];
         if (p->att->rc) {
-            mqdh_proc_error(p, "%s", p->att->why);
+            mqdh__proc_error(p, "%s", p->att->why);
             if (!rem || !remote[i])
                 first(&first_error, MQDH_E_ATTACH);
         }
@@ -410,7 +410,7 @@ static int dump_listed(const pid_t *pids, const int *ranks, const char *const *h
         if (p->out->error)
             continue;
         double t0 = now();
-        rcs[i] = mqdh_proto_prepare(p);
+        rcs[i] = mqdh__proto_prepare(p);
         p->out->stats.seconds = now() - t0;
     }
     s.dll_timeout = o.dll_timeout < 0 ? 0 : o.dll_timeout == 0 ? 30 : o.dll_timeout;
@@ -426,7 +426,7 @@ static int dump_listed(const pid_t *pids, const int *ranks, const char *const *h
     free(rcs);
     free(remote);
     if (rem)
-        first(&first_error, mqdh_remote_finish(rem, d));
+        first(&first_error, mqdh__remote_finish(rem, d));
     mqdh_dump_index(d); /* without it (no memory), look-ups scan */
     *out = d;
     return first_error;
@@ -436,7 +436,7 @@ nomem:
     free(remote);
     free(s.procs);
     free(s.atts);
-    mqdh_files_free(s.files);
+    mqdh__files_free(s.files);
     mqdh_dump_free(d);
     return MQDH_E_NOMEM;
 }
@@ -542,7 +542,7 @@ static int spread(struct mqdh_dump *d, const int *first_of, const pid_t *pids,
 nomem:
     for (int i = 0; procs && i < n; i++)
         if (first_of[i] != i)
-            mqdh_process_clear(&procs[i]);
+            mqdh__process_clear(&procs[i]);
     free(procs);
     free(stacks);
     return MQDH_E_NOMEM;
@@ -597,11 +597,11 @@ int mqdh_dump_processes(const pid_t *pids, const int *ranks, const char *const *
 
 void mqdh_release_all(void)
 {
-    mqdh_detach_all_emergency();
-    mqdh_remote_kill_all(); /* each agent lets its host's ranks go */
+    mqdh__detach_all_emergency();
+    mqdh__remote_kill_all(); /* each agent lets its host's ranks go */
 }
 
-void mqdh_process_clear(struct mqdh_process *p)
+void mqdh__process_clear(struct mqdh_process *p)
 {
     for (int c = 0; c < p->ncomms; c++) {
         for (int q = 0; q < MQDH_NQUEUES; q++) {
@@ -630,13 +630,13 @@ void mqdh_dump_free(struct mqdh_dump *d)
     if (!d)
         return;
     for (int i = 0; i < d->nprocs; i++) {
-        mqdh_process_clear(&d->procs[i]);
+        mqdh__process_clear(&d->procs[i]);
         if (d->stacks)
-            mqdh_stack_clear(&d->stacks[i]);
+            mqdh__stack_clear(&d->stacks[i]);
     }
     free(d->procs);
     free(d->stacks);
-    mqdh_index_free(d->index);
+    mqdh__index_free(d->index);
     free(d);
 }
 
@@ -650,8 +650,8 @@ int mqdh_dll_check_trusting(const char *path, int trust, char *version, size_t v
                             int *mpi2, char *err, size_t errlen)
 {
     struct mqdh_dll *dll;
-    int rc = mqdh_dll_load_as(path, trust ? MQDH_DLL_TRUST_ANY : MQDH_DLL_TRUST_GIVEN,
-                              &mqdh_basic_callbacks, &dll, err, errlen);
+    int rc = mqdh__dll_load_as(path, trust ? MQDH_DLL_TRUST_ANY : MQDH_DLL_TRUST_GIVEN,
+                              &mqdh__basic_callbacks, &dll, err, errlen);
     if (rc != MQDH_OK)
         return rc;
     if (version)

@@ -42,12 +42,12 @@ struct hproc {
     struct himage image;
     struct mqdh_image img;
     int have_img;
-    struct mqdh_attach *att; /* the session's atts[i] */
+    struct mqdh__attach *att; /* the session's atts[i] */
     struct mqdh_mem mem;
     struct mqdh_dll *dll;
     mqs_process_info *info;
     struct session *session;
-    int prepared; /* mqdh_proto_prepare done: mqdh_proto_setup may go on */
+    int prepared; /* mqdh__proto_prepare done: mqdh__proto_setup may go on */
     int image_set_up, process_set_up;
     int ready; /* set up (and named): its queues can be read */
     /* Its DLL crashed or ran out of time on it: its DLL state is left as
@@ -61,7 +61,7 @@ struct session {
     struct hproc *procs;
     /* The attachments, apart: all that is written before the processes
      * stop, when every page touched waits its turn behind the ranks. */
-    struct mqdh_attach *atts;
+    struct mqdh__attach *atts;
     const struct mqdh_options *opt; /* the caller's, completed: never NULL */
     mqs_job_info *info;
     struct mqdh_dll *job_dll;     /* the MPI-2 DLL mqs_setup_job was called for */
@@ -95,23 +95,23 @@ struct session {
  */
 enum mqdh_cb_error { MQDH_CB_ERR_READ = 1001, MQDH_CB_ERR_NOSYM, MQDH_CB_ERR_BADARG };
 
-extern const mqs_basic_callbacks mqdh_basic_callbacks;
-extern const mqs_image_callbacks mqdh_image_callbacks;
-extern const mqs_process_callbacks mqdh_process_callbacks;
-extern const mqs_job_callbacks mqdh_job_callbacks;
+extern const mqs_basic_callbacks mqdh__basic_callbacks;
+extern const mqs_image_callbacks mqdh__image_callbacks;
+extern const mqs_process_callbacks mqdh__process_callbacks;
+extern const mqs_job_callbacks mqdh__job_callbacks;
 
 /*
  * The session this thread runs DLL calls for (NULL: none), for the one
  * callback the interface gives no handle, mqs_dprints.  Per thread.
  */
-void mqdh_callbacks_bind(const struct session *s);
+void mqdh__callbacks_bind(const struct session *s);
 
 /* ---------------------------------------------------------------- choose.c */
 
 /* Choose, load and set up (mqs_setup_basic_callbacks) p's DLL, in the
  * order mqdh_options documents.  MQDH_OK, or an MQDH_ code with p's error
  * set. */
-int mqdh_choose_dll(struct hproc *p);
+int mqdh__choose_dll(struct hproc *p);
 
 /*
  * The first of rel[0..n-1], paths relative to the directory of this
@@ -120,26 +120,26 @@ int mqdh_choose_dll(struct hproc *p);
  * how mqd finds its own DLL and its agent in the build tree and an
  * installed tree alike.  0, or -1 if none does.
  */
-int mqdh_beside_library(const char *const *rel, int n, int mode, char *buf, size_t len);
+int mqdh__beside_library(const char *const *rel, int n, int mode, char *buf, size_t len);
 
 /* ---------------------------------------------------------------- protocol.c */
 
 /* The first error of a process is the one that matters: later ones are
  * dropped. */
-void mqdh_proc_error(struct hproc *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void mqdh__proc_error(struct hproc *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* On the thread that attached, one process after another: the image,
  * where the process is (unwinding needs ptrace), the DLL, the MPI-2 job.
  * Sets p->prepared.  MQDH_OK or an MQDH_ code (p's error set). */
-int mqdh_proto_prepare(struct hproc *p);
+int mqdh__proto_prepare(struct hproc *p);
 
 /* On any thread, once prepared: mqs_setup_image ... the identity.  Sets
  * p->ready.  MQDH_OK or an MQDH_ code (p's error set). */
-int mqdh_proto_setup(struct hproc *p);
+int mqdh__proto_setup(struct hproc *p);
 
 /* The communicators, their queues and groups, once every process of the
  * session is set up and named; on any thread.  MQDH_OK or an MQDH_ code. */
-int mqdh_proto_read(struct hproc *p);
+int mqdh__proto_read(struct hproc *p);
 
 /* ---------------------------------------------------------------- identity.c */
 
@@ -148,38 +148,38 @@ int mqdh_proto_read(struct hproc *p);
  * environment), its world, and the identity the DLL names it by.
  * MQDH_OK or MQDH_E_NOMEM.
  */
-int mqdh_name_processes(struct mqdh_process *procs, const int *ranks, const int *remote, int n);
+int mqdh__name_processes(struct mqdh_process *procs, const int *ranks, const int *remote, int n);
 
 /* ---------------------------------------------------------------- session.c */
 
 /* Free what one process of a dump owns, and zero it (mqdh_dump_free's
  * work for one process; the merge replaces processes with it). */
-void mqdh_process_clear(struct mqdh_process *p);
+void mqdh__process_clear(struct mqdh_process *p);
 
 /* ---------------------------------------------------------------- result.c */
 
 /* mqdh_dump_merge, marking placed[i] for each process of into replaced
  * (placed may be NULL). */
-int mqdh_merge_marked(struct mqdh_dump *into, struct mqdh_dump *const *from, int nfrom,
+int mqdh__merge_marked(struct mqdh_dump *into, struct mqdh_dump *const *from, int nfrom,
                       unsigned char *placed);
 
 /* ---------------------------------------------------------------- remote.c */
 
 /*
  * Other hosts' ranks, through one agent per host (mqdh_options).
- * mqdh_remote_start starts the agents for procs[i] with remote[i] set
+ * mqdh__remote_start starts the agents for procs[i] with remote[i] set
  * (their host and pid filled in; ranks[i] their rank, -1 or ranks NULL
  * for the agent to read it there), at most opt->fanout at once, before the
- * local processes are stopped; mqdh_remote_finish starts the rest, waits
+ * local processes are stopped; mqdh__remote_finish starts the rest, waits
  * for each agent within its time, merges every result into d, and gives
  * each process no result came for its host's reason.  It returns MQDH_OK,
  * or MQDH_E_REMOTE if some process got no result.
  */
 struct mqdh_remote;
-int mqdh_remote_start(const struct mqdh_options *opt, const struct mqdh_process *procs,
+int mqdh__remote_start(const struct mqdh_options *opt, const struct mqdh_process *procs,
                       const int *ranks, const int *remote, int n, struct mqdh_remote **out);
-int mqdh_remote_finish(struct mqdh_remote *r, struct mqdh_dump *d);
+int mqdh__remote_finish(struct mqdh_remote *r, struct mqdh_dump *d);
 /* Stop every agent running (async-signal-safe): mqdh_release_all. */
-void mqdh_remote_kill_all(void);
+void mqdh__remote_kill_all(void);
 
 #endif

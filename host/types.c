@@ -154,7 +154,7 @@ static struct file_index *file_index(struct mqdh_file *f)
 {
     if (f->types)
         return f->types;
-    Dwfl_Module *m = mqdh_file_module(f);
+    Dwfl_Module *m = mqdh__file_module(f);
     Dwarf_Addr bias;
     Dwarf *dw = m ? dwfl_module_getdwarf(m, &bias) : NULL;
     if (!dw)
@@ -172,12 +172,12 @@ static struct file_index *file_index(struct mqdh_file *f)
     return fi;
 }
 
-const struct mqdh_image *mqdh_type_image(const struct mqdh_type *t)
+const struct mqdh_image *mqdh__type_image(const struct mqdh_type *t)
 {
     return t->image;
 }
 
-struct mqdh_type *mqdh_type_find(struct mqdh_image *im, const char *name)
+struct mqdh_type *mqdh__type_find(struct mqdh_image *im, const char *name)
 {
     struct mqdh_type *t;
     for (t = im->types; t; t = t->next)
@@ -255,7 +255,7 @@ static long find_member(Dwarf_Die *agg, const char *field, size_t len, Dwarf_Die
     return -1;
 }
 
-int mqdh_type_field_offset(const struct mqdh_type *t, const char *field)
+int mqdh__type_field_offset(const struct mqdh_type *t, const char *field)
 {
     if (!t || !field)
         return -1;
@@ -278,7 +278,7 @@ int mqdh_type_field_offset(const struct mqdh_type *t, const char *field)
     return total > 0x7fffffff ? -1 : (int)total;
 }
 
-int mqdh_type_size(const struct mqdh_type *t)
+int mqdh__type_size(const struct mqdh_type *t)
 {
     Dwarf_Die d;
     if (!t)
@@ -288,7 +288,7 @@ int mqdh_type_size(const struct mqdh_type *t)
     return s >= 0 ? s : -1;
 }
 
-void mqdh_types_free_all(struct mqdh_image *im)
+void mqdh__types_free_all(struct mqdh_image *im)
 {
     struct mqdh_type *t = im->types;
     while (t) {

@@ -17,22 +17,22 @@
 struct mqdh_type;
 
 /* The type called name, or NULL if no object of the image defines it. */
-struct mqdh_type *mqdh_type_find(struct mqdh_image *im, const char *name);
+struct mqdh_type *mqdh__type_find(struct mqdh_image *im, const char *name);
 
 /*
  * The byte offset of field in t, or -1 if it has none.  Members of
  * anonymous structs and unions are found as if they were t's own, and
  * "a.b" names field b of member a.
  */
-int mqdh_type_field_offset(const struct mqdh_type *t, const char *field);
+int mqdh__type_field_offset(const struct mqdh_type *t, const char *field);
 
 /* The image t was looked up in. */
-const struct mqdh_image *mqdh_type_image(const struct mqdh_type *t);
+const struct mqdh_image *mqdh__type_image(const struct mqdh_type *t);
 
 /* The size of t in bytes, or -1 if DWARF does not say. */
-int mqdh_type_size(const struct mqdh_type *t);
+int mqdh__type_size(const struct mqdh_type *t);
 
 /* Free every type of the image (image.c calls this on close). */
-void mqdh_types_free_all(struct mqdh_image *im);
+void mqdh__types_free_all(struct mqdh_image *im);
 
 #endif

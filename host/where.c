@@ -19,7 +19,7 @@
 #include <string.h>
 
 struct walk {
-    struct mqdh_where *w;
+    struct mqdh__where *w;
     const struct mqdh_image *im;
     struct mqdh_mem *mem;
     int depth;
@@ -40,7 +40,7 @@ static int mpi_entry(const char *name, const struct mqdh_file *f, char *buf, siz
 
 /*
  * What a code address of a file says, the same for every rank that runs
- * it, so looked up once per session (mqdh_file_memo): its symbol, its
+ * it, so looked up once per session (mqdh__file_memo): its symbol, its
  * source line, and, for an MPI call's frame, the DWARF scopes its
  * arguments are described in.
  */
@@ -67,14 +67,14 @@ struct pc {
 /* The pc of file address addr of f; NULL without memory. */
 static struct pc *pc_of(struct mqdh_file *f, Dwarf_Addr addr)
 {
-    void **slot = f ? mqdh_file_memo(f, addr) : NULL;
+    void **slot = f ? mqdh__file_memo(f, addr) : NULL;
     if (!slot)
         return NULL;
     if (!*slot) {
         struct pc *pc = calloc(1, sizeof *pc);
         if (!pc)
             return NULL;
-        Dwfl_Module *m = mqdh_file_module(f);
+        Dwfl_Module *m = mqdh__file_module(f);
         pc->name = m ? dwfl_module_addrname(m, addr) : NULL;
         pc->line = -1;
         *slot = pc;
@@ -86,7 +86,7 @@ static struct pc *pc_of(struct mqdh_file *f, Dwarf_Addr addr)
 static const char *pc_line(struct mqdh_file *f, Dwarf_Addr addr, struct pc *pc, int *line)
 {
     if (pc->line < 0) {
-        Dwfl_Module *m = mqdh_file_module(f);
+        Dwfl_Module *m = mqdh__file_module(f);
         Dwfl_Line *l = m ? dwfl_module_getsrc(m, addr) : NULL;
         pc->line = 0;
         pc->src = l ? dwfl_lineinfo(l, NULL, &pc->line, NULL, NULL, NULL) : NULL;
@@ -193,7 +193,7 @@ static struct pc *pc_expand(struct mqdh_file *f, Dwarf_Addr addr, struct pc *pc,
     int line = 0, ninl = 0;
     const char *src = lines ? pc_line(f, addr, pc, &line) : NULL;
     Dwarf_Die inl[MAX_INLINED], fn, cu_mem, *cu = NULL;
-    Dwfl_Module *m = lines ? mqdh_file_module(f) : NULL;
+    Dwfl_Module *m = lines ? mqdh__file_module(f) : NULL;
     Dwarf_Addr dbias;
     if (m && (cu = dwfl_module_addrdie(m, addr, &dbias)) != NULL) {
         cu_mem = *cu;
@@ -201,7 +201,7 @@ static struct pc *pc_expand(struct mqdh_file *f, Dwarf_Addr addr, struct pc *pc,
         if (function_in(cu, addr - dbias, &fn, 0) == 0)
             ninl = inlined_at(&fn, addr - dbias, inl, MAX_INLINED);
     }
-    void **slot = mqdh_file_memo(f, addr);
+    void **slot = mqdh__file_memo(f, addr);
     struct pc *n = slot ? realloc(pc, sizeof *pc + (size_t)(ninl + 1) * sizeof pc->fr[0]) : NULL;
     if (!n)
         return pc;
@@ -318,7 +318,7 @@ static int eval_expr(struct frame_ctx *f, const Dwarf_Op *ops, size_t n, Dwarf_W
         } else if ((a == DW_OP_deref || a == DW_OP_deref_size) && sp >= 1) {
             int size = a == DW_OP_deref ? f->addr_size : (int)op->number;
             if (!f->mem || size < 1 || size > 8 ||
-                mqdh_mem_read_word(f->mem, st[sp - 1], size, f->big_endian, &st[sp - 1]) != 0) {
+                mqdh__mem_read_word(f->mem, st[sp - 1], size, f->big_endian, &st[sp - 1]) != 0) {
                 f->why = "its stack could not be read";
                 return -1;
             }
@@ -401,7 +401,7 @@ static const struct {
     {"root", MQDH_ARG_ROOT},     {"comm", MQDH_ARG_COMM},
 };
 
-static void store_arg(struct mqdh_where *w, unsigned bit, Dwarf_Word v, int size)
+static void store_arg(struct mqdh__where *w, unsigned bit, Dwarf_Word v, int size)
 {
     uint64_t u = size >= 8 ? v : v & ((UINT64_C(1) << (8 * size)) - 1);
     /* ints: sign-extended from their size */
@@ -476,7 +476,7 @@ static int entry_scopes(Dwarf_Die *fn, Dwarf_Addr pc, const struct mqdh_file *fi
  * Read the wanted_args parameters of one scope of the call that are not
  * read yet; why[k] says why wanted_args[k] could not be.
  */
-static void scope_args(struct frame_ctx *f, struct mqdh_where *w, Dwarf_Die *scope,
+static void scope_args(struct frame_ctx *f, struct mqdh__where *w, Dwarf_Die *scope,
                        const char **why)
 {
     Dwarf_Die child;
@@ -505,7 +505,7 @@ static void scope_args(struct frame_ctx *f, struct mqdh_where *w, Dwarf_Die *sco
                  dwarf_getlocation_addr(&la, f->at - f->bias, &ops, &n, 1) != 1)
             f->why = "optimised out here";
         else if (eval_expr(f, ops, n, &v, &is_value) == 0 &&
-                 (is_value || (f->mem && mqdh_mem_read_word(f->mem, v, size, f->big_endian,
+                 (is_value || (f->mem && mqdh__mem_read_word(f->mem, v, size, f->big_endian,
                                                             &v) == 0))) {
             store_arg(w, bit, v, size);
             continue;
@@ -524,8 +524,8 @@ static void scope_args(struct frame_ctx *f, struct mqdh_where *w, Dwarf_Die *sco
 static void read_args(struct walk *k, Dwfl_Frame *frame, struct mqdh_file *file, Dwarf_Addr at,
                       struct pc *pc)
 {
-    struct mqdh_where *w = k->w;
-    Dwfl_Module *mod = mqdh_file_module(file);
+    struct mqdh__where *w = k->w;
+    Dwfl_Module *mod = mqdh__file_module(file);
     struct frame_ctx f = {.frame = frame, .mod = mod, .at = at, .mem = k->mem};
     if (!pc->scoped) {
         Dwarf_Die *cu = mod ? dwfl_module_addrdie(mod, at, &pc->dbias) : NULL;
@@ -629,7 +629,7 @@ static Dwarf_Addr called_function(struct walk *k, const struct mqdh_file *caller
     uint64_t slot = 0, target = 0;
     GElf_Ehdr eh;
     if (!k->mem || !caller->elf || !gelf_getehdr(caller->elf, &eh) ||
-        eh.e_machine != EM_X86_64 || ret < 6 || mqdh_mem_read(k->mem, ret - 6, code, 6) != 0)
+        eh.e_machine != EM_X86_64 || ret < 6 || mqdh__mem_read(k->mem, ret - 6, code, 6) != 0)
         return 0;
     int32_t d;
     if (code[0] == 0xff && code[1] == 0x15) { /* call *d(%rip) */
@@ -638,7 +638,7 @@ static Dwarf_Addr called_function(struct walk *k, const struct mqdh_file *caller
     } else if (code[1] == 0xe8) { /* call rel32 */
         memcpy(&d, code + 2, 4);
         uint64_t stub = ret + (uint64_t)(int64_t)d;
-        if (mqdh_mem_read(k->mem, stub, code, sizeof code) != 0)
+        if (mqdh__mem_read(k->mem, stub, code, sizeof code) != 0)
             return 0;
         int at = 0;
         if (code[0] == 0xf3 && code[1] == 0x0f && code[2] == 0x1e && code[3] == 0xfa)
@@ -652,7 +652,7 @@ static Dwarf_Addr called_function(struct walk *k, const struct mqdh_file *caller
     } else {
         return 0;
     }
-    if (mqdh_mem_read(k->mem, slot, &target, 8) != 0)
+    if (mqdh__mem_read(k->mem, slot, &target, 8) != 0)
         return 0;
     return target;
 }
@@ -662,7 +662,7 @@ static Dwarf_Addr called_function(struct walk *k, const struct mqdh_file *caller
 static const struct mqdh_image_module *object_at(const struct walk *k, Dwfl *dwfl,
                                                  Dwarf_Addr addr, struct pc **pc)
 {
-    const struct mqdh_image_module *m = mqdh_image_module_of(k->im, dwfl_addrmodule(dwfl, addr));
+    const struct mqdh_image_module *m = mqdh__image_module_of(k->im, dwfl_addrmodule(dwfl, addr));
     *pc = m ? pc_of(m->file, addr - m->bias) : NULL;
     return m;
 }
@@ -836,7 +836,7 @@ static void thread_clear(struct mqdh_thread *t)
     memset(t, 0, sizeof *t);
 }
 
-void mqdh_stack_clear(struct mqdh_stack *st)
+void mqdh__stack_clear(struct mqdh_stack *st)
 {
     for (int i = 0; st && i < st->nthreads; i++)
         thread_clear(&st->threads[i]);
@@ -851,7 +851,7 @@ void mqdh_stack_clear(struct mqdh_stack *st)
  * and the call the program made there (that frame's, if it is an entry
  * point; else the innermost one found, w->call).
  */
-static int thread_entry(struct mqdh_thread *t, const struct mqdh_where *w)
+static int thread_entry(struct mqdh_thread *t, const struct mqdh__where *w)
 {
     t->entry = -1;
     for (int i = t->nframes - 1; i >= 0 && t->entry < 0; i--)
@@ -872,7 +872,7 @@ static int thread_entry(struct mqdh_thread *t, const struct mqdh_where *w)
  * cleared; -1 out of memory (t then empty).
  */
 static int walk_thread(const struct mqdh_image *im, Dwfl_Thread *thread, pid_t tid,
-                       struct mqdh_mem *mem, struct mqdh_where *w, struct mqdh_thread *t)
+                       struct mqdh_mem *mem, struct mqdh__where *w, struct mqdh_thread *t)
 {
     struct walk k = {.w = w, .im = im, .mem = mem, .t = t, .main_thread = tid == im->pid};
     memset(w, 0, sizeof *w);
@@ -901,7 +901,7 @@ static int walk_thread(const struct mqdh_image *im, Dwfl_Thread *thread, pid_t t
 
 struct threads {
     const struct mqdh_image *im;
-    struct mqdh_where *w;
+    struct mqdh__where *w;
     struct mqdh_mem *mem;
     struct mqdh_stack *stack;
     int found, nomem;
@@ -922,7 +922,7 @@ static int thread_cb(Dwfl_Thread *thread, void *arg)
         return DWARF_CB_ABORT;
     }
     st->threads = grown;
-    struct mqdh_where w;
+    struct mqdh__where w;
     int in = walk_thread(th->im, thread, tid, th->mem, &w, &st->threads[st->nthreads]);
     if (in < 0) {
         th->nomem = 1;
@@ -936,7 +936,7 @@ static int thread_cb(Dwfl_Thread *thread, void *arg)
     return DWARF_CB_OK;
 }
 
-int mqdh_where(const struct mqdh_image *im, struct mqdh_mem *mem, struct mqdh_where *w,
+int mqdh__where(const struct mqdh_image *im, struct mqdh_mem *mem, struct mqdh__where *w,
                struct mqdh_stack *stack, char *err, size_t errlen)
 {
     memset(w, 0, sizeof *w);
@@ -971,7 +971,7 @@ int mqdh_where(const struct mqdh_image *im, struct mqdh_mem *mem, struct mqdh_wh
         dwfl_getthreads(im->dwfl, thread_cb, &th);
     }
     if (in < 0 || th.nomem) {
-        mqdh_stack_clear(stack);
+        mqdh__stack_clear(stack);
         memset(w, 0, sizeof *w);
         snprintf(err, errlen, "out of memory");
         return -1;

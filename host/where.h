@@ -17,7 +17,7 @@
  * a loop or a corrupt stack ends there (threads: MQDH_MAX_THREADS). */
 enum { MQDH_MAX_FRAMES = 512 };
 
-struct mqdh_where {
+struct mqdh__where {
     pid_t tid;          /* the thread in MPI; 0 if none is */
     char call[64];      /* "MPI_Waitall" (from MPI_ or PMPI_ frames) */
     char function[128]; /* the caller outside the MPI library, "??" if unnamed */
@@ -40,14 +40,14 @@ struct mqdh_where {
  * w with the innermost MPI entry point one of them is in, the main thread
  * first, and its arguments (mem reads the stack; NULL: only arguments held
  * in registers), and stack with every thread's frames (the main thread
- * first, to main; the caller frees them with mqdh_stack_clear).  Returns 0
+ * first, to main; the caller frees them with mqdh__stack_clear).  Returns 0
  * (w->call "" if no thread is in MPI), or -1 with the reason in err if the
  * process cannot be unwound (stack then empty).
  */
-int mqdh_where(const struct mqdh_image *im, struct mqdh_mem *mem, struct mqdh_where *w,
+int mqdh__where(const struct mqdh_image *im, struct mqdh_mem *mem, struct mqdh__where *w,
                struct mqdh_stack *stack, char *err, size_t errlen);
 
 /* Free what a stack holds, and zero it (NULL is nothing). */
-void mqdh_stack_clear(struct mqdh_stack *st);
+void mqdh__stack_clear(struct mqdh_stack *st);
 
 #endif

@@ -32,8 +32,8 @@ static int path_offset(struct mqdh_image *im, const char *path)
         if (!colon)
             return -1;
         *colon = '\0';
-        struct mqdh_type *t = mqdh_type_find(im, step);
-        int off = t ? mqdh_type_field_offset(t, colon + 1) : -1;
+        struct mqdh_type *t = mqdh__type_find(im, step);
+        int off = t ? mqdh__type_field_offset(t, colon + 1) : -1;
         if (off < 0)
             return -1;
         total += off;
@@ -50,15 +50,15 @@ int main(int argc, char **argv)
     }
     struct mqdh_image im;
     char err[512];
-    if (mqdh_image_open_file(&im, argv[1], err, sizeof err) != 0) {
+    if (mqdh__image_open_file(&im, argv[1], err, sizeof err) != 0) {
         fprintf(stderr, "gen_layout: %s\n", err);
         return 1;
     }
-    struct mqdh_type *comm = mqdh_type_find(&im, "MPIR_Comm");
+    struct mqdh_type *comm = mqdh__type_find(&im, "MPIR_Comm");
     if (!comm) {
         fprintf(stderr, "gen_layout: %s has no DWARF for MPIR_Comm: not a debug build\n",
                 argv[1]);
-        mqdh_image_close(&im);
+        mqdh__image_close(&im);
         return 1;
     }
     int nfields = 0, nsizes = 0;
@@ -89,12 +89,12 @@ int main(int argc, char **argv)
     printf("MPICH_LAYOUT_SIZES\n");
 #define PRINT_SIZE_(id, gen, type)                                                           \
     {                                                                                        \
-        struct mqdh_type *t_ = mqdh_type_find(&im, type);                                    \
-        printf("MPICH_LAYOUT_SIZE(" #id ", %d)\n", t_ ? mqdh_type_size(t_) : -1);           \
+        struct mqdh_type *t_ = mqdh__type_find(&im, type);                                    \
+        printf("MPICH_LAYOUT_SIZE(" #id ", %d)\n", t_ ? mqdh__type_size(t_) : -1);           \
     }
     MPICH_SIZES(PRINT_SIZE_)
 #undef PRINT_SIZE_
     printf("MPICH_LAYOUT_END\n");
-    mqdh_image_close(&im);
+    mqdh__image_close(&im);
     return ferror(stdout) ? 1 : 0;
 }

@@ -7,7 +7,7 @@
  */
 #define _GNU_SOURCE
 #include "mqdhost.h"
-#include "host/analyze.h" /* mqdh_peer_label: internal */
+#include "host/analyze.h" /* mqdh__peer_label: internal */
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -366,13 +366,13 @@ static void test_analyze__peer_labels_and_bad_arguments(void **state)
 {
     (void)state;
     char buf[32];
-    mqdh_peer_label(63, 0, 64, 1, buf, sizeof buf);
+    mqdh__peer_label(63, 0, 64, 1, buf, sizeof buf);
     assert_string_equal(buf, "rank-1");
-    mqdh_peer_label(2, 0, 64, 1, buf, sizeof buf);
+    mqdh__peer_label(2, 0, 64, 1, buf, sizeof buf);
     assert_string_equal(buf, "rank+2");
-    mqdh_peer_label(5, 5, 64, 1, buf, sizeof buf);
+    mqdh__peer_label(5, 5, 64, 1, buf, sizeof buf);
     assert_string_equal(buf, "rank");
-    mqdh_peer_label(5, 1, 64, 0, buf, sizeof buf);
+    mqdh__peer_label(5, 1, 64, 0, buf, sizeof buf);
     assert_string_equal(buf, "rank 5");
     /* Peers are named by MPI-2 identity, else (MPI-1 DLL) by rank. */
     struct mqdh_dump *d = job(3);

@@ -71,9 +71,9 @@ static void test_attach__stops_every_thread_and_resumes(void **state)
     pid_t pid = start_spinner(6); /* more threads than an attachment holds inline */
     while (count_threads(pid) < 7)
         sched_yield();
-    struct mqdh_attach a;
+    struct mqdh__attach a;
     char err[256];
-    assert_int_equal(mqdh_attach(&a, pid, err, sizeof err), 0);
+    assert_int_equal(mqdh__attach(&a, pid, err, sizeof err), 0);
     assert_int_equal(a.nthreads, 7);
     assert_true(a.nthreads > MQDH_FEW_THREADS);
     for (int i = 0; i < a.nthreads; i++) {
@@ -84,8 +84,8 @@ static void test_attach__stops_every_thread_and_resumes(void **state)
     pid_t tids[7];
     for (int i = 0; i < 7; i++)
         tids[i] = a.threads[i].tid;
-    mqdh_detach(&a);
-    mqdh_detach(&a); /* idempotent */
+    mqdh__detach(&a);
+    mqdh__detach(&a); /* idempotent */
     for (int i = 0; i < 7; i++) {
         long tracer;
         assert_int_equal(settled_state(pid, tids[i], 'R', &tracer), 'R');
@@ -103,10 +103,10 @@ static void test_attach__stopped_stays_stopped(void **state)
     kill(pid, SIGSTOP);
     assert_int_equal(waitpid(pid, &st, WUNTRACED), pid);
     assert_true(WIFSTOPPED(st));
-    struct mqdh_attach a;
+    struct mqdh__attach a;
     char err[256];
-    assert_int_equal(mqdh_attach(&a, pid, err, sizeof err), 0);
-    mqdh_detach(&a);
+    assert_int_equal(mqdh__attach(&a, pid, err, sizeof err), 0);
+    mqdh__detach(&a);
     long tracer;
     assert_int_equal(settled_state(pid, pid, 'T', &tracer), 'T');
     assert_int_equal(tracer, 0);
@@ -118,21 +118,21 @@ static void test_attach__stopped_stays_stopped(void **state)
 static void test_attach__refusals_say_why(void **state)
 {
     (void)state;
-    struct mqdh_attach a, b;
+    struct mqdh__attach a, b;
     char err[256];
 
     /* No such process. */
     pid_t gone = start_spinner(0);
     reap(gone);
-    assert_int_equal(mqdh_attach(&a, gone, err, sizeof err), -ESRCH);
+    assert_int_equal(mqdh__attach(&a, gone, err, sizeof err), -ESRCH);
     assert_non_null(strstr(err, "does not exist"));
 
     /* Already traced (by us, through the first attachment). */
     pid_t pid = start_spinner(0);
-    assert_int_equal(mqdh_attach(&a, pid, err, sizeof err), 0);
-    assert_int_equal(mqdh_attach(&b, pid, err, sizeof err), -EPERM);
+    assert_int_equal(mqdh__attach(&a, pid, err, sizeof err), 0);
+    assert_int_equal(mqdh__attach(&b, pid, err, sizeof err), -EPERM);
     assert_non_null(strstr(err, "already traced"));
-    mqdh_detach(&a);
+    mqdh__detach(&a);
     long tracer;
     assert_int_equal(settled_state(pid, pid, 'R', &tracer), 'R');
     reap(pid);
@@ -143,11 +143,11 @@ static void test_attach__emergency_detach(void **state)
 {
     (void)state;
     pid_t p1 = start_spinner(1), p2 = start_spinner(0);
-    struct mqdh_attach a1, a2;
+    struct mqdh__attach a1, a2;
     char err[256];
-    assert_int_equal(mqdh_attach(&a1, p1, err, sizeof err), 0);
-    assert_int_equal(mqdh_attach(&a2, p2, err, sizeof err), 0);
-    mqdh_detach_all_emergency();
+    assert_int_equal(mqdh__attach(&a1, p1, err, sizeof err), 0);
+    assert_int_equal(mqdh__attach(&a2, p2, err, sizeof err), 0);
+    mqdh__detach_all_emergency();
     long tracer;
     assert_int_equal(settled_state(p1, p1, 'R', &tracer), 'R');
     assert_int_equal(settled_state(p2, p2, 'R', &tracer), 'R');
@@ -260,9 +260,9 @@ static int is_root(void)
 static void test_attach__init_is_never_attached(void **state)
 {
     (void)state;
-    struct mqdh_attach a;
+    struct mqdh__attach a;
     char err[320] = "";
-    assert_int_equal(mqdh_attach(&a, 1, err, sizeof err), -EPERM);
+    assert_int_equal(mqdh__attach(&a, 1, err, sizeof err), -EPERM);
     assert_string_equal(err, "process 1 is the system's init process, never an MPI rank: not "
                              "attached");
     assert_int_equal(a.attached, 0);
@@ -289,9 +289,9 @@ static void test_attach__kernel_thread_says_so(void **state)
                       "kernel thread to try\n");
         skip();
     }
-    struct mqdh_attach a;
+    struct mqdh__attach a;
     char err[320] = "";
-    assert_int_equal(mqdh_attach(&a, 2, err, sizeof err), -EPERM);
+    assert_int_equal(mqdh__attach(&a, 2, err, sizeof err), -EPERM);
     assert_string_equal(err, "process 2 is a kernel thread, not a program");
 }
 
@@ -309,9 +309,9 @@ static void test_attach__zombie_says_so(void **state)
     for (int i = 0; i < 2000 && (st = thread_state(pid, pid, &tracer)) != 'Z'; i++)
         usleep(1000);
     assert_int_equal(st, 'Z');
-    struct mqdh_attach a;
+    struct mqdh__attach a;
     char err[320] = "", want[320];
-    assert_int_equal(mqdh_attach(&a, pid, err, sizeof err), -EPERM);
+    assert_int_equal(mqdh__attach(&a, pid, err, sizeof err), -EPERM);
     snprintf(want, sizeof want, "process %d is a zombie (it has exited; its parent has not "
              "reaped it): nothing to dump", (int)pid);
     assert_string_equal(err, want);

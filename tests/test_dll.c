@@ -84,17 +84,15 @@ static void test_dll__exports_only_the_interface(void **state)
     assert_true(each_export(dll, dll_name) >= 25);
 }
 
-/* The host library's API is mqdh_* (mqdhost.h); its internals, though
- * named mqdh_ too, are hidden (-fvisibility=hidden, a version script). */
+/* The host library's API is mqdh_* (mqdhost.h); its internals are
+ * mqdh__*, and hidden (-fvisibility=hidden, a version script): the name
+ * alone tells which is which. */
 static void host_name(const char *lib, const char *name)
 {
     if (strncmp(name, "mqdh_", 5) != 0 && strcmp(name, "MQDHOST_2") != 0)
         fail_msg("%s exports %s", lib, name);
-    static const char *const internal[] = {"mqdh_index_free", "mqdh_image_close",
-                                           "mqdh_files_free", "mqdh_dll_load"};
-    for (size_t i = 0; i < sizeof internal / sizeof internal[0]; i++)
-        if (strcmp(name, internal[i]) == 0)
-            fail_msg("%s exports its internal %s", lib, name);
+    if (strncmp(name, "mqdh__", 6) == 0)
+        fail_msg("%s exports its internal %s", lib, name);
 }
 
 static void test_dll__host_library_exports_only_its_api(void **state)

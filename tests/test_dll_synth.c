@@ -33,7 +33,7 @@ static int setup(void **state)
     char path[4096], err[512];
     const char *b = getenv("MQD_BUILD");
     snprintf(path, sizeof path, "%s/lib/libmqd_mpich.so", b && *b ? b : "build");
-    if (mqdh_dll_load(path, &synth_callbacks()->basic, &dll, err, sizeof err) != 0) {
+    if (mqdh__dll_load(path, &synth_callbacks()->basic, &dll, err, sizeof err) != 0) {
         fprintf(stderr, "%s\n", err);
         return -1;
     }

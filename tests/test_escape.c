@@ -157,9 +157,9 @@ static void test_escape__host_names(void **state)
     assert_int_not_equal(mqdh__host_name_check(long_name, why, sizeof why), 0);
     assert_non_null(strstr(why, "longer than 253"));
     /* A name that is no host name is never taken for this host. */
-    assert_int_equal(mqdh_host_is_local("-oProxyCommand=x"), 0);
-    assert_int_equal(mqdh_host_is_local("localhost\nDEADLOCK"), 0);
-    assert_int_equal(mqdh_host_is_local("localhost"), 1);
+    assert_int_equal(mqdh__host_is_local("-oProxyCommand=x"), 0);
+    assert_int_equal(mqdh__host_is_local("localhost\nDEADLOCK"), 0);
+    assert_int_equal(mqdh__host_is_local("localhost"), 1);
 }
 
 int main(void)

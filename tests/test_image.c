@@ -41,18 +41,18 @@ static void test_image__file_symbols(void **state)
     struct mqdh_image im;
     char err[512];
     uint64_t g = 0, f = 0, l = 0, x;
-    assert_int_equal(mqdh_image_open_file(&im, fixture, err, sizeof err), 0);
+    assert_int_equal(mqdh__image_open_file(&im, fixture, err, sizeof err), 0);
     assert_int_equal(im.elf_class, ELFCLASS64);
     assert_int_equal(im.big_endian, 0);
-    assert_int_equal(mqdh_image_symbol(&im, "fx_global_request", 0, &g, NULL), 0);
-    assert_int_equal(mqdh_image_symbol(&im, "fx_function", 1, &f, NULL), 0);
+    assert_int_equal(mqdh__image_symbol(&im, "fx_global_request", 0, &g, NULL), 0);
+    assert_int_equal(mqdh__image_symbol(&im, "fx_function", 1, &f, NULL), 0);
     /* A local (static) symbol, in .symtab only. */
-    assert_int_equal(mqdh_image_symbol(&im, "fx_local_counter", 0, &l, NULL), 0);
+    assert_int_equal(mqdh__image_symbol(&im, "fx_local_counter", 0, &l, NULL), 0);
     assert_true(g != 0 && f != 0 && l != 0 && g != l);
     /* A variable is not a function; unknown names are not found. */
-    assert_int_equal(mqdh_image_symbol(&im, "fx_global_request", 1, &x, NULL), -ENOENT);
-    assert_int_equal(mqdh_image_symbol(&im, "fx_no_such_symbol", 0, &x, NULL), -ENOENT);
-    mqdh_image_close(&im);
+    assert_int_equal(mqdh__image_symbol(&im, "fx_global_request", 1, &x, NULL), -ENOENT);
+    assert_int_equal(mqdh__image_symbol(&im, "fx_no_such_symbol", 0, &x, NULL), -ENOENT);
+    mqdh__image_close(&im);
 }
 
 static void test_image__types_and_offsets(void **state)
@@ -60,7 +60,7 @@ static void test_image__types_and_offsets(void **state)
     (void)state;
     struct mqdh_image im;
     char err[512];
-    assert_int_equal(mqdh_image_open_file(&im, fixture, err, sizeof err), 0);
+    assert_int_equal(mqdh__image_open_file(&im, fixture, err, sizeof err), 0);
 
     static const struct {
         const char *type, *field;
@@ -81,25 +81,25 @@ static void test_image__types_and_offsets(void **state)
         {"fx_request_t", "match.nosuch", -1},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        struct mqdh_type *t = mqdh_type_find(&im, cases[i].type);
+        struct mqdh_type *t = mqdh__type_find(&im, cases[i].type);
         if (!t)
             fail_msg("type %s not found", cases[i].type);
-        int got = mqdh_type_field_offset(t, cases[i].field);
+        int got = mqdh__type_field_offset(t, cases[i].field);
         if (got != cases[i].offset)
             fail_msg("%s.%s: %d, want %d", cases[i].type, cases[i].field, got,
                      cases[i].offset);
     }
-    assert_int_equal(mqdh_type_size(mqdh_type_find(&im, "fx_request_t")), 64);
-    assert_int_equal(mqdh_type_size(mqdh_type_find(&im, "fx_match")), 8);
+    assert_int_equal(mqdh__type_size(mqdh__type_find(&im, "fx_request_t")), 64);
+    assert_int_equal(mqdh__type_size(mqdh__type_find(&im, "fx_match")), 8);
     /* An incomplete type, and an unknown one, are not found (twice: cached). */
     for (int i = 0; i < 2; i++) {
-        assert_null(mqdh_type_find(&im, "fx_opaque_t"));
-        assert_null(mqdh_type_find(&im, "fx_no_such_type"));
+        assert_null(mqdh__type_find(&im, "fx_opaque_t"));
+        assert_null(mqdh__type_find(&im, "fx_no_such_type"));
     }
     /* The same pointer for the same name. */
-    assert_ptr_equal(mqdh_type_find(&im, "fx_match"), mqdh_type_find(&im, "fx_match"));
-    assert_int_equal(mqdh_type_field_offset(NULL, "x"), -1);
-    mqdh_image_close(&im);
+    assert_ptr_equal(mqdh__type_find(&im, "fx_match"), mqdh__type_find(&im, "fx_match"));
+    assert_int_equal(mqdh__type_field_offset(NULL, "x"), -1);
+    mqdh__image_close(&im);
 }
 
 /* In a live process, addresses are relocated: they match dlsym's. */
@@ -117,15 +117,15 @@ static void test_image__live_process_relocated(void **state)
     char err[512];
     uint64_t got, lgot;
     const char *mod = NULL;
-    assert_int_equal(mqdh_image_open_pid(&im, getpid(), NULL, err, sizeof err), 0);
-    assert_int_equal(mqdh_image_symbol(&im, "fx_global_request", 0, &got, &mod), 0);
+    assert_int_equal(mqdh__image_open_pid(&im, getpid(), NULL, err, sizeof err), 0);
+    assert_int_equal(mqdh__image_symbol(&im, "fx_global_request", 0, &got, &mod), 0);
     assert_int_equal(got, (uint64_t)(uintptr_t)want);
     assert_non_null(strstr(mod, "libtypes_fixture.so"));
-    assert_int_equal(mqdh_image_symbol(&im, "fx_local_counter", 0, &lgot, NULL), 0);
+    assert_int_equal(mqdh__image_symbol(&im, "fx_local_counter", 0, &lgot, NULL), 0);
     assert_int_equal(lgot, (uint64_t)(uintptr_t)local());
     /* The executable comes first: it is this test program. */
     assert_non_null(strstr(im.exe_path, "test_image"));
-    mqdh_image_close(&im);
+    mqdh__image_close(&im);
     dlclose(h);
 }
 
@@ -155,11 +155,11 @@ static int needed_before(const struct mqdh_image *im, int m, int upto)
     const char *soname;
     char *const *needed;
     int n;
-    mqdh_file_dynamic(im->mods[m].file, &soname, &needed, &n);
+    mqdh__file_dynamic(im->mods[m].file, &soname, &needed, &n);
     const char *name = soname ? soname : base ? base + 1 : "";
     for (int k = 0; k < upto; k++) {
         const char *ks;
-        mqdh_file_dynamic(im->mods[k].file, &ks, &needed, &n);
+        mqdh__file_dynamic(im->mods[k].file, &ks, &needed, &n);
         for (int i = 0; i < n; i++)
             if (strcmp(needed[i], name) == 0)
                 return 1;
@@ -184,7 +184,7 @@ static void test_image__loader_order(void **state)
 
     struct mqdh_image im;
     char err[512];
-    assert_int_equal(mqdh_image_open_pid(&im, getpid(), NULL, err, sizeof err), 0);
+    assert_int_equal(mqdh__image_open_pid(&im, getpid(), NULL, err, sizeof err), 0);
     assert_non_null(strstr(im.mods[0].file->path, "test_image"));
     int next = 0, seen = 0, m = 1;
     for (; m < im.nmods && needed_before(&im, m, m); m++) {
@@ -209,13 +209,13 @@ static void test_image__loader_order(void **state)
     const char *soname;
     char *const *needed;
     int n;
-    mqdh_file_dynamic(im.mods[0].file, &soname, &needed, &n);
+    mqdh__file_dynamic(im.mods[0].file, &soname, &needed, &n);
     assert_true(n >= 1);
     const char *first = needed[0];
-    mqdh_file_dynamic(im.mods[1].file, &soname, &needed, &n);
+    mqdh__file_dynamic(im.mods[1].file, &soname, &needed, &n);
     assert_non_null(soname);
     assert_string_equal(soname, first);
-    mqdh_image_close(&im);
+    mqdh__image_close(&im);
 }
 
 /*
@@ -244,37 +244,37 @@ static void test_image__files_are_read_once(void **state)
     assert_int_equal(c, 'y');
     close(fds[0]);
     close(fds[1]);
-    struct mqdh_files *fs = mqdh_files_new();
+    struct mqdh_files *fs = mqdh__files_new();
     assert_non_null(fs);
     struct mqdh_image a, b;
     char err[512];
     uint64_t ga, gb, la, lb;
-    assert_int_equal(mqdh_image_open_pid(&a, child, fs, err, sizeof err), 0);
+    assert_int_equal(mqdh__image_open_pid(&a, child, fs, err, sizeof err), 0);
     unsigned long opened = fs->opened;
     assert_true(opened >= 2); /* this program, the fixture, libc ... */
-    assert_int_equal(mqdh_image_symbol(&a, "fx_global_request", 0, &ga, NULL), 0);
-    assert_int_equal(mqdh_image_symbol(&a, "fx_local_counter", 0, &la, NULL), 0);
-    struct mqdh_type *ta = mqdh_type_find(&a, "fx_request_t");
+    assert_int_equal(mqdh__image_symbol(&a, "fx_global_request", 0, &ga, NULL), 0);
+    assert_int_equal(mqdh__image_symbol(&a, "fx_local_counter", 0, &la, NULL), 0);
+    struct mqdh_type *ta = mqdh__type_find(&a, "fx_request_t");
     assert_non_null(ta);
-    assert_int_equal(mqdh_image_open_pid(&b, child, fs, err, sizeof err), 0);
+    assert_int_equal(mqdh__image_open_pid(&b, child, fs, err, sizeof err), 0);
     assert_int_equal(fs->opened, opened);
     assert_int_equal(b.nmods, a.nmods);
     for (int m = 0; m < a.nmods; m++) {
         assert_ptr_equal(b.mods[m].file, a.mods[m].file);
         assert_int_equal(b.mods[m].bias, a.mods[m].bias);
     }
-    assert_int_equal(mqdh_image_symbol(&b, "fx_global_request", 0, &gb, NULL), 0);
-    assert_int_equal(mqdh_image_symbol(&b, "fx_local_counter", 0, &lb, NULL), 0);
+    assert_int_equal(mqdh__image_symbol(&b, "fx_global_request", 0, &gb, NULL), 0);
+    assert_int_equal(mqdh__image_symbol(&b, "fx_local_counter", 0, &lb, NULL), 0);
     assert_int_equal(ga, gb);
     assert_int_equal(la, lb);
-    struct mqdh_type *tb = mqdh_type_find(&b, "fx_request_t");
+    struct mqdh_type *tb = mqdh__type_find(&b, "fx_request_t");
     assert_non_null(tb);
-    assert_int_equal(mqdh_type_field_offset(tb, "match.context_id"), 22);
-    assert_int_equal(mqdh_type_field_offset(ta, "match.context_id"), 22);
+    assert_int_equal(mqdh__type_field_offset(tb, "match.context_id"), 22);
+    assert_int_equal(mqdh__type_field_offset(ta, "match.context_id"), 22);
     assert_int_equal(fs->opened, opened);
-    mqdh_image_close(&a);
-    mqdh_image_close(&b);
-    mqdh_files_free(fs);
+    mqdh__image_close(&a);
+    mqdh__image_close(&b);
+    mqdh__files_free(fs);
     kill(child, SIGKILL);
     waitpid(child, NULL, 0);
 }
@@ -284,17 +284,17 @@ static void test_image__bad_files(void **state)
     (void)state;
     struct mqdh_image im;
     char err[512] = "";
-    assert_int_equal(mqdh_image_open_file(&im, "/nonexistent/x.so", err, sizeof err), -ENOENT);
+    assert_int_equal(mqdh__image_open_file(&im, "/nonexistent/x.so", err, sizeof err), -ENOENT);
     assert_non_null(strstr(err, "/nonexistent/x.so"));
     char path[] = "/tmp/mqd-notelf.XXXXXX";
     int fd = mkstemp(path);
     assert_true(fd >= 0);
     assert_int_equal(write(fd, "not an ELF file\n", 16), 16);
     close(fd);
-    assert_int_equal(mqdh_image_open_file(&im, path, err, sizeof err), -EINVAL);
+    assert_int_equal(mqdh__image_open_file(&im, path, err, sizeof err), -EINVAL);
     assert_non_null(strstr(err, "not a usable ELF file"));
     unlink(path);
-    assert_true(mqdh_image_open_pid(&im, 0x7ffffff0, NULL, err, sizeof err) < 0);
+    assert_true(mqdh__image_open_pid(&im, 0x7ffffff0, NULL, err, sizeof err) < 0);
 }
 
 /*
@@ -309,13 +309,13 @@ static void test_image__separate_debug_file(void **state)
     snprintf(stripped, sizeof stripped, "%.*s/debuglink/libtypes_fixture.so",
              (int)(strrchr(fixture, '/') - fixture), fixture);
     struct mqdh_image im;
-    assert_int_equal(mqdh_image_open_file(&im, stripped, err, sizeof err), 0);
-    struct mqdh_type *t = mqdh_type_find(&im, "fx_request_t");
+    assert_int_equal(mqdh__image_open_file(&im, stripped, err, sizeof err), 0);
+    struct mqdh_type *t = mqdh__type_find(&im, "fx_request_t");
     if (!t)
         fail_msg("fx_request_t not found through the debuglink of %s", stripped);
-    assert_int_equal(mqdh_type_field_offset(t, "match.context_id"), 22);
-    assert_int_equal(mqdh_type_size(t), 64);
-    mqdh_image_close(&im);
+    assert_int_equal(mqdh__type_field_offset(t, "match.context_id"), 22);
+    assert_int_equal(mqdh__type_size(t), 64);
+    mqdh__image_close(&im);
 }
 
 int main(void)

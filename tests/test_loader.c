@@ -230,7 +230,7 @@ static int load_by(int named, const char *path, struct mqdh_dll **dll, char *err
 {
     *dll = NULL;
     if (named)
-        return mqdh_dll_load_as(path, MQDH_DLL_TRUST_RULE, &mqdh_basic_callbacks, dll, err,
+        return mqdh__dll_load_as(path, MQDH_DLL_TRUST_RULE, &mqdh__basic_callbacks, dll, err,
                                 errlen);
     return mqdh_dll_check(path, NULL, 0, NULL, err, errlen);
 }
@@ -354,12 +354,12 @@ static void test_loader__a_named_dll_is_trusted_only_if_its_whole_path_is(void *
     scratch_copy("fake/fake_ok.so", "group/sub/lib.so", 0644);
 
     in_scratch(path, sizeof path, "kept/lib.so");
-    if (mqdh_dll_load_as(path, MQDH_DLL_TRUST_RULE, &mqdh_basic_callbacks, &dll, err,
+    if (mqdh__dll_load_as(path, MQDH_DLL_TRUST_RULE, &mqdh__basic_callbacks, &dll, err,
                          sizeof err) != MQDH_OK)
         fail_msg("%s (under /tmp, sticky and root's) refused: %s", path, err);
 
     in_scratch(path, sizeof path, "group/sub/lib.so");
-    int rc = mqdh_dll_load_as(path, MQDH_DLL_TRUST_RULE, &mqdh_basic_callbacks, &dll, err,
+    int rc = mqdh__dll_load_as(path, MQDH_DLL_TRUST_RULE, &mqdh__basic_callbacks, &dll, err,
                               sizeof err);
     if (rc != MQDH_E_DLL_UNTRUSTED || !strstr(err, path) ||
         !strstr(err, "/group above it is writable by its group") || !strstr(err, "(mode 775)"))
@@ -371,7 +371,7 @@ static void test_loader__a_named_dll_is_trusted_only_if_its_whole_path_is(void *
     int fd = mkstemp(tmp);
     assert_true(fd >= 0);
     close(fd);
-    rc = mqdh_dll_load_as(tmp, MQDH_DLL_TRUST_RULE, &mqdh_basic_callbacks, &dll, err,
+    rc = mqdh__dll_load_as(tmp, MQDH_DLL_TRUST_RULE, &mqdh__basic_callbacks, &dll, err,
                           sizeof err);
     unlink(tmp);
     if (rc != MQDH_E_DLL_UNTRUSTED || !strstr(err, "its directory /tmp is shared"))
@@ -392,15 +392,15 @@ static void test_loader__a_dll_is_known_by_its_file_not_its_name(void **state)
     scratch_symlink("a.so", "b.so");
     in_scratch(a, sizeof a, "a.so");
     in_scratch(b, sizeof b, "b.so");
-    if (mqdh_dll_load(a, &mqdh_basic_callbacks, &first, err, sizeof err) != MQDH_OK ||
-        mqdh_dll_load(b, &mqdh_basic_callbacks, &again, err, sizeof err) != MQDH_OK)
+    if (mqdh__dll_load(a, &mqdh__basic_callbacks, &first, err, sizeof err) != MQDH_OK ||
+        mqdh__dll_load(b, &mqdh__basic_callbacks, &again, err, sizeof err) != MQDH_OK)
         fail_msg("%s", err);
     assert_ptr_equal(first, again);
     assert_int_equal(first->mpi2, 1);
 
     scratch_copy("fake/fake_mpi1.so", "next.so", 0644);
     assert_int_equal(rename(in_scratch(next, sizeof next, "next.so"), a), 0);
-    if (mqdh_dll_load(a, &mqdh_basic_callbacks, &replaced, err, sizeof err) != MQDH_OK)
+    if (mqdh__dll_load(a, &mqdh__basic_callbacks, &replaced, err, sizeof err) != MQDH_OK)
         fail_msg("%s", err);
     assert_ptr_not_equal(replaced, first);
     assert_int_equal(replaced->mpi2, 0); /* fake_mpi1.so's, not the cached fake_ok.so */
@@ -461,7 +461,7 @@ static void test_loader__as_root_a_given_dll_others_could_write_is_refused(void 
             !strstr(err, "as root") || !strstr(err, "pass --trust-target-dll to load it anyway"))
             fail_msg("%s: code %d (want %d), message \"%s\" (want it to name the file, say "
                      "\"%s\" and the risk)", c->rel, rc, MQDH_E_DLL_UNTRUSTED, err, c->says);
-        if (mqdh_dll_load_as(path, MQDH_DLL_TRUST_ANY, &mqdh_basic_callbacks, &dll, err,
+        if (mqdh__dll_load_as(path, MQDH_DLL_TRUST_ANY, &mqdh__basic_callbacks, &dll, err,
                              sizeof err) != MQDH_OK)
             fail_msg("%s with --trust-target-dll: %s", c->rel, err);
         /* Not root: the user's own choice, loaded as given. */

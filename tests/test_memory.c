@@ -82,14 +82,14 @@ static void test_memory__reads_whole_and_across_pages(void **state)
     struct child c;
     struct mqdh_mem m;
     start_child(&c);
-    mqdh_mem_init(&m, c.pid);
+    mqdh__mem_init(&m, c.pid);
     size_t ps = m.page_size;
     unsigned char *buf = malloc(3 * ps);
     assert_non_null(buf);
 
     /* A read spanning three pages, starting mid-page. */
     size_t off = ps / 2, len = 2 * ps;
-    assert_int_equal(mqdh_mem_read(&m, c.addr + off, buf, len), 0);
+    assert_int_equal(mqdh__mem_read(&m, c.addr + off, buf, len), 0);
     for (size_t i = 0; i < len; i++)
         if (buf[i] != pattern_byte(off + i))
             fail_msg("byte %zu differs", off + i);
@@ -97,21 +97,21 @@ static void test_memory__reads_whole_and_across_pages(void **state)
     assert_int_equal(m.bytes_read, 3 * ps);
 
     /* Everything again, and small reads inside: all from the cache. */
-    assert_int_equal(mqdh_mem_read(&m, c.addr, buf, 3 * ps), 0);
+    assert_int_equal(mqdh__mem_read(&m, c.addr, buf, 3 * ps), 0);
     for (int i = 0; i < 100; i++) {
         uint32_t v;
-        assert_int_equal(mqdh_mem_read(&m, c.addr + (uint64_t)i * 8, &v, sizeof v), 0);
+        assert_int_equal(mqdh__mem_read(&m, c.addr + (uint64_t)i * 8, &v, sizeof v), 0);
     }
     assert_int_equal(m.syscalls, 3);
     assert_int_equal(buf[ps + 5], pattern_byte(ps + 5));
 
     /* After a flush, the pages are read again. */
-    mqdh_mem_flush(&m);
-    assert_int_equal(mqdh_mem_read(&m, c.addr, buf, 1), 0);
+    mqdh__mem_flush(&m);
+    assert_int_equal(mqdh__mem_read(&m, c.addr, buf, 1), 0);
     assert_int_equal(m.syscalls, 4);
 
     free(buf);
-    mqdh_mem_fini(&m);
+    mqdh__mem_fini(&m);
     stop_child(&c);
 }
 
@@ -122,17 +122,17 @@ static void test_memory__unmapped_is_an_error(void **state)
     struct mqdh_mem m;
     unsigned char buf[64];
     start_child(&c);
-    mqdh_mem_init(&m, c.pid);
-    assert_int_equal(mqdh_mem_read(&m, c.hole, buf, 8), -EFAULT);
-    assert_int_equal(mqdh_mem_read(&m, 0, buf, 8), -EFAULT);
+    mqdh__mem_init(&m, c.pid);
+    assert_int_equal(mqdh__mem_read(&m, c.hole, buf, 8), -EFAULT);
+    assert_int_equal(mqdh__mem_read(&m, 0, buf, 8), -EFAULT);
     /* A read that runs off the end of the mapping into the hole's
      * neighbour page (page 3 is mapped, page 4 is not). */
-    assert_int_equal(mqdh_mem_read(&m, c.hole - 4, buf, 8), -EFAULT);
+    assert_int_equal(mqdh__mem_read(&m, c.hole - 4, buf, 8), -EFAULT);
     /* Wrapping around the address space. */
-    assert_int_equal(mqdh_mem_read(&m, UINT64_MAX - 2, buf, 8), -EFAULT);
+    assert_int_equal(mqdh__mem_read(&m, UINT64_MAX - 2, buf, 8), -EFAULT);
     /* Zero bytes is always fine. */
-    assert_int_equal(mqdh_mem_read(&m, c.hole, buf, 0), 0);
-    mqdh_mem_fini(&m);
+    assert_int_equal(mqdh__mem_read(&m, c.hole, buf, 0), 0);
+    mqdh__mem_fini(&m);
     stop_child(&c);
 }
 
@@ -143,11 +143,11 @@ static void test_memory__process_gone(void **state)
     struct mqdh_mem m;
     unsigned char buf[8];
     start_child(&c);
-    mqdh_mem_init(&m, c.pid);
+    mqdh__mem_init(&m, c.pid);
     stop_child(&c);
-    int rc = mqdh_mem_read(&m, c.addr, buf, sizeof buf);
+    int rc = mqdh__mem_read(&m, c.addr, buf, sizeof buf);
     assert_int_equal(rc, -ESRCH);
-    mqdh_mem_fini(&m);
+    mqdh__mem_fini(&m);
 }
 
 /* The /proc/PID/mem path gives the same bytes. */
@@ -158,13 +158,13 @@ static void test_memory__proc_mem_fallback(void **state)
     struct mqdh_mem m;
     unsigned char buf[100];
     start_child(&c);
-    mqdh_mem_init(&m, c.pid);
+    mqdh__mem_init(&m, c.pid);
     m.use_proc_mem = 1;
-    assert_int_equal(mqdh_mem_read(&m, c.addr + 10, buf, sizeof buf), 0);
+    assert_int_equal(mqdh__mem_read(&m, c.addr + 10, buf, sizeof buf), 0);
     for (size_t i = 0; i < sizeof buf; i++)
         assert_int_equal(buf[i], pattern_byte(10 + i));
-    assert_int_equal(mqdh_mem_read(&m, c.hole, buf, 8), -EFAULT);
-    mqdh_mem_fini(&m);
+    assert_int_equal(mqdh__mem_read(&m, c.hole, buf, 8), -EFAULT);
+    mqdh__mem_fini(&m);
     stop_child(&c);
 }
 
@@ -181,29 +181,29 @@ static void test_memory__strings_at_the_edge(void **state)
     memcpy(s, "hello", 6); /* the NUL is the page's last byte */
     struct mqdh_mem m;
     char buf[256];
-    mqdh_mem_init(&m, getpid());
-    assert_int_equal(mqdh_mem_read_string(&m, (uint64_t)(uintptr_t)s, buf, sizeof buf), 0);
+    mqdh__mem_init(&m, getpid());
+    assert_int_equal(mqdh__mem_read_string(&m, (uint64_t)(uintptr_t)s, buf, sizeof buf), 0);
     assert_string_equal(buf, "hello");
     /* Too long for the buffer: an error, and the buffer is still a string. */
-    assert_int_equal(mqdh_mem_read_string(&m, (uint64_t)(uintptr_t)s, buf, 4), -ENAMETOOLONG);
+    assert_int_equal(mqdh__mem_read_string(&m, (uint64_t)(uintptr_t)s, buf, 4), -ENAMETOOLONG);
     assert_int_equal(strlen(buf), 3);
     /* Unterminated up to the hole. */
     memset(map + page - 64, 'x', 64);
-    mqdh_mem_flush(&m);
-    assert_int_equal(mqdh_mem_read_string(&m, (uint64_t)(uintptr_t)(map + page - 64), buf,
+    mqdh__mem_flush(&m);
+    assert_int_equal(mqdh__mem_read_string(&m, (uint64_t)(uintptr_t)(map + page - 64), buf,
                                           sizeof buf),
                      -EFAULT);
     /* Words in either byte order; a bad size or a hole is an error. */
     static const unsigned char word[4] = {0x12, 0x34, 0x56, 0x78};
     uint64_t v;
-    assert_int_equal(mqdh_mem_read_word(&m, (uint64_t)(uintptr_t)word, 4, 1, &v), 0);
+    assert_int_equal(mqdh__mem_read_word(&m, (uint64_t)(uintptr_t)word, 4, 1, &v), 0);
     assert_true(v == 0x12345678u);
-    assert_int_equal(mqdh_mem_read_word(&m, (uint64_t)(uintptr_t)word, 4, 0, &v), 0);
+    assert_int_equal(mqdh__mem_read_word(&m, (uint64_t)(uintptr_t)word, 4, 0, &v), 0);
     assert_true(v == 0x78563412u);
-    assert_int_equal(mqdh_mem_read_word(&m, (uint64_t)(uintptr_t)word, 9, 0, &v), -EINVAL);
-    assert_int_equal(mqdh_mem_read_word(&m, (uint64_t)(uintptr_t)(map + page), 4, 0, &v),
+    assert_int_equal(mqdh__mem_read_word(&m, (uint64_t)(uintptr_t)word, 9, 0, &v), -EINVAL);
+    assert_int_equal(mqdh__mem_read_word(&m, (uint64_t)(uintptr_t)(map + page), 4, 0, &v),
                      -EFAULT);
-    mqdh_mem_fini(&m);
+    mqdh__mem_fini(&m);
     munmap(map, (size_t)page);
 }
 
@@ -217,43 +217,43 @@ static void test_memory__target_to_host_both_orders(void **state)
     uint32_t v32;
     uint16_t v16;
     uint8_t v8;
-    mqdh_target_to_host(1, be, &v64, 8);
+    mqdh__target_to_host(1, be, &v64, 8);
     assert_true(v64 == 0x0123456789abcdefull);
-    mqdh_target_to_host(0, le, &v64, 8);
+    mqdh__target_to_host(0, le, &v64, 8);
     assert_true(v64 == 0x0123456789abcdefull);
-    mqdh_target_to_host(1, be, &v32, 4);
+    mqdh__target_to_host(1, be, &v32, 4);
     assert_true(v32 == 0x01234567u);
-    mqdh_target_to_host(0, le + 4, &v32, 4);
+    mqdh__target_to_host(0, le + 4, &v32, 4);
     assert_true(v32 == 0x01234567u);
-    mqdh_target_to_host(1, be, &v16, 2);
+    mqdh__target_to_host(1, be, &v16, 2);
     assert_true(v16 == 0x0123);
-    mqdh_target_to_host(0, le + 6, &v16, 2);
+    mqdh__target_to_host(0, le + 6, &v16, 2);
     assert_true(v16 == 0x0123);
-    mqdh_target_to_host(1, be + 7, &v8, 1);
+    mqdh__target_to_host(1, be + 7, &v8, 1);
     assert_true(v8 == 0xef);
     /* In place, both ways. */
     unsigned char buf[8];
     memcpy(buf, be, 8);
-    mqdh_target_to_host(1, buf, buf, 8);
+    mqdh__target_to_host(1, buf, buf, 8);
     memcpy(&v64, buf, 8);
     assert_true(v64 == 0x0123456789abcdefull);
     /* Not an integer (more than 16 bytes): copied unchanged; size 0: nothing. */
     unsigned char big[20], out[20];
     for (int i = 0; i < 20; i++)
         big[i] = (unsigned char)i;
-    mqdh_target_to_host(1, big, out, 20);
+    mqdh__target_to_host(1, big, out, 20);
     assert_memory_equal(big, out, 20);
     out[0] = 0x55;
-    mqdh_target_to_host(1, big, out, 0);
+    mqdh__target_to_host(1, big, out, 0);
     assert_int_equal(out[0], 0x55);
     /* Words of 1 to 8 bytes, independent of the host. */
-    assert_true(mqdh_target_word(be, 8, 1) == 0x0123456789abcdefull);
-    assert_true(mqdh_target_word(le, 8, 0) == 0x0123456789abcdefull);
-    assert_true(mqdh_target_word(be, 4, 1) == 0x01234567u);
-    assert_true(mqdh_target_word(be, 4, 0) == 0x67452301u);
-    assert_true(mqdh_target_word(be, 3, 1) == 0x012345u);
-    assert_true(mqdh_target_word(be, 0, 1) == 0);
-    assert_true(mqdh_target_word(be, 9, 1) == 0);
+    assert_true(mqdh__target_word(be, 8, 1) == 0x0123456789abcdefull);
+    assert_true(mqdh__target_word(le, 8, 0) == 0x0123456789abcdefull);
+    assert_true(mqdh__target_word(be, 4, 1) == 0x01234567u);
+    assert_true(mqdh__target_word(be, 4, 0) == 0x67452301u);
+    assert_true(mqdh__target_word(be, 3, 1) == 0x012345u);
+    assert_true(mqdh__target_word(be, 0, 1) == 0);
+    assert_true(mqdh__target_word(be, 9, 1) == 0);
 }
 
 int main(void)

@@ -77,7 +77,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
                  slash ? (int)(slash - self) : 1, slash ? self : ".");
     }
     synth_memory_size(128 * 1024); /* ample for what an input builds; less to clear */
-    if (mqdh_dll_load(path, &synth_callbacks()->basic, &dll, err, sizeof err) != 0) {
+    if (mqdh__dll_load(path, &synth_callbacks()->basic, &dll, err, sizeof err) != 0) {
         fprintf(stderr, "fuzz_dll: %s\n", err);
         exit(1);
     }

@@ -41,21 +41,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (fd < 0)
         return 0;
     struct mqdh_image im;
-    if (mqdh_image_open_file(&im, path, err, sizeof err) == 0) {
+    if (mqdh__image_open_file(&im, path, err, sizeof err) == 0) {
         for (size_t i = 0; i < sizeof symbols / sizeof symbols[0]; i++) {
             uint64_t addr;
             const char *module;
-            mqdh_image_symbol(&im, symbols[i], 0, &addr, &module);
-            mqdh_image_symbol(&im, symbols[i], 1, &addr, &module);
+            mqdh__image_symbol(&im, symbols[i], 0, &addr, &module);
+            mqdh__image_symbol(&im, symbols[i], 1, &addr, &module);
         }
         for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
-            struct mqdh_type *t = mqdh_type_find(&im, fields[i].type);
+            struct mqdh_type *t = mqdh__type_find(&im, fields[i].type);
             if (t) {
-                mqdh_type_size(t);
-                mqdh_type_field_offset(t, fields[i].field);
+                mqdh__type_size(t);
+                mqdh__type_field_offset(t, fields[i].field);
             }
         }
-        mqdh_image_close(&im);
+        mqdh__image_close(&im);
     } else if (!err[0]) {
         fprintf(stderr, "fuzz_image: a refusal without its reason\n");
         abort();

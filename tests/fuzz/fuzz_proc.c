@@ -35,28 +35,28 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     switch (data[0] % 5) {
     case 0: {
         int spawned = -1;
-        int rank = mqdh_text_env_rank(text, n, &spawned);
+        int rank = mqdh__text_env_rank(text, n, &spawned);
         if (rank < -1 || rank >= (1 << 30) || (spawned != 0 && spawned != 1))
             broken("an environment's rank out of its range");
         break;
     }
     case 1: {
-        int pgid = mqdh_text_cmdline_pgid(text, n);
+        int pgid = mqdh__text_cmdline_pgid(text, n);
         if (pgid < -1 || pgid >= (1 << 30))
             broken("a --pgid out of its range");
         break;
     }
     case 2:
-        mqdh_text_stat_ppid(text);
+        mqdh__text_stat_ppid(text);
         break;
     case 3:
-        if (mqdh_text_status_field(text, "TracerPid") < -1 ||
-            mqdh_text_status_field(text, "Uid") < -1)
+        if (mqdh__text_status_field(text, "TracerPid") < -1 ||
+            mqdh__text_status_field(text, "Uid") < -1)
             broken("a status field out of its range");
         break;
     default: {
         struct mqdh_maps_entry e;
-        if (mqdh_text_maps_line(text, &e) == 0 &&
+        if (mqdh__text_maps_line(text, &e) == 0 &&
             (e.file < text || e.file > text + n || strchr(e.file, '\n')))
             broken("a maps line's file outside the line");
         break;
