@@ -19,7 +19,7 @@
 #include <stdio.h>
 #include <string.h>
 
-/* The offset of "T1:f1/T2:f2", or -1 (as dll/mpich.c computes it). */
+/* The offset of "T1:f1/T2:f2", or -1 (as dll/mpich_layout.c computes it). */
 static int path_offset(struct mqdh_image *im, const char *path)
 {
     char buf[256];

@@ -8,24 +8,25 @@
  * debugger-specific dotted names).
  *
  * Generations (chosen per process from MPII_Version_device, the symbols
- * and the types the debug information has; README "MPICH generations"):
- *   MPICH_GEN_CH3_402  MPICH up to 4.0.2 with the ch3 device: communicators
- *                      on MPIR_All_communicators, sends on MPIR_Sendq_head
- *                      (MPIR_Sendq), receives on ch3's own posted and
- *                      unexpected request lists, whose heads are reached
- *                      through MPID_Recvq_{posted,unexpected}_head_ptr.
- *   MPICH_GEN_CH3_DQ   ch3 from 4.0.3 on: MPIR_Sendq_head is a list of
- *                      MPIR_Debugq entries, but a blocking MPI_Recv is never
- *                      entered in MPIR_Recvq_head (ch3's mpid_recv.c does so
- *                      only inside MPL_DBG_STMT): receives and unexpected
- *                      messages from ch3's own lists as in 4.0.2, sends from
- *                      the debug queue, ranks through the connection tables.
- *   MPICH_GEN_DEBUGQ   4.0.3 to 4.3 with ch4: three flat lists of
+ * and the types the debug information has; docs/DLL.md "MPICH generations"):
+ *   MPICH_GEN_CH3_SENDQ   MPICH up to 4.0.2 with the ch3 device:
+ *                      communicators on MPIR_All_communicators, sends on
+ *                      MPIR_Sendq_head (MPIR_Sendq), receives on ch3's own
+ *                      posted and unexpected request lists, whose heads are
+ *                      reached through MPID_Recvq_{posted,unexpected}_head_ptr.
+ *   MPICH_GEN_CH3_DEBUGQ  ch3 from 4.0.3 on (5.0 included): MPIR_Sendq_head
+ *                      is a list of MPIR_Debugq entries, but a blocking
+ *                      MPI_Recv is never entered in MPIR_Recvq_head (ch3's
+ *                      mpid_recv.c does so only inside MPL_DBG_STMT):
+ *                      receives and unexpected messages from ch3's own lists
+ *                      as in 4.0.2, sends from the debug queue, ranks
+ *                      through the connection tables.
+ *   MPICH_GEN_CH4_4X      4.0.3 to 4.3 with ch4: three flat lists of
  *                      MPIR_Debugq {req, tag, rank, context_id, buf, count,
  *                      next, prev}, newest first, on MPIR_Sendq_head,
  *                      MPIR_Recvq_head and MPIR_Unexpq_head; groups with an
  *                      lrank_to_lpid table, made lazily (often NULL).
- *   MPICH_GEN_DEBUGQ_5 5.0 with ch4: the same lists; contexts are plain
+ *   MPICH_GEN_CH4_5X      5.0 with ch4: the same lists; contexts are plain
  *                      int (MPIR_Context_id_t is gone); groups carry an
  *                      MPIR_Pmap (an lpid table or offset/stride/blocksize),
  *                      an lpid being world index << 32 | world rank, with
@@ -41,11 +42,11 @@
 #define MQD_MPICH_DEFS_H
 
 enum mpich_generation {
-    MPICH_GEN_NONE,
-    MPICH_GEN_CH3_402,
-    MPICH_GEN_CH3_DQ,
-    MPICH_GEN_DEBUGQ,
-    MPICH_GEN_DEBUGQ_5
+    MPICH_GEN_NONE,       /* no queues a debugger can read */
+    MPICH_GEN_CH3_SENDQ,  /* ch3, sends in MPIR_Sendq (4.0.2 and older) */
+    MPICH_GEN_CH3_DEBUGQ, /* ch3, sends in MPIR_Debugq (4.0.3 and later) */
+    MPICH_GEN_CH4_4X,     /* ch4 4.0.3 to 4.3: debug queues, lpid groups, rank maps */
+    MPICH_GEN_CH4_5X      /* ch4 5.0: debug queues, MPIR_Pmap groups, worlds */
 };
 
 /* Symbols. */
@@ -73,122 +74,124 @@ enum mpich_generation {
 
 /*
  * Fields: X(ID, CLASS, PATH).  A generation needs the fields and sizes of
- * its classes (mpich.c, gen_needs): A all; C ch3's device (connection
- * tables, requests' match and user fields); S the MPIR_Sendq of 4.0.2; Q
- * the MPIR_Debugq of 4.0.3+; G 4.x groups (lrank_to_lpid); P 5.0 groups
- * (MPIR_Pmap); M ch4's rank maps (MPIR_Comm.dev.ch4.map, optional as a
- * whole: 4.x ch4 makes groups lazily, and the map is how a communicator
- * without one names its members).  A field a process's generation needs and the debug
- * information lacks stops the DLL with its name.  The rest are optional:
- * H ch3's process groups, which name processes across jobs for MPI-2
- * identities (without them, peers outside MPI_COMM_WORLD are -1), and its
- * match parts; W 5.0's worlds (MPIR_World); O any generation's (statuses,
- * MPI_TAG_UB and the like).  The DLL looks up only the classes of the
- * generation the symbols announce: a type no file defines costs a debugger
- * that indexes DWARF a walk of every file's (libc's debug file included).
+ * its classes (dll/mpich_layout.c, gen_needs): COMMON every generation's;
+ * CH3 ch3's device (connection tables, requests' match and user fields);
+ * SENDQ the MPIR_Sendq of 4.0.2; DEBUGQ the MPIR_Debugq of 4.0.3+;
+ * GROUP_LPIDS 4.x groups (lrank_to_lpid); GROUP_PMAP 5.0 groups
+ * (MPIR_Pmap); CH4_RANK_MAPS ch4's rank maps (MPIR_Comm.dev.ch4.map,
+ * optional as a whole: 4.x ch4 makes groups lazily, and the map is how a
+ * communicator without one names its members).  A field a process's
+ * generation needs and the debug information lacks stops the DLL with its
+ * name.  The rest are optional: CH3_OPTIONAL ch3's process groups, which
+ * name processes across jobs for MPI-2 identities (without them, peers
+ * outside MPI_COMM_WORLD are -1), and its match parts; WORLDS 5.0's worlds
+ * (MPIR_World); OPTIONAL any generation's (statuses, MPI_TAG_UB and the
+ * like).  The DLL looks up only the classes of the generation the symbols
+ * announce: a type no file defines costs a debugger that indexes DWARF a
+ * walk of every file's (libc's debug file included).
  * MPIR_Pmap's union has no type name to look up: map (and stride.offset)
  * are at its start, stride.stride 8 bytes in, stride.blocksize 16 (5.0.x
  * has it when MPIR_Pmap is big enough to hold it).
  */
 #define MPICH_FIELDS(X)                                                                       \
-    X(COMML_SEQ, A, "MPIR_Comm_list:sequence_number")                                       \
-    X(COMML_HEAD, A, "MPIR_Comm_list:head")                                                  \
-    X(COMM_HANDLE, A, "MPIR_Comm:handle")                                                    \
-    X(COMM_CTX, A, "MPIR_Comm:context_id")                                                   \
-    X(COMM_RCTX, A, "MPIR_Comm:recvcontext_id")                                              \
-    X(COMM_RSIZE, A, "MPIR_Comm:remote_size")                                                \
-    X(COMM_RANK, A, "MPIR_Comm:rank")                                                        \
-    X(COMM_LSIZE, A, "MPIR_Comm:local_size")                                                 \
-    X(COMM_KIND, A, "MPIR_Comm:comm_kind")                                                   \
-    X(COMM_NAME, A, "MPIR_Comm:name")                                                        \
-    X(COMM_NEXT, A, "MPIR_Comm:comm_next")                                                   \
-    X(COMM_LGROUP, A, "MPIR_Comm:local_group")                                               \
-    X(COMM_RGROUP, A, "MPIR_Comm:remote_group")                                              \
-    X(COMM_VCRT, C, "MPIR_Comm:dev/MPIDI_CH3I_comm_t:vcrt")                                  \
-    X(COMM_LVCRT, C, "MPIR_Comm:dev/MPIDI_CH3I_comm_t:local_vcrt")                           \
-    X(VCRT_SIZE, C, "MPIDI_VCRT:size")                                                       \
-    X(VCRT_TABLE, C, "MPIDI_VCRT:vcr_table")                                                 \
-    X(VC_LPID, C, "MPIDI_VC:lpid")                                                           \
-    X(VC_PG, H, "MPIDI_VC:pg")                                                               \
-    X(VC_PG_RANK, H, "MPIDI_VC:pg_rank")                                                     \
-    X(PG_ID, H, "MPIDI_PG_t:id")                                                             \
-    X(PG_SIZE, H, "MPIDI_PG_t:size")                                                         \
-    X(PROC_MY_PG, H, "MPIDI_Process_t:my_pg")                                                \
-    X(PROC_MY_PG_RANK, H, "MPIDI_Process_t:my_pg_rank")                                      \
-    X(GROUP_SIZE, A, "MPIR_Group:size")                                                      \
-    X(GROUP_MAP, G, "MPIR_Group:lrank_to_lpid")                                              \
-    X(PMAP_LPID, G, "MPII_Group_pmap_t:lpid")                                                \
-    X(GROUP_PMAP, P, "MPIR_Group:pmap")                                                      \
-    X(PMAPS_USE_MAP, P, "MPIR_Pmap:use_map")                                                 \
-    X(PMAPS_U, P, "MPIR_Pmap:u")                                                             \
-    X(COMM_MAP, M, "MPIR_Comm:dev/MPIDI_Devcomm_t:ch4.map")                                  \
-    X(COMM_LMAP, M, "MPIR_Comm:dev/MPIDI_Devcomm_t:ch4.local_map")                           \
-    X(RMAP_MODE, M, "MPIDI_rank_map_t:mode")                                                 \
-    X(RMAP_AVTID, M, "MPIDI_rank_map_t:avtid")                                               \
-    X(RMAP_SIZE, M, "MPIDI_rank_map_t:size")                                                 \
-    X(RMAP_OFFSET, M, "MPIDI_rank_map_t:reg.stride.offset")                                  \
-    X(RMAP_STRIDE, M, "MPIDI_rank_map_t:reg.stride.stride")                                  \
-    X(RMAP_BLOCK, M, "MPIDI_rank_map_t:reg.stride.blocksize")                                \
-    X(RMAP_LPID, M, "MPIDI_rank_map_t:irreg.lut.lpid")                                       \
-    X(RMAP_GPID, M, "MPIDI_rank_map_t:irreg.mlut.gpid")                                      \
-    X(WORLD_NS, W, "MPIR_World:namespace")                                                   \
-    X(PROC_RANK, O, "MPIR_Process_t:rank")                                                   \
-    X(PROC_TAG_UB, O, "MPIR_Process_t:attrs.tag_ub")                                         \
-    X(MATCH_CTX, H, "MPIDI_Message_match_parts_t:context_id")                                \
-    X(REQ_HANDLE, A, "MPIR_Request:handle")                                                  \
-    X(REQ_KIND, A, "MPIR_Request:kind")                                                      \
-    X(REQ_CC, A, "MPIR_Request:cc")                                                          \
-    X(REQ_CC_PTR, O, "MPIR_Request:cc_ptr")                                                  \
-    X(REQ_ST_SOURCE, O, "MPIR_Request:status/MPI_Status:MPI_SOURCE")                         \
-    X(REQ_ST_TAG, O, "MPIR_Request:status/MPI_Status:MPI_TAG")                               \
-    X(REQ_ST_COUNT_LO, O, "MPIR_Request:status/MPI_Status:count_lo")                         \
-    X(REQ_ST_COUNT_HI, O, "MPIR_Request:status/MPI_Status:count_hi_and_cancelled")           \
-    X(REQ_NEXT, C, "MPIR_Request:next")                                                      \
-    X(REQ_MATCH_TAG, C,                                                                       \
+    X(COMML_SEQ, COMMON, "MPIR_Comm_list:sequence_number")                                    \
+    X(COMML_HEAD, COMMON, "MPIR_Comm_list:head")                                              \
+    X(COMM_HANDLE, COMMON, "MPIR_Comm:handle")                                                \
+    X(COMM_CTX, COMMON, "MPIR_Comm:context_id")                                               \
+    X(COMM_RCTX, COMMON, "MPIR_Comm:recvcontext_id")                                          \
+    X(COMM_RSIZE, COMMON, "MPIR_Comm:remote_size")                                            \
+    X(COMM_RANK, COMMON, "MPIR_Comm:rank")                                                    \
+    X(COMM_LSIZE, COMMON, "MPIR_Comm:local_size")                                             \
+    X(COMM_KIND, COMMON, "MPIR_Comm:comm_kind")                                               \
+    X(COMM_NAME, COMMON, "MPIR_Comm:name")                                                    \
+    X(COMM_NEXT, COMMON, "MPIR_Comm:comm_next")                                               \
+    X(COMM_LGROUP, COMMON, "MPIR_Comm:local_group")                                           \
+    X(COMM_RGROUP, COMMON, "MPIR_Comm:remote_group")                                          \
+    X(COMM_VCRT, CH3, "MPIR_Comm:dev/MPIDI_CH3I_comm_t:vcrt")                                 \
+    X(COMM_LVCRT, CH3, "MPIR_Comm:dev/MPIDI_CH3I_comm_t:local_vcrt")                          \
+    X(VCRT_SIZE, CH3, "MPIDI_VCRT:size")                                                      \
+    X(VCRT_TABLE, CH3, "MPIDI_VCRT:vcr_table")                                                \
+    X(VC_LPID, CH3, "MPIDI_VC:lpid")                                                          \
+    X(VC_PG, CH3_OPTIONAL, "MPIDI_VC:pg")                                                     \
+    X(VC_PG_RANK, CH3_OPTIONAL, "MPIDI_VC:pg_rank")                                           \
+    X(PG_ID, CH3_OPTIONAL, "MPIDI_PG_t:id")                                                   \
+    X(PG_SIZE, CH3_OPTIONAL, "MPIDI_PG_t:size")                                               \
+    X(PROC_MY_PG, CH3_OPTIONAL, "MPIDI_Process_t:my_pg")                                      \
+    X(PROC_MY_PG_RANK, CH3_OPTIONAL, "MPIDI_Process_t:my_pg_rank")                            \
+    X(GROUP_SIZE, COMMON, "MPIR_Group:size")                                                  \
+    X(GROUP_MAP, GROUP_LPIDS, "MPIR_Group:lrank_to_lpid")                                     \
+    X(PMAP_LPID, GROUP_LPIDS, "MPII_Group_pmap_t:lpid")                                       \
+    X(GROUP_PMAP, GROUP_PMAP, "MPIR_Group:pmap")                                              \
+    X(PMAPS_USE_MAP, GROUP_PMAP, "MPIR_Pmap:use_map")                                         \
+    X(PMAPS_U, GROUP_PMAP, "MPIR_Pmap:u")                                                     \
+    X(COMM_MAP, CH4_RANK_MAPS, "MPIR_Comm:dev/MPIDI_Devcomm_t:ch4.map")                       \
+    X(COMM_LMAP, CH4_RANK_MAPS, "MPIR_Comm:dev/MPIDI_Devcomm_t:ch4.local_map")                \
+    X(RMAP_MODE, CH4_RANK_MAPS, "MPIDI_rank_map_t:mode")                                      \
+    X(RMAP_AVTID, CH4_RANK_MAPS, "MPIDI_rank_map_t:avtid")                                    \
+    X(RMAP_SIZE, CH4_RANK_MAPS, "MPIDI_rank_map_t:size")                                      \
+    X(RMAP_OFFSET, CH4_RANK_MAPS, "MPIDI_rank_map_t:reg.stride.offset")                       \
+    X(RMAP_STRIDE, CH4_RANK_MAPS, "MPIDI_rank_map_t:reg.stride.stride")                       \
+    X(RMAP_BLOCK, CH4_RANK_MAPS, "MPIDI_rank_map_t:reg.stride.blocksize")                     \
+    X(RMAP_LPID, CH4_RANK_MAPS, "MPIDI_rank_map_t:irreg.lut.lpid")                            \
+    X(RMAP_GPID, CH4_RANK_MAPS, "MPIDI_rank_map_t:irreg.mlut.gpid")                           \
+    X(WORLD_NS, WORLDS, "MPIR_World:namespace")                                               \
+    X(PROC_RANK, OPTIONAL, "MPIR_Process_t:rank")                                             \
+    X(PROC_TAG_UB, OPTIONAL, "MPIR_Process_t:attrs.tag_ub")                                   \
+    X(MATCH_CTX, CH3_OPTIONAL, "MPIDI_Message_match_parts_t:context_id")                      \
+    X(REQ_HANDLE, COMMON, "MPIR_Request:handle")                                              \
+    X(REQ_KIND, COMMON, "MPIR_Request:kind")                                                  \
+    X(REQ_CC, COMMON, "MPIR_Request:cc")                                                      \
+    X(REQ_CC_PTR, OPTIONAL, "MPIR_Request:cc_ptr")                                            \
+    X(REQ_ST_SOURCE, OPTIONAL, "MPIR_Request:status/MPI_Status:MPI_SOURCE")                   \
+    X(REQ_ST_TAG, OPTIONAL, "MPIR_Request:status/MPI_Status:MPI_TAG")                         \
+    X(REQ_ST_COUNT_LO, OPTIONAL, "MPIR_Request:status/MPI_Status:count_lo")                   \
+    X(REQ_ST_COUNT_HI, OPTIONAL, "MPIR_Request:status/MPI_Status:count_hi_and_cancelled")     \
+    X(REQ_NEXT, CH3, "MPIR_Request:next")                                                     \
+    X(REQ_MATCH_TAG, CH3,                                                                     \
       "MPIR_Request:dev/MPIDI_Request:match/MPIDI_Message_match:parts/"                       \
       "MPIDI_Message_match_parts_t:tag")                                                      \
-    X(REQ_MATCH_RANK, C,                                                                      \
+    X(REQ_MATCH_RANK, CH3,                                                                    \
       "MPIR_Request:dev/MPIDI_Request:match/MPIDI_Message_match:parts/"                       \
       "MPIDI_Message_match_parts_t:rank")                                                     \
-    X(REQ_MATCH_CTX, C,                                                                       \
+    X(REQ_MATCH_CTX, CH3,                                                                     \
       "MPIR_Request:dev/MPIDI_Request:match/MPIDI_Message_match:parts/"                       \
       "MPIDI_Message_match_parts_t:context_id")                                               \
-    X(REQ_USER_BUF, C, "MPIR_Request:dev/MPIDI_Request:user_buf")                            \
-    X(REQ_USER_COUNT, C, "MPIR_Request:dev/MPIDI_Request:user_count")                        \
-    X(REQ_DATATYPE, C, "MPIR_Request:dev/MPIDI_Request:datatype")                            \
-    X(REQ_DATATYPE_PTR, C, "MPIR_Request:dev/MPIDI_Request:datatype_ptr")                    \
-    X(REQ_RECV_SZ, C, "MPIR_Request:dev/MPIDI_Request:recv_data_sz")                         \
-    X(REQ_TMPBUF, C, "MPIR_Request:dev/MPIDI_Request:tmpbuf")                                \
-    X(SENDQ_REQ, S, "MPIR_Sendq:sreq")                                                       \
-    X(SENDQ_TAG, S, "MPIR_Sendq:tag")                                                        \
-    X(SENDQ_RANK, S, "MPIR_Sendq:rank")                                                      \
-    X(SENDQ_CTX, S, "MPIR_Sendq:context_id")                                                 \
-    X(SENDQ_NEXT, S, "MPIR_Sendq:next")                                                      \
-    X(DQ_REQ, Q, "MPIR_Debugq:req")                                                          \
-    X(DQ_TAG, Q, "MPIR_Debugq:tag")                                                          \
-    X(DQ_RANK, Q, "MPIR_Debugq:rank")                                                        \
-    X(DQ_CTX, Q, "MPIR_Debugq:context_id")                                                   \
-    X(DQ_BUF, Q, "MPIR_Debugq:buf")                                                          \
-    X(DQ_COUNT, Q, "MPIR_Debugq:count")                                                      \
-    X(DQ_NEXT, Q, "MPIR_Debugq:next")                                                        \
-    X(DT_SIZE, A, "MPIR_Datatype:size")
+    X(REQ_USER_BUF, CH3, "MPIR_Request:dev/MPIDI_Request:user_buf")                           \
+    X(REQ_USER_COUNT, CH3, "MPIR_Request:dev/MPIDI_Request:user_count")                       \
+    X(REQ_DATATYPE, CH3, "MPIR_Request:dev/MPIDI_Request:datatype")                           \
+    X(REQ_DATATYPE_PTR, CH3, "MPIR_Request:dev/MPIDI_Request:datatype_ptr")                   \
+    X(REQ_RECV_SZ, CH3, "MPIR_Request:dev/MPIDI_Request:recv_data_sz")                        \
+    X(REQ_TMPBUF, CH3, "MPIR_Request:dev/MPIDI_Request:tmpbuf")                               \
+    X(SENDQ_REQ, SENDQ, "MPIR_Sendq:sreq")                                                    \
+    X(SENDQ_TAG, SENDQ, "MPIR_Sendq:tag")                                                     \
+    X(SENDQ_RANK, SENDQ, "MPIR_Sendq:rank")                                                   \
+    X(SENDQ_CTX, SENDQ, "MPIR_Sendq:context_id")                                              \
+    X(SENDQ_NEXT, SENDQ, "MPIR_Sendq:next")                                                   \
+    X(DQ_REQ, DEBUGQ, "MPIR_Debugq:req")                                                      \
+    X(DQ_TAG, DEBUGQ, "MPIR_Debugq:tag")                                                      \
+    X(DQ_RANK, DEBUGQ, "MPIR_Debugq:rank")                                                    \
+    X(DQ_CTX, DEBUGQ, "MPIR_Debugq:context_id")                                               \
+    X(DQ_BUF, DEBUGQ, "MPIR_Debugq:buf")                                                      \
+    X(DQ_COUNT, DEBUGQ, "MPIR_Debugq:count")                                                  \
+    X(DQ_NEXT, DEBUGQ, "MPIR_Debugq:next")                                                    \
+    X(DT_SIZE, COMMON, "MPIR_Datatype:size")
 
 /* Type sizes: X(ID, CLASS, TYPE).  MPIR_Context_id_t is gone in 5.0, where
  * contexts are int: without it, the target's int. */
 #define MPICH_SIZES(X)                                                                        \
-    X(SZ_CONTEXT_ID, O, "MPIR_Context_id_t")                                                 \
-    X(SZ_AINT, A, "MPI_Aint")                                                                \
-    X(SZ_DATATYPE, A, "MPIR_Datatype")                                                       \
-    X(SZ_RANK, C, "MPIDI_Rank_t")                                                            \
-    X(SZ_PMAP, G, "MPII_Group_pmap_t")                                                       \
-    X(SZ_PMAPS, P, "MPIR_Pmap")                                                              \
-    X(SZ_WORLD, W, "MPIR_World")                                                             \
-    X(SZ_RMAP, M, "MPIDI_rank_map_t")                                                        \
-    X(SZ_MATCH_PARTS, H, "MPIDI_Message_match_parts_t")                                                             \
-    X(SZ_COMM, A, "MPIR_Comm")                                                               \
-    X(SZ_REQUEST, A, "MPIR_Request")                                                         \
-    X(SZ_SENDQ, S, "MPIR_Sendq")                                                             \
-    X(SZ_DEBUGQ, Q, "MPIR_Debugq")
+    X(SZ_CONTEXT_ID, OPTIONAL, "MPIR_Context_id_t")                                           \
+    X(SZ_AINT, COMMON, "MPI_Aint")                                                            \
+    X(SZ_DATATYPE, COMMON, "MPIR_Datatype")                                                   \
+    X(SZ_RANK, CH3, "MPIDI_Rank_t")                                                           \
+    X(SZ_PMAP, GROUP_LPIDS, "MPII_Group_pmap_t")                                              \
+    X(SZ_PMAPS, GROUP_PMAP, "MPIR_Pmap")                                                      \
+    X(SZ_WORLD, WORLDS, "MPIR_World")                                                         \
+    X(SZ_RMAP, CH4_RANK_MAPS, "MPIDI_rank_map_t")                                             \
+    X(SZ_MATCH_PARTS, CH3_OPTIONAL, "MPIDI_Message_match_parts_t")                            \
+    X(SZ_COMM, COMMON, "MPIR_Comm")                                                           \
+    X(SZ_REQUEST, COMMON, "MPIR_Request")                                                     \
+    X(SZ_SENDQ, SENDQ, "MPIR_Sendq")                                                          \
+    X(SZ_DEBUGQ, DEBUGQ, "MPIR_Debugq")
 
 /* ch4's rank maps (src/mpid/ch4/include/mpidpre.h, MPIDI_rank_map_mode;
  * each _INTRA mode reads as the mode before it): a rank r's lpid is r,

@@ -34,7 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* What the DLL promises of a list (dll/core.h MQD_MAX_LIST). */
+/* What the DLL promises of a list (dll/target.h MQD_MAX_LIST). */
 enum { MAX_LIST = 1 << 20 };
 
 static struct mqdh_dll *dll;

@@ -1,24 +1,26 @@
 /*
- * core.h - the vendor-neutral half of an MQD debug DLL.
+ * target.h - the bottom of mqd's debug DLL: what every part of it, a
+ * backend included, may use of the debugger and of the target.
  *
- * The core implements every mqs_* entry point of the interface: callback
- * bookkeeping, the error table, reading target memory (whole structures,
- * integers of any size and byte order), bounded and cycle-checked list
- * walks, the communicator cache (re-read only when the backend says the
- * list changed), communicator and operation iterators, and translation of
- * local ranks to global ones through each communicator's rank table.
+ * The DLL is three layers, each including only the one below it:
  *
- * A backend (mpich.c) knows one MPI implementation: it finds the symbols
- * and types at setup, reads the communicator list into struct mqd_comm
- * records and each queue into struct mqd_raw_op records.  To port mqd to
- * another MPI, replace the backend; see docs/PORTING.md.
+ *   entry.c     every mqs_* entry point (and mqd_get_*): argument and
+ *               state checks, the communicator cache, the iterators,
+ *               global ranks; calls the backend through backend.h.
+ *   backend.h   the interface a backend implements (mqd_be_* hooks) and
+ *               the records it fills; records.c frees and grows them.
+ *               MPICH's backend: mpich.h and mpich_*.c.
+ *   target.h    this file: the debugger's memory and printing, reading
+ *               the target, bounded list walks, explanations, and the
+ *               MPI-2 identities of processes (target.c, job.c).
  *
  * Nothing here touches target memory except through mqs_fetch_data, calls
  * malloc or printf, or blocks.  Every name outside the mqs_* entry points
- * is hidden.
+ * is hidden; the names here (mqd_*) are the porting interface that
+ * docs/PORTING.md documents, and keep their names.
  */
-#ifndef MQD_DLL_CORE_H
-#define MQD_DLL_CORE_H
+#ifndef MQD_DLL_TARGET_H
+#define MQD_DLL_TARGET_H
 
 #define FOR_MPI2 1
 #include "mpi_interface.h"
@@ -44,7 +46,7 @@ enum {
     MQD_MAX_KEY = 96,        /* a backend's name for a process (MPI-2 identities) */
 };
 
-/* Error codes: one table (core.c) with a message for each. */
+/* Error codes: one table (entry.c) with a message for each. */
 #define MQD_ERRORS(X)                                                                          \
     X(MQD_ERR_NOMEM, "out of memory: the debugger's mqs_malloc failed")                        \
     X(MQD_ERR_READ, "cannot read the process's memory (mqs_fetch_data failed)")                \
@@ -77,55 +79,23 @@ enum mqd_error {
     MQD_ERR_LAST_
 };
 
-/* ---------------------------------------------------------------- records */
-
-/* A communicator as the core keeps it: a copy, never a pointer into the
- * target, so a communicator freed in the target cannot hurt. */
-struct mqd_comm {
-    mqs_taddr_t addr;     /* where it lives in the target (unique_id) */
-    long local_rank, size; /* this process's rank and the local group's size */
-    char name[MQD_MAX_NAME];
-    int internal;          /* created by MPI itself, not by the user */
-    uint64_t send_context, recv_context; /* backend's matching keys */
-    int remote_size;       /* peers of operations are ranks in the remote group */
-    long *peer_global;     /* remote_size entries: peer rank -> global rank (-1 unknown);
-                            * MPI-2: the debugger's identity of the peer */
-    long *local_global;    /* size entries: local group rank -> global rank; NULL when
-                            * the backend cannot tell (mqs_get_comm_group: no information) */
-    int inter;             /* an intercommunicator: peers are in the remote group */
-    int globals_final;     /* backend: the two tables hold identities already */
-    int has_handle;        /* handle is the program's MPI_Comm for it */
-    uint64_t handle;
-    int world;             /* this process's MPI_COMM_WORLD */
-};
-
-/* One queue entry as a backend reads it.  Peers are local ranks (-1 any). */
-struct mqd_raw_op {
-    uint64_t context; /* matched against mqd_comm's send or receive context */
-    int recv_keyed;   /* a send entered under its communicator's receive context */
-    int internal;     /* MPI's own traffic, known by other means than the context */
-    uint64_t request; /* its request's address in the target; 0 if none */
-    unsigned text_address; /* MQD_OP_TEXT_ADDRESS bits: lines of op.extra_text */
-    mqs_pending_operation op; /* global ranks are filled in by the core */
-};
-
-/* Growable arrays in the debugger's heap. */
-struct mqd_ops {
-    int n, cap;
-    struct mqd_raw_op *v;
-};
-
 /* ---------------------------------------------------------------- objects */
 
-struct mqd_image;   /* image info: core.c */
-struct mqd_process; /* process info: core.c */
+/* The DLL's records of an image and a process (handles.h): opaque here. */
+struct mqd_image;
+struct mqd_process;
 
-/* What the backend may use of the debugger and of the target. */
+/* ---------------------------------------------------------------- the debugger */
+
+/* Memory from the debugger's mqs_malloc/mqs_free; NULL before it has
+ * given its callbacks.  mqd_free accepts NULL. */
 MQD_HIDDEN void *mqd_malloc(size_t n);
 MQD_HIDDEN void mqd_free(void *p);
 MQD_HIDDEN void *mqd_calloc(size_t n, size_t size);
+/* A line for the debugger's log (mqs_dprints), if it keeps one. */
 MQD_HIDDEN void mqd_debug(const char *msg);
 
+/* The image's callbacks (borrowed), and the backend's record of it. */
 MQD_HIDDEN const mqs_image_callbacks *mqd_image_cb(const struct mqd_image *im);
 MQD_HIDDEN void *mqd_image_backend(const struct mqd_image *im);
 /* A specific explanation for image_has_queues (kept on the image). */
@@ -139,11 +109,13 @@ MQD_HIDDEN mqs_image *mqd_process_mqs_image(const struct mqd_process *p);
 MQD_HIDDEN void mqd_process_explain(struct mqd_process *p, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 MQD_HIDDEN const mqs_target_type_sizes *mqd_sizes(const struct mqd_process *p);
-/* MPI-2: the identity the debugger gave the process the backend names key
- * (mqd_be_process_key of that process), or -1 if none has that key. */
-MQD_HIDDEN long mqd_job_identity(struct mqd_process *p, const char *key);
 /* The process's rank in MPI_COMM_WORLD as the debugger knows it (-1 unknown). */
 MQD_HIDDEN long mqd_process_global_rank(const struct mqd_process *p);
+/* MPI-2: the identity the debugger gave the process the backend names key
+ * (mqd_be_process_key of that process), or -1 if none has that key (job.c). */
+MQD_HIDDEN long mqd_job_identity(struct mqd_process *p, const char *key);
+
+/* ---------------------------------------------------------------- the target */
 
 /* Read size bytes at addr (mqs_ok or MQD_ERR_READ). */
 MQD_HIDDEN int mqd_read(struct mqd_process *p, mqs_taddr_t addr, void *buf, int size);
@@ -160,7 +132,7 @@ MQD_HIDDEN int mqd_read_cstring(struct mqd_process *p, mqs_taddr_t addr, char *o
 
 /*
  * Walking a linked list in the target: start with the head, then call
- * mqd_walk_next with each node's successor.  It fails with MQD_ERR_CYCLE
+ * mqd_walk_visit with each node's successor.  It fails with MQD_ERR_CYCLE
  * when a node comes back and MQD_ERR_TOO_LONG past MQD_MAX_LIST nodes.
  */
 struct mqd_walk {
@@ -171,57 +143,12 @@ MQD_HIDDEN void mqd_walk_init(struct mqd_walk *w);
 MQD_HIDDEN int mqd_walk_visit(struct mqd_walk *w, mqs_taddr_t node);
 MQD_HIDDEN void mqd_walk_fini(struct mqd_walk *w);
 
-MQD_HIDDEN int mqd_ops_push(struct mqd_ops *ops, const struct mqd_raw_op *op);
-MQD_HIDDEN void mqd_ops_reverse(struct mqd_ops *ops);
-MQD_HIDDEN void mqd_ops_free(struct mqd_ops *ops);
+/* ---------------------------------------------------------------- text */
 
 /* Copy at most 63 bytes of s into the interface's 64-byte fields. */
 MQD_HIDDEN void mqd_set_text(char dst[64], const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 /* Add line to op's extra_text after those it has, if one is free. */
 MQD_HIDDEN void mqd_add_text(mqs_pending_operation *op, const char *line);
-
-/* ---------------------------------------------------------------- backend */
-
-/* The MPI implementation's half, one per DLL (mpich.c). */
-MQD_HIDDEN const char *mqd_be_version(void);
-/* Find types and offsets: mqs_ok, or an error with mqd_image_explain. */
-MQD_HIDDEN int mqd_be_setup_image(mqs_image *image, struct mqd_image *im, void **backend);
-MQD_HIDDEN void mqd_be_destroy_image(void *backend);
-/* Find symbols, choose the generation. */
-MQD_HIDDEN int mqd_be_setup_process(mqs_process *process, struct mqd_process *p,
-                                    void **backend);
-MQD_HIDDEN void mqd_be_destroy_process(void *backend);
-/* Has the communicator list changed since *stamp?  Updates *stamp. */
-MQD_HIDDEN int mqd_be_comms_changed(struct mqd_process *p, uint64_t *stamp, int *changed);
-/*
- * Read every communicator (*comms in the debugger's heap, *n of them),
- * oldest first, MPI-internal ones included (marked
- * internal) and the world marked.  The core then drops the internal ones,
- * gives an intracommunicator's peer table as its group's, and makes
- * peers beyond the world unknown unless the backend gave identities
- * (globals_final).
- */
-MQD_HIDDEN int mqd_be_read_comms(struct mqd_process *p, struct mqd_comm **comms, int *n);
-/* Read one whole queue (every communicator's entries, in matching order). */
-MQD_HIDDEN int mqd_be_read_queue(struct mqd_process *p, int queue, struct mqd_ops *out);
-/*
- * Does op (from queue) belong to comm?  0 no, 1 yes, 2 yes as part of a
- * collective operation (MPI-internal traffic on the user's communicator).
- */
-MQD_HIDDEN int mqd_be_op_in_comm(const struct mqd_comm *comm, int queue,
-                                 const struct mqd_raw_op *op);
-/*
- * MPI-2: the MPI library's own name of process p, unique in the job (for
- * MPICH its world's PMI name and its rank there); "" if unknown.  The
- * core files it under the identity the debugger gives p; with no key, the
- * backend's global ranks must be world ranks (the core keeps them only if
- * the debugger numbered p by its world rank).
- */
-MQD_HIDDEN int mqd_be_process_key(struct mqd_process *p, char *key, int len);
-/* The function on which a debugger should stop after a spawn. */
-MQD_HIDDEN const char *mqd_be_spawn_breakpoint(void);
-
-MQD_HIDDEN void mqd_comms_free(struct mqd_comm *comms, int n);
 
 #endif

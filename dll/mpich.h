@@ -1,0 +1,191 @@
+/*
+ * mpich.h - private to the MPICH backend of mqd's debug DLL (mpich_*.c):
+ * where MPICH keeps its communicators and queues, and how to read them.
+ * mpich_defs/mpich_defs.h has the names; the vendor-neutral rest of the
+ * DLL is below (backend.h, target.h) and never includes this file.
+ *
+ *   mpich_layout.c  field classes and the generations that need them,
+ *                   offsets and sizes from the debug information or a
+ *                   known layout, how much of each structure to read
+ *                   (mqd_be_setup_image)
+ *   mpich_ranks.c   ranks and groups: connection tables, groups, rank
+ *                   maps, worlds, and the keys that name processes
+ *                   across jobs (mqd_be_process_key)
+ *   mpich_comms.c   a process's generation (mqd_be_setup_process) and
+ *                   its communicators (mqd_be_read_comms, ...)
+ *   mpich_queues.c  the three queues and the datatypes of their entries
+ *                   (mqd_be_read_queue)
+ *
+ * Naming: the backend implements backend.h's mqd_be_* hooks; functions
+ * shared between its files and nothing else carry two underscores,
+ * mpich__*; its types are struct mpich_*; everything else is static.
+ * mpich_comms.c uses mpich_ranks.c and mpich_layout.c, mpich_ranks.c
+ * and mpich_queues.c use mpich_layout.c, never the other way round.
+ */
+#ifndef MQD_DLL_MPICH_H
+#define MQD_DLL_MPICH_H
+
+#include "backend.h"
+#include "mpich_defs/mpich_defs.h"
+
+#define NELEMS(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+/*
+ * Classes of fields and sizes (the CLASS column of mpich_defs.h's
+ * MPICH_FIELDS and MPICH_SIZES): a generation needs some classes in full
+ * and reads some others when they are there (mpich_layout.c).
+ */
+enum {
+    CLASS_COMMON = 0x01,         /* every generation's */
+    CLASS_CH3 = 0x02,            /* ch3's device: connection tables, requests' match */
+    CLASS_SENDQ = 0x04,          /* MPIR_Sendq, 4.0.2 */
+    CLASS_DEBUGQ = 0x08,         /* MPIR_Debugq, 4.0.3+ */
+    CLASS_GROUP_LPIDS = 0x10,    /* 4.x groups: an lrank_to_lpid table */
+    CLASS_GROUP_PMAP = 0x20,     /* 5.0 groups: an MPIR_Pmap */
+    CLASS_CH4_RANK_MAPS = 0x40,  /* ch4 rank maps: optional, used when all there */
+    CLASS_CH3_OPTIONAL = 0x80,   /* ch3 process groups and match parts: optional */
+    CLASS_WORLDS = 0x100,        /* 5.0 worlds: optional */
+    CLASS_OPTIONAL = 0x00,       /* optional, any generation (looked up with COMMON) */
+    CLASS_ALL = 0x1ff
+};
+
+enum field_id {
+#define F_ENUM_(id, cls, path) F_##id,
+    MPICH_FIELDS(F_ENUM_)
+#undef F_ENUM_
+    F_COUNT
+};
+
+enum size_id {
+#define S_ENUM_(id, cls, type) S_##id,
+    MPICH_SIZES(S_ENUM_)
+#undef S_ENUM_
+    S_COUNT
+};
+
+/* A structure as read: len bytes of buffer, room for every field used
+ * (and 8 bytes past the last), of which the first read come from the
+ * target (never past the structure's end: the next page may be unmapped).
+ * Type answers that put a field past its structure's end (a corrupt
+ * libmpi.so, a debugger's wrong sizes) leave len > read: such a field
+ * reads as 0, never from outside the buffer. */
+struct mpich_span {
+    int len, read;
+};
+
+struct mpich_known_layout; /* a build's generated layout (mpich_layout.c) */
+
+/* Per image: every offset and size, -1 where the debug info has none. */
+struct mpich_image {
+    int off[F_COUNT];
+    int size[S_COUNT];
+    /* How much of each structure to read: past the last field used. */
+    struct mpich_span comm_span, req_span, sendq_span, debugq_span;
+    /* No usable DWARF (from_dwarf 0): the first process chooses a known
+     * layout; lacks says what the DWARF missed. */
+    int from_dwarf;
+    int classes; /* CLASS_* bits the debug information has in full */
+    int probed;  /* CLASS_* bits looked up (optional fields: with the first) */
+    const struct mpich_known_layout *layout;
+    char lacks[256];
+};
+
+/* The id string of a ch3 process group or a world's PMI name, with room
+ * left for "#RANK" in a key. */
+enum { PG_ID_MAX = MQD_MAX_KEY - 12 };
+
+/* Per process: the symbols, and the generation they show. */
+struct mpich_process {
+    enum mpich_generation gen;
+    mqs_taddr_t comm_list, sendq, posted_ptr, unexpected_ptr, recvq, unexpq, dt_direct;
+    /* ch3 process groups (0 if unknown): this process's, and the key that
+     * names it in an MPI-2 job ("PG-ID#RANK"). */
+    mqs_taddr_t my_pg;
+    char key[MQD_MAX_KEY];
+    /* ch3: MPIDI_Process and MPIR_debug_state (0 if absent), for a process
+     * in MPI_Finalize; finalized: the last read of the communicators found
+     * them freed and gave the world that the queues still hold. */
+    mqs_taddr_t ch3_process, debug_state;
+    int finalized;
+    /* 5.0: MPIR_Worlds and MPIR_Process (0 if absent). */
+    mqs_taddr_t worlds, mpir_process;
+    /* 4.x ch4: the PMI name of this process's world ("" if unknown); the
+     * key is then "NAMESPACE#RANK" and rank maps' table 0 is that world. */
+    char ns[PG_ID_MAX];
+    /* MPI_TAG_UB (MPIR_Process.attrs.tag_ub; 0 if unknown): a tag beyond it
+     * is MPI's own (MPIR_TAG_COLL_BIT, src/include/mpir_tags.h). */
+    long tag_ub;
+};
+
+/* The image record of process p's image (borrowed). */
+static inline struct mpich_image *mpich__image(struct mqd_process *p)
+{
+    return mqd_image_backend(mqd_process_image(p));
+}
+
+/* ---------------------------------------------------------------- mpich_layout.c */
+
+/* ch3's generations read its own lists, tables and process groups. */
+MQD_HIDDEN int mpich__gen_is_ch3(enum mpich_generation gen);
+/* Look up the fields and sizes of classes cls not looked up yet. */
+MQD_HIDDEN void mpich__probe(mqs_image *image, const mqs_image_callbacks *cb,
+                             struct mpich_image *b, int cls);
+/* Look up all that generation gen reads (and 5.0's worlds, if the library
+ * has them). */
+MQD_HIDDEN void mpich__probe_generation(mqs_image *image, const mqs_image_callbacks *cb,
+                                        struct mpich_image *b, enum mpich_generation gen,
+                                        int worlds);
+/* No usable DWARF types: take the known layout of this process's MPICH
+ * build into b (mqs_ok, or an error with mqd_process_explain). */
+MQD_HIDDEN int mpich__choose_layout(struct mqd_process *p, struct mpich_image *b);
+/* Does b have all that generation gen needs, for a target of p's sizes?
+ * mqs_ok (then contexts without a type are int), or an error with
+ * mqd_process_explain. */
+MQD_HIDDEN int mpich__check_layout(struct mqd_process *p, struct mpich_image *b,
+                                   enum mpich_generation gen);
+/* Whether fields ids, of width bytes each, all lie in len bytes. */
+MQD_HIDDEN int mpich__fields_fit(const struct mpich_image *b, const enum field_id *ids, int n,
+                                 int width, int len);
+/* One structure at addr into buf (sp.len bytes), as struct mpich_span says. */
+MQD_HIDDEN int mpich__read_span(struct mqd_process *p, mqs_taddr_t addr, unsigned char *buf,
+                                struct mpich_span sp);
+/* Bytes of ch3's match context. */
+MQD_HIDDEN int mpich__match_ctx_size(const struct mpich_image *b);
+
+/* ---------------------------------------------------------------- mpich_ranks.c */
+
+/* Where this process's own MPI-2 key is kept, found with the symbols. */
+struct mpich_key_symbols {
+    mqs_taddr_t ch3_process; /* ch3: MPIDI_Process (0 if none) */
+    mqs_taddr_t pmi_name;    /* 4.x ch4: the PMI name's static (0 if none) */
+    int pmix;                /* pmi_name is PMIx's pmix_proc_t, the name inline */
+};
+MQD_HIDDEN void mpich__find_key_symbols(mqs_image *image, const mqs_image_callbacks *cb,
+                                        enum mpich_generation gen,
+                                        struct mpich_key_symbols *ks);
+/* This process's key into bp->key (and ch3's group into bp->my_pg and
+ * bp->ch3_process); without one, MPI-1 global ranks only (not an error). */
+MQD_HIDDEN void mpich__read_own_key(struct mqd_process *p, struct mpich_process *bp,
+                                    const struct mpich_key_symbols *ks);
+/* The identity the debugger gave process rank of world (or ch3 process
+ * group) ns; -1 if none. */
+MQD_HIDDEN long mpich__identity_of(struct mqd_process *p, const char *ns, long rank);
+/* The id string of ch3 process group pg ("kvs_...") into out. */
+MQD_HIDDEN int mpich__read_pg_id(struct mqd_process *p, mqs_taddr_t pg, char *out, int len);
+
+/* What one read of the communicator list learns of processes, for the
+ * next communicator's members (NULL if out of memory; freed by
+ * mpich__rank_cache_free, which accepts NULL). */
+struct mpich_rank_cache;
+MQD_HIDDEN struct mpich_rank_cache *mpich__rank_cache_new(struct mqd_process *p);
+MQD_HIDDEN void mpich__rank_cache_free(struct mpich_rank_cache *cache);
+/*
+ * The members of communicator c (read from buf, its MPIR_Comm at addr) as
+ * global ranks: c->peer_global, an intercommunicator's c->local_global,
+ * c->globals_final.  c's sizes, rank, handle and inter are set.
+ */
+MQD_HIDDEN int mpich__read_members(struct mqd_process *p, struct mpich_rank_cache *cache,
+                                   mqs_taddr_t addr, const unsigned char *buf,
+                                   struct mqd_comm *c);
+
+#endif

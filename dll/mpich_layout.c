@@ -1,0 +1,504 @@
+/*
+ * mpich_layout.c - what the MPICH backend knows of MPICH's structures:
+ * each field's class and the classes each generation needs, the offsets
+ * and sizes found through the debugger's type callbacks (mqd_be_setup_image)
+ * or, for a build without DWARF types, a known layout, and how much of
+ * each structure to read.  See mpich.h.
+ */
+#include "mpich.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* The classes of fields each generation needs in full. */
+static const int gen_needs[] = {
+    [MPICH_GEN_NONE] = 0,
+    [MPICH_GEN_CH3_SENDQ] = CLASS_COMMON | CLASS_CH3 | CLASS_SENDQ | CLASS_GROUP_LPIDS,
+    [MPICH_GEN_CH3_DEBUGQ] = CLASS_COMMON | CLASS_CH3 | CLASS_DEBUGQ,
+    [MPICH_GEN_CH4_4X] = CLASS_COMMON | CLASS_DEBUGQ | CLASS_GROUP_LPIDS,
+    [MPICH_GEN_CH4_5X] = CLASS_COMMON | CLASS_DEBUGQ | CLASS_GROUP_PMAP,
+};
+
+/* What each generation reads when there: its needs and its optional classes
+ * (CLASS_WORLDS joins any generation whose library has MPIR_Worlds). */
+static const int gen_wants[] = {
+    [MPICH_GEN_NONE] = CLASS_ALL,
+    [MPICH_GEN_CH3_SENDQ] =
+        CLASS_COMMON | CLASS_CH3 | CLASS_SENDQ | CLASS_GROUP_LPIDS | CLASS_CH3_OPTIONAL,
+    [MPICH_GEN_CH3_DEBUGQ] = CLASS_COMMON | CLASS_CH3 | CLASS_DEBUGQ | CLASS_CH3_OPTIONAL,
+    [MPICH_GEN_CH4_4X] = CLASS_COMMON | CLASS_DEBUGQ | CLASS_GROUP_LPIDS | CLASS_CH4_RANK_MAPS,
+    [MPICH_GEN_CH4_5X] = CLASS_COMMON | CLASS_DEBUGQ | CLASS_GROUP_PMAP | CLASS_WORLDS,
+};
+
+static const char *const generation_names[] = {
+    [MPICH_GEN_NONE] = "none",
+    [MPICH_GEN_CH3_SENDQ] = "ch3 (MPICH 4.0.2 and older)",
+    [MPICH_GEN_CH3_DEBUGQ] = "ch3 with debug queues (MPICH 4.0.3 and later)",
+    [MPICH_GEN_CH4_4X] = "debug queues (MPICH 4.0.3 to 4.3)",
+    [MPICH_GEN_CH4_5X] = "debug queues with process maps (MPICH 5.0)",
+};
+
+static const struct {
+    const char *path;
+    int cls;
+} field_defs[F_COUNT] = {
+#define F_DEF_(id, cls, path) [F_##id] = {path, CLASS_##cls},
+    MPICH_FIELDS(F_DEF_)
+#undef F_DEF_
+};
+
+static const struct {
+    const char *type;
+    int cls;
+} size_defs[S_COUNT] = {
+#define S_DEF_(id, cls, type) [S_##id] = {type, CLASS_##cls},
+    MPICH_SIZES(S_DEF_)
+#undef S_DEF_
+};
+
+/*
+ * Known layouts of real builds, generated from their DWARF (make layouts):
+ * used when a libmpi.so has the symbols but its debug types are gone.
+ */
+struct mpich_known_layout {
+    const char *version, *device;
+    int pointer_size, big_endian, nfields, nsizes;
+    int off[F_COUNT];
+    int size[S_COUNT];
+};
+
+#define MPICH_LAYOUT_BEGIN(v, d, ps, be, nf, ns) {v, d, ps, be, nf, ns, {
+#define MPICH_LAYOUT_FIELD(id, o) [F_##id] = (o),
+#define MPICH_LAYOUT_SIZES }, {
+#define MPICH_LAYOUT_SIZE(id, sz) [S_##id] = (sz),
+#define MPICH_LAYOUT_END }},
+static const struct mpich_known_layout known_layouts[] = {
+#include "mpich_defs/layouts.h"
+};
+#undef MPICH_LAYOUT_BEGIN
+#undef MPICH_LAYOUT_FIELD
+#undef MPICH_LAYOUT_SIZES
+#undef MPICH_LAYOUT_SIZE
+#undef MPICH_LAYOUT_END
+
+int mpich__gen_is_ch3(enum mpich_generation gen)
+{
+    return (gen_needs[gen] & CLASS_CH3) != 0;
+}
+
+/* ---------------------------------------------------------------- types */
+
+/*
+ * A type by name, as every kind of debugger can resolve it.  Hosts differ:
+ * one that indexes DWARF finds a struct by its tag ("MPIDI_VC") and by its
+ * typedef ("MPIDI_VC_t"); one that evaluates C type names as gdb does
+ * knows the typedef or "struct MPIDI_VC", never the bare tag; MPICH's stub
+ * debugger knows only the names libtvmpich asks for.  So try the name as
+ * written, then "struct NAME", then the other half of MPICH's "typedef
+ * struct X {...} X_t" convention (X_t for X, X and struct X for X_t).
+ */
+static mqs_type *find_type(mqs_image *image, const mqs_image_callbacks *cb, const char *name)
+{
+    char alt[4][160];
+    size_t len = strlen(name);
+    int n = 0;
+    if (!cb->mqs_find_type_fp || len + 8 > sizeof alt[0])
+        return NULL;
+    snprintf(alt[n++], sizeof alt[0], "%s", name);
+    snprintf(alt[n++], sizeof alt[0], "struct %s", name);
+    if (len > 2 && strcmp(name + len - 2, "_t") == 0) {
+        snprintf(alt[n++], sizeof alt[0], "%.*s", (int)(len - 2), name);
+        snprintf(alt[n++], sizeof alt[0], "struct %.*s", (int)(len - 2), name);
+    } else {
+        snprintf(alt[n++], sizeof alt[0], "%s_t", name);
+    }
+    for (int i = 0; i < n; i++) {
+        mqs_type *t = cb->mqs_find_type_fp(image, alt[i], mqs_lang_c);
+        if (t)
+            return t;
+    }
+    return NULL;
+}
+
+/* The offset of one field path ("T1:f1/T2:f2"), or -1. */
+static int path_offset(mqs_image *image, const mqs_image_callbacks *cb, const char *path)
+{
+    int total = 0;
+    char buf[256];
+    if (!cb->mqs_field_offset_fp)
+        return -1;
+    snprintf(buf, sizeof buf, "%s", path);
+    for (char *step = buf; step && *step;) {
+        char *next = strchr(step, '/');
+        if (next)
+            *next++ = '\0';
+        char *colon = strchr(step, ':');
+        if (!colon)
+            return -1;
+        *colon = '\0';
+        mqs_type *t = find_type(image, cb, step);
+        if (!t)
+            return -1;
+        int off = cb->mqs_field_offset_fp(t, colon + 1);
+        if (off < 0 || off > MQD_MAX_OFFSET - total)
+            return -1; /* none, or no structure of MPICH's is that big */
+        total += off;
+        step = next;
+    }
+    return total;
+}
+
+/* ---------------------------------------------------------------- spans */
+
+/* How much of a structure (of type size[sz]) to read to cover fields ids
+ * (struct mpich_span). */
+static struct mpich_span span(const struct mpich_image *b, const enum field_id *ids, int n,
+                              enum size_id sz)
+{
+    int max = 0;
+    for (int i = 0; i < n; i++)
+        if (b->off[ids[i]] >= 0 && b->off[ids[i]] + 8 > max)
+            max = b->off[ids[i]] + 8;
+    struct mpich_span sp = {max, b->size[sz] > 0 && b->size[sz] < max ? b->size[sz] : max};
+    return sp;
+}
+
+int mpich__fields_fit(const struct mpich_image *b, const enum field_id *ids, int n, int width,
+                      int len)
+{
+    for (int i = 0; i < n; i++)
+        if (b->off[ids[i]] < 0 || b->off[ids[i]] > len - width)
+            return 0;
+    return 1;
+}
+
+int mpich__read_span(struct mqd_process *p, mqs_taddr_t addr, unsigned char *buf,
+                     struct mpich_span sp)
+{
+    memset(buf + sp.read, 0, (size_t)(sp.len - sp.read));
+    return mqd_read(p, addr, buf, sp.read);
+}
+
+static void set_spans(struct mpich_image *b)
+{
+    static const enum field_id comm_fields[] = {
+        F_COMM_HANDLE, F_COMM_CTX,  F_COMM_RCTX,   F_COMM_RSIZE,  F_COMM_RANK, F_COMM_LSIZE,
+        F_COMM_KIND,   F_COMM_NEXT, F_COMM_LGROUP, F_COMM_RGROUP, F_COMM_VCRT, F_COMM_LVCRT};
+    static const enum field_id req_fields[] = {
+        F_REQ_HANDLE,     F_REQ_KIND,     F_REQ_CC,         F_REQ_CC_PTR,
+        F_REQ_NEXT,       F_REQ_MATCH_TAG,  F_REQ_MATCH_RANK,
+        F_REQ_MATCH_CTX,  F_REQ_USER_BUF, F_REQ_USER_COUNT, F_REQ_DATATYPE,
+        F_REQ_DATATYPE_PTR, F_REQ_RECV_SZ, F_REQ_TMPBUF,  F_REQ_ST_SOURCE,
+        F_REQ_ST_TAG,     F_REQ_ST_COUNT_LO, F_REQ_ST_COUNT_HI};
+    static const enum field_id sendq_fields[] = {F_SENDQ_REQ, F_SENDQ_TAG, F_SENDQ_RANK,
+                                                 F_SENDQ_CTX, F_SENDQ_NEXT};
+    static const enum field_id dq_fields[] = {F_DQ_REQ, F_DQ_TAG, F_DQ_RANK, F_DQ_CTX,
+                                              F_DQ_BUF, F_DQ_COUNT, F_DQ_NEXT};
+    b->comm_span = span(b, comm_fields, NELEMS(comm_fields), S_SZ_COMM);
+    if (b->off[F_COMM_NAME] >= 0 && b->off[F_COMM_NAME] + MQD_MAX_NAME > b->comm_span.len) {
+        int end = b->off[F_COMM_NAME] + MQD_MAX_NAME, size = b->size[S_SZ_COMM];
+        b->comm_span.len = end;
+        b->comm_span.read = size > 0 && size < end ? size : end;
+    }
+    b->req_span = span(b, req_fields, NELEMS(req_fields), S_SZ_REQUEST);
+    b->sendq_span = span(b, sendq_fields, NELEMS(sendq_fields), S_SZ_SENDQ);
+    b->debugq_span = span(b, dq_fields, NELEMS(dq_fields), S_SZ_DEBUGQ);
+}
+
+/* MPIR_Context_id_t's bytes, unless the match parts end sooner (5.0 ch3
+ * has no MPIR_Context_id_t: its int is then a guess the structure's size
+ * corrects). */
+int mpich__match_ctx_size(const struct mpich_image *b)
+{
+    int cs = b->size[S_SZ_CONTEXT_ID];
+    if (b->size[S_SZ_MATCH_PARTS] > 0 && b->off[F_MATCH_CTX] >= 0 &&
+        b->size[S_SZ_MATCH_PARTS] - b->off[F_MATCH_CTX] < cs)
+        cs = b->size[S_SZ_MATCH_PARTS] - b->off[F_MATCH_CTX];
+    return cs;
+}
+
+/* ---------------------------------------------------------------- classes */
+
+/* The classes of fields whose every offset and size b has. */
+static int known_classes(const struct mpich_image *b)
+{
+    int classes = CLASS_ALL;
+    for (int f = 0; f < F_COUNT; f++)
+        if (b->off[f] < 0)
+            classes &= ~field_defs[f].cls;
+    for (int s = 0; s < S_COUNT; s++)
+        if (b->size[s] <= 0)
+            classes &= ~size_defs[s].cls;
+    return classes;
+}
+
+/*
+ * Look up the fields and sizes of classes cls not looked up yet (those of
+ * CLASS_OPTIONAL with CLASS_COMMON), then which classes are known in full.
+ * Asking only for what a generation reads matters: a type no file defines
+ * costs a host that indexes DWARF a walk of every file's (libc's debug
+ * file included).
+ */
+void mpich__probe(mqs_image *image, const mqs_image_callbacks *cb, struct mpich_image *b,
+                  int cls)
+{
+    int todo = cls & ~b->probed;
+    if (!todo || b->layout)
+        return;
+    for (int f = 0; f < F_COUNT; f++)
+        if (todo & (field_defs[f].cls ? field_defs[f].cls : CLASS_COMMON))
+            b->off[f] = path_offset(image, cb, field_defs[f].path);
+    for (int s = 0; s < S_COUNT; s++) {
+        if (!(todo & (size_defs[s].cls ? size_defs[s].cls : CLASS_COMMON)))
+            continue;
+        /* mqs_sizeof_fp may be NULL (MPICH's stub debugger): sizes unknown. */
+        mqs_type *t = cb->mqs_sizeof_fp ? find_type(image, cb, size_defs[s].type) : NULL;
+        b->size[s] = t ? cb->mqs_sizeof_fp(t) : -1;
+    }
+    b->probed |= todo;
+    b->classes = known_classes(b);
+    b->from_dwarf = 0;
+    for (int g = MPICH_GEN_CH3_SENDQ; g < NELEMS(gen_needs); g++)
+        if ((gen_needs[g] & ~b->classes) == 0)
+            b->from_dwarf = 1;
+    if (b->from_dwarf)
+        set_spans(b);
+}
+
+void mpich__probe_generation(mqs_image *image, const mqs_image_callbacks *cb,
+                             struct mpich_image *b, enum mpich_generation gen, int worlds)
+{
+    mpich__probe(image, cb, b, gen_wants[gen] | (worlds ? CLASS_WORLDS : 0));
+}
+
+/*
+ * What the DWARF lacks, for the messages of a build without it: the first
+ * thing missing from 4.0.2's ch3 classes, and from 4.0.3 and later's if
+ * that is something else.
+ */
+static void name_lacks(struct mpich_image *b)
+{
+    const char *missing[16] = {NULL};
+    for (int f = 0; f < F_COUNT; f++) {
+        int k = field_defs[f].cls ? __builtin_ctz((unsigned)field_defs[f].cls) : 0;
+        if (b->off[f] < 0 && field_defs[f].cls && !missing[k])
+            missing[k] = field_defs[f].path;
+    }
+    for (int s = 0; s < S_COUNT; s++) {
+        int k = size_defs[s].cls ? __builtin_ctz((unsigned)size_defs[s].cls) : 0;
+        if (b->size[s] <= 0 && size_defs[s].cls && !missing[k])
+            missing[k] = size_defs[s].type;
+    }
+    const char *old = NULL, *dq = NULL;
+    for (int k = 0; k < 16; k++) {
+        if (!old && missing[k] && ((gen_needs[MPICH_GEN_CH3_SENDQ] >> k) & 1))
+            old = missing[k];
+        if (!dq && missing[k] && ((gen_needs[MPICH_GEN_CH4_5X] >> k) & 1))
+            dq = missing[k];
+    }
+    if (old && dq && strcmp(old, dq) != 0)
+        snprintf(b->lacks, sizeof b->lacks, "%s (and, for MPICH 4.0.3 and later, %s)", old, dq);
+    else
+        snprintf(b->lacks, sizeof b->lacks, "%s", old ? old : dq ? dq : "?");
+}
+
+/* ---------------------------------------------------------------- image */
+
+/*
+ * The generation an image's symbols announce, as mqd_be_setup_process
+ * decides it from a process's (MPICH_GEN_NONE: they do not tell); *worlds:
+ * whether the library has 5.0's MPIR_Worlds.  ch3's MPIDI_Process tells
+ * ch3 from ch4 here, where the device string cannot be read.
+ */
+static enum mpich_generation image_generation(mqs_image *image, const mqs_image_callbacks *cb,
+                                              int *worlds)
+{
+    mqs_taddr_t a;
+#define HAS_(name) (cb->mqs_find_symbol_fp(image, (char *)(name), &a) == mqs_ok)
+    int debugq = HAS_(MPICH_SYM_RECVQ) && HAS_(MPICH_SYM_UNEXPQ);
+    int ch3_lists = HAS_(MPICH_SYM_POSTED_PTR) && HAS_(MPICH_SYM_UNEXPECTED_PTR);
+    int ch3 = HAS_(MPICH_SYM_CH3_PROCESS);
+    *worlds = HAS_(MPICH_SYM_WORLDS);
+#undef HAS_
+    if (debugq && ch3_lists && ch3)
+        return MPICH_GEN_CH3_DEBUGQ;
+    if (debugq)
+        return *worlds ? MPICH_GEN_CH4_5X : MPICH_GEN_CH4_4X;
+    return ch3_lists ? MPICH_GEN_CH3_SENDQ : MPICH_GEN_NONE;
+}
+
+int mqd_be_setup_image(mqs_image *image, struct mqd_image *im, void **backend)
+{
+    const mqs_image_callbacks *cb = mqd_image_cb(im);
+    *backend = NULL;
+    /* Without the communicator list there is nothing MPICH-like here. */
+    mqs_taddr_t addr;
+    if (cb->mqs_find_symbol_fp(image, (char *)MPICH_SYM_COMM_LIST, &addr) != mqs_ok) {
+        mqd_image_explain(im, "no symbol " MPICH_SYM_COMM_LIST ": not an MPICH program, or "
+                              "an MPICH configured without --enable-debuginfo");
+        return MQD_ERR_NO_DEBUG_QUEUES;
+    }
+    struct mpich_image *b = mqd_calloc(1, sizeof *b);
+    if (!b)
+        return MQD_ERR_NOMEM;
+    for (int f = 0; f < F_COUNT; f++)
+        b->off[f] = -1;
+    for (int s = 0; s < S_COUNT; s++)
+        b->size[s] = -1;
+    int worlds;
+    enum mpich_generation g = image_generation(image, cb, &worlds);
+    mpich__probe_generation(image, cb, b, g, worlds);
+    if (!b->from_dwarf) /* the symbols misled, or there are no DWARF types */
+        mpich__probe(image, cb, b, CLASS_ALL);
+    if (!b->from_dwarf) {
+        /* Perhaps a build without DWARF whose layout is known: the first
+         * process tells (mpich__choose_layout). */
+        name_lacks(b);
+        if (NELEMS(known_layouts) == 0) {
+            mqd_image_explain(im, "the debug information lacks %s: is libmpi.so built with "
+                                  "-g, or its debug file installed?", b->lacks);
+            mqd_free(b);
+            return MQD_ERR_NO_TYPE;
+        }
+    }
+    *backend = b;
+    return mqs_ok;
+}
+
+void mqd_be_destroy_image(void *backend)
+{
+    mqd_free(backend);
+}
+
+/* ---------------------------------------------------------------- process */
+
+/*
+ * Does known layout k fit this image: the same pointer size and byte
+ * order, and every offset and size the debugger did resolve (a host may
+ * know some types and not others) the same as k's?
+ */
+static int layout_fits(const struct mpich_image *b, const struct mpich_known_layout *k, int ps,
+                       int be)
+{
+    if (k->pointer_size != ps || k->big_endian != be || k->nfields != F_COUNT ||
+        k->nsizes != S_COUNT)
+        return 0;
+    for (int f = 0; f < F_COUNT; f++)
+        if (b->off[f] >= 0 && b->off[f] != k->off[f])
+            return 0;
+    for (int s = 0; s < S_COUNT; s++)
+        if (b->size[s] > 0 && b->size[s] != k->size[s])
+            return 0;
+    return 1;
+}
+
+/*
+ * The known layout of this MPICH build, named by its version and device
+ * strings (read from the process), pointer size and byte order.  A
+ * debugger that cannot find those symbols (MPICH's stub debugger knows
+ * only libtvmpich's) gets the one known layout that fits what it did
+ * resolve, if exactly one does.  Either way mqd_be_read_comms then checks
+ * the layout against MPI_COMM_WORLD and the debugger's rank.  Every
+ * process of the image must come to the same layout.
+ */
+int mpich__choose_layout(struct mqd_process *p, struct mpich_image *b)
+{
+    mqs_image *image = mqd_process_mqs_image(p);
+    const mqs_image_callbacks *cb = mqd_image_cb(mqd_process_image(p));
+    mqs_taddr_t vaddr, daddr;
+    char version[32] = "", device[64] = "";
+    static const unsigned char one[2] = {0, 1};
+    int big_endian = mqd_uint(p, one, 0, 2) == 1, ps = mqd_sizes(p)->pointer_size;
+    int named = cb->mqs_find_symbol_fp(image, (char *)MPICH_SYM_VERSION, &vaddr) == mqs_ok &&
+                cb->mqs_find_symbol_fp(image, (char *)MPICH_SYM_DEVICE, &daddr) == mqs_ok;
+    if (named) {
+        int rc = mqd_read_cstring(p, vaddr, version, sizeof version);
+        if (rc == mqs_ok)
+            rc = mqd_read_cstring(p, daddr, device, sizeof device);
+        if (rc != mqs_ok)
+            return rc;
+    }
+    const struct mpich_known_layout *found = NULL;
+    int nfit = 0;
+    for (int i = 0; i < NELEMS(known_layouts); i++) {
+        const struct mpich_known_layout *k = &known_layouts[i];
+        if (!named && b->layout == k) { /* an earlier process chose it */
+            found = k;
+            nfit = 1;
+            break;
+        }
+        /* Once chosen, b->off is that layout's own: compare by name only. */
+        if ((!b->layout && !layout_fits(b, k, ps, big_endian)) ||
+            (named && (strcmp(k->version, version) != 0 || strcmp(k->device, device) != 0)))
+            continue;
+        if (!found)
+            found = k;
+        nfit++;
+    }
+    if (named && !found) {
+        mqd_process_explain(p, "the debug information lacks %s, and the DLL knows no layout "
+                               "for MPICH %s (%s, %d-bit %s-endian) that fits what it has: "
+                               "install libmpi's debug information", b->lacks, version, device,
+                            ps * 8, big_endian ? "big" : "little");
+        return MQD_ERR_NO_TYPE;
+    }
+    if (!named && nfit != 1) {
+        mqd_process_explain(p, "the debug information lacks %s, and without the symbols %s "
+                               "and %s the DLL cannot tell which known layout applies (%d "
+                               "fit)", b->lacks, MPICH_SYM_VERSION, MPICH_SYM_DEVICE, nfit);
+        return MQD_ERR_NO_TYPE;
+    }
+    if (named && b->layout && b->layout != found) {
+        mqd_process_explain(p, "this process runs MPICH %s (%s), another of the same program "
+                               "%s (%s)", version, device, b->layout->version,
+                            b->layout->device);
+        return MQD_ERR_BAD_LAYOUT;
+    }
+    if (!b->layout) {
+        b->layout = found;
+        memcpy(b->off, found->off, sizeof b->off);
+        memcpy(b->size, found->size, sizeof b->size);
+        b->classes = known_classes(b);
+        set_spans(b);
+        char msg[200];
+        snprintf(msg, sizeof msg, "no DWARF types: using the known layout of MPICH %s (%s)%s",
+                 found->version, found->device,
+                 named ? "" : ", the only one that fits what the debugger resolved");
+        mqd_debug(msg);
+    }
+    return mqs_ok;
+}
+
+int mpich__check_layout(struct mqd_process *p, struct mpich_image *b, enum mpich_generation gen)
+{
+    /* A debugger describing another target (its type sizes): MPI_Aint is
+     * pointer-sized on every platform MPICH supports. */
+    int ps = mqd_sizes(p)->pointer_size;
+    if (b->size[S_SZ_AINT] > 0 && b->size[S_SZ_AINT] != ps) {
+        mqd_process_explain(p, "the debugger says pointers are %d bytes, but MPI_Aint is %d "
+                               "in the debug information: its type sizes are another "
+                               "target's", ps, b->size[S_SZ_AINT]);
+        return MQD_ERR_BAD_LAYOUT;
+    }
+    /* Every field this generation reads must be known. */
+    int g = gen_needs[gen];
+    for (int f = 0; f < F_COUNT; f++) {
+        if ((field_defs[f].cls & g) && b->off[f] < 0) {
+            mqd_process_explain(p, "the debug information lacks %s, which MPICH's %s "
+                                   "generation needs", field_defs[f].path,
+                                generation_names[gen]);
+            return MQD_ERR_NO_TYPE;
+        }
+    }
+    for (int s = 0; s < S_COUNT; s++) {
+        if ((size_defs[s].cls & g) && b->size[s] <= 0) {
+            mqd_process_explain(p, "the debug information lacks the type %s",
+                                size_defs[s].type);
+            return MQD_ERR_NO_TYPE;
+        }
+    }
+    /* 5.0 has no MPIR_Context_id_t: its contexts are int. */
+    if (b->size[S_SZ_CONTEXT_ID] <= 0)
+        b->size[S_SZ_CONTEXT_ID] = mqd_sizes(p)->int_size;
+    return mqs_ok;
+}

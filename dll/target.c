@@ -1,0 +1,281 @@
+/*
+ * target.c - the services of target.h: the debugger's callback table,
+ * its memory and log, the image and process records' accessors, reading
+ * and decoding target memory, and bounded, cycle-checked list walks.
+ */
+#include "handles.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdatomic.h>
+#include <string.h>
+
+/*
+ * The only mutable global state (handles.h).  Atomic: a debugger may run
+ * several dumps at once in its threads, each calling mqs_setup_job
+ * (mqdhost does).
+ */
+static struct {
+    _Atomic(const mqs_basic_callbacks *) basic;
+    atomic_int mpi2;
+} host;
+
+const mqs_basic_callbacks *mqd__basic(void)
+{
+    return host.basic;
+}
+
+void mqd__set_basic(const mqs_basic_callbacks *cb)
+{
+    host.basic = cb;
+    host.mpi2 = 0;
+}
+
+int mqd__mpi2(void)
+{
+    return host.mpi2;
+}
+
+void mqd__set_mpi2(void)
+{
+    host.mpi2 = 1;
+}
+
+/* ---------------------------------------------------------------- the debugger */
+
+void *mqd_malloc(size_t n)
+{
+    const mqs_basic_callbacks *basic = host.basic;
+    return basic ? basic->mqs_malloc_fp(n ? n : 1) : NULL;
+}
+
+void mqd_free(void *p)
+{
+    const mqs_basic_callbacks *basic = host.basic;
+    if (p && basic)
+        basic->mqs_free_fp(p);
+}
+
+void *mqd_calloc(size_t n, size_t size)
+{
+    if (size && n > (size_t)-1 / size)
+        return NULL;
+    void *p = mqd_malloc(n * size);
+    if (p)
+        memset(p, 0, n * size);
+    return p;
+}
+
+/* mqs_dprints_fp may be NULL: MPICH's stub debugger leaves it so, and
+ * libtvmpich never calls it. */
+void mqd_debug(const char *msg)
+{
+    const mqs_basic_callbacks *basic = host.basic;
+    if (basic && basic->mqs_dprints_fp)
+        basic->mqs_dprints_fp(msg);
+}
+
+const mqs_image_callbacks *mqd_image_cb(const struct mqd_image *im)
+{
+    return im->cb;
+}
+
+void *mqd_image_backend(const struct mqd_image *im)
+{
+    return im->backend;
+}
+
+void mqd_image_explain(struct mqd_image *im, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(im->explain, sizeof im->explain, fmt, ap);
+    va_end(ap);
+}
+
+struct mqd_image *mqd_process_image(const struct mqd_process *p)
+{
+    return p->image;
+}
+
+void *mqd_process_backend(const struct mqd_process *p)
+{
+    return p->backend;
+}
+
+mqs_image *mqd_process_mqs_image(const struct mqd_process *p)
+{
+    return p->cb->mqs_get_image_fp(p->process);
+}
+
+void mqd_process_explain(struct mqd_process *p, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(p->explain, sizeof p->explain, fmt, ap);
+    va_end(ap);
+}
+
+long mqd_process_global_rank(const struct mqd_process *p)
+{
+    return p->cb->mqs_get_global_rank_fp(p->process);
+}
+
+const mqs_target_type_sizes *mqd_sizes(const struct mqd_process *p)
+{
+    return &p->sizes;
+}
+
+/* ---------------------------------------------------------------- the target */
+
+int mqd_read(struct mqd_process *p, mqs_taddr_t addr, void *buf, int size)
+{
+    if (!addr || size <= 0)
+        return MQD_ERR_READ;
+    return p->cb->mqs_fetch_data_fp(p->process, addr, size, buf) == mqs_ok ? mqs_ok
+                                                                          : MQD_ERR_READ;
+}
+
+uint64_t mqd_uint(struct mqd_process *p, const void *buf, int off, int size)
+{
+    unsigned char in[8];
+    if (size != 1 && size != 2 && size != 4 && size != 8)
+        return 0;
+    memcpy(in, (const unsigned char *)buf + off, (size_t)size);
+    switch (size) {
+    case 1:
+        return in[0];
+    case 2: {
+        uint16_t v;
+        p->cb->mqs_target_to_host_fp(p->process, in, &v, 2);
+        return v;
+    }
+    case 4: {
+        uint32_t v;
+        p->cb->mqs_target_to_host_fp(p->process, in, &v, 4);
+        return v;
+    }
+    default: {
+        uint64_t v;
+        p->cb->mqs_target_to_host_fp(p->process, in, &v, 8);
+        return v;
+    }
+    }
+}
+
+int64_t mqd_int(struct mqd_process *p, const void *buf, int off, int size)
+{
+    uint64_t v = mqd_uint(p, buf, off, size);
+    if (size < 8 && size > 0 && (v >> (8 * size - 1)) & 1)
+        v |= ~(uint64_t)0 << (8 * size);
+    return (int64_t)v;
+}
+
+mqs_taddr_t mqd_ptr(struct mqd_process *p, const void *buf, int off)
+{
+    return (mqs_taddr_t)mqd_uint(p, buf, off, p->sizes.pointer_size);
+}
+
+int mqd_read_ptr(struct mqd_process *p, mqs_taddr_t addr, mqs_taddr_t *out)
+{
+    unsigned char buf[8];
+    int rc = mqd_read(p, addr, buf, p->sizes.pointer_size);
+    *out = rc == mqs_ok ? mqd_ptr(p, buf, 0) : 0;
+    return rc;
+}
+
+int mqd_read_cstring(struct mqd_process *p, mqs_taddr_t addr, char *out, int len)
+{
+    int n = 0;
+    while (n + 1 < len) {
+        /* Never read across a page past the terminator: it may be unmapped. */
+        mqs_taddr_t at = addr + (mqs_taddr_t)n;
+        int chunk = (int)(4096 - (at & 4095));
+        if (chunk > len - 1 - n)
+            chunk = len - 1 - n;
+        int rc = mqd_read(p, at, out + n, chunk);
+        if (rc != mqs_ok && chunk > 1) {
+            /* The readable memory may end before the page does: byte by byte. */
+            for (int i = 0; i < chunk; i++) {
+                if ((rc = mqd_read(p, at + (mqs_taddr_t)i, out + n + i, 1)) != mqs_ok)
+                    return rc;
+                if (out[n + i] == '\0')
+                    return mqs_ok;
+            }
+        }
+        if (rc != mqs_ok)
+            return rc;
+        void *nul = memchr(out + n, '\0', (size_t)chunk);
+        if (nul)
+            return mqs_ok;
+        n += chunk;
+    }
+    out[len - 1] = '\0';
+    return mqs_ok;
+}
+
+/* ---------------------------------------------------------------- walks */
+
+void mqd_walk_init(struct mqd_walk *w)
+{
+    memset(w, 0, sizeof *w);
+}
+
+int mqd_walk_visit(struct mqd_walk *w, mqs_taddr_t node)
+{
+    if (w->n >= MQD_MAX_LIST)
+        return MQD_ERR_TOO_LONG;
+    if ((w->n + 1) * 2 > w->cap) {
+        int cap = w->cap ? w->cap * 2 : 64;
+        mqs_taddr_t *seen = mqd_calloc((size_t)cap, sizeof *seen);
+        if (!seen)
+            return MQD_ERR_NOMEM;
+        for (int i = 0; i < w->cap; i++) {
+            if (!w->seen[i])
+                continue;
+            unsigned h = (unsigned)((w->seen[i] >> 3) * 2654435761u) & (unsigned)(cap - 1);
+            while (seen[h])
+                h = (h + 1) & (unsigned)(cap - 1);
+            seen[h] = w->seen[i];
+        }
+        mqd_free(w->seen);
+        w->seen = seen;
+        w->cap = cap;
+    }
+    unsigned h = (unsigned)((node >> 3) * 2654435761u) & (unsigned)(w->cap - 1);
+    while (w->seen[h]) {
+        if (w->seen[h] == node)
+            return MQD_ERR_CYCLE;
+        h = (h + 1) & (unsigned)(w->cap - 1);
+    }
+    w->seen[h] = node;
+    w->n++;
+    return mqs_ok;
+}
+
+void mqd_walk_fini(struct mqd_walk *w)
+{
+    mqd_free(w->seen);
+    mqd_walk_init(w);
+}
+
+/* ---------------------------------------------------------------- text */
+
+void mqd_set_text(char dst[64], const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(dst, 64, fmt, ap);
+    va_end(ap);
+}
+
+void mqd_add_text(mqs_pending_operation *op, const char *line)
+{
+    int l = 0;
+    while (l < 5 && op->extra_text[l][0])
+        l++;
+    if (l < 5)
+        mqd_set_text(op->extra_text[l], "%s", line);
+    if (l + 1 < 5)
+        op->extra_text[l + 1][0] = '\0';
+}
