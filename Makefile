@@ -37,7 +37,7 @@ MQD_CFLAGS  = -std=c11 $(WARN) $(CFLAGS) $(SAN) -MMD -MP -I.
 MQD_LDFLAGS = $(SAN) $(LDFLAGS)
 
 .PHONY: all deps mpich samples unit-tests check check-unit check-integration demo bench clean \
-        layouts check-layouts install uninstall fuzz
+        layouts check-layouts check-includes install uninstall fuzz
 .DEFAULT_GOAL := all
 
 # ---------------------------------------------------------------- set-up
@@ -88,11 +88,13 @@ samples: $(SAMPLE_BINS) $(BUILD)/samples/unexpected-named $(STRIPPED)/libmpi.so.
          $(BUILD)/bin/mqd-launch
 
 # ---------------------------------------------------------------- host
-HOST_SRCS := host/memory.c host/attach.c host/files.c host/image.c host/types.c host/loader.c host/where.c host/stacks.c \
-             host/analyze.c host/callbacks.c host/choose.c host/protocol.c host/identity.c \
-             host/session.c host/job.c host/proc.c host/hosts.c host/result.c host/remote.c \
-             host/escape.c \
-             host/guard.c
+HOST_SRCS := host/memory.c host/attach.c host/files.c host/image.c host/types.c host/loader.c \
+             host/pc.c host/args.c host/where.c host/stacks.c host/dump.c \
+             host/match.c host/waits.c host/graph.c host/explain.c host/analyze.c \
+             host/callbacks.c host/choose.c host/beside.c host/protocol.c host/identity.c \
+             host/owner.c host/session.c host/job.c host/proc.c host/hosts.c \
+             host/result_write.c host/result_fields.c host/result_read.c host/remote.c \
+             host/escape.c host/guard.c
 HOST_OBJS := $(HOST_SRCS:%.c=$(BUILD)/%.o)
 HOST_LIBS := -ldw -lelf -ldl
 
@@ -148,11 +150,12 @@ UNIT_TESTS := $(BUILD)/tests/test_interface $(BUILD)/tests/test_expect \
               $(BUILD)/tests/test_image $(BUILD)/tests/test_loader $(BUILD)/tests/test_dump \
               $(BUILD)/tests/test_dll $(BUILD)/tests/test_dll_synth $(BUILD)/tests/test_analyze \
               $(BUILD)/tests/test_result $(BUILD)/tests/test_corpus $(BUILD)/tests/test_stacks \
-              $(BUILD)/tests/test_escape
+              $(BUILD)/tests/test_escape $(BUILD)/tests/test_dump_model
 HOST_UNIT_TESTS := $(BUILD)/tests/test_memory $(BUILD)/tests/test_attach \
                    $(BUILD)/tests/test_image $(BUILD)/tests/test_loader $(BUILD)/tests/test_dump \
                    $(BUILD)/tests/test_dll $(BUILD)/tests/test_dll_synth $(BUILD)/tests/test_analyze \
-                   $(BUILD)/tests/test_result $(BUILD)/tests/test_stacks $(BUILD)/tests/test_escape
+                   $(BUILD)/tests/test_result $(BUILD)/tests/test_stacks $(BUILD)/tests/test_escape \
+                   $(BUILD)/tests/test_dump_model
 INTEGRATION_TESTS := $(BUILD)/tests/test_samples $(BUILD)/tests/test_mqdump \
                      $(BUILD)/tests/test_dbgstub $(BUILD)/tests/test_install \
                      $(BUILD)/tsan/tests/test_threads $(BUILD)/tests/test_multinode \
@@ -213,7 +216,7 @@ $(HOST_UNIT_TESTS): $(BUILD)/tests/%: $(BUILD)/tests/%.o $(BUILD)/host/libmqdhos
 $(BUILD)/tests/test_attach $(BUILD)/tests/test_dump: $(BUILD)/tests/procstate.o
 $(BUILD)/tests/test_loader.o $(BUILD)/tests/test_dump.o $(BUILD)/tests/test_dll.o \
 $(BUILD)/tests/test_analyze.o $(BUILD)/tests/test_result.o $(BUILD)/tests/test_stacks.o \
-$(BUILD)/tests/test_escape.o: MQD_CFLAGS += -Ihost/include
+$(BUILD)/tests/test_escape.o $(BUILD)/tests/test_dump_model.o: MQD_CFLAGS += -Ihost/include
 $(BUILD)/tests/test_dll $(BUILD)/tests/test_dll_synth: | $(BUILD)/lib/libmqd_mpich.so
 $(BUILD)/tests/test_dll_synth: $(BUILD)/tests/synth.o $(BUILD)/tests/expect.o
 # test_dump's target is a fork of itself: its DWARF must describe mqd_fixture_op.
@@ -413,9 +416,15 @@ check-integration: unit-tests samples $(INTEGRATION_TESTS)
 
 # Set up first (packages, then MPICH), then build and test in a fresh make so
 # that nothing is compiled before the headers it needs are installed.
+# No cycle among the files of host/, dll/ or mqdump/: neither in what they
+# include nor in what they call of each other.
+check-includes:
+	@CC="$(CC)" scripts/include-graph.sh host dll mqdump
+
 check: deps
 	@$(MAKE) --no-print-directory mpich
-	@$(MAKE) --no-print-directory unit-tests samples $(INTEGRATION_TESTS) check-layouts
+	@$(MAKE) --no-print-directory unit-tests samples $(INTEGRATION_TESTS) check-layouts \
+	    check-includes
 	@$(TEST_ENV) $(OMPI_ENV) scripts/run-tests.sh $(UNIT_TESTS) $(INTEGRATION_TESTS)
 
 demo: deps

@@ -28,20 +28,20 @@ void mqdh__callbacks_bind(const struct session *s)
 }
 
 /* The one place a callback is counted. */
-static struct hproc *counted(struct hproc *p)
+static struct target *counted(struct target *p)
 {
     p->out->stats.callbacks++;
     return p;
 }
 
-static struct hproc *of_process(mqs_process *process)
+static struct target *of_process(mqs_process *process)
 {
-    return counted((struct hproc *)process);
+    return counted((struct target *)process);
 }
 
-static struct hproc *of_image(mqs_image *image)
+static struct target *of_image(mqs_image *image)
 {
-    return counted(((struct himage *)image)->proc);
+    return counted(((struct dll_image *)image)->target);
 }
 
 /* ---------------------------------------------------------------- basic */
@@ -86,14 +86,14 @@ static void cb_put_image_info(mqs_image *image, mqs_image_info *info)
 {
     mqdh__guard_point();
     of_image(image);
-    ((struct himage *)image)->info = info;
+    ((struct dll_image *)image)->info = info;
 }
 
 static mqs_image_info *cb_get_image_info(mqs_image *image)
 {
     mqdh__guard_point();
     of_image(image);
-    return ((struct himage *)image)->info;
+    return ((struct dll_image *)image)->info;
 }
 
 static void cb_put_process_info(mqs_process *process, mqs_process_info *info)
@@ -138,7 +138,7 @@ const mqs_basic_callbacks mqdh__basic_callbacks = {
 static void cb_get_type_sizes(mqs_process *process, mqs_target_type_sizes *ts)
 {
     mqdh__guard_point();
-    int wide = of_process(process)->img.elf_class == 2; /* ELFCLASS64 */
+    int wide = of_process(process)->elf.elf_class == 2; /* ELFCLASS64 */
     /* Only the five specified fields: the DLL's buffer may be no larger. */
     ts->short_size = 2;
     ts->int_size = 4;
@@ -148,24 +148,24 @@ static void cb_get_type_sizes(mqs_process *process, mqs_target_type_sizes *ts)
 }
 
 /* The files (libdw, libelf) are the session's: one worker at a time. */
-static void files_lock(const struct hproc *p)
+static void files_lock(const struct target *p)
 {
     pthread_mutex_lock(&p->session->files_lock);
 }
 
-static void files_unlock(const struct hproc *p)
+static void files_unlock(const struct target *p)
 {
     pthread_mutex_unlock(&p->session->files_lock);
 }
 
 static int find_symbol(mqs_image *image, const char *name, int functions, mqs_taddr_t *addr)
 {
-    struct hproc *p = of_image(image);
+    struct target *p = of_image(image);
     uint64_t a;
     if (!name)
         return MQDH_CB_ERR_BADARG;
     files_lock(p);
-    int rc = mqdh__image_symbol(&p->img, name, functions, &a, NULL);
+    int rc = mqdh__image_symbol(&p->elf, name, functions, &a, NULL);
     files_unlock(p);
     if (rc != 0)
         return MQDH_CB_ERR_NOSYM;
@@ -191,17 +191,17 @@ static mqs_type *cb_find_type(mqs_image *image, char *name, mqs_lang_code lang)
 {
     mqdh__guard_point();
     (void)lang;
-    struct hproc *p = of_image(image);
+    struct target *p = of_image(image);
     if (!name)
         return NULL;
     files_lock(p);
-    mqs_type *t = (mqs_type *)mqdh__type_find(&p->img, name);
+    mqs_type *t = (mqs_type *)mqdh__type_find(&p->elf, name);
     files_unlock(p);
     return t;
 }
 
 /* A type is counted on the process whose image it was found in. */
-static struct hproc *of_type(const struct mqdh_type *t)
+static struct target *of_type(const struct mqdh_type *t)
 {
     return counted(mqdh__type_image(t)->owner);
 }
@@ -212,7 +212,7 @@ static int cb_field_offset(mqs_type *type, char *field)
     const struct mqdh_type *t = (const struct mqdh_type *)type;
     if (!t)
         return -1;
-    struct hproc *p = of_type(t);
+    struct target *p = of_type(t);
     files_lock(p);
     int off = mqdh__type_field_offset(t, field);
     files_unlock(p);
@@ -225,7 +225,7 @@ static int cb_sizeof(mqs_type *type)
     const struct mqdh_type *t = (const struct mqdh_type *)type;
     if (!t)
         return -1;
-    struct hproc *p = of_type(t);
+    struct target *p = of_type(t);
     files_lock(p);
     int size = mqdh__type_size(t);
     files_unlock(p);
@@ -252,13 +252,13 @@ static int cb_get_global_rank(mqs_process *process)
 static mqs_image *cb_get_image(mqs_process *process)
 {
     mqdh__guard_point();
-    return (mqs_image *)&of_process(process)->image;
+    return (mqs_image *)&of_process(process)->dll_image;
 }
 
 static int cb_fetch_data(mqs_process *process, mqs_taddr_t addr, int size, void *buf)
 {
     mqdh__guard_point();
-    struct hproc *p = of_process(process);
+    struct target *p = of_process(process);
     p->out->stats.fetches++;
     if (size < 0 || (size > 0 && !buf))
         return MQDH_CB_ERR_BADARG;
@@ -268,7 +268,7 @@ static int cb_fetch_data(mqs_process *process, mqs_taddr_t addr, int size, void 
 static void cb_target_to_host(mqs_process *process, const void *in, void *out, int size)
 {
     mqdh__guard_point();
-    mqdh__target_to_host(of_process(process)->img.big_endian, in, out, size);
+    mqdh__target_to_host(of_process(process)->elf.big_endian, in, out, size);
 }
 
 static mqs_job *cb_get_process_job(mqs_process *process)
@@ -299,8 +299,8 @@ static mqs_process *cb_get_process(mqs_job *job, int identity)
     mqdh__guard_point();
     struct session *s = (struct session *)job;
     for (int i = 0; i < s->n; i++)
-        if (s->procs[i].out->identity == identity)
-            return (mqs_process *)&s->procs[i];
+        if (s->targets[i].out->identity == identity)
+            return (mqs_process *)&s->targets[i];
     return NULL;
 }
 

@@ -11,14 +11,12 @@
 #include "session.h"
 
 #include "array.h"
+#include "dump.h"
 
-#include <dlfcn.h>
-#include <libgen.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 enum { MAX_TARGET_DLLS = 64, DLL_PATH_MAX = 4096 };
 
@@ -36,7 +34,7 @@ static void names_free(struct names *l)
 }
 
 /* Add the string at addr in p's memory, if it reads and is not empty. */
-static int names_add(struct names *l, struct hproc *p, uint64_t addr)
+static int names_add(struct names *l, struct target *p, uint64_t addr)
 {
     char *s = malloc(DLL_PATH_MAX);
     if (!s || MQDH_GROW(l->v, l->cap, l->n + 1) != 0) {
@@ -54,16 +52,16 @@ static int names_add(struct names *l, struct hproc *p, uint64_t addr)
  * The DLLs the target names: MPIR_dll_name (MPICH and most MPIs), then each
  * entry of Open MPI's NULL-terminated char **mpimsgq_dll_locations.
  */
-static int target_dlls(struct hproc *p, struct names *l)
+static int target_dlls(struct target *p, struct names *l)
 {
     uint64_t addr, list, entry;
     int rc;
-    if (mqdh__image_symbol(&p->img, "MPIR_dll_name", 0, &addr, NULL) == 0 &&
+    if (mqdh__image_symbol(&p->elf, "MPIR_dll_name", 0, &addr, NULL) == 0 &&
         (rc = names_add(l, p, addr)) != MQDH_OK)
         return rc;
-    int ptr_size = p->img.elf_class == 2 ? 8 : 4;
-    int be = p->img.big_endian;
-    if (mqdh__image_symbol(&p->img, "mpimsgq_dll_locations", 0, &addr, NULL) != 0 ||
+    int ptr_size = p->elf.elf_class == 2 ? 8 : 4;
+    int be = p->elf.big_endian;
+    if (mqdh__image_symbol(&p->elf, "mpimsgq_dll_locations", 0, &addr, NULL) != 0 ||
         mqdh__mem_read_word(&p->mem, addr, ptr_size, be, &list) != 0)
         return MQDH_OK;
     for (int i = 0; list && i < MAX_TARGET_DLLS; i++) {
@@ -77,44 +75,18 @@ static int target_dlls(struct hproc *p, struct names *l)
     return MQDH_OK;
 }
 
-int mqdh__beside_library(const char *const *rel, int n, int mode, char *buf, size_t len)
-{
-    Dl_info info;
-    char self[PATH_MAX];
-    /* This library's own file: libmqdhost.so, or a program it is linked into. */
-    if (!dladdr((void *)mqdh__beside_library, &info) || !info.dli_fname ||
-        !realpath(info.dli_fname, self))
-        return -1;
-    char *dir = dirname(self);
-    for (int i = 0; i < n; i++) {
-        char path[PATH_MAX + 64];
-        snprintf(path, sizeof path, "%s/%s", dir, rel[i]);
-        char real[PATH_MAX];
-        if (realpath(path, real) && access(real, mode) == 0 &&
-            (size_t)snprintf(buf, len, "%s", real) < len)
-            return 0;
-    }
-    return -1;
-}
-
-int mqdh_own_dll(char *buf, size_t len)
-{
-    static const char *const where[] = {"libmqd_mpich.so", "../lib/libmqd_mpich.so"};
-    return mqdh__beside_library(where, 2, R_OK, buf, len);
-}
-
 /*
  * Is this a process of an MPI mqd ships a DLL for?  MPICH (and the MPIs
  * built from it) is known by its symbols, not by the name of the DLL it
  * names: the communicator list of a build with debugger support, else the
  * version strings every MPICH build has.  The symbol found goes in why.
  */
-static int is_mpich(struct hproc *p, const char **why)
+static int is_mpich(struct target *p, const char **why)
 {
     static const char *const marks[] = {"MPIR_All_communicators", "MPII_Version_device"};
     uint64_t a;
     for (size_t i = 0; i < sizeof marks / sizeof marks[0]; i++) {
-        if (mqdh__image_symbol(&p->img, marks[i], 0, &a, NULL) == 0) {
+        if (mqdh__image_symbol(&p->elf, marks[i], 0, &a, NULL) == 0) {
             *why = marks[i];
             return 1;
         }
@@ -122,10 +94,10 @@ static int is_mpich(struct hproc *p, const char **why)
     return 0;
 }
 
-static void set_dll(struct hproc *p, const char *path, enum mqdh_dll_source src, const char *fmt,
+static void set_dll(struct target *p, const char *path, enum mqdh_dll_source src, const char *fmt,
                     ...) __attribute__((format(printf, 4, 5)));
 
-static void set_dll(struct hproc *p, const char *path, enum mqdh_dll_source src, const char *fmt,
+static void set_dll(struct target *p, const char *path, enum mqdh_dll_source src, const char *fmt,
                     ...)
 {
     va_list ap;
@@ -143,7 +115,7 @@ static void set_dll(struct hproc *p, const char *path, enum mqdh_dll_source src,
  * The first DLL the target names that can be opened and passes the trust
  * rule (any, with --trust-target-dll), opened into *f.
  */
-static int choose_named(struct hproc *p, int mpich, int want_own, struct mqdh_dll_file *f)
+static int choose_named(struct target *p, int mpich, int want_own, struct mqdh_dll_file *f)
 {
     const struct mqdh_options *opt = p->session->opt;
     enum mqdh_dll_trust trust = opt->trust_target_dll ? MQDH_DLL_TRUST_ANY : MQDH_DLL_TRUST_RULE;
@@ -153,12 +125,13 @@ static int choose_named(struct hproc *p, int mpich, int want_own, struct mqdh_dl
     if (rc != MQDH_OK)
         goto out;
     if (l.n == 0) {
-        mqdh__proc_error(p, "no debug DLL: the process names none in MPIR_dll_name or "
-                        "mpimsgq_dll_locations (not an MPI program, or an MPI built without "
-                        "debugger support)%s and none was given with --dll",
-                        want_own ? ", mqd's own libmqd_mpich.so is not installed next to "
-                                   "libmqdhost,"
-                                 : "");
+        mqdh__process_error(p->out,
+                            "no debug DLL: the process names none in MPIR_dll_name or "
+                            "mpimsgq_dll_locations (not an MPI program, or an MPI built without "
+                            "debugger support)%s and none was given with --dll",
+                            want_own ? ", mqd's own libmqd_mpich.so is not installed next to "
+                                       "libmqdhost,"
+                                     : "");
         rc = MQDH_E_NO_DLL;
         goto out;
     }
@@ -172,8 +145,10 @@ static int choose_named(struct hproc *p, int mpich, int want_own, struct mqdh_dl
             snprintf(first_why, sizeof first_why, "%s", why);
     }
     if (chosen < 0) {
-        mqdh__proc_error(p, "refusing the debug DLL the process names: %s (pass --dll to "
-                        "choose one, or --trust-target-dll)", first_why);
+        mqdh__process_error(p->out,
+                            "refusing the debug DLL the process names: %s (pass --dll to "
+                            "choose one, or --trust-target-dll)",
+                            first_why);
         rc = MQDH_E_DLL_UNTRUSTED;
         goto out;
     }
@@ -191,7 +166,7 @@ out:
  * as root one that fails the trust rule is refused unless
  * --trust-target-dll says to load it anyway (loader.h).
  */
-static int open_given(struct hproc *p, const char *path, const char *how,
+static int open_given(struct target *p, const char *path, const char *how,
                       struct mqdh_dll_file *f)
 {
     char why[1024];
@@ -199,13 +174,13 @@ static int open_given(struct hproc *p, const char *path, const char *how,
         p->session->opt->trust_target_dll ? MQDH_DLL_TRUST_ANY : MQDH_DLL_TRUST_GIVEN;
     int rc = mqdh__dll_open(path, trust, f, why, sizeof why);
     if (rc == MQDH_E_DLL_UNTRUSTED)
-        mqdh__proc_error(p, "refusing the debug DLL %s: %s", how, why);
+        mqdh__process_error(p->out, "refusing the debug DLL %s: %s", how, why);
     else if (rc != MQDH_OK)
-        mqdh__proc_error(p, "%s", why);
+        mqdh__process_error(p->out, "%s", why);
     return rc;
 }
 
-int mqdh__choose_dll(struct hproc *p)
+int mqdh__choose_dll(struct target *p)
 {
     struct session *s = p->session;
     const struct mqdh_options *opt = s->opt;
@@ -214,7 +189,7 @@ int mqdh__choose_dll(struct hproc *p)
     struct mqdh_dll_file f = MQDH_DLL_FILE_INIT;
     char why[1024];
     if (want_own && !s->own_state)
-        s->own_state = mqdh_own_dll(s->own_dll, sizeof s->own_dll) == 0 ? 1 : -1;
+        s->own_state = mqdh_own_dll(s->own_dll, sizeof s->own_dll) == MQDH_OK ? 1 : -1;
     if (opt->dll) {
         set_dll(p, opt->dll, MQDH_DLL_OPTION, "given with --dll");
         rc = open_given(p, opt->dll, "given with --dll", &f);
@@ -225,7 +200,7 @@ int mqdh__choose_dll(struct hproc *p)
         set_dll(p, s->own_dll, MQDH_DLL_OWN, "mqd's DLL for MPICH: the process has %s", mark);
         /* Beside the library that runs this: as trusted as that is. */
         if ((rc = mqdh__dll_open(s->own_dll, MQDH_DLL_TRUST_ANY, &f, why, sizeof why)) != MQDH_OK)
-            mqdh__proc_error(p, "%s", why);
+            mqdh__process_error(p->out, "%s", why);
     } else {
         rc = choose_named(p, mpich, want_own, &f);
     }
@@ -237,6 +212,6 @@ int mqdh__choose_dll(struct hproc *p)
     }
     rc = mqdh__dll_load_file(&f, p->out->dll, &mqdh__basic_callbacks, &p->dll, why, sizeof why);
     if (rc != MQDH_OK)
-        mqdh__proc_error(p, "%s", why);
+        mqdh__process_error(p->out, "%s", why);
     return rc;
 }

@@ -179,45 +179,26 @@ static int ranks_from_descendants(pid_t launcher, const struct member *m, int nm
     return MQDH_OK;
 }
 
-/* The ranks the launcher started: its MPIR_proctable, else its descendants. */
-static int launched_ranks(pid_t launcher, const struct member *m, int nm, int mrc,
-                          pid_t **pids, int **ranks, char ***hosts, int *n, char *err,
-                          size_t errlen)
+/*
+ * The ranks in the launcher's MPIR_proctable (its address at table_sym,
+ * its size at size_sym in the image im), read through mem: each entry's
+ * pid and host, its index its rank.  MQDH_OK and the arrays of *n; else
+ * MQDH_E_JOB (err says why) or MQDH_E_NOMEM, with them NULL.
+ */
+static int read_proctable(pid_t launcher, const struct mqdh_image *im, struct mqdh_mem *mem,
+                          uint64_t table_sym, uint64_t size_sym, pid_t **pids, int **ranks,
+                          char ***hosts, int *n, char *err, size_t errlen)
 {
-    struct mqdh__attach att;
-    struct mqdh_image img;
-    struct mqdh_mem mem;
-    uint64_t table_sym, size_sym, table;
+    uint64_t table, word;
     int32_t count = 0;
     int rc = MQDH_E_JOB;
-
-    *pids = NULL;
-    *ranks = NULL;
-    *hosts = NULL;
-    *n = 0;
-    if (mqdh__attach(&att, launcher, err, errlen) != 0)
-        return MQDH_E_ATTACH;
-    mqdh__mem_init(&mem, launcher);
-    if (mqdh__image_open_pid(&img, launcher, NULL, err, errlen) != 0) {
-        mqdh__detach(&att);
-        return MQDH_E_IMAGE;
-    }
-    if (mqdh__image_symbol(&img, "MPIR_proctable", 0, &table_sym, NULL) != 0 ||
-        mqdh__image_symbol(&img, "MPIR_proctable_size", 0, &size_sym, NULL) != 0) {
-        mqdh__image_close(&img);
-        mqdh__mem_fini(&mem);
-        mqdh__detach(&att);
-        return ranks_from_descendants(launcher, m, nm, mrc, pids, ranks, hosts, n, err,
-                                      errlen);
-    }
-    int wide = img.elf_class == 2, be = img.big_endian;
-    uint64_t word;
-    if (mqdh__mem_read_word(&mem, size_sym, 4, be, &word) != 0) {
+    int wide = im->elf_class == 2, be = im->big_endian;
+    if (mqdh__mem_read_word(mem, size_sym, 4, be, &word) != 0) {
         snprintf(err, errlen, "cannot read MPIR_proctable_size of process %d", (int)launcher);
         goto out;
     }
     count = (int32_t)(uint32_t)word;
-    if (mqdh__mem_read_word(&mem, table_sym, wide ? 8 : 4, be, &table) != 0) {
+    if (mqdh__mem_read_word(mem, table_sym, wide ? 8 : 4, be, &table) != 0) {
         snprintf(err, errlen, "cannot read MPIR_proctable of process %d", (int)launcher);
         goto out;
     }
@@ -239,7 +220,7 @@ static int launched_ranks(pid_t launcher, const struct member *m, int nm, int mr
         unsigned char e[24];
         uint64_t host;
         int32_t pid;
-        if (mqdh__mem_read(&mem, table + (uint64_t)i * esize, e, esize) != 0) {
+        if (mqdh__mem_read(mem, table + (uint64_t)i * esize, e, esize) != 0) {
             snprintf(err, errlen, "cannot read MPIR_proctable[%d] of process %d", i,
                      (int)launcher);
             goto out;
@@ -254,21 +235,53 @@ static int launched_ranks(pid_t launcher, const struct member *m, int nm, int mr
             goto out;
         }
         char name[256];
-        if (host && mqdh__mem_read_string(&mem, host, name, sizeof name) == 0)
+        if (host && mqdh__mem_read_string(mem, host, name, sizeof name) == 0)
             (*hosts)[i] = strdup(name);
     }
     *n = count;
     rc = MQDH_OK;
 out:
-    mqdh__image_close(&img);
-    mqdh__mem_fini(&mem);
-    mqdh__detach(&att);
     if (rc != MQDH_OK) {
         mqdh_job_free(*pids, *ranks, *hosts, count > 0 ? count : 0);
         *pids = NULL;
         *ranks = NULL;
         *hosts = NULL;
     }
+    return rc;
+}
+
+/* The ranks the launcher started: its MPIR_proctable, else its descendants. */
+static int launched_ranks(pid_t launcher, const struct member *m, int nm, int mrc,
+                          pid_t **pids, int **ranks, char ***hosts, int *n, char *err,
+                          size_t errlen)
+{
+    struct mqdh__attach att;
+    struct mqdh_image img;
+    struct mqdh_mem mem;
+    uint64_t table_sym, size_sym;
+
+    *pids = NULL;
+    *ranks = NULL;
+    *hosts = NULL;
+    *n = 0;
+    if (mqdh__attach(&att, launcher, err, errlen) != 0)
+        return MQDH_E_ATTACH;
+    mqdh__mem_init(&mem, launcher);
+    if (mqdh__image_open_pid(&img, launcher, NULL, err, errlen) != 0) {
+        mqdh__detach(&att);
+        return MQDH_E_IMAGE;
+    }
+    int table = mqdh__image_symbol(&img, "MPIR_proctable", 0, &table_sym, NULL) == 0 &&
+                mqdh__image_symbol(&img, "MPIR_proctable_size", 0, &size_sym, NULL) == 0;
+    int rc = table ? read_proctable(launcher, &img, &mem, table_sym, size_sym, pids, ranks,
+                                    hosts, n, err, errlen)
+                   : MQDH_OK;
+    mqdh__image_close(&img);
+    mqdh__mem_fini(&mem);
+    mqdh__detach(&att);
+    if (!table)
+        return ranks_from_descendants(launcher, m, nm, mrc, pids, ranks, hosts, n, err,
+                                      errlen);
     return rc;
 }
 

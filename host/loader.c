@@ -276,6 +276,43 @@ static void forget(int fd, const char *name)
         close(fd);
 }
 
+/*
+ * The entry points of d (loaded from path): every required one present,
+ * an interface version mqd speaks, the host's target address width.
+ * MQDH_OK, or MQDH_E_DLL_SYMBOL, MQDH_E_DLL_VERSION or MQDH_E_DLL_WIDTH
+ * with err saying why.
+ */
+static int resolve(struct mqdh_dll *d, const char *path, char *err, size_t errlen)
+{
+    char missing[512] = "";
+    for (size_t i = 0; i < sizeof entries / sizeof entries[0]; i++) {
+        void *sym = dlsym(d->handle, entries[i].name);
+        memcpy((char *)d + entries[i].offset, &sym, sizeof sym);
+        if (!sym && entries[i].required) {
+            size_t used = strlen(missing);
+            snprintf(missing + used, sizeof missing - used, "%s%s", used ? ", " : "",
+                     entries[i].name);
+        }
+    }
+    if (missing[0]) {
+        snprintf(err, errlen, "%s is not an MQD debug DLL: it lacks %s", path, missing);
+        return MQDH_E_DLL_SYMBOL;
+    }
+    d->compatibility = d->version_compatibility();
+    if (d->compatibility != 2 && d->compatibility != 3) {
+        snprintf(err, errlen, "%s speaks interface version %d; mqd supports 2 (MPI-1) and 3 "
+                 "(MPI-2)", path, d->compatibility);
+        return MQDH_E_DLL_VERSION;
+    }
+    int width = d->dll_taddr_width();
+    if (width != (int)sizeof(mqs_taddr_t)) {
+        snprintf(err, errlen, "%s was built with %d-byte target addresses; this host uses %d",
+                 path, width, (int)sizeof(mqs_taddr_t));
+        return MQDH_E_DLL_WIDTH;
+    }
+    return MQDH_OK;
+}
+
 static int load(struct mqdh_dll_file *f, const char *path, const mqs_basic_callbacks *basic,
                 struct mqdh_dll **out, char *err, size_t errlen)
 {
@@ -310,36 +347,9 @@ static int load(struct mqdh_dll_file *f, const char *path, const mqs_basic_callb
         free(d);
         return MQDH_E_DLL_LOAD;
     }
-    char missing[512] = "";
-    for (size_t i = 0; i < sizeof entries / sizeof entries[0]; i++) {
-        void *sym = dlsym(d->handle, entries[i].name);
-        memcpy((char *)d + entries[i].offset, &sym, sizeof sym);
-        if (!sym && entries[i].required) {
-            size_t used = strlen(missing);
-            snprintf(missing + used, sizeof missing - used, "%s%s", used ? ", " : "",
-                     entries[i].name);
-        }
-    }
-    int rc = MQDH_OK;
-    if (missing[0]) {
-        snprintf(err, errlen, "%s is not an MQD debug DLL: it lacks %s", path, missing);
-        rc = MQDH_E_DLL_SYMBOL;
+    int rc = resolve(d, path, err, errlen);
+    if (rc != MQDH_OK)
         goto fail;
-    }
-    d->compatibility = d->version_compatibility();
-    if (d->compatibility != 2 && d->compatibility != 3) {
-        snprintf(err, errlen, "%s speaks interface version %d; mqd supports 2 (MPI-1) and 3 "
-                 "(MPI-2)", path, d->compatibility);
-        rc = MQDH_E_DLL_VERSION;
-        goto fail;
-    }
-    int width = d->dll_taddr_width();
-    if (width != (int)sizeof(mqs_taddr_t)) {
-        snprintf(err, errlen, "%s was built with %d-byte target addresses; this host uses %d",
-                 path, width, (int)sizeof(mqs_taddr_t));
-        rc = MQDH_E_DLL_WIDTH;
-        goto fail;
-    }
     d->mpi2 = d->setup_job && d->destroy_job_info && d->set_process_identity;
     d->version = d->version_string();
     if (!d->version)

@@ -11,10 +11,10 @@
 #include "session.h"
 
 #include "array.h"
+#include "dump.h"
 #include "guard.h"
 #include "where.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,25 +24,14 @@
 #define DLL(p, fn, ...) MQDH_DLL_CALL((p)->dll, "mqs_" #fn, (p)->dll->fn(__VA_ARGS__))
 #define DLL_EXT(p, fn, name, ...) MQDH_DLL_CALL((p)->dll, name, (p)->dll->fn(__VA_ARGS__))
 
-void mqdh__proc_error(struct hproc *p, const char *fmt, ...)
+static int dll_fail(struct target *p, const char *what, int code)
 {
-    if (p->out->error)
-        return; /* the first error is the one that matters */
-    va_list ap;
-    va_start(ap, fmt);
-    if (vasprintf(&p->out->error, fmt, ap) < 0)
-        p->out->error = NULL;
-    va_end(ap);
-}
-
-static int dll_fail(struct hproc *p, const char *what, int code)
-{
-    mqdh__proc_error(p, "%s: %s (code %d)", what, mqdh__dll_strerror(p->dll, code), code);
+    mqdh__process_error(p->out, "%s: %s (code %d)", what, mqdh__dll_strerror(p->dll, code), code);
     return MQDH_E_DLL;
 }
 
 /* A queue the DLL failed on: the error stays with that queue only. */
-static int queue_failed(struct hproc *p, struct mqdh_queue *q, int rc)
+static int queue_failed(struct target *p, struct mqdh_queue *q, int rc)
 {
     q->state = MQDH_QUEUE_ERROR;
     if (asprintf(&q->error, "%s (code %d)", mqdh__dll_strerror(p->dll, rc), rc) < 0)
@@ -58,7 +47,7 @@ static int queue_failed(struct hproc *p, struct mqdh_queue *q, int rc)
  * address lines.  That is the host's only reading of a DLL's words, and
  * it is made here alone.
  */
-static void import_op_info(struct hproc *p, struct mqdh_op *o)
+static void import_op_info(struct target *p, struct mqdh_op *o)
 {
     unsigned flags = 0;
     mqs_taddr_t request = 0;
@@ -77,7 +66,7 @@ static void import_op_info(struct hproc *p, struct mqdh_op *o)
             o->text_address |= 1u << l;
 }
 
-static int read_queue(struct hproc *p, struct mqdh_queue *q, int which)
+static int read_queue(struct target *p, struct mqdh_queue *q, int which)
 {
     mqs_process *mp = (mqs_process *)p;
     int rc = DLL(p, setup_operation_iterator, mp, which);
@@ -141,7 +130,7 @@ static int read_queue(struct hproc *p, struct mqdh_queue *q, int which)
  * (by its identity, or by its rank for an MPI-1 DLL); a group that does not
  * is dropped and group_error says why.  Returns 0 or MQDH_E_NOMEM.
  */
-static int read_group(struct hproc *p, struct mqdh_comm *c)
+static int read_group(struct target *p, struct mqdh_comm *c)
 {
     if (!p->dll->get_comm_group || c->size <= 0 || c->size > MQDH_MAX_LIST || c->local_rank < 0 ||
         c->local_rank >= c->size)
@@ -172,7 +161,7 @@ static int read_group(struct hproc *p, struct mqdh_comm *c)
     return 0;
 }
 
-int mqdh__proto_read(struct hproc *p)
+int mqdh__proto_read(struct target *p)
 {
     mqs_process *mp = (mqs_process *)p;
     int rc = DLL(p, update_communicator_list, mp);
@@ -218,8 +207,8 @@ int mqdh__proto_read(struct hproc *p)
         if (rc != mqs_ok)
             return dll_fail(p, "mqs_next_communicator", rc);
     }
-    mqdh__proc_error(p, "more than %d communicators: the list is probably corrupt",
-                    MQDH_MAX_LIST);
+    mqdh__process_error(p->out, "more than %d communicators: the list is probably corrupt",
+                        MQDH_MAX_LIST);
     return MQDH_E_DLL;
 }
 
@@ -248,11 +237,11 @@ static void format_image_message(char *out, size_t len, const char *msg, const c
 }
 
 /* Where the stopped process is (where.c); failing that is not fatal. */
-static void locate(struct hproc *p)
+static void locate(struct target *p)
 {
     struct mqdh__where w;
     char err[512];
-    if (mqdh__where(&p->img, &p->mem, &w, p->stack, err, sizeof err) != 0) {
+    if (mqdh__where(&p->elf, &p->mem, &w, p->stack, err, sizeof err) != 0) {
         p->out->where_error = strdup(err);
         return;
     }
@@ -274,20 +263,20 @@ static void locate(struct hproc *p)
 
 /* What needs the tracing thread or touches the whole session: the image,
  * where the process is, its DLL, the MPI-2 job. */
-int mqdh__proto_prepare(struct hproc *p)
+int mqdh__proto_prepare(struct target *p)
 {
     struct session *s = p->session;
     char err[1024];
     int rc;
 
-    if ((rc = mqdh__image_open_pid(&p->img, p->out->pid, s->files, err, sizeof err)) != 0) {
-        mqdh__proc_error(p, "%s", err);
+    if ((rc = mqdh__image_open_pid(&p->elf, p->out->pid, s->files, err, sizeof err)) != 0) {
+        mqdh__process_error(p->out, "%s", err);
         return MQDH_E_IMAGE;
     }
-    p->have_img = 1;
-    p->img.owner = p;
+    p->elf_open = 1;
+    p->elf.owner = p;
     locate(p);
-    p->out->image = strdup(p->img.exe_path);
+    p->out->image = strdup(p->elf.exe_path);
     if ((rc = mqdh__choose_dll(p)) != MQDH_OK)
         return rc;
     if (!p->dll->mpi2)
@@ -306,11 +295,11 @@ int mqdh__proto_prepare(struct hproc *p)
 /* The rest up to the queues, on any thread; mqdh__proto_read reads them
  * once every process of the job is set up and named (MPI-2: a peer's
  * identity is known only after mqs_set_process_identity on that peer). */
-int mqdh__proto_setup(struct hproc *p)
+int mqdh__proto_setup(struct target *p)
 {
     struct session *s = p->session;
     mqs_process *mp = (mqs_process *)p;
-    mqs_image *mi = (mqs_image *)&p->image;
+    mqs_image *mi = (mqs_image *)&p->dll_image;
     int rc = DLL(p, setup_image, mi, &mqdh__image_callbacks);
     if (rc != mqs_ok)
         return dll_fail(p, "mqs_setup_image", rc);
@@ -320,9 +309,9 @@ int mqdh__proto_setup(struct hproc *p)
     if (rc != mqs_ok) {
         char m[512] = "";
         if (msg) /* may be a printf format taking the image name */
-            format_image_message(m, sizeof m, msg, p->img.exe_path);
-        mqdh__proc_error(p, "%s has no message queues: %s%s%s", p->img.exe_path,
-                  mqdh__dll_strerror(p->dll, rc), m[0] ? ": " : "", m);
+            format_image_message(m, sizeof m, msg, p->elf.exe_path);
+        mqdh__process_error(p->out, "%s has no message queues: %s%s%s", p->elf.exe_path,
+                            mqdh__dll_strerror(p->dll, rc), m[0] ? ": " : "", m);
         return MQDH_E_NO_QUEUES;
     }
     rc = DLL(p, setup_process, mp, &mqdh__process_callbacks);
@@ -332,8 +321,8 @@ int mqdh__proto_setup(struct hproc *p)
     char *pmsg = NULL;
     rc = DLL(p, process_has_queues, mp, &pmsg);
     if (rc != mqs_ok) {
-        mqdh__proc_error(p, "process %d has no message queues: %s%s%s", (int)p->out->pid,
-                  mqdh__dll_strerror(p->dll, rc), pmsg ? ": " : "", pmsg ? pmsg : "");
+        mqdh__process_error(p->out, "process %d has no message queues: %s%s%s", (int)p->out->pid,
+                            mqdh__dll_strerror(p->dll, rc), pmsg ? ": " : "", pmsg ? pmsg : "");
         return MQDH_E_NO_QUEUES;
     }
     if (p->dll->mpi2 && p->dll == s->job_dll) {

@@ -4,18 +4,21 @@
  * mqd builds no network of its own: an agent (mqdump --agent, the same
  * program on the other host) is started through the remote-execution
  * command the cluster already trusts - ssh, as hydra itself starts its
- * proxies, or srun or pdsh - and its result (result.c) is read from its
- * standard output.  Nothing listens on a port; authentication is the
+ * proxies, or srun or pdsh - and its result (result_read.c) is read from
+ * its standard output.  Nothing listens on a port; authentication is the
  * command's.  The agents of all hosts run at once, each within its time;
  * what one sends is only ever parsed, never run.
  *
  * Every agent is the leader of a process group of its own, so that one
  * that does not answer in time is stopped with whatever it started; and
  * an agent whose channel closes (the front end killed, ssh stopped) lets
- * its ranks go by itself (mqdump.c).
+ * its ranks go by itself (mqdump/main.c).
  */
 #define _GNU_SOURCE
-#include "session.h"
+#include "remote.h"
+
+#include "beside.h"
+#include "dump.h"
 #include "hosts.h"
 
 #include <errno.h>
@@ -324,7 +327,7 @@ static void start_more(struct mqdh_remote *r)
 }
 
 int mqdh__remote_start(const struct mqdh_options *opt, const struct mqdh_process *procs,
-                      const int *ranks, const int *remote, int n, struct mqdh_remote **out)
+                       const int *ranks, const int *remote, int n, struct mqdh_remote **out)
 {
     *out = NULL;
     struct mqdh_remote *r = calloc(1, sizeof *r);
@@ -603,7 +606,7 @@ int mqdh__remote_finish(struct mqdh_remote *r, struct mqdh_dump *d)
         if (r->a[i].result && results)
             results[nres++] = r->a[i].result;
     if (results && placed)
-        mqdh__merge_marked(d, results, nres, placed);
+        mqdh__dump_merge_marked(d, results, nres, placed);
     /* Each process still without a result gets its host's reason. */
     for (int i = 0; i < r->na; i++) {
         struct agent *a = &r->a[i];

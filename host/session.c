@@ -7,16 +7,15 @@
  */
 #define _GNU_SOURCE
 #include "session.h"
-#include "where.h"
-#include "guard.h"
 
-#include "analyze.h"
+#include "dump.h"
+#include "guard.h"
 #include "hosts.h"
-#include "proc.h"
+#include "owner.h"
+#include "remote.h"
 
 #include <errno.h>
 #include <malloc.h>
-#include <pwd.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,104 +45,6 @@ static double now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* " (name)" for user uid into buf[len], or "" if it has no name here. */
-static const char *user_name(uid_t uid, char *buf, size_t len)
-{
-    struct passwd pw, *found = NULL;
-    char tmp[1024];
-    buf[0] = '\0';
-    if (getpwuid_r(uid, &pw, tmp, sizeof tmp, &found) == 0 && found && found->pw_name)
-        snprintf(buf, len, " (%s)", found->pw_name);
-    return buf;
-}
-
-/*
- * Is process a the user's whose processes the dump may touch (o->owner:
- * the launcher's)?  Every user id of it, and the owner of its files in
- * /proc (root once it is not dumpable), must be that user.  1 if so;
- * else 0 with a's error set.
- */
-static int owners_process(struct mqdh__attach *a, const struct mqdh_options *o)
-{
-    uid_t ids[4], dir;
-    char name[160], whose[64];
-    if (mqdh__proc_uids(a->pid, ids) != 0 || mqdh__proc_dump_owner(a->pid, &dir) != 0) {
-        a->rc = -ESRCH;
-        snprintf(a->why, sizeof a->why, "process %d does not exist", (int)a->pid);
-        return 0;
-    }
-    if (o->owner_pid > 0)
-        snprintf(whose, sizeof whose, "the launcher %d", (int)o->owner_pid);
-    else
-        snprintf(whose, sizeof whose, "the job's launcher");
-    int other = -1;
-    for (int k = 0; k < 4 && other < 0; k++)
-        if (ids[k] != o->owner)
-            other = k;
-    if (other < 0 && dir == o->owner)
-        return 1;
-    a->rc = -EPERM;
-    if (other == 0) {
-        snprintf(a->why, sizeof a->why, "process %d belongs to user %lu%s, but %s runs as user "
-                 "%lu: a launcher's table names only its own user's processes; not attached",
-                 (int)a->pid, (unsigned long)ids[0], user_name(ids[0], name, sizeof name),
-                 whose, (unsigned long)o->owner);
-        return 0;
-    }
-    if (other > 0) {
-        snprintf(a->why, sizeof a->why, "process %d belongs to user %lu, but runs with the "
-                 "privileges of user %lu%s (a setuid program?), and %s runs as user %lu: a "
-                 "launcher's table names only its own user's processes; not attached",
-                 (int)a->pid, (unsigned long)ids[0], (unsigned long)ids[other],
-                 user_name(ids[other], name, sizeof name), whose, (unsigned long)o->owner);
-        return 0;
-    }
-    snprintf(a->why, sizeof a->why, "process %d is not dumpable (it runs a setuid or setgid "
-             "program, or made itself so): user %lu, as whom %s runs, could not trace it; "
-             "not attached", (int)a->pid, (unsigned long)o->owner, whose);
-    return 0;
-}
-
-/*
- * May process a be attached?  An agent dumps only its own user's
- * processes (root: anyone's): the pids it is given come from another
- * host.  And with o->owner_set, only the owner's, even as root (a
- * launcher's table names only its own user's processes).  1 if so; else 0
- * with the attachment's error set.
- */
-static int admit(struct mqdh__attach *a, const struct mqdh_options *o)
-{
-    uid_t uid;
-    if (o->as_agent && geteuid() != 0) {
-        if (mqdh__proc_uid(a->pid, &uid) != 0) {
-            a->rc = -ESRCH;
-            snprintf(a->why, sizeof a->why, "process %d does not exist", (int)a->pid);
-            return 0;
-        }
-        if (uid != getuid()) {
-            a->rc = -EPERM;
-            snprintf(a->why, sizeof a->why,
-                     "process %d belongs to user %lu, and the agent runs as user %lu: an agent "
-                     "dumps only its own user's processes", (int)a->pid, (unsigned long)uid,
-                     (unsigned long)getuid());
-            return 0;
-        }
-    }
-    return !o->owner_set || owners_process(a, o);
-}
-
-/*
- * Once the processes are stopped, the owner's rule again: a process could
- * have run a setuid program between its check and its stop; stopped, its
- * ids hold still.  One that fails it now is let go, unread.
- */
-static void readmit(struct mqdh__attach *const *atts, int n, const struct mqdh_options *o)
-{
-    for (int i = 0; o->owner_set && i < n; i++)
-        if (atts[i]->rc == 0 && !owners_process(atts[i], o))
-            mqdh__detach(atts[i]); /* its rc and why stay */
-}
-
 static int first(int *first_error, int rc)
 {
     if (rc != MQDH_OK && !*first_error)
@@ -162,7 +63,7 @@ static int first(int *first_error, int rc)
 static void session_end(struct session *s)
 {
     for (int i = 0; i < s->n; i++) {
-        struct hproc *p = &s->procs[i];
+        struct target *p = &s->targets[i];
         p->out->stats.bytes = p->mem.bytes_read;
         p->out->stats.syscalls = p->mem.syscalls;
         /* A DLL that crashed is not called again; a process it gave up
@@ -170,21 +71,21 @@ static void session_end(struct session *s)
         int usable = p->dll && mqdh__dll_usable(p->dll);
         if (usable && p->info && !p->abandoned)
             p->dll->destroy_process_info(p->info);
-        if (usable && p->image.info && !p->abandoned)
-            p->dll->destroy_image_info(p->image.info);
+        if (usable && p->dll_image.info && !p->abandoned)
+            p->dll->destroy_image_info(p->dll_image.info);
         mqdh__mem_fini(&p->mem);
     }
     if (s->job_dll && s->info && mqdh__dll_usable(s->job_dll))
         s->job_dll->destroy_job_info(s->info);
     for (int i = 0; i < s->n; i++)
-        if (s->procs[i].have_img)
-            mqdh__image_close(&s->procs[i].img);
+        if (s->targets[i].elf_open)
+            mqdh__image_close(&s->targets[i].elf);
     mqdh__files_free(s->files);
     malloc_trim(0); /* exiting then frees little: less to do once they run */
     for (int i = 0; i < s->n; i++)
         mqdh__detach(&s->atts[i]);
     free(s->atts);
-    free(s->procs);
+    free(s->targets);
     mqdh__callbacks_bind(NULL);
     pthread_mutex_destroy(&s->files_lock);
     pthread_mutex_destroy(&s->job_lock);
@@ -200,7 +101,7 @@ static int workers(const struct session *s)
 {
     int all_own = 1, want = s->opt->jobs;
     for (int i = 0; i < s->n; i++)
-        if (s->procs[i].prepared && s->procs[i].out->dll_source != MQDH_DLL_OWN)
+        if (s->targets[i].prepared && s->targets[i].out->dll_source != MQDH_DLL_OWN)
             all_own = 0;
     if (want <= 0) {
         long cpus = sysconf(_SC_NPROCESSORS_ONLN);
@@ -220,25 +121,28 @@ struct pool {
 
 /* Take the next process and do the phase's work on it, until none is
  * left.  Each process is one worker's, its result in its own place. */
-static int phase_work(enum phase phase, struct hproc *p)
+static int phase_work(enum phase phase, struct target *p)
 {
     return phase == PHASE_SETUP ? mqdh__proto_setup(p) : mqdh__proto_read(p);
 }
 
 /* A process whose DLL crashed, now or on another process, or ran out of
  * time (why), with the guard's account of it. */
-static int give_up(struct hproc *p, enum mqdh_guard_why why, const struct mqdh_guard *g)
+static int give_up(struct target *p, enum mqdh_guard_why why, const struct mqdh_guard *g)
 {
     char what[200];
     p->abandoned = 1;
     p->ready = 0;
     if (why == MQDH_GUARD_NONE && atomic_load(&p->dll->crashed)) {
-        mqdh__proc_error(p, "not read: the debug DLL %s crashed on another process", p->dll->path);
+        mqdh__process_error(p->out, "not read: the debug DLL %s crashed on another process",
+                            p->dll->path);
         return MQDH_E_DLL_CRASHED;
     }
     if (why == MQDH_GUARD_NONE) {
-        mqdh__proc_error(p, "not read: the debug DLL %s did not return in time on %d other "
-                           "processes", p->dll->path, MQDH_DLL_STUCK);
+        mqdh__process_error(p->out,
+                            "not read: the debug DLL %s did not return in time on %d other "
+                            "processes",
+                            p->dll->path, MQDH_DLL_STUCK);
         return MQDH_E_DLL_TIMEOUT;
     }
     mqdh__guard_describe(g, what, sizeof what);
@@ -246,11 +150,12 @@ static int give_up(struct hproc *p, enum mqdh_guard_why why, const struct mqdh_g
     free(p->out->error);
     p->out->error = NULL;
     if (why == MQDH_GUARD_CRASH) {
-        mqdh__proc_error(p, "the debug DLL %s %s; it is not called again", p->dll->path, what);
+        mqdh__process_error(p->out, "the debug DLL %s %s; it is not called again", p->dll->path,
+                            what);
         return MQDH_E_DLL_CRASHED;
     }
     atomic_fetch_add(&p->dll->timeouts, 1);
-    mqdh__proc_error(p, "the debug DLL %s %s (--timeout)", p->dll->path, what);
+    mqdh__process_error(p->out, "the debug DLL %s %s (--timeout)", p->dll->path, what);
     return MQDH_E_DLL_TIMEOUT;
 }
 
@@ -264,7 +169,7 @@ static void *work(void *arg)
         int i = atomic_fetch_add(&pl->next, 1);
         if (i >= pl->s->n)
             break;
-        struct hproc *p = &pl->s->procs[i];
+        struct target *p = &pl->s->targets[i];
         if (pl->phase == PHASE_SETUP ? !p->prepared : !p->ready)
             continue;
         if (p->dll && !mqdh__dll_usable(p->dll)) {
@@ -303,142 +208,220 @@ static void run(struct session *s, enum phase phase, int *rcs)
     mqdh__callbacks_bind(s);
 }
 
-/* Dump pids[0..n-1], each process listed once (mqdh_dump_processes). */
-static int dump_listed(const pid_t *pids, const int *ranks, const char *const *hosts, int n,
-                       const struct mqdh_options *opt, struct mqdh_dump **out)
+/* ---------------------------------------------------------------- one dump */
+
+/* One dump of a list that names each process once (dump_listed): its
+ * session, its result, and what is known of each process before it is
+ * read. */
+struct call {
+    struct session s;
+    struct mqdh_options o; /* the caller's, completed (s.opt) */
+    struct mqdh_dump *d;
+    struct mqdh__attach **local; /* the attachments of this host's processes admitted */
+    int nlocal, nremote;
+    int *remote;               /* per process: on another host */
+    int *rcs;                  /* per process: how its set-up and reading went */
+    struct mqdh_remote *agents; /* the other hosts' agents; NULL: none started */
+    int first_error;
+};
+
+/* The caller's options, as far as it knows them; the rest stays as
+ * MQDH_OPTIONS_INIT has it. */
+static void complete_options(struct mqdh_options *o, const struct mqdh_options *opt)
 {
-    *out = NULL;
-    struct mqdh_options o = MQDH_OPTIONS_INIT;
-    if (n < 0 || (n > 0 && !pids) || (opt && opt->size < sizeof opt->size))
-        return MQDH_E_USAGE;
-    if (opt) /* what the caller knows of; the rest stays as MQDH_OPTIONS_INIT has it */
-        memcpy((char *)&o + sizeof o.size, (const char *)opt + sizeof o.size,
-               (opt->size < sizeof o ? opt->size : sizeof o) - sizeof o.size);
+    *o = (struct mqdh_options)MQDH_OPTIONS_INIT;
+    if (opt)
+        memcpy((char *)o + sizeof o->size, (const char *)opt + sizeof o->size,
+               (opt->size < sizeof *o ? opt->size : sizeof *o) - sizeof o->size);
+}
+
+/* The session and the dump for n processes.  0, or -1 out of memory
+ * (call_abandon frees what was made). */
+static int call_begin(struct call *c, int n)
+{
     size_t alloc = (size_t)(n ? n : 1);
-    struct session s = {.n = n, .opt = &o,
-                        .files_lock = PTHREAD_MUTEX_INITIALIZER,
-                        .job_lock = PTHREAD_MUTEX_INITIALIZER};
-    struct mqdh__attach **atts = NULL;
-    int *rcs = NULL, *remote = NULL;
-    struct mqdh_remote *rem = NULL;
-    struct mqdh_dump *d = calloc(1, sizeof *d);
+    c->s = (struct session){.n = n, .opt = &c->o,
+                            .files_lock = PTHREAD_MUTEX_INITIALIZER,
+                            .job_lock = PTHREAD_MUTEX_INITIALIZER};
+    c->first_error = MQDH_OK;
+    struct mqdh_dump *d = c->d = calloc(1, sizeof *d);
     if (!d || !(d->procs = calloc(alloc, sizeof *d->procs)) ||
         !(d->stacks = calloc(alloc, sizeof *d->stacks)) ||
-        !(s.procs = calloc(alloc, sizeof *s.procs)) || !(s.atts = calloc(alloc, sizeof *s.atts)) ||
-        !(s.files = mqdh__files_new()) ||
-        !(atts = calloc(alloc, sizeof *atts)) || !(rcs = calloc(alloc, sizeof *rcs)))
-        goto nomem;
+        !(c->s.targets = calloc(alloc, sizeof *c->s.targets)) ||
+        !(c->s.atts = calloc(alloc, sizeof *c->s.atts)) || !(c->s.files = mqdh__files_new()) ||
+        !(c->local = calloc(alloc, sizeof *c->local)) ||
+        !(c->rcs = calloc(alloc, sizeof *c->rcs)) ||
+        !(c->remote = calloc(alloc, sizeof *c->remote)))
+        return -1;
     d->version = MQDH_VERSION;
     d->nprocs = n;
-    /* Stop everything first, all at once: one consistent state across the
-     * job.  Until the ranks stop, this thread gets the CPU a moment at a
-     * time (they spin in MPI's progress loop): do nothing else before.
-     * Other hosts' ranks go to their agents, started first: they connect
-     * while this host's ranks are read. */
-    if (!(remote = calloc(alloc, sizeof *remote)))
-        goto nomem;
-    int nlocal = 0, nremote = 0;
+    return 0;
+}
+
+/* What call_begin made, when the dump goes no further. */
+static void call_abandon(struct call *c)
+{
+    free(c->local);
+    free(c->rcs);
+    free(c->remote);
+    free(c->s.targets);
+    free(c->s.atts);
+    mqdh__files_free(c->s.files);
+    mqdh_dump_free(c->d);
+}
+
+/* Why a's process, on host h (another host's), is not attached here. */
+static void not_here(struct mqdh__attach *a, const char *h, const struct mqdh_options *o)
+{
+    a->rc = -EREMOTE;
+    if (o->as_agent) {
+        char me[256] = "?";
+        gethostname(me, sizeof me - 1);
+        snprintf(a->why, sizeof a->why,
+                 "its host is %.100s, and the agent for it runs on %.100s: the remote "
+                 "command reached another host", h, me);
+    } else {
+        snprintf(a->why, sizeof a->why,
+                 "it runs on host %.100s, and mqdump attaches only to ranks on this host: "
+                 "run it there (mqdump --pid %d)", h, (int)a->pid);
+    }
+}
+
+/* Each process in its place: a pid means this process only on its own
+ * host, so this host's are admitted (or not) to be attached here, the
+ * others are left to their hosts' agents.  0, or -1 out of memory. */
+static int place_processes(struct call *c, const pid_t *pids, const char *const *hosts)
+{
     const char *last = NULL;
     int last_local = 1;
-    for (int i = 0; i < n; i++) {
-        s.atts[i].pid = pids[i];
-        d->procs[i].pid = pids[i];
-        if (hosts && hosts[i] && !(d->procs[i].host = strdup(hosts[i])))
-            goto nomem;
-        /* A pid means this process only on its own host. */
+    for (int i = 0; i < c->s.n; i++) {
+        struct mqdh__attach *a = &c->s.atts[i];
+        a->pid = pids[i];
+        c->d->procs[i].pid = pids[i];
+        if (hosts && hosts[i] && !(c->d->procs[i].host = strdup(hosts[i])))
+            return -1;
         const char *h = hosts ? hosts[i] : NULL;
         if (h && (!last || strcmp(h, last) != 0)) {
             last = h;
             last_local = mqdh__host_is_local(h);
         }
         if (!h || last_local) {
-            if (admit(&s.atts[i], &o))
-                atts[nlocal++] = &s.atts[i];
+            if (mqdh__admit(a, &c->o))
+                c->local[c->nlocal++] = a;
             continue;
         }
-        remote[i] = 1;
-        nremote++;
-        s.atts[i].rc = -EREMOTE;
-        if (o.as_agent) {
-            char me[256] = "?";
-            gethostname(me, sizeof me - 1);
-            snprintf(s.atts[i].why, sizeof s.atts[i].why,
-                     "its host is %.100s, and the agent for it runs on %.100s: the remote "
-                     "command reached another host", h, me);
-        } else {
-            snprintf(s.atts[i].why, sizeof s.atts[i].why,
-                     "it runs on host %.100s, and mqdump attaches only to ranks on this host: "
-                     "run it there (mqdump --pid %d)", h, (int)pids[i]);
-        }
+        c->remote[i] = 1;
+        c->nremote++;
+        not_here(a, h, &c->o);
     }
     /* A job table would know only this host's processes: every host's
      * dump then names peers by their world ranks, alike. */
-    s.no_job = o.as_agent || nremote > 0;
-    if (nremote && !o.local_only && !o.as_agent) {
-        int rc = mqdh__remote_start(&o, d->procs, ranks, remote, n, &rem);
-        if (rc != MQDH_OK)
-            goto nomem;
-    }
-    mqdh__attach_all(atts, nlocal);
-    readmit(atts, nlocal, &o);
-    mqdh__callbacks_bind(&s);
-    int first_error = MQDH_OK;
-    for (int i = 0; i < n; i++) {
-        struct hproc *p = &s.procs[i];
-        p->out = &d->procs[i];
-        p->stack = &d->stacks[i];
-        p->image.proc = p;
-        p->session = &s;
+    c->s.no_job = c->o.as_agent || c->nremote > 0;
+    return 0;
+}
+
+/* Each target tied to its place in the dump, its attachment and its
+ * memory. */
+static void bind_targets(struct call *c, const pid_t *pids)
+{
+    for (int i = 0; i < c->s.n; i++) {
+        struct target *p = &c->s.targets[i];
+        p->out = &c->d->procs[i];
+        p->stack = &c->d->stacks[i];
+        p->dll_image.target = p;
+        p->session = &c->s;
         mqdh__mem_init(&p->mem, pids[i]);
-        p->att = &s.atts[i];
+        p->att = &c->s.atts[i];
     }
-    /* Then what /proc says of each (it costs system calls that would each
-     * have waited their turn behind the ranks). */
-    int named = mqdh__name_processes(d->procs, ranks, remote, n) == MQDH_OK;
+}
+
+/* What /proc says of each process (its rank, world and identity), and
+ * the error of each that was not attached.  0, or -1 if the processes
+ * could not be named (out of memory): then none is prepared. */
+static int name_processes(struct call *c, const int *ranks)
+{
+    int named = mqdh__name_processes(c->d->procs, ranks, c->remote, c->s.n) == MQDH_OK;
     if (!named)
-        first_error = MQDH_E_NOMEM;
-    for (int i = 0; i < n; i++) {
-        struct hproc *p = &s.procs[i];
+        c->first_error = MQDH_E_NOMEM;
+    for (int i = 0; i < c->s.n; i++) {
+        struct target *p = &c->s.targets[i];
         if (p->att->rc) {
-            mqdh__proc_error(p, "%s", p->att->why);
-            if (!rem || !remote[i])
-                first(&first_error, MQDH_E_ATTACH);
+            mqdh__process_error(p->out, "%s", p->att->why);
+            if (!c->agents || !c->remote[i])
+                first(&c->first_error, MQDH_E_ATTACH);
         }
     }
-    for (int i = 0; named && i < n; i++) {
-        struct hproc *p = &s.procs[i];
+    return named ? 0 : -1;
+}
+
+/* On this thread, which attached them, one target after another
+ * (mqdh__proto_prepare). */
+static void prepare_targets(struct call *c)
+{
+    for (int i = 0; i < c->s.n; i++) {
+        struct target *p = &c->s.targets[i];
         if (p->out->error)
             continue;
         double t0 = now();
-        rcs[i] = mqdh__proto_prepare(p);
+        c->rcs[i] = mqdh__proto_prepare(p);
         p->out->stats.seconds = now() - t0;
     }
-    s.dll_timeout = o.dll_timeout < 0 ? 0 : o.dll_timeout == 0 ? 30 : o.dll_timeout;
-    s.workers = workers(&s);
-    run(&s, PHASE_SETUP, rcs);
-    run(&s, PHASE_READ, rcs);
-    for (int i = 0; i < n; i++)
-        first(&first_error, rcs[i]);
-    d->workers = s.workers;
-    d->files = (unsigned)s.files->opened;
-    session_end(&s);
-    free(atts);
-    free(rcs);
-    free(remote);
-    if (rem)
-        first(&first_error, mqdh__remote_finish(rem, d));
-    mqdh_dump_index(d); /* without it (no memory), look-ups scan */
-    *out = d;
-    return first_error;
-nomem:
-    free(atts);
-    free(rcs);
-    free(remote);
-    free(s.procs);
-    free(s.atts);
-    mqdh__files_free(s.files);
-    mqdh_dump_free(d);
-    return MQDH_E_NOMEM;
+}
+
+/* Set up and read every prepared target, on the session's workers; then
+ * end the session (every process let go), and merge what the agents
+ * return.  The dump, indexed. */
+static struct mqdh_dump *read_targets(struct call *c)
+{
+    struct session *s = &c->s;
+    s->dll_timeout = c->o.dll_timeout < 0 ? 0 : c->o.dll_timeout == 0 ? 30 : c->o.dll_timeout;
+    s->workers = workers(s);
+    run(s, PHASE_SETUP, c->rcs);
+    run(s, PHASE_READ, c->rcs);
+    for (int i = 0; i < s->n; i++)
+        first(&c->first_error, c->rcs[i]);
+    c->d->workers = s->workers;
+    c->d->files = (unsigned)s->files->opened;
+    session_end(s);
+    free(c->local);
+    free(c->rcs);
+    free(c->remote);
+    if (c->agents)
+        first(&c->first_error, mqdh__remote_finish(c->agents, c->d));
+    mqdh_dump_index(c->d); /* without it (no memory), look-ups scan */
+    return c->d;
+}
+
+/* Dump pids[0..n-1], each process listed once (mqdh_dump_processes). */
+static int dump_listed(const pid_t *pids, const int *ranks, const char *const *hosts, int n,
+                       const struct mqdh_options *opt, struct mqdh_dump **out)
+{
+    *out = NULL;
+    if (n < 0 || (n > 0 && !pids) || (opt && opt->size < sizeof opt->size))
+        return MQDH_E_USAGE;
+    struct call c = {0};
+    complete_options(&c.o, opt);
+    /* Stop everything first, all at once: one consistent state across the
+     * job.  Until the ranks stop, this thread gets the CPU a moment at a
+     * time (they spin in MPI's progress loop): do nothing else before.
+     * Other hosts' ranks go to their agents, started first: they connect
+     * while this host's ranks are read. */
+    if (call_begin(&c, n) != 0 || place_processes(&c, pids, hosts) != 0 ||
+        (c.nremote && !c.o.local_only && !c.o.as_agent &&
+         mqdh__remote_start(&c.o, c.d->procs, ranks, c.remote, n, &c.agents) != MQDH_OK)) {
+        call_abandon(&c);
+        return MQDH_E_NOMEM;
+    }
+    mqdh__attach_all(c.local, c.nlocal);
+    mqdh__readmit(c.local, c.nlocal, &c.o);
+    mqdh__callbacks_bind(&c.s);
+    bind_targets(&c, pids);
+    /* Then what /proc says of each (it costs system calls that would each
+     * have waited their turn behind the ranks), and the rest. */
+    if (name_processes(&c, ranks) == 0)
+        prepare_targets(&c);
+    *out = read_targets(&c);
+    return c.first_error;
 }
 
 /* ---------------------------------------------------------------- repeats */
@@ -599,45 +582,6 @@ void mqdh_release_all(void)
 {
     mqdh__detach_all_emergency();
     mqdh__remote_kill_all(); /* each agent lets its host's ranks go */
-}
-
-void mqdh__process_clear(struct mqdh_process *p)
-{
-    for (int c = 0; c < p->ncomms; c++) {
-        for (int q = 0; q < MQDH_NQUEUES; q++) {
-            free(p->comms[c].queues[q].ops);
-            free(p->comms[c].queues[q].error);
-        }
-        free(p->comms[c].group);
-        free(p->comms[c].group_error);
-    }
-    free(p->comms);
-    free(p->host);
-    free(p->image);
-    free(p->dll);
-    free(p->dll_why);
-    free(p->error);
-    free(p->where_call);
-    free(p->where_function);
-    free(p->where_file);
-    free(p->where_error);
-    free(p->where_args_why);
-    memset(p, 0, sizeof *p);
-}
-
-void mqdh_dump_free(struct mqdh_dump *d)
-{
-    if (!d)
-        return;
-    for (int i = 0; i < d->nprocs; i++) {
-        mqdh__process_clear(&d->procs[i]);
-        if (d->stacks)
-            mqdh__stack_clear(&d->stacks[i]);
-    }
-    free(d->procs);
-    free(d->stacks);
-    mqdh__index_free(d->index);
-    free(d);
 }
 
 int mqdh_dll_check(const char *path, char *version, size_t versionlen, int *mpi2, char *err,

@@ -10,9 +10,27 @@
  * documented where it lives: a DLL is process-wide (loader.c), and the
  * attachments a signal handler must release are registered (attach.c).
  *
- * The object the DLL sees as mqs_process is a struct hproc, its mqs_image
- * a struct himage, its mqs_job the struct session itself (callbacks.c
- * turns them back).
+ * The session orchestrates; what it makes is a dump (dump.h), the model
+ * every other file reads and changes without coming back here.
+ *
+ * Names, each for one thing:
+ *
+ *   struct target      one process being dumped, as the session holds it:
+ *                      its attachment, memory, ELF image, DLL and result.
+ *                      The DLL sees it as its mqs_process.
+ *   struct dll_image   what the DLL sees as that process's mqs_image: a
+ *                      way back to the target, and the DLL's
+ *                      mqs_image_info.  (The interface's "image" is an
+ *                      executable; under ASLR the host keeps one per
+ *                      process.)
+ *   target.elf         the process's address space read as ELF objects,
+ *                      symbols and DWARF types (struct mqdh_image,
+ *                      image.h): what the symbol and type callbacks read.
+ *   struct mqdh_process  the target's record in the dump (target.out).
+ *   struct session     what the DLL sees as its mqs_job.
+ *
+ * callbacks.c turns the DLL's handles back into these.  ("proc" is
+ * /proc, proc.h, and nothing else.)
  */
 #ifndef MQDH_SESSION_H
 #define MQDH_SESSION_H
@@ -28,24 +46,25 @@
 #include <pthread.h>
 
 struct session;
+struct target;
 
-/* mqs_image: the process's objects, as the DLL sees them. */
-struct himage {
-    struct hproc *proc;
-    mqs_image_info *info;
+/* mqs_image: the target's executable and libraries, as the DLL sees them. */
+struct dll_image {
+    struct target *target;
+    mqs_image_info *info; /* the DLL's (mqs_put_image_info) */
 };
 
-/* mqs_process. */
-struct hproc {
-    struct mqdh_process *out; /* the result: the session's dump */
+/* One process being dumped; the DLL's mqs_process. */
+struct target {
+    struct mqdh_process *out; /* its record: the session's dump's */
     struct mqdh_stack *stack; /* its threads, unwound: the dump's too */
-    struct himage image;
-    struct mqdh_image img;
-    int have_img;
+    struct dll_image dll_image;
+    struct mqdh_image elf; /* its ELF objects, symbols and types (image.h) */
+    int elf_open;          /* elf is open: close it */
     struct mqdh__attach *att; /* the session's atts[i] */
     struct mqdh_mem mem;
     struct mqdh_dll *dll;
-    mqs_process_info *info;
+    mqs_process_info *info; /* the DLL's (mqs_put_process_info) */
     struct session *session;
     int prepared; /* mqdh__proto_prepare done: mqdh__proto_setup may go on */
     int image_set_up, process_set_up;
@@ -58,7 +77,7 @@ struct hproc {
 /* mqs_job: every process dumped together. */
 struct session {
     int n;
-    struct hproc *procs;
+    struct target *targets;
     /* The attachments, apart: all that is written before the processes
      * stop, when every page touched waits its turn behind the ranks. */
     struct mqdh__attach *atts;
@@ -111,35 +130,22 @@ void mqdh__callbacks_bind(const struct session *s);
 /* Choose, load and set up (mqs_setup_basic_callbacks) p's DLL, in the
  * order mqdh_options documents.  MQDH_OK, or an MQDH_ code with p's error
  * set. */
-int mqdh__choose_dll(struct hproc *p);
-
-/*
- * The first of rel[0..n-1], paths relative to the directory of this
- * library's file (libmqdhost.so, or the program it is linked into), that
- * exists and allows access `mode` (access(2)), resolved, into buf[len]:
- * how mqd finds its own DLL and its agent in the build tree and an
- * installed tree alike.  0, or -1 if none does.
- */
-int mqdh__beside_library(const char *const *rel, int n, int mode, char *buf, size_t len);
+int mqdh__choose_dll(struct target *p);
 
 /* ---------------------------------------------------------------- protocol.c */
-
-/* The first error of a process is the one that matters: later ones are
- * dropped. */
-void mqdh__proc_error(struct hproc *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* On the thread that attached, one process after another: the image,
  * where the process is (unwinding needs ptrace), the DLL, the MPI-2 job.
  * Sets p->prepared.  MQDH_OK or an MQDH_ code (p's error set). */
-int mqdh__proto_prepare(struct hproc *p);
+int mqdh__proto_prepare(struct target *p);
 
 /* On any thread, once prepared: mqs_setup_image ... the identity.  Sets
  * p->ready.  MQDH_OK or an MQDH_ code (p's error set). */
-int mqdh__proto_setup(struct hproc *p);
+int mqdh__proto_setup(struct target *p);
 
 /* The communicators, their queues and groups, once every process of the
  * session is set up and named; on any thread.  MQDH_OK or an MQDH_ code. */
-int mqdh__proto_read(struct hproc *p);
+int mqdh__proto_read(struct target *p);
 
 /* ---------------------------------------------------------------- identity.c */
 
@@ -149,37 +155,5 @@ int mqdh__proto_read(struct hproc *p);
  * MQDH_OK or MQDH_E_NOMEM.
  */
 int mqdh__name_processes(struct mqdh_process *procs, const int *ranks, const int *remote, int n);
-
-/* ---------------------------------------------------------------- session.c */
-
-/* Free what one process of a dump owns, and zero it (mqdh_dump_free's
- * work for one process; the merge replaces processes with it). */
-void mqdh__process_clear(struct mqdh_process *p);
-
-/* ---------------------------------------------------------------- result.c */
-
-/* mqdh_dump_merge, marking placed[i] for each process of into replaced
- * (placed may be NULL). */
-int mqdh__merge_marked(struct mqdh_dump *into, struct mqdh_dump *const *from, int nfrom,
-                      unsigned char *placed);
-
-/* ---------------------------------------------------------------- remote.c */
-
-/*
- * Other hosts' ranks, through one agent per host (mqdh_options).
- * mqdh__remote_start starts the agents for procs[i] with remote[i] set
- * (their host and pid filled in; ranks[i] their rank, -1 or ranks NULL
- * for the agent to read it there), at most opt->fanout at once, before the
- * local processes are stopped; mqdh__remote_finish starts the rest, waits
- * for each agent within its time, merges every result into d, and gives
- * each process no result came for its host's reason.  It returns MQDH_OK,
- * or MQDH_E_REMOTE if some process got no result.
- */
-struct mqdh_remote;
-int mqdh__remote_start(const struct mqdh_options *opt, const struct mqdh_process *procs,
-                      const int *ranks, const int *remote, int n, struct mqdh_remote **out);
-int mqdh__remote_finish(struct mqdh_remote *r, struct mqdh_dump *d);
-/* Stop every agent running (async-signal-safe): mqdh_release_all. */
-void mqdh__remote_kill_all(void);
 
 #endif

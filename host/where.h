@@ -40,14 +40,11 @@ struct mqdh__where {
  * w with the innermost MPI entry point one of them is in, the main thread
  * first, and its arguments (mem reads the stack; NULL: only arguments held
  * in registers), and stack with every thread's frames (the main thread
- * first, to main; the caller frees them with mqdh__stack_clear).  Returns 0
- * (w->call "" if no thread is in MPI), or -1 with the reason in err if the
- * process cannot be unwound (stack then empty).
+ * first, to main; the caller frees them with mqdh__stack_clear, dump.h).
+ * Returns 0 (w->call "" if no thread is in MPI), or -1 with the reason in
+ * err if the process cannot be unwound (stack then empty).
  */
 int mqdh__where(const struct mqdh_image *im, struct mqdh_mem *mem, struct mqdh__where *w,
-               struct mqdh_stack *stack, char *err, size_t errlen);
-
-/* Free what a stack holds, and zero it (NULL is nothing). */
-void mqdh__stack_clear(struct mqdh_stack *st);
+                struct mqdh_stack *stack, char *err, size_t errlen);
 
 #endif

@@ -7,7 +7,7 @@
  */
 #define _GNU_SOURCE
 #include "mqdhost.h"
-#include "host/analyze.h" /* mqdh__peer_label: internal */
+#include "host/dump.h" /* mqdh__peer_label: internal */
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -96,7 +96,7 @@ static void test_loader__every_error_code_has_a_message(void **state)
 {
     (void)state;
     const char *seen[32] = {0};
-    for (int code = MQDH_OK; code <= MQDH_E_DLL_TIMEOUT; code++) {
+    for (int code = MQDH_OK; code <= MQDH_E_NO_OWN_DLL; code++) {
         const char *m = mqdh_strerror(code);
         assert_non_null(m);
         assert_true(strlen(m) > 5);
@@ -104,7 +104,7 @@ static void test_loader__every_error_code_has_a_message(void **state)
             assert_string_not_equal(m, seen[j]);
         seen[code] = m;
     }
-    assert_non_null(strstr(mqdh_strerror(MQDH_E_DLL_TIMEOUT + 1), "unknown"));
+    assert_non_null(strstr(mqdh_strerror(MQDH_E_NO_OWN_DLL + 1), "unknown"));
     assert_non_null(strstr(mqdh_strerror(-1), "unknown"));
 }
 

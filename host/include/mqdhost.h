@@ -12,6 +12,20 @@
  * Ownership: an `**out` result belongs to the caller and is released with
  * its *_free function, which accepts NULL.  Strings inside results are owned
  * by the result.
+ *
+ * Return values, one convention for the whole API: a function that returns
+ * int returns MQDH_OK (0) on success and a positive MQDH_E_* code on
+ * failure (mqdh_strerror words it), except the few documented as returning
+ * a count or an index:
+ *
+ *   - a count (mqdh_dump_merge, mqdh_world_size, mqdh_thread_path) is
+ *     >= 0, and a failure is the negated code, -MQDH_E_*;
+ *   - an index (mqdh_process_by_global) is >= 0, or -1 when there is none
+ *     (it cannot fail).
+ *
+ * No function returns -1 for an error, and the code names what failed:
+ * invalid arguments are MQDH_E_USAGE, a failed write MQDH_E_WRITE.  Each
+ * function's comment lists its codes.
  */
 #ifndef MQDHOST_H
 #define MQDHOST_H
@@ -50,9 +64,11 @@ extern "C" {
     X(MQDH_E_NO_QUEUES, 13, "the process has no message queues the DLL can show")              \
     X(MQDH_E_JOB, 14, "cannot find the processes of the job")                                  \
     X(MQDH_E_RESULT, 15, "an agent's result is not valid")                                     \
-    X(MQDH_E_REMOTE, 16, "a host's agent gave no result")                                    \
+    X(MQDH_E_REMOTE, 16, "a host's agent gave no result")                                      \
     X(MQDH_E_DLL_CRASHED, 17, "the debug DLL crashed")                                         \
-    X(MQDH_E_DLL_TIMEOUT, 18, "the debug DLL did not return in time")
+    X(MQDH_E_DLL_TIMEOUT, 18, "the debug DLL did not return in time")                          \
+    X(MQDH_E_WRITE, 19, "the output cannot be written")                                        \
+    X(MQDH_E_NO_OWN_DLL, 20, "mqd's own debug DLL is not installed beside the library")
 
 enum mqdh_error {
 #define MQDH_ENUM_(name, value, msg) name = value,
@@ -400,15 +416,20 @@ struct mqdh_options {
  */
 #define MQDH_RESULT_VERSION 1
 
-/* Write dump d as a result to f.  MQDH_OK, or MQDH_E_USAGE on a write
- * error (f's error indicator says which). */
+/*
+ * Write dump d as a result to f, flushed.  MQDH_OK; MQDH_E_USAGE (f or d
+ * NULL); MQDH_E_NOMEM; or MQDH_E_WRITE when f could not be written (f's
+ * error indicator is set; errno says why).  Before MQDH_E_WRITE existed
+ * (library 0.2) a write error was MQDH_E_USAGE.
+ */
 MQDH_API int mqdh_result_write(FILE *f, const struct mqdh_dump *d);
 
 /*
  * Read a result from buf[len] (need not be NUL-terminated).  MQDH_OK and
  * *out (free with mqdh_dump_free); else MQDH_E_RESULT (corrupt, truncated,
- * another version: err[errlen] says what and on which line) or
- * MQDH_E_NOMEM, with *out NULL.
+ * another version: err[errlen] says what and on which line), MQDH_E_NOMEM,
+ * or MQDH_E_USAGE (out NULL, or buf NULL with len > 0), with *out NULL.
+ * err may be NULL.
  */
 MQDH_API int mqdh_result_read(const char *buf, size_t len, struct mqdh_dump **out, char *err,
                               size_t errlen);
@@ -419,7 +440,8 @@ MQDH_API int mqdh_result_read(const char *buf, size_t len, struct mqdh_dump **ou
  * (into's rank, world, identity and host are kept: the caller knows them
  * from the launcher).  A process no place is found for is dropped; the
  * results are left empty (free them as usual).  into is indexed again.
- * Returns how many processes were placed, or -MQDH_E_NOMEM.
+ * Returns a count: how many processes were placed; or -MQDH_E_USAGE (into
+ * NULL, nfrom < 0, or from NULL with nfrom > 0) or -MQDH_E_NOMEM.
  */
 MQDH_API int mqdh_dump_merge(struct mqdh_dump *into, struct mqdh_dump *const *from, int nfrom);
 
@@ -437,7 +459,8 @@ MQDH_API int mqdh_dump_merge(struct mqdh_dump *into, struct mqdh_dump *const *fr
  *
  * Returns MQDH_OK when every process was dumped; otherwise *out still holds
  * every process, each with its own error, and the code of the first
- * failure.  *out is NULL only for MQDH_E_NOMEM and MQDH_E_USAGE.
+ * failure.  *out is NULL only for MQDH_E_NOMEM and MQDH_E_USAGE (n < 0,
+ * pids NULL with n > 0, or opt->size too small).
  */
 MQDH_API int mqdh_dump_processes(const pid_t *pids, const int *ranks, const char *const *hosts, int n,
                         const struct mqdh_options *opt, struct mqdh_dump **out);
@@ -590,10 +613,10 @@ MQDH_API void mqdh_explain_wait(const struct mqdh_dump *d, const struct mqdh_wai
                                 int relative, char *buf, size_t len);
 
 /*
- * The index in d->procs of the process a DLL's global rank g names: the
- * process with that MPI-2 identity, or with that rank for an MPI-1 DLL.
- * -1 if none (g < 0, or not in the dump) or if that is ambiguous (an MPI-1
- * DLL's rank, in a dump of more than one world).
+ * An index: that in d->procs of the process a DLL's global rank g names,
+ * the process with that MPI-2 identity, or with that rank for an MPI-1
+ * DLL.  -1 if none (d NULL, g < 0, or not in the dump) or if that is
+ * ambiguous (an MPI-1 DLL's rank, in a dump of more than one world).
  */
 MQDH_API int mqdh_process_by_global(const struct mqdh_dump *d, long g);
 /*
@@ -601,7 +624,8 @@ MQDH_API int mqdh_process_by_global(const struct mqdh_dump *d, long g);
  * which the analysis and the views rely for every peer) takes O(log n)
  * rather than O(n).  The library does it for the dumps it returns; a
  * caller that builds or changes one (a merge, a test) calls it again.
- * MQDH_OK or MQDH_E_NOMEM (the look-up then scans, as without one).
+ * MQDH_OK, MQDH_E_USAGE (d NULL), or MQDH_E_NOMEM (the look-up then scans,
+ * as without one).
  */
 MQDH_API int mqdh_dump_index(struct mqdh_dump *d);
 
@@ -609,8 +633,9 @@ MQDH_API int mqdh_dump_index(struct mqdh_dump *d);
  * else "pid 4242", into buf[len]. */
 MQDH_API void mqdh_process_label(const struct mqdh_process *p, char *buf, size_t len);
 
-/* How many of the dump's processes are in world `world` (0 counts those of
- * unknown world too): the modulus of relative ranks. */
+/* A count: how many of the dump's processes are in world `world` (0
+ * counts those of unknown world too), the modulus of relative ranks; 0
+ * for d NULL. */
 MQDH_API int mqdh_world_size(const struct mqdh_dump *d, int world);
 
 /*
@@ -660,8 +685,8 @@ struct mqdh_path_frame {
  * out[0 .. max-1]: from main (main_thread: t is the process's main
  * thread) or the thread's start, to the frame it is in, or, unless flags
  * has MQDH_STACKS_FULL, to the first frame of the MPI library or of a
- * system library, folded.  Returns how many there are (more than max:
- * only max were written).
+ * system library, folded.  Returns a count: how many there are (more
+ * than max: only max were written; 0 for t NULL).
  */
 MQDH_API int mqdh_thread_path(const struct mqdh_thread *t, int main_thread, unsigned flags,
                               struct mqdh_path_frame *out, int max);
@@ -724,7 +749,10 @@ MQDH_API void mqdh_stack_tree_free(struct mqdh_stack_tree *t);
  * descendants, ranks in their own worlds.  On success *pids, *ranks and
  * *hosts (arrays of *n: the launched ranks in rank order, then the spawned
  * ones by world and rank; hosts entries may be NULL) belong to the caller:
- * free them with mqdh_job_free.  err[errlen] says why on failure.
+ * free them with mqdh_job_free.  MQDH_OK; else MQDH_E_ATTACH or
+ * MQDH_E_IMAGE (the launcher cannot be attached or read), MQDH_E_JOB (no
+ * ranks found, or not as a job has them) or MQDH_E_NOMEM, with err[errlen]
+ * saying why and the arrays NULL.
  */
 MQDH_API int mqdh_job_ranks(pid_t launcher, pid_t **pids, int **ranks, char ***hosts, int *n, char *err,
                    size_t errlen);
@@ -753,7 +781,8 @@ struct mqdh_job_info {
  * under its launcher (the nearest ancestor that is mpiexec, mpirun,
  * srun, ... or, failing that, the parent of its process manager proxy).
  * Reads /proc only: stops nothing.  *out (of *n, by launcher pid) belongs to
- * the caller: mqdh_jobs_free.
+ * the caller: mqdh_jobs_free.  MQDH_OK, or MQDH_E_NOMEM (also when /proc
+ * cannot be listed) with *out NULL.
  */
 MQDH_API int mqdh_list_jobs(struct mqdh_job_info **out, int *n);
 MQDH_API void mqdh_jobs_free(struct mqdh_job_info *jobs, int n);
@@ -762,8 +791,10 @@ MQDH_API void mqdh_jobs_free(struct mqdh_job_info *jobs, int n);
  * Load and validate a DLL without dumping anything: every required entry
  * point present, mqs_version_compatibility() supported, mqs_dll_taddr_width()
  * equal to the host's.  Returns MQDH_OK and the DLL's version string in
- * version[versionlen], or an error with the reason in err[errlen].  The
- * path is loaded as mqdh_options.dll is: as given, but when running as
+ * version[versionlen] (and *mpi2, each if not NULL); else MQDH_E_DLL_LOAD,
+ * MQDH_E_DLL_SYMBOL, MQDH_E_DLL_VERSION, MQDH_E_DLL_WIDTH,
+ * MQDH_E_DLL_UNTRUSTED or MQDH_E_NOMEM, with the reason in err[errlen].
+ * The path is loaded as mqdh_options.dll is: as given, but when running as
  * root a DLL that fails the trust rule is refused (MQDH_E_DLL_UNTRUSTED).
  */
 MQDH_API int mqdh_dll_check(const char *path, char *version, size_t versionlen, int *mpi2, char *err,
@@ -776,8 +807,10 @@ MQDH_API int mqdh_dll_check_trusting(const char *path, int trust, char *version,
 /*
  * The path of mqd's own DLL for MPICH as this library finds it (next to
  * libmqdhost.so, else in ../lib from it), into buf[len]: the DLL a dump
- * uses for an MPICH process unless told otherwise.  Returns 0, or -1 if it
- * is not there.
+ * uses for an MPICH process unless told otherwise.  MQDH_OK;
+ * MQDH_E_NO_OWN_DLL if it is not there (or its path does not fit in len);
+ * MQDH_E_USAGE for buf NULL with len > 0.  (Before MQDH_E_NO_OWN_DLL
+ * existed, library 0.2, it returned 0 or -1.)
  */
 MQDH_API int mqdh_own_dll(char *buf, size_t len);
 

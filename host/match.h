@@ -1,0 +1,94 @@
+/*
+ * match.h - MPI's rules, as the analysis reads a dump by them: how each
+ * MPI call waits, which communicator and which peer an operation names,
+ * and whether the partner of an operation is pending.
+ *
+ * match.c only answers questions about a dump; waits.c builds the
+ * wait-for graph with its answers, explain.c words it, analyze.c runs
+ * the whole.
+ */
+#ifndef MQDH_MATCH_H
+#define MQDH_MATCH_H
+
+#include "mqdhost.h"
+
+/*
+ * How a call waits (waits.c has what each kind waits for):
+ *
+ *   MPI_Waitall, MPI_Sendrecv      every pending operation is needed (AND)
+ *   MPI_Recv, MPI_Send, MPI_Wait   one of them is (OR over the candidates;
+ *                                  exact when there is one)
+ *   MPI_Waitany, MPI_Waitsome      any one of them (OR)
+ *   a collective                   every member of its communicator that is
+ *                                  not in the same collective (AND)
+ */
+enum mqdh__call_kind {
+    MQDH_CALL_NOT_MPI,
+    MQDH_CALL_RETURNS,  /* MPI_Test, MPI_Iprobe, MPI_Comm_rank, ...: not blocked */
+    MQDH_CALL_ONE_RECV, /* one receive */
+    MQDH_CALL_ONE_SEND, /* one send */
+    MQDH_CALL_ONE,      /* one request, either */
+    MQDH_CALL_ALL,
+    MQDH_CALL_ANY,
+    MQDH_CALL_PROBE,    /* waits for a message the queues do not show */
+    MQDH_CALL_COLLECTIVE,
+    /*
+     * MPI_Finalize: after it a process sends, receives and joins nothing
+     * again, so a point-to-point wait on it can never be met; and it is
+     * collective over MPI_COMM_WORLD (MPI-4.0 11.2.2: it returns once every
+     * process of the world has called it), so it waits for every member
+     * not in it yet.
+     */
+    MQDH_CALL_FINALIZE,
+    MQDH_CALL_ABORT /* terminal too, and waits for nobody */
+};
+
+/* The kind of MPI call `call` ("MPI_Recv"; NULL: not in MPI). */
+enum mqdh__call_kind mqdh__call_kind(const char *call);
+
+/* A collective with a root argument, which every member must give alike. */
+int mqdh__call_rooted(const char *call);
+
+/* A process that will never send, receive or join anything again (in
+ * MPI_Finalize or MPI_Abort). */
+int mqdh__process_terminal(const struct mqdh_process *p);
+
+/* The communicator p's call names by its comm argument (read from its
+ * frame, matched by handle: mqdh_process.where_comm), or -1. */
+int mqdh__comm_of_args(const struct mqdh_process *p);
+
+/* The communicator p's collective runs on: the one whose queues hold
+ * MPI's traffic for a collective, or -1. */
+int mqdh__comm_of_traffic(const struct mqdh_process *p);
+
+/* p's communicator that is c of another process: the same name and size
+ * (the interface gives no job-wide identity) and, where the DLL gave both
+ * groups, the same group; or -1. */
+int mqdh__comm_same(const struct mqdh_process *p, const struct mqdh_comm *c);
+
+/* What matching needs of the dump, once per analysis. */
+struct mqdh__match {
+    const struct mqdh_dump *d; /* indexed: every peer is looked up by global rank */
+    const long *ids;           /* per process: the global rank its peers name it by */
+    int one_world;             /* every process is in the job's own MPI_COMM_WORLD */
+};
+
+/*
+ * The global rank of the peer that process i's operation on communicator
+ * ci names by its rank `local` there: `global` if the DLL gave one (>= 0)
+ * or local is a wildcard; else what is certain instead (MPICH's
+ * libtvmpich.so gives none), or -1 when nothing is.
+ */
+long mqdh__op_global(const struct mqdh__match *mc, int i, int ci, long local, long global);
+
+/* Does process t hold the partner of process i's operation o (queue q of
+ * communicator c: a pending receive for a send, a send for a receive)?
+ * 1 yes, 0 no, -1 cannot be seen. */
+int mqdh__partner_pending(const struct mqdh__match *mc, int i, int t, const struct mqdh_comm *c,
+                          int q, const struct mqdh_op *o);
+
+/* Does process i's unexpected queue on ci hold a message o (a receive or a
+ * probe) takes?  1 yes, 0 no, -1 cannot be seen. */
+int mqdh__own_unexpected(const struct mqdh__match *mc, int i, int ci, const struct mqdh_op *o);
+
+#endif

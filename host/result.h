@@ -1,0 +1,71 @@
+/*
+ * result.h - what the writer (result_write.c) and the reader
+ * (result_read.c, result_fields.c) of an agent's result share: the words
+ * of the format (docs/RESULT.md) that both must spell alike, and the
+ * reader's fields.
+ */
+#ifndef MQDH_RESULT_H
+#define MQDH_RESULT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* A queue's state ("q" records), by enum mqdh_queue_state. */
+#define MQDH_RESULT_QUEUE_STATES {"ok", "noinfo", "error"}
+
+/* ---------------------------------------------------------------- fields */
+
+/*
+ * A result as it is read (result_fields.c): one record a line, its fields
+ * separated by blanks.  The input is hostile: each function below checks
+ * what it reads, and the first failure is kept (failed, and err saying
+ * what and on which line); once failed, every later failure is dropped.
+ * Each returns 0, or -1 once r has failed.
+ */
+struct mqdh__reader {
+    const char *p, *end; /* the rest of the input */
+    int line;            /* of the record being read, from 1 */
+    const char *tok;     /* the current record's fields */
+    size_t toklen;
+    char *err;
+    size_t errlen;
+    int failed; /* MQDH_E_RESULT or MQDH_E_NOMEM once something failed */
+};
+
+/* Fail with code (MQDH_E_RESULT, MQDH_E_NOMEM) and the message fmt says,
+ * control characters in it made '?': always -1. */
+int mqdh__rd_fail(struct mqdh__reader *r, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* The next field of the current record into tok/toklen; -1 at its end
+ * (r has not failed). */
+int mqdh__rd_field(struct mqdh__reader *r);
+
+/* The next field, which must be there (what names it). */
+int mqdh__rd_need(struct mqdh__reader *r, const char *what);
+
+/* The next field as a number from lo to hi. */
+int mqdh__rd_ll(struct mqdh__reader *r, const char *what, long long lo, long long hi,
+                long long *v);
+int mqdh__rd_int(struct mqdh__reader *r, const char *what, int lo, int hi, int *v);
+int mqdh__rd_long(struct mqdh__reader *r, const char *what, long *v);
+
+/* The next field as an unsigned number. */
+int mqdh__rd_u64(struct mqdh__reader *r, const char *what, uint64_t *v);
+int mqdh__rd_ulong(struct mqdh__reader *r, const char *what, unsigned long *v);
+
+/*
+ * A string field into out[len] (cut there, always terminated), or, with
+ * out NULL, into *dup (malloc'd; NULL for "-").  Control characters and
+ * NUL come out as '?': the front end prints what it reads, and an agent's
+ * output must never drive a terminal.
+ */
+int mqdh__rd_str(struct mqdh__reader *r, const char *what, char *out, size_t len, char **dup);
+
+/* The end of the current record: nothing may follow its fields. */
+int mqdh__rd_end(struct mqdh__reader *r);
+
+/* Past the current record, to the next line. */
+void mqdh__rd_next_line(struct mqdh__reader *r);
+
+#endif
