@@ -114,17 +114,21 @@ $(BUILD)/lib/libmqdhost.so.2: $(HOST_OBJS) host/libmqdhost.map | $(BUILD)/lib
 $(BUILD)/lib/libmqdhost.so: $(BUILD)/lib/libmqdhost.so.2
 	ln -sf libmqdhost.so.2 $@
 
-# mqdump: the command and its views, one file each, over the public header
-# alone (host/include), linked to the shared library as any client is.
-MQDUMP_VIEWS := mqdump/text.c mqdump/json.c mqdump/graph.c mqdump/stacks.c
+# mqdump: the command and its views, one file each, and the helpers the
+# views share (common.c, dot.c), over the public header alone
+# (host/include), linked to the shared library as any client is.
+MQDUMP_VIEWS := mqdump/text.c mqdump/json.c mqdump/graph.c mqdump/stacks.c \
+                mqdump/common.c mqdump/dot.c
 MQDUMP_SRCS := mqdump/main.c $(MQDUMP_VIEWS)
-$(BUILD)/bin/mqdump: $(MQDUMP_SRCS) mqdump/mqdump.h $(BUILD)/lib/libmqdhost.so | $(BUILD)/bin
+MQDUMP_HDRS := mqdump/mqdump.h mqdump/text.h mqdump/json.h mqdump/graph.h mqdump/stacks.h \
+               mqdump/common.h mqdump/dot.h
+$(BUILD)/bin/mqdump: $(MQDUMP_SRCS) $(MQDUMP_HDRS) $(BUILD)/lib/libmqdhost.so | $(BUILD)/bin
 	$(CC) $(MQD_CFLAGS) -Ihost/include -o $@ $(MQDUMP_SRCS) -L$(BUILD)/lib -lmqdhost \
 	    -Wl,-rpath,'$$ORIGIN/../lib' $(MQD_LDFLAGS)
 
 # How the analysis and the folded views scale (make bench): mqdump's own
 # functions (its source included) on synthetic dumps.
-$(BUILD)/tests/bench_analysis: tests/bench_analysis.c $(MQDUMP_VIEWS) mqdump/mqdump.h \
+$(BUILD)/tests/bench_analysis: tests/bench_analysis.c $(MQDUMP_VIEWS) $(MQDUMP_HDRS) \
                                $(BUILD)/lib/libmqdhost.so | $(BUILD)/tests
 	$(CC) $(MQD_CFLAGS) -I. -Ihost/include -o $@ tests/bench_analysis.c $(MQDUMP_VIEWS) \
 	    -L$(BUILD)/lib -lmqdhost -Wl,-rpath,'$$ORIGIN/../lib' $(MQD_LDFLAGS)
@@ -159,7 +163,8 @@ HOST_UNIT_TESTS := $(BUILD)/tests/test_memory $(BUILD)/tests/test_attach \
 INTEGRATION_TESTS := $(BUILD)/tests/test_samples $(BUILD)/tests/test_mqdump \
                      $(BUILD)/tests/test_dbgstub $(BUILD)/tests/test_install \
                      $(BUILD)/tsan/tests/test_threads $(BUILD)/tests/test_multinode \
-                     $(BUILD)/tests/test_faults $(BUILD)/tests/test_security
+                     $(BUILD)/tests/test_faults $(BUILD)/tests/test_security \
+                     $(BUILD)/tests/test_json_format
 
 # ---------------------------------------------------------------- the DLL
 # libmqd_mpich.so: every mqs_* entry point and mqd_get_comm_handle, nothing
@@ -290,6 +295,14 @@ $(BUILD)/tests/test_mqdump: $(BUILD)/tests/test_mqdump.o $(BUILD)/tests/expect.o
                             $(BUILD)/tests/joblaunch.o $(BUILD)/tests/json.o \
                             $(BUILD)/tests/compare.o $(BUILD)/tests/procstate.o \
                             | $(BUILD)/bin/mqdump $(BUILD)/lib/libmqd_mpich.so $(TAIL_PROGS)
+	$(CC) -o $@ $^ $(MQD_LDFLAGS) -lcmocka
+
+# mqdump's JSON against its schema (docs/json-schema.json, docs/JSON.md):
+# every sample's, through tests/schema.c's validator.
+$(BUILD)/tests/test_json_format: $(BUILD)/tests/test_json_format.o $(BUILD)/tests/schema.o \
+                                 $(BUILD)/tests/json.o $(BUILD)/tests/joblaunch.o \
+                                 $(BUILD)/tests/expect.o \
+                                 | $(BUILD)/bin/mqdump $(BUILD)/lib/libmqd_mpich.so
 	$(CC) -o $@ $^ $(MQD_LDFLAGS) -lcmocka
 
 # MPICH's own stub debugger (dbgstub.c + tvtest.c, kept in the cache by

@@ -1,11 +1,11 @@
 /*
  * mqdump - show the MPI message queues of stopped or hung processes.
  * Uses only the public libmqdhost API (mqdhost.h); the views are in
- * text.c, json.c and graph.c.
+ * text.c, json.c, graph.c and stacks.c (mqdump.h).
  *
- * Exit status: 0 every process dumped and the analysis conclusive (a
- * deadlock, or none), 1 some process not dumped or the analysis cannot
- * tell, 2 none dumped (or no job found), 64 usage error.
+ * main reads the command line into a struct command, then does the one
+ * task it asks for: dump processes and show them, list the jobs of this
+ * node, check a DLL, or serve a front end as its agent.
  */
 #define _GNU_SOURCE
 #include "mqdump.h"
@@ -21,6 +21,16 @@
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+
+/* The exit statuses, one per meaning (docs/mqdump.1, EXIT STATUS; usage()). */
+enum exit_status {
+    EXIT_OK = 0,      /* every process dumped, and the analysis sure: a deadlock, or none */
+    EXIT_PARTIAL = 1, /* some process not dumped, the analysis cannot tell, or a graph
+                       * asked for not written */
+    EXIT_FATAL = 2,   /* nothing dumped: no process, no job, no DLL that checks, no /proc,
+                       * no memory */
+    EXIT_USAGE = 64,  /* a bad command line (sysexits.h's EX_USAGE) */
+};
 
 static void usage(FILE *f)
 {
@@ -104,42 +114,7 @@ static void shown_error(pid_t pid, const char *error)
     say(prefix, error);
 }
 
-/* The wait-for analysis of d, or NULL (said on stderr). */
-static struct mqdh_analysis *analyze(const struct mqdh_dump *d)
-{
-    struct mqdh_analysis *a = NULL;
-    if (mqdh_analyze(d, &a) != MQDH_OK)
-        fprintf(stderr, "mqdump: the wait-for analysis ran out of memory\n");
-    return a;
-}
-
-/* The merged call tree of d's stacks, or NULL (said on stderr). */
-static struct mqdh_stack_tree *stack_tree(const struct mqdh_dump *d, unsigned flags)
-{
-    struct mqdh_stack_tree *tree = NULL;
-    if (mqdh_stack_tree(d, flags, &tree) != MQDH_OK) {
-        fprintf(stderr, "mqdump: merging the stacks ran out of memory\n");
-        return NULL;
-    }
-    return tree;
-}
-
-/* --list: the MPI jobs on this node.  Returns the exit status. */
-static int list_jobs(int json)
-{
-    struct mqdh_job_info *jobs = NULL;
-    int n = 0;
-    if (mqdh_list_jobs(&jobs, &n) != MQDH_OK) {
-        fprintf(stderr, "mqdump: cannot read /proc: %s\n", mqdh_strerror(MQDH_E_NOMEM));
-        return 2;
-    }
-    if (json)
-        json_jobs(jobs, n);
-    else
-        text_jobs(jobs, n);
-    mqdh_jobs_free(jobs, n);
-    return 0;
-}
+/* ---------------------------------------------------------------- signals, scheduling */
 
 /* Interrupted mid-dump: let every process go, then die of the signal. */
 static void on_fatal_signal(int sig)
@@ -147,6 +122,19 @@ static void on_fatal_signal(int sig)
     mqdh_release_all();
     signal(sig, SIG_DFL);
     raise(sig);
+}
+
+/* Let every process go on the signals that end mqdump (on_fatal_signal). */
+static void catch_fatal_signals(void)
+{
+    static const int fatal[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE};
+    for (size_t i = 0; i < sizeof fatal / sizeof fatal[0]; i++) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_fatal_signal;
+        sigfillset(&sa.sa_mask);
+        sigaction(fatal[i], &sa, NULL);
+    }
 }
 
 /*
@@ -177,6 +165,8 @@ static void prefer_latency(void)
     (void)syscall(SYS_sched_setattr, 0, &at, 0U); /* refused: all stays as it was */
 }
 
+/* ---------------------------------------------------------------- --agent */
+
 /*
  * An agent's channel is its standard output (a pipe or socket to ssh,
  * srun, ...).  Should it close - the front end stopped it, or died, or the
@@ -198,13 +188,19 @@ static void *watch_channel(void *arg)
     }
 }
 
-/* Is pid one of pids[0..n-1]? */
-static int listed(const pid_t *pids, int n, pid_t pid)
+/* Watch the channel from a thread of its own (none if one cannot be
+ * made: the ranks are then let go after the dump). */
+static void watch_channel_start(void)
 {
-    for (int i = 0; i < n; i++)
-        if (pids[i] == pid)
-            return 1;
-    return 0;
+    main_thread = pthread_self();
+    pthread_t w;
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old); /* signals are the main thread's */
+    int watching = pthread_create(&w, NULL, watch_channel, NULL) == 0;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (watching)
+        pthread_detach(w);
 }
 
 /* "PID:RANK" into pid and rank; 0, or -1 if it is not that. */
@@ -226,69 +222,242 @@ static int pid_rank(const char *arg, pid_t *pid, int *rank)
 /*
  * --agent HOST PID:RANK...: dump this host's share of a job for a front
  * end on another host, and write the result (mqdh_result_write) to
- * standard output.  The ranks are let go before it is written.  Exit 0
- * when the result was written (whatever it holds), 2 when not, 64 usage.
+ * standard output.  The ranks are let go before it is written.  EXIT_OK
+ * when the result was written (whatever it holds), EXIT_FATAL when not,
+ * EXIT_USAGE for arguments that are not PID:RANK.
  */
-static int agent(const char *host, char **args, int nargs, struct mqdh_options *o)
+static int run_agent(const char *host, char **args, int nargs, struct mqdh_options *o)
 {
     if (nargs < 1) {
         fprintf(stderr, "mqdump: --agent takes its host's ranks as PID:RANK arguments\n");
-        return 64;
+        return EXIT_USAGE;
     }
+    int status = EXIT_FATAL;
     pid_t *pids = calloc((size_t)nargs, sizeof *pids);
     int *ranks = calloc((size_t)nargs, sizeof *ranks);
     const char **hosts = calloc((size_t)nargs, sizeof *hosts);
-    if (!pids || !ranks || !hosts) {
-        free(pids);
-        free(ranks);
-        free(hosts);
-        return 2;
-    }
+    if (!pids || !ranks || !hosts)
+        goto out;
     for (int i = 0; i < nargs; i++) {
         hosts[i] = host;
         if (pid_rank(args[i], &pids[i], &ranks[i]) != 0) {
             fprintf(stderr, "mqdump: --agent: '%s' is not PID:RANK\n", args[i]);
-            free(pids);
-            free(ranks);
-            free(hosts);
-            return 64;
+            status = EXIT_USAGE;
+            goto out;
         }
     }
-    main_thread = pthread_self();
-    pthread_t w;
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_BLOCK, &all, &old); /* signals are the main thread's */
-    int watching = pthread_create(&w, NULL, watch_channel, NULL) == 0;
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    if (watching)
-        pthread_detach(w);
+    watch_channel_start();
     o->as_agent = 1; /* it starts no agent of its own */
     struct mqdh_dump *d = NULL;
     int rc = mqdh_dump_processes(pids, ranks, hosts, nargs, o, &d);
-    int status = 2;
     if (d && mqdh_result_write(stdout, d) == MQDH_OK)
-        status = 0;
+        status = EXIT_OK;
     else if (!d)
         fprintf(stderr, "mqdump: --agent: %s\n", mqdh_strerror(rc));
     mqdh_dump_free(d);
+out:
     free(pids);
     free(ranks);
     free(hosts);
     return status;
 }
 
-int main(int argc, char **argv)
+/* ---------------------------------------------------------------- the command line */
+
+/* What the command line asks for. */
+enum task {
+    TASK_DUMP,      /* --pid or --job: dump the processes and show them */
+    TASK_LIST,      /* --list, or no argument at all */
+    TASK_CHECK_DLL, /* --check-dll PATH */
+    TASK_AGENT,     /* --agent HOST PID:RANK ... */
+    TASK_HELP,      /* --help */
+};
+
+/* The command line, read (parse_command_line). */
+struct command {
+    enum task task;
+    pid_t *pids;      /* --pid's, each once (malloc'd; command_free) */
+    int npids;
+    pid_t job;        /* --job's launcher; 0: none */
+    int json, stats, full, list;
+    int stacks;       /* --stacks; stack_flags: =full's MQDH_STACKS_FULL */
+    unsigned stack_flags;
+    const char *check, *graph, *stacks_graph, *agent_host; /* NULL: not given */
+    char **args;      /* the operands (--agent's PID:RANK), argv's */
+    int nargs;
+    struct mqdh_options o;
+};
+
+static void command_free(struct command *c)
 {
-    prefer_latency();
-    static const int fatal[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE};
-    for (size_t i = 0; i < sizeof fatal / sizeof fatal[0]; i++) {
-        struct sigaction sa;
-        memset(&sa, 0, sizeof sa);
-        sa.sa_handler = on_fatal_signal;
-        sigfillset(&sa.sa_mask);
-        sigaction(fatal[i], &sa, NULL);
+    free(c->pids);
+}
+
+/* Is pid one of pids[0..n-1]? */
+static int listed(const pid_t *pids, int n, pid_t pid)
+{
+    for (int i = 0; i < n; i++)
+        if (pids[i] == pid)
+            return 1;
+    return 0;
+}
+
+/* --pid P: P added to the command's processes, once.  0, or EXIT_FATAL
+ * out of memory. */
+static int add_pid(struct command *c, pid_t pid)
+{
+    if (listed(c->pids, c->npids, pid))
+        return 0; /* --pid P --pid P: P once */
+    pid_t *np = realloc(c->pids, (size_t)(c->npids + 1) * sizeof *np);
+    if (!np)
+        return EXIT_FATAL;
+    c->pids = np;
+    c->pids[c->npids++] = pid;
+    return 0;
+}
+
+/* The options that take a number, the range each allows, and what is
+ * said of another. */
+static const struct number_option {
+    int opt;
+    long lo, hi;
+    const char *complaint;
+} number_options[] = {
+    {'W', 1, 1024, "--jobs takes a number of threads, 1 to 1024"},
+    {'U', 0, 4294967294L, "--owner takes a user id"},
+    {'O', 1, 86400, "--remote-timeout takes a number, 1 to 86400"},
+    {'N', 1, 4096, "--fanout takes a number, 1 to 4096"},
+    {'t', 0, 86400, "--timeout takes a number of seconds, 0 to 86400"},
+};
+
+/* Option opt (one of number_options) with its value arg.  0, or
+ * EXIT_USAGE (said). */
+static int take_number(struct command *c, int opt, const char *arg)
+{
+    const struct number_option *no = number_options;
+    while (no->opt != opt) /* take_option calls it for these options alone */
+        no++;
+    long v;
+    if (number_in(arg, no->lo, no->hi, &v) != 0) {
+        fprintf(stderr, "mqdump: %s\n", no->complaint);
+        return EXIT_USAGE;
     }
+    switch (opt) {
+    case 'W': c->o.jobs = (int)v; break;
+    case 'U': /* --agent's: the launcher's user, whose processes alone it dumps */
+        c->o.owner_set = 1;
+        c->o.owner = (uid_t)v;
+        break;
+    case 'O': c->o.remote_timeout = (int)v; break;
+    case 'N': c->o.fanout = (int)v; break;
+    case 't': c->o.dll_timeout = v ? (int)v : -1; break;
+    }
+    return 0;
+}
+
+/* Option opt (getopt_long's) with its value arg, if it takes one.  0, or
+ * the exit status of a bad one (said). */
+static int take_option(struct command *c, int opt, const char *arg)
+{
+    long v;
+    switch (opt) {
+    case 'p':
+    case 'j':
+        if (number_in(arg, 1, 0x7fffffff, &v) != 0) {
+            fprintf(stderr, "mqdump: '%s' is not a process id\n", arg);
+            return EXIT_USAGE;
+        }
+        if (opt == 'p')
+            return add_pid(c, (pid_t)v);
+        c->job = (pid_t)v;
+        return 0;
+    case 's':
+        if (arg && strcmp(arg, "full") != 0) {
+            fprintf(stderr, "mqdump: --stacks takes no value but 'full' (--stacks=full)\n");
+            return EXIT_USAGE;
+        }
+        c->stacks = 1;
+        c->stack_flags = arg ? MQDH_STACKS_FULL : 0;
+        return 0;
+    case 'W':
+    case 'U':
+    case 'O':
+    case 'N':
+    case 't': return take_number(c, opt, arg);
+    case 'd': c->o.dll = arg; return 0;
+    case 'C': c->check = arg; return 0;
+    case 'G': c->graph = arg; return 0;
+    case 'g': c->stacks_graph = arg; return 0;
+    case 'A': c->agent_host = arg; return 0;
+    case 'R': c->o.remote = arg; return 0;
+    case 'P': c->o.agent_path = arg; return 0;
+    case 'T': c->o.trust_target_dll = 1; return 0;
+    case 'D': c->o.target_dll = 1; return 0;
+    case 'L': c->o.local_only = 1; return 0;
+    case 'v': c->o.verbose = 1; return 0;
+    case 'J': c->json = 1; return 0;
+    case 'S': c->stats = 1; return 0;
+    case 'F': c->full = 1; return 0;
+    case 'l': c->list = 1; return 0;
+    case 'h': c->task = TASK_HELP; return 0;
+    default: /* getopt_long has said what */
+        usage(stderr);
+        return EXIT_USAGE;
+    }
+}
+
+/* Which task the options and operands ask for, once all are read
+ * (no_arguments: the command line was "mqdump" alone).  0, or EXIT_USAGE
+ * for options that do not go together (said). */
+static int choose_task(struct command *c, int no_arguments)
+{
+    if (c->agent_host) {
+        if (c->npids || c->job || c->check || c->list || c->json || c->graph || c->full ||
+            c->stacks || c->stacks_graph) {
+            fprintf(stderr, "mqdump: --agent takes PID:RANK arguments and DLL options only\n");
+            return EXIT_USAGE;
+        }
+        c->task = TASK_AGENT;
+        return 0;
+    }
+    if (c->o.owner_set) {
+        fprintf(stderr, "mqdump: --owner is --agent's (--job passes its launcher's user on)\n");
+        return EXIT_USAGE;
+    }
+    if (c->check && c->nargs == 0 && c->npids == 0 && c->job == 0) {
+        c->task = TASK_CHECK_DLL;
+        return 0;
+    }
+    if (c->nargs > 0 && !c->list) {
+        fprintf(stderr, "mqdump: unexpected argument '%s' (a pid goes after --job or --pid)\n",
+                c->args[0]);
+        usage(stderr);
+        return EXIT_USAGE;
+    }
+    if (c->list || no_arguments) {
+        if (c->npids || c->job || c->check || c->nargs > 0) {
+            fprintf(stderr, "mqdump: --list takes no other argument\n");
+            return EXIT_USAGE;
+        }
+        c->task = TASK_LIST;
+        return 0;
+    }
+    if ((c->npids == 0) == (c->job == 0) || c->check) {
+        fprintf(stderr, "mqdump: give --pid (one or more), --job, or --check-dll alone\n");
+        usage(stderr);
+        return EXIT_USAGE;
+    }
+    c->task = TASK_DUMP;
+    return 0;
+}
+
+/*
+ * Read argv into c (c->o as MQDH_OPTIONS_INIT leaves it).  0, or the exit
+ * status of a bad command line (said on stderr, c to be freed).  Options
+ * are taken in order, so the first bad one, or --help, ends the reading.
+ */
+static int parse_command_line(int argc, char **argv, struct command *c)
+{
     static const struct option longopts[] = {
         {"pid", required_argument, NULL, 'p'},  {"job", required_argument, NULL, 'j'},
         {"dll", required_argument, NULL, 'd'},  {"trust-target-dll", no_argument, NULL, 'T'},
@@ -312,280 +481,252 @@ int main(int argc, char **argv)
         {"owner", required_argument, NULL, 'U'},
         {NULL, 0, NULL, 0},
     };
-    pid_t *pids = NULL;
-    int npids = 0, json = 0, stats = 0, full = 0, list = 0, stacks = 0, opt;
-    unsigned stack_flags = 0;
-    long job = 0;
-    const char *check = NULL, *graph = NULL, *agent_host = NULL, *stacks_graph = NULL;
-    struct mqdh_options o = MQDH_OPTIONS_INIT;
-
+    int opt;
     while ((opt = getopt_long(argc, argv, "p:j:d:lvh", longopts, NULL)) != -1) {
-        long v;
-        switch (opt) {
-        case 'p':
-        case 'j':
-            if (number_in(optarg, 1, 0x7fffffff, &v) != 0) {
-                fprintf(stderr, "mqdump: '%s' is not a process id\n", optarg);
-                return 64;
-            }
-            if (opt == 'j') {
-                job = v;
-                break;
-            }
-            if (listed(pids, npids, (pid_t)v))
-                break; /* --pid P --pid P: P once */
-            pid_t *np = realloc(pids, (size_t)(npids + 1) * sizeof *np);
-            if (!np)
-                return 2;
-            pids = np;
-            pids[npids++] = (pid_t)v;
-            break;
-        case 'd':
-            o.dll = optarg;
-            break;
-        case 'C':
-            check = optarg;
-            break;
-        case 'T':
-            o.trust_target_dll = 1;
-            break;
-        case 'J':
-            json = 1;
-            break;
-        case 'S':
-            stats = 1;
-            break;
-        case 'F':
-            full = 1;
-            break;
-        case 'G':
-            graph = optarg;
-            break;
-        case 's':
-            if (optarg && strcmp(optarg, "full") != 0) {
-                fprintf(stderr, "mqdump: --stacks takes no value but 'full' (--stacks=full)\n");
-                free(pids);
-                return 64;
-            }
-            stacks = 1;
-            stack_flags = optarg ? MQDH_STACKS_FULL : 0;
-            break;
-        case 'g':
-            stacks_graph = optarg;
-            break;
-        case 'l':
-            list = 1;
-            break;
-        case 'D':
-            o.target_dll = 1;
-            break;
-        case 'v':
-            o.verbose = 1;
-            break;
-        case 'W':
-            if (number_in(optarg, 1, 1024, &v) != 0) {
-                fprintf(stderr, "mqdump: --jobs takes a number of threads, 1 to 1024\n");
-                free(pids);
-                return 64;
-            }
-            o.jobs = (int)v;
-            break;
-        case 'A':
-            agent_host = optarg;
-            break;
-        case 'U': /* --agent's: the launcher's user, whose processes alone it dumps */
-            if (number_in(optarg, 0, 4294967294L, &v) != 0) {
-                fprintf(stderr, "mqdump: --owner takes a user id\n");
-                free(pids);
-                return 64;
-            }
-            o.owner_set = 1;
-            o.owner = (uid_t)v;
-            break;
-        case 'R':
-            o.remote = optarg;
-            break;
-        case 'P':
-            o.agent_path = optarg;
-            break;
-        case 'L':
-            o.local_only = 1;
-            break;
-        case 'O':
-        case 'N':
-            if (number_in(optarg, 1, opt == 'O' ? 86400 : 4096, &v) != 0) {
-                fprintf(stderr, "mqdump: --%s takes a number, 1 to %d\n",
-                        opt == 'O' ? "remote-timeout" : "fanout", opt == 'O' ? 86400 : 4096);
-                free(pids);
-                return 64;
-            }
-            if (opt == 'O')
-                o.remote_timeout = (int)v;
-            else
-                o.fanout = (int)v;
-            break;
-        case 't':
-            if (number_in(optarg, 0, 86400, &v) != 0) {
-                fprintf(stderr, "mqdump: --timeout takes a number of seconds, 0 to 86400\n");
-                free(pids);
-                return 64;
-            }
-            o.dll_timeout = v ? (int)v : -1;
-            break;
-        case 'h':
-            usage(stdout);
-            return 0;
-        default:
-            usage(stderr);
-            return 64;
+        int rc = take_option(c, opt, optarg);
+        if (rc != 0 || c->task == TASK_HELP)
+            return rc;
+    }
+    c->args = argv + optind;
+    c->nargs = argc - optind;
+    return choose_task(c, argc == 1);
+}
+
+/* ---------------------------------------------------------------- the tasks */
+
+/* The wait-for analysis of d, or NULL (said on stderr). */
+static struct mqdh_analysis *analyze(const struct mqdh_dump *d)
+{
+    struct mqdh_analysis *a = NULL;
+    if (mqdh_analyze(d, &a) != MQDH_OK)
+        fprintf(stderr, "mqdump: the wait-for analysis ran out of memory\n");
+    return a;
+}
+
+/* The merged call tree of d's stacks, or NULL (said on stderr). */
+static struct mqdh_stack_tree *stack_tree(const struct mqdh_dump *d, unsigned flags)
+{
+    struct mqdh_stack_tree *tree = NULL;
+    if (mqdh_stack_tree(d, flags, &tree) != MQDH_OK) {
+        fprintf(stderr, "mqdump: merging the stacks ran out of memory\n");
+        return NULL;
+    }
+    return tree;
+}
+
+/* d's strings escaped in place, for the views that show them to people
+ * (mqdh_dump_escape). */
+static void escape_dump(struct mqdh_dump *d)
+{
+    if (mqdh_dump_escape(d) != MQDH_OK)
+        fprintf(stderr, "mqdump: escaping what the processes hold ran out of memory\n");
+}
+
+/* --list: the MPI jobs on this node.  Returns the exit status. */
+static int list_jobs(int json)
+{
+    struct mqdh_job_info *jobs = NULL;
+    int n = 0;
+    if (mqdh_list_jobs(&jobs, &n) != MQDH_OK) {
+        fprintf(stderr, "mqdump: cannot read /proc: %s\n", mqdh_strerror(MQDH_E_NOMEM));
+        return EXIT_FATAL;
+    }
+    if (json)
+        json_jobs(jobs, n);
+    else
+        text_jobs(jobs, n);
+    mqdh_jobs_free(jobs, n);
+    return EXIT_OK;
+}
+
+/* --check-dll PATH: load and validate a DLL (trusting: even one that
+ * fails the ownership and permission checks, --trust-target-dll), print
+ * its version (escaped: the DLL chose it).  Returns the exit status. */
+static int check_dll(const char *path, int trusting)
+{
+    char version[512], shown[1024], err[1024];
+    int mpi2 = 0;
+    if (mqdh_dll_check_trusting(path, trusting, version, sizeof version, &mpi2, err,
+                                sizeof err) != MQDH_OK) {
+        say("", err);
+        return EXIT_FATAL;
+    }
+    mqdh_escape(shown, sizeof shown, version);
+    printf("%s: %s\n  usable: the %s protocol\n", path, shown,
+           mpi2 ? "MPI-2 (jobs and process identities)" : "MPI-1");
+    return EXIT_OK;
+}
+
+/* How the dump went: EXIT_OK if every process was dumped, EXIT_PARTIAL if
+ * some, EXIT_FATAL if none.  json: each failed process's error is said on
+ * stderr (the text views show it with the process). */
+static int dump_status(const struct mqdh_dump *d, int json)
+{
+    int failed = 0;
+    for (int i = 0; i < d->nprocs; i++) {
+        if (d->procs[i].error) {
+            failed++;
+            if (json)
+                shown_error(d->procs[i].pid, d->procs[i].error);
         }
     }
-    if (agent_host) {
-        if (npids || job || check || list || json || graph || full || stacks || stacks_graph) {
-            fprintf(stderr, "mqdump: --agent takes PID:RANK arguments and DLL options only\n");
-            free(pids);
-            return 64;
+    return failed == 0 ? EXIT_OK : failed < d->nprocs ? EXIT_PARTIAL : EXIT_FATAL;
+}
+
+/* --json: the dump as read (JSON escapes by its own grammar), the
+ * analysis, the stacks' tree and the cost as one object. */
+static void show_json(const struct command *c, const struct mqdh_dump *d,
+                      const struct mqdh_analysis *a)
+{
+    struct mqdh_stack_tree *tree = NULL;
+    if (c->stacks && d->stacks)
+        tree = stack_tree(d, c->stack_flags);
+    json_begin();
+    json_processes(d, c->stats, c->stacks);
+    if (a)
+        json_analysis(d, a);
+    if (tree)
+        json_stacks(d, tree, c->stack_flags & MQDH_STACKS_FULL);
+    if (c->stats)
+        json_cost(d);
+    json_end();
+    mqdh_stack_tree_free(tree);
+}
+
+/* The text views, of the dump escaped: the DLLs and hosts, the processes
+ * (folded, unless --full; --stacks: the tree in their place), the
+ * analysis and the cost. */
+static void show_text(const struct command *c, const struct mqdh_dump *d,
+                      const struct mqdh_analysis *a, const struct mqdh_stack_tree *tree)
+{
+    text_dlls(d);
+    text_hosts(d);
+    if (c->full || (!(c->stacks && tree) && text_folded(d, c->stats) != 0))
+        text_dump(d, c->stats);
+    if (c->stacks && tree)
+        text_stacks(d, tree, c->stack_flags & MQDH_STACKS_FULL);
+    if (a)
+        text_analysis(d, a, !c->full);
+    if (c->stats)
+        text_cost(d);
+}
+
+/* --stacks-graph and --graph, from the dump escaped (their labels): the
+ * exit status so far, EXIT_PARTIAL if it was EXIT_OK and one was not
+ * written (said). */
+static int write_graphs(const struct command *c, const struct mqdh_dump *d,
+                        const struct mqdh_analysis *a, const struct mqdh_stack_tree *tree,
+                        int status)
+{
+    char err[4600];
+    if (c->stacks_graph && tree &&
+        stacks_graph_write(c->stacks_graph, d, tree, err, sizeof err) != 0) {
+        say("--stacks-graph: ", err);
+        if (status == EXIT_OK)
+            status = EXIT_PARTIAL;
+    }
+    if (c->graph && graph_write(c->graph, d, a, err, sizeof err) != 0) {
+        say("--graph: ", err);
+        if (status == EXIT_OK)
+            status = EXIT_PARTIAL;
+    }
+    return status;
+}
+
+/*
+ * Show dump d as the command asks, and return the exit status.  JSON shows
+ * the dump as read; every other view shows it escaped (its strings are
+ * the targets', the launcher's and the agents'), the analysis made from
+ * it too, and so does every line on stderr after it.
+ */
+static int show(const struct command *c, struct mqdh_dump *d)
+{
+    int status = dump_status(d, c->json);
+    if (!c->json)
+        escape_dump(d);
+    struct mqdh_analysis *a = analyze(d);
+    if (status == EXIT_OK && (!a || a->verdict == MQDH_VERDICT_UNKNOWN))
+        status = EXIT_PARTIAL;
+    if ((c->stacks || c->stacks_graph) && !d->stacks)
+        fprintf(stderr, "mqdump: no process could be unwound: no stacks to show\n");
+    if (c->json) {
+        show_json(c, d, a);
+        escape_dump(d);
+        if (c->graph) { /* its labels, from the dump escaped */
+            mqdh_analysis_free(a);
+            a = analyze(d);
         }
-        return agent(agent_host, argv + optind, argc - optind, &o);
     }
-    if (o.owner_set) {
-        fprintf(stderr, "mqdump: --owner is --agent's (--job passes its launcher's user on)\n");
-        free(pids);
-        return 64;
-    }
-    if (check && optind == argc && npids == 0 && job == 0) {
-        char version[512], shown[1024], err[1024];
-        int mpi2 = 0;
-        if (mqdh_dll_check_trusting(check, o.trust_target_dll, version, sizeof version, &mpi2,
-                                    err, sizeof err) != MQDH_OK) {
-            say("", err);
-            return 2;
-        }
-        mqdh_escape(shown, sizeof shown, version);
-        printf("%s: %s\n  usable: the %s protocol\n", check, shown,
-               mpi2 ? "MPI-2 (jobs and process identities)" : "MPI-1");
-        return 0;
-    }
-    if (optind < argc && !list) {
-        fprintf(stderr, "mqdump: unexpected argument '%s' (a pid goes after --job or --pid)\n",
-                argv[optind]);
-        usage(stderr);
-        free(pids);
-        return 64;
-    }
-    if (list || (argc == 1)) {
-        if (npids || job || check || optind < argc) {
-            fprintf(stderr, "mqdump: --list takes no other argument\n");
-            free(pids);
-            return 64;
-        }
-        return list_jobs(json);
-    }
-    if ((npids == 0) == (job == 0) || check) {
-        fprintf(stderr, "mqdump: give --pid (one or more), --job, or --check-dll alone\n");
-        usage(stderr);
-        free(pids);
-        return 64;
-    }
-    int *ranks = NULL;
+    struct mqdh_stack_tree *tree = NULL;
+    if (((c->stacks && !c->json) || c->stacks_graph) && d->stacks)
+        tree = stack_tree(d, c->stack_flags);
+    if (!c->json)
+        show_text(c, d, a, tree);
+    status = write_graphs(c, d, a, tree, status);
+    mqdh_stack_tree_free(tree);
+    mqdh_analysis_free(a);
+    return status;
+}
+
+/* --pid or --job: dump the processes and show them.  Returns the exit
+ * status. */
+static int dump(struct command *c)
+{
+    pid_t *pids = c->pids;
+    int *ranks = NULL, npids = c->npids;
     char **hosts = NULL;
-    if (job) {
+    if (c->job) {
         char err[512];
         /* Its table names only its user's processes: no other is touched
          * (mqdh_options.owner), here or by the agents. */
-        int rc = mqdh_job_owner((pid_t)job, &o.owner, err, sizeof err);
+        int rc = mqdh_job_owner(c->job, &c->o.owner, err, sizeof err);
         if (rc == MQDH_OK)
-            rc = mqdh_job_ranks((pid_t)job, &pids, &ranks, &hosts, &npids, err, sizeof err);
-        o.owner_set = 1;
-        o.owner_pid = (pid_t)job;
+            rc = mqdh_job_ranks(c->job, &pids, &ranks, &hosts, &npids, err, sizeof err);
+        c->o.owner_set = 1;
+        c->o.owner_pid = c->job;
         if (rc != MQDH_OK) {
             say("", err);
-            return 2;
+            return EXIT_FATAL;
         }
     }
     struct mqdh_dump *d = NULL;
-    int rc = mqdh_dump_processes(pids, ranks, (const char *const *)hosts, npids, &o, &d);
+    int rc = mqdh_dump_processes(pids, ranks, (const char *const *)hosts, npids, &c->o, &d);
     int status;
     if (!d) {
         fprintf(stderr, "mqdump: %s\n", mqdh_strerror(rc));
-        status = 2;
+        status = EXIT_FATAL;
     } else {
-        int failed = 0;
-        for (int i = 0; i < d->nprocs; i++) {
-            if (d->procs[i].error) {
-                failed++;
-                if (json)
-                    shown_error(d->procs[i].pid, d->procs[i].error);
-            }
-        }
-        status = failed == 0 ? 0 : failed < d->nprocs ? 1 : 2;
-        /* JSON escapes by its own grammar: it shows the dump as read.  The
-         * other views show it escaped (the strings are the target's,
-         * the launcher's and the agents'), the analysis made from it
-         * too, and so does every line on stderr after it. */
-        if (!json && mqdh_dump_escape(d) != MQDH_OK)
-            fprintf(stderr, "mqdump: escaping what the processes hold ran out of memory\n");
-        struct mqdh_analysis *a = analyze(d);
-        if (status == 0 && (!a || a->verdict == MQDH_VERDICT_UNKNOWN))
-            status = 1;
-        struct mqdh_stack_tree *tree = NULL;
-        if ((stacks || stacks_graph) && !d->stacks)
-            fprintf(stderr, "mqdump: no process could be unwound: no stacks to show\n");
-        if (json) {
-            if (stacks && d->stacks)
-                tree = stack_tree(d, stack_flags);
-            json_dump(d, stats, stacks);
-            if (a)
-                json_analysis(d, a);
-            if (tree && stacks)
-                json_stacks(d, tree, stack_flags & MQDH_STACKS_FULL);
-            if (stats)
-                json_cost(d);
-            printf("}\n");
-            mqdh_stack_tree_free(tree);
-            tree = NULL;
-            if (mqdh_dump_escape(d) != MQDH_OK)
-                fprintf(stderr, "mqdump: escaping what the processes hold ran out of memory\n");
-            if (graph) { /* its labels, from the dump escaped */
-                mqdh_analysis_free(a);
-                a = analyze(d);
-            }
-        }
-        if ((stacks || stacks_graph) && d->stacks)
-            tree = stack_tree(d, stack_flags);
-        if (!json) {
-            text_dlls(d);
-            text_hosts(d);
-            /* --stacks: the tree in place of the queues, unless --full. */
-            if (full || (!(stacks && tree) && text_folded(d, stats) != 0))
-                text_dump(d, stats);
-            if (stacks && tree)
-                text_stacks(d, tree, stack_flags & MQDH_STACKS_FULL);
-            if (a)
-                text_analysis(d, a, !full);
-            if (stats)
-                text_cost(d);
-        }
-        char serr[4600];
-        if (stacks_graph && tree && stacks_graph_write(stacks_graph, d, tree, serr,
-                                                       sizeof serr) != 0) {
-            say("--stacks-graph: ", serr);
-            if (status == 0)
-                status = 1;
-        }
-        mqdh_stack_tree_free(tree);
-        char gerr[4600];
-        if (graph && graph_write(graph, d, a, gerr, sizeof gerr) != 0) {
-            say("--graph: ", gerr);
-            if (status == 0)
-                status = 1;
-        }
-        mqdh_analysis_free(a);
+        status = show(c, d);
     }
     mqdh_dump_free(d);
-    if (job)
+    if (c->job)
         mqdh_job_free(pids, ranks, hosts, npids);
-    else
-        free(pids);
+    return status;
+}
+
+/* The task c asks for, done.  Returns the exit status. */
+static int run(struct command *c)
+{
+    switch (c->task) {
+    case TASK_HELP:
+        usage(stdout);
+        return EXIT_OK;
+    case TASK_AGENT: return run_agent(c->agent_host, c->args, c->nargs, &c->o);
+    case TASK_CHECK_DLL: return check_dll(c->check, c->o.trust_target_dll);
+    case TASK_LIST: return list_jobs(c->json);
+    case TASK_DUMP: return dump(c);
+    }
+    return EXIT_FATAL;
+}
+
+int main(int argc, char **argv)
+{
+    prefer_latency();
+    catch_fatal_signals();
+    struct command c = {.task = TASK_DUMP, .o = MQDH_OPTIONS_INIT};
+    int status = parse_command_line(argc, argv, &c);
+    if (status == 0)
+        status = run(&c);
+    command_free(&c);
     return status;
 }

@@ -1,80 +1,21 @@
 /*
  * stacks.c - mqdump's views of where every rank is: the merged call tree
  * (--stacks, as text, in the JSON, and --stacks-graph as a Graphviz
- * picture in STAT's style), and the call path the other views show for a
- * process.  Public libmqdhost API only (mqdh_stack_tree).
+ * picture in STAT's style).  Public libmqdhost API only (mqdh_stack_tree).
  */
 #define _GNU_SOURCE
-#include "mqdump.h"
+#include "stacks.h"
+
+#include "common.h"
+#include "dot.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-const char *base_name(const char *path)
-{
-    const char *b = path ? strrchr(path, '/') : NULL;
-    return b ? b + 1 : path;
-}
-
-static const char *kind_name(enum mqdh_frame_kind k)
-{
-    switch (k) {
-    case MQDH_FRAME_USER: return "user";
-    case MQDH_FRAME_MPI: return "mpi";
-    case MQDH_FRAME_SYSTEM: break;
-    }
-    return "system";
-}
-
-/*
- * A frame as people read it, into buf[len]: "sample_block at sample.c:63",
- * "relax (inlined) at hidden.c:20", "MPI_Waitall (libmpi.so.12)", "solve
- * (a.out)" without line information.
- */
-static void frame_words(char *buf, size_t len, const char *function, const char *file, int line,
-                        const char *module, int inlined)
-{
-    int n = snprintf(buf, len, "%s%s", function ? function : "??", inlined ? " (inlined)" : "");
-    if (n < 0 || (size_t)n >= len)
-        return;
-    if (file)
-        snprintf(buf + n, len - (size_t)n, " at %s:%d", base_name(file), line);
-    else if (module)
-        snprintf(buf + n, len - (size_t)n, " (%s)", base_name(module));
-}
-
 static void node_words(char *buf, size_t len, const struct mqdh_stack_node *n)
 {
     frame_words(buf, len, n->function, n->file, n->line, n->module, n->inlined);
-}
-
-int call_path(const struct mqdh_dump *d, int i, int no_user_line, char *buf, size_t len)
-{
-    enum { SHOWN = 64 }; /* a recursion deeper than that: its innermost frames */
-    const struct mqdh_thread *t = mqdh_shown_thread(d, i);
-    struct mqdh_path_frame path[MQDH_PATH_MAX_FRAMES];
-    int n = t ? mqdh_thread_path(t, t == &d->stacks[i].threads[0], 0, path,
-                                 MQDH_PATH_MAX_FRAMES)
-              : 0;
-    if (n > MQDH_PATH_MAX_FRAMES)
-        n = MQDH_PATH_MAX_FRAMES;
-    /* The innermost of the program's own frames, its line left out. */
-    const struct mqdh_frame *unlined = no_user_line ? mqdh_user_frame(d, i) : NULL;
-    size_t at = 0;
-    buf[0] = '\0';
-    int from = n > SHOWN ? n - SHOWN : 0;
-    for (int k = from; k < n && at < len; k++) {
-        char f[300];
-        const struct mqdh_path_frame *pf = &path[k];
-        frame_words(f, sizeof f, pf->function, pf->frame == unlined ? NULL : pf->file, pf->line,
-                    pf->folded ? pf->frame->module : NULL, pf->folded ? 0 : pf->frame->inlined);
-        int w = snprintf(buf + at, len - at, "%s%s", k > from ? " > " : from ? "... > " : "", f);
-        if (w < 0)
-            break;
-        at += (size_t)w;
-    }
-    return n - from;
 }
 
 /* ---------------------------------------------------------------- text */
@@ -145,7 +86,7 @@ static void json_nodes(const struct mqdh_dump *d, const struct mqdh_stack_tree *
         printf(",\"file\":");
         json_string(n->file);
         printf(",\"line\":%d,\"inlined\":%s,\"kind\":\"%s\",\"folded\":%s,\"threads\":%d",
-               n->line, n->inlined ? "true" : "false", kind_name(n->kind),
+               n->line, n->inlined ? "true" : "false", frame_kind_name(n->kind),
                n->folded ? "true" : "false", n->nthreads);
         printf(",\"ranks\":[");
         for (int k = 0; k < n->nprocs; k++)
@@ -168,32 +109,6 @@ void json_stacks(const struct mqdh_dump *d, const struct mqdh_stack_tree *t, int
     printf(",\"other_threads\":%d,\"others\":", t->nothers);
     json_nodes(d, t, t->nshown, t->nnodes);
     printf("}");
-}
-
-void json_process_stack(const struct mqdh_stack *st)
-{
-    printf("[");
-    for (int k = 0; k < st->nthreads; k++) {
-        const struct mqdh_thread *th = &st->threads[k];
-        printf("%s{\"tid\":%d,\"call\":", k ? "," : "", (int)th->tid);
-        json_string(th->call);
-        printf(",\"entry\":%d,\"error\":", th->entry);
-        json_string(th->error);
-        printf(",\"frames\":[");
-        for (int i = 0; i < th->nframes; i++) {
-            const struct mqdh_frame *f = &th->frames[i];
-            printf("%s{\"pc\":%llu,\"function\":", i ? "," : "", (unsigned long long)f->pc);
-            json_string(f->function);
-            printf(",\"module\":");
-            json_string(f->module);
-            printf(",\"file\":");
-            json_string(f->file);
-            printf(",\"line\":%d,\"inlined\":%s,\"kind\":\"%s\"}", f->line,
-                   f->inlined ? "true" : "false", kind_name(f->kind));
-        }
-        printf("]}");
-    }
-    printf("]");
 }
 
 /* ---------------------------------------------------------------- Graphviz */
@@ -274,5 +189,5 @@ int stacks_graph_write(const char *path, const struct mqdh_dump *d,
                        const struct mqdh_stack_tree *t, char *err, size_t errlen)
 {
     struct stacks_graph g = {d, t};
-    return graph_file(path, write_stacks_dot, &g, err, errlen);
+    return dot_file(path, write_stacks_dot, &g, err, errlen);
 }

@@ -4,7 +4,9 @@
  * report, the DLL lines and --list.
  */
 #define _GNU_SOURCE
-#include "mqdump.h"
+#include "text.h"
+
+#include "common.h"
 
 #include <pwd.h>
 #include <stdio.h>
@@ -272,27 +274,6 @@ void text_dump(const struct mqdh_dump *d, int stats)
     }
 }
 
-void print_ranks(FILE *f, const struct mqdh_dump *d, const int *idx, int n)
-{
-    for (int i = 0; i < n;) {
-        const struct mqdh_process *p = &d->procs[idx[i]], *q;
-        int j = i;
-        while (p->rank >= 0 && j + 1 < n && (q = &d->procs[idx[j + 1]])->world == p->world &&
-               q->rank == d->procs[idx[j]].rank + 1)
-            j++;
-        fprintf(f, "%s", i ? "," : "");
-        if (p->world > 0 && p->rank >= 0 && (i == 0 || d->procs[idx[i - 1]].world != p->world))
-            fprintf(f, "%sworld %d: ", i ? " " : "", p->world);
-        if (p->rank < 0)
-            fprintf(f, "pid %d", (int)p->pid);
-        else if (j > i)
-            fprintf(f, "%d-%d", p->rank, d->procs[idx[j]].rank);
-        else
-            fprintf(f, "%d", p->rank);
-        i = j + 1;
-    }
-}
-
 /* Process i's state written in mode, as one malloc'd string (NULL: no
  * memory); lines: view.lines. */
 static char *state_string(const struct mqdh_dump *d, int i, enum render mode, const char *lines)
@@ -388,113 +369,177 @@ static void fold_same(char **sig, int n, int *group, enum render *mode, enum ren
 }
 
 /*
+ * How the processes fold: each one's state written both ways (peers as
+ * ranks, and relative to its own rank), the group each is in, and each
+ * group's members.
+ */
+struct folding {
+    char **abs, **rel;   /* per process: its state, FOLD_ABS and FOLD_REL */
+    int *group;          /* per process: its group's lowest process, -1 alone */
+    enum render *mode;   /* per group (by its lowest process): how it was folded */
+    int *members, *start; /* group g's members: members[start[g] .. start[g + 1] - 1] */
+};
+
+static void folding_free(struct folding *fo, int n)
+{
+    for (int i = 0; fo->abs && fo->rel && i < n; i++) {
+        free(fo->abs[i]);
+        free(fo->rel[i]);
+    }
+    free(fo->abs);
+    free(fo->rel);
+    free(fo->group);
+    free(fo->mode);
+    free(fo->members);
+    free(fo->start);
+}
+
+/* Fold d's processes: those the same with peers as they are first, then
+ * those the same relative to their own rank.  0, or -1 out of memory (fo
+ * still to be freed). */
+static int folding_make(struct folding *fo, const struct mqdh_dump *d)
+{
+    int n = d->nprocs, rc = -1;
+    struct signature *by = malloc(((size_t)n + 1) * sizeof *by);
+    fo->abs = calloc((size_t)n + 1, sizeof *fo->abs);
+    fo->rel = calloc((size_t)n + 1, sizeof *fo->rel);
+    fo->group = malloc(((size_t)n + 1) * sizeof *fo->group);
+    fo->members = malloc(((size_t)n + 1) * sizeof *fo->members);
+    fo->mode = malloc(((size_t)n + 1) * sizeof *fo->mode);
+    fo->start = calloc((size_t)n + 2, sizeof *fo->start);
+    if (!fo->abs || !fo->rel || !fo->group || !fo->members || !fo->mode || !by || !fo->start)
+        goto out;
+    for (int i = 0; i < n; i++) {
+        fo->abs[i] = state_string(d, i, FOLD_ABS, NULL);
+        fo->rel[i] = state_string(d, i, FOLD_REL, NULL);
+        if (!fo->abs[i] || !fo->rel[i])
+            goto out;
+        fo->group[i] = -1;
+    }
+    fold_same(fo->abs, n, fo->group, fo->mode, FOLD_ABS, by);
+    fold_same(fo->rel, n, fo->group, fo->mode, FOLD_REL, by);
+    for (int j = 0; j < n; j++) /* each group's members, in order */
+        if (fo->group[j] >= 0)
+            fo->start[fo->group[j] + 2]++;
+    for (int g = 0; g < n; g++)
+        fo->start[g + 2] += fo->start[g + 1];
+    for (int j = 0; j < n; j++)
+        if (fo->group[j] >= 0)
+            fo->members[fo->start[fo->group[j] + 1]++] = j;
+    rc = 0;
+out:
+    free(by);
+    return rc;
+}
+
+/* Are all of d's processes running the same executable? */
+static int same_image(const struct mqdh_dump *d)
+{
+    int same = 1;
+    for (int i = 1; i < d->nprocs; i++)
+        same &= d->procs[i].image && d->procs[0].image &&
+                strcmp(d->procs[i].image, d->procs[0].image) == 0;
+    return same;
+}
+
+/* How many MPI_COMM_WORLDs d's processes are in (1 + the highest world). */
+static int worlds(const struct mqdh_dump *d)
+{
+    int n = 1;
+    for (int i = 0; i < d->nprocs; i++)
+        if (d->procs[i].world >= n)
+            n = d->procs[i].world + 1;
+    return n;
+}
+
+/* Process i, in no group: as it is, under its label (and its executable
+ * unless the header said it). */
+static void text_alone(const struct mqdh_dump *d, int i, int image_said, int stats)
+{
+    const struct mqdh_process *p = &d->procs[i];
+    char who[48];
+    mqdh_process_label(p, who, sizeof who);
+    if (p->rank >= 0)
+        printf("%s (pid %d)", who, (int)p->pid);
+    else
+        printf("%s", who);
+    if (!image_said)
+        printf(": %s", p->image ? p->image : "?");
+    printf("\n");
+    struct view v = {stdout, d, p, EXACT, NULL};
+    text_state(&v);
+    if (stats)
+        print_stats(stdout, &p->stats);
+}
+
+/* The stats of processes in[0..m-1], summed. */
+static void print_summed_stats(const struct mqdh_dump *d, const int *in, int m)
+{
+    struct mqdh_stats sum = {0};
+    for (int k = 0; k < m; k++) {
+        const struct mqdh_stats *st = &d->procs[in[k]].stats;
+        sum.callbacks += st->callbacks;
+        sum.fetches += st->fetches;
+        sum.bytes += st->bytes;
+        sum.syscalls += st->syscalls;
+        sum.seconds += st->seconds;
+    }
+    printf("  (stats summed over these %d)\n", m);
+    print_stats(stdout, &sum);
+}
+
+/* The group whose lowest process is i: its ranks, how its peers read, and
+ * its state once. */
+static void text_group(const struct mqdh_dump *d, const struct folding *fo, int i,
+                       int image_said, int nworlds, int stats)
+{
+    const struct mqdh_process *p = &d->procs[i];
+    int m = fo->start[i + 1] - fo->start[i];
+    const int *in = fo->members + fo->start[i];
+    printf("ranks [");
+    print_ranks(stdout, d, in, m);
+    printf("] (%d processes%s)", m,
+           fo->mode[i] != FOLD_REL ? ""
+           : nworlds > 1           ? ", peers relative to each: rank+1 is the next, modulo "
+                                     "its world"
+                                   : ", peers relative to each: rank+1 is the next, modulo the "
+                                     "job");
+    if (!image_said)
+        printf(": %s", p->image ? p->image : "?");
+    /* Outside MPI: the lines its members are at, in the state. */
+    char *lines = p->where_call ? NULL : user_lines(d, in, m);
+    char *state = lines ? state_string(d, i, fo->mode[i], lines) : NULL;
+    printf("\n%s", state ? state : fo->mode[i] == FOLD_REL ? fo->rel[i] : fo->abs[i]);
+    free(state);
+    free(lines);
+    if (stats)
+        print_summed_stats(d, in, m);
+}
+
+/*
  * The compressed view: processes whose state is the same, with peers as
  * ranks or else relative to their own rank, are written once under the
  * ranks they are ("ranks [0-31,33-63]").  Returns -1 out of memory.
  */
 int text_folded(const struct mqdh_dump *d, int stats)
 {
-    int n = d->nprocs, rc = -1;
-    char **abs = calloc((size_t)n + 1, sizeof *abs), **rel = calloc((size_t)n + 1, sizeof *rel);
-    int *group = malloc(((size_t)n + 1) * sizeof *group), *members = malloc(((size_t)n + 1) * sizeof *members);
-    enum render *mode = malloc(((size_t)n + 1) * sizeof *mode);
-    struct signature *by = malloc(((size_t)n + 1) * sizeof *by);
-    int *start = calloc((size_t)n + 2, sizeof *start); /* group g: members[start[g]...] */
-    if (!abs || !rel || !group || !members || !mode || !by || !start)
-        goto out;
-    for (int i = 0; i < n; i++) {
-        abs[i] = state_string(d, i, FOLD_ABS, NULL);
-        rel[i] = state_string(d, i, FOLD_REL, NULL);
-        if (!abs[i] || !rel[i])
-            goto out;
-        group[i] = -1;
+    int n = d->nprocs;
+    struct folding fo = {0};
+    if (folding_make(&fo, d) != 0) {
+        folding_free(&fo, n);
+        return -1;
     }
-    /* The same with peers as they are first, then the same relative. */
-    fold_same(abs, n, group, mode, FOLD_ABS, by);
-    fold_same(rel, n, group, mode, FOLD_REL, by);
-    for (int j = 0; j < n; j++) /* each group's members, in order */
-        if (group[j] >= 0)
-            start[group[j] + 2]++;
-    for (int g = 0; g < n; g++)
-        start[g + 2] += start[g + 1];
-    for (int j = 0; j < n; j++)
-        if (group[j] >= 0)
-            members[start[group[j] + 1]++] = j;
-    int same_image = 1, worlds = 1;
-    for (int i = 0; i < n; i++)
-        if (d->procs[i].world >= worlds)
-            worlds = d->procs[i].world + 1;
-    for (int i = 1; i < n; i++)
-        same_image &= d->procs[i].image && d->procs[0].image &&
-                      strcmp(d->procs[i].image, d->procs[0].image) == 0;
-    if (n > 1 && same_image)
+    int same = same_image(d), nworlds = worlds(d);
+    if (n > 1 && same)
         printf("%d processes, all running %s\n", n, d->procs[0].image);
     for (int i = 0; i < n; i++) {
-        const struct mqdh_process *p = &d->procs[i];
-        if (group[i] >= 0 && group[i] != i)
-            continue;
-        if (group[i] < 0) { /* alone: as it is */
-            char who[48];
-            mqdh_process_label(p, who, sizeof who);
-            if (p->rank >= 0)
-                printf("%s (pid %d)", who, (int)p->pid);
-            else
-                printf("%s", who);
-            if (!same_image || n == 1)
-                printf(": %s", p->image ? p->image : "?");
-            printf("\n");
-            struct view v = {stdout, d, p, EXACT, NULL};
-            text_state(&v);
-            if (stats)
-                print_stats(stdout, &p->stats);
-            continue;
-        }
-        int m = start[i + 1] - start[i];
-        const int *in = members + start[i];
-        printf("ranks [");
-        print_ranks(stdout, d, in, m);
-        printf("] (%d processes%s)", m,
-               mode[i] != FOLD_REL ? ""
-               : worlds > 1        ? ", peers relative to each: rank+1 is the next, modulo "
-                                     "its world"
-                                   : ", peers relative to each: rank+1 is the next, modulo the "
-                                     "job");
-        if (!same_image)
-            printf(": %s", p->image ? p->image : "?");
-        /* Outside MPI: the lines its members are at, in the state. */
-        char *lines = p->where_call ? NULL : user_lines(d, in, m);
-        char *state = lines ? state_string(d, i, mode[i], lines) : NULL;
-        printf("\n%s", state ? state : mode[i] == FOLD_REL ? rel[i] : abs[i]);
-        free(state);
-        free(lines);
-        if (stats) {
-            struct mqdh_stats sum = {0};
-            for (int k = 0; k < m; k++) {
-                const struct mqdh_stats *st = &d->procs[in[k]].stats;
-                sum.callbacks += st->callbacks;
-                sum.fetches += st->fetches;
-                sum.bytes += st->bytes;
-                sum.syscalls += st->syscalls;
-                sum.seconds += st->seconds;
-            }
-            printf("  (stats summed over these %d)\n", m);
-            print_stats(stdout, &sum);
-        }
+        if (fo.group[i] < 0) /* alone: as it is */
+            text_alone(d, i, same && n > 1, stats);
+        else if (fo.group[i] == i)
+            text_group(d, &fo, i, same, nworlds, stats);
     }
-    rc = 0;
-out:
-    for (int i = 0; abs && rel && i < n; i++) {
-        free(abs[i]);
-        free(rel[i]);
-    }
-    free(abs);
-    free(rel);
-    free(group);
-    free(members);
-    free(mode);
-    free(by);
-    free(start);
-    return rc;
+    folding_free(&fo, n);
+    return 0;
 }
 
 /*

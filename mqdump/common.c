@@ -1,0 +1,125 @@
+/*
+ * common.c - the helpers every view of mqdump shares (common.h).  Public
+ * libmqdhost API only.
+ */
+#define _GNU_SOURCE
+#include "common.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+
+const char *status_name(enum mqdh_op_status s)
+{
+    switch (s) {
+    case MQDH_OP_PENDING: return "pending";
+    case MQDH_OP_MATCHED: return "matched";
+    case MQDH_OP_COMPLETE: return "complete";
+    case MQDH_OP_UNKNOWN: break;
+    }
+    return "unknown";
+}
+
+const char *frame_kind_name(enum mqdh_frame_kind k)
+{
+    switch (k) {
+    case MQDH_FRAME_USER: return "user";
+    case MQDH_FRAME_MPI: return "mpi";
+    case MQDH_FRAME_SYSTEM: break;
+    }
+    return "system";
+}
+
+const char *base_name(const char *path)
+{
+    const char *b = path ? strrchr(path, '/') : NULL;
+    return b ? b + 1 : path;
+}
+
+void frame_words(char *buf, size_t len, const char *function, const char *file, int line,
+                 const char *module, int inlined)
+{
+    int n = snprintf(buf, len, "%s%s", function ? function : "??", inlined ? " (inlined)" : "");
+    if (n < 0 || (size_t)n >= len)
+        return;
+    if (file)
+        snprintf(buf + n, len - (size_t)n, " at %s:%d", base_name(file), line);
+    else if (module)
+        snprintf(buf + n, len - (size_t)n, " (%s)", base_name(module));
+}
+
+int call_path(const struct mqdh_dump *d, int i, int no_user_line, char *buf, size_t len)
+{
+    enum { SHOWN = 64 }; /* a recursion deeper than that: its innermost frames */
+    const struct mqdh_thread *t = mqdh_shown_thread(d, i);
+    struct mqdh_path_frame path[MQDH_PATH_MAX_FRAMES];
+    int n = t ? mqdh_thread_path(t, t == &d->stacks[i].threads[0], 0, path,
+                                 MQDH_PATH_MAX_FRAMES)
+              : 0;
+    if (n > MQDH_PATH_MAX_FRAMES)
+        n = MQDH_PATH_MAX_FRAMES;
+    /* The innermost of the program's own frames, its line left out. */
+    const struct mqdh_frame *unlined = no_user_line ? mqdh_user_frame(d, i) : NULL;
+    size_t at = 0;
+    buf[0] = '\0';
+    int from = n > SHOWN ? n - SHOWN : 0;
+    for (int k = from; k < n && at < len; k++) {
+        char f[300];
+        const struct mqdh_path_frame *pf = &path[k];
+        frame_words(f, sizeof f, pf->function, pf->frame == unlined ? NULL : pf->file, pf->line,
+                    pf->folded ? pf->frame->module : NULL, pf->folded ? 0 : pf->frame->inlined);
+        int w = snprintf(buf + at, len - at, "%s%s", k > from ? " > " : from ? "... > " : "", f);
+        if (w < 0)
+            break;
+        at += (size_t)w;
+    }
+    return n - from;
+}
+
+void print_ranks(FILE *f, const struct mqdh_dump *d, const int *idx, int n)
+{
+    for (int i = 0; i < n;) {
+        const struct mqdh_process *p = &d->procs[idx[i]], *q;
+        int j = i;
+        while (p->rank >= 0 && j + 1 < n && (q = &d->procs[idx[j + 1]])->world == p->world &&
+               q->rank == d->procs[idx[j]].rank + 1)
+            j++;
+        fprintf(f, "%s", i ? "," : "");
+        if (p->world > 0 && p->rank >= 0 && (i == 0 || d->procs[idx[i - 1]].world != p->world))
+            fprintf(f, "%sworld %d: ", i ? " " : "", p->world);
+        if (p->rank < 0)
+            fprintf(f, "pid %d", (int)p->pid);
+        else if (j > i)
+            fprintf(f, "%d-%d", p->rank, d->procs[idx[j]].rank);
+        else
+            fprintf(f, "%d", p->rank);
+        i = j + 1;
+    }
+}
+
+void json_string(const char *s)
+{
+    if (!s) {
+        printf("null");
+        return;
+    }
+    putchar('"');
+    for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
+        if (*c == '"' || *c == '\\')
+            printf("\\%c", *c);
+        else if (*c < 0x20 || *c >= 0x7f)
+            printf("\\u%04x", *c);
+        else
+            putchar(*c);
+    }
+    putchar('"');
+}
+
+struct own_cost own_cost(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (struct own_cost){(double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6,
+                             (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6,
+                             ru.ru_maxrss};
+}

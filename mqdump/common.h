@@ -1,0 +1,66 @@
+/*
+ * common.h - what mqdump's views share: the words for a dump's values, a
+ * process's call path, a list of ranks, a JSON string, and mqdump's own
+ * cost.  Every view (text.c, json.c, graph.c, stacks.c) includes this and
+ * its own header, never another view's: the views depend on common.c and
+ * dot.c alone, and nothing here depends on a view.
+ *
+ * Everything here is over the public libmqdhost API only, borrows the dump
+ * it is given and keeps nothing.
+ */
+#ifndef MQDUMP_COMMON_H
+#define MQDUMP_COMMON_H
+
+#include "mqdhost.h"
+
+#include <stddef.h>
+#include <stdio.h>
+
+/* Room for one wait's explanation (mqdh_explain_wait). */
+enum { WHY_LEN = 1024 };
+
+/* The word for an operation's status, in every view: "pending", "matched",
+ * "complete", "unknown". */
+const char *status_name(enum mqdh_op_status s);
+
+/* The word for whose code a frame is in: "user", "mpi", "system". */
+const char *frame_kind_name(enum mqdh_frame_kind k);
+
+/* A path's last component ("sample.c" of "samples/sample.c"); NULL stays
+ * NULL.  Borrowed from path. */
+const char *base_name(const char *path);
+
+/*
+ * A frame as people read it, into buf[len] (always terminated): "sample_block
+ * at sample.c:63", "relax (inlined) at hidden.c:20", "MPI_Waitall
+ * (libmpi.so.12)" (module given, no file), "??" for no function.  file and
+ * module may be NULL.
+ */
+void frame_words(char *buf, size_t len, const char *function, const char *file, int line,
+                 const char *module, int inlined);
+
+/*
+ * Process i's call path as the merged tree shows it, into buf[len]: "main
+ * at ring.c:44 > sample_block at sample.c:63 > MPI_Waitall
+ * (libmpi.so.12)"; no_user_line: the innermost frame of the program's own
+ * code without its line.  Returns its number of frames (0: no stack).
+ */
+int call_path(const struct mqdh_dump *d, int i, int no_user_line, char *buf, size_t len);
+
+/* "0-3,5,7-8" to f: processes idx[0..n-1] (ascending indexes into d's
+ * processes) as their ranks, pids if none; a spawned world's after
+ * "world W: ". */
+void print_ranks(FILE *f, const struct mqdh_dump *d, const int *idx, int n);
+
+/* s as a JSON string on standard output ("\u00XX" for a control byte and
+ * for every byte outside ASCII), or null for NULL. */
+void json_string(const char *s);
+
+/* What mqdump has taken so far: CPU seconds and peak memory (getrusage). */
+struct own_cost {
+    double user, system;
+    long rss_kb;
+};
+struct own_cost own_cost(void);
+
+#endif

@@ -1,0 +1,22 @@
+/*
+ * graph.h - mqdump --graph: the job's message queues and deadlocks as a
+ * Graphviz graph (graph.c).
+ */
+#ifndef MQDUMP_GRAPH_H
+#define MQDUMP_GRAPH_H
+
+#include "mqdhost.h"
+
+#include <stddef.h>
+
+/*
+ * The graph of dump d and its analysis a (may be NULL) to path: DOT, or,
+ * when path ends in .svg, .png or .pdf, the DOT to PATH.dot and the
+ * picture rendered from it (dot_file: each made new and renamed into
+ * place).  0, or -1 with the reason in err[errlen] (a DOT file written is
+ * kept).
+ */
+int graph_write(const char *path, const struct mqdh_dump *d, const struct mqdh_analysis *a,
+                char *err, size_t errlen);
+
+#endif
