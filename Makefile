@@ -233,7 +233,7 @@ $(BUILD)/tests/test_dump: | $(FAKE_DLLS) $(BUILD)/bin/mqdump
 # A launcher whose MPIR_proctable names whatever its command line says.
 $(BUILD)/tests/fake_launcher: tests/fixtures/fake_launcher.c | $(BUILD)/tests
 	$(CC) -std=c11 $(WARN) -O1 -g -o $@ $<
-$(BUILD)/tests/test_security: $(BUILD)/tests/test_security.o \
+$(BUILD)/tests/test_security: $(BUILD)/tests/test_security.o $(BUILD)/tests/joblaunch.o \
                               | $(BUILD)/tests/fake_launcher $(BUILD)/bin/mqdump
 	$(CC) -o $@ $^ $(MQD_LDFLAGS) -lcmocka
 # A stand-in rank that the fake DLL dumps, for tests that run it as

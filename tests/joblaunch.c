@@ -7,7 +7,9 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <grp.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -125,4 +127,52 @@ int job_stop(struct job *job)
     if (w < 0)
         return -1;
     return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+pid_t job_fixture_start(const char *name, uid_t uid, const char *const *args, int *hold,
+                        int *ready, char *err, size_t errlen)
+{
+    char path[4096], rel[256];
+    snprintf(rel, sizeof rel, "tests/%s", name);
+    job_build_path(path, sizeof path, rel);
+    int in[2], out[2];
+    if (pipe(in) != 0 || pipe(out) != 0) {
+        snprintf(err, errlen, "pipe: %s", strerror(errno));
+        return -1;
+    }
+    pid_t pid = fork();
+    if (pid < 0) {
+        snprintf(err, errlen, "fork: %s", strerror(errno));
+        return -1;
+    }
+    if (pid == 0) {
+        if (uid != 0 && (setgroups(0, NULL) != 0 || setgid(uid) != 0 || setuid(uid) != 0))
+            _exit(126);
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) /* after setuid, which clears it */
+            _exit(126);
+        const char *argv[16] = {name};
+        for (int i = 0; args && args[i] && i < 14; i++)
+            argv[i + 1] = args[i];
+        dup2(in[0], 0);
+        dup2(out[1], 1);
+        close(in[1]);
+        close(out[0]);
+        execv(path, (char *const *)argv);
+        _exit(127);
+    }
+    close(in[0]);
+    close(out[1]);
+    FILE *f = fdopen(out[0], "r");
+    int n = -1, got = f ? fscanf(f, "ready %d", &n) : 0;
+    if (f)
+        fclose(f);
+    if (got != 1) {
+        snprintf(err, errlen, "%s (as user %lu) did not start", path, (unsigned long)uid);
+        close(in[1]);
+        waitpid(pid, NULL, 0);
+        return -1;
+    }
+    *hold = in[1];
+    *ready = n;
+    return pid;
 }

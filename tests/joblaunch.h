@@ -49,4 +49,14 @@ int job_stop(struct job *job);
 /* 1 if pid exists (in any state but reaped), else 0. */
 int job_pid_alive(pid_t pid);
 
+/*
+ * Start the test fixture $MQD_BUILD/tests/NAME with args (NULL-terminated,
+ * at most 14), as user uid (0: as is), killed if the test dies; wait for
+ * its "ready N" line.  Returns its pid, with its standard input in *hold
+ * (closing it ends the fixture) and N in *ready; -1 (the reason in
+ * err[errlen]) if it did not start.
+ */
+pid_t job_fixture_start(const char *name, uid_t uid, const char *const *args, int *hold,
+                        int *ready, char *err, size_t errlen);
+
 #endif

@@ -28,8 +28,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <grp.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -1170,41 +1168,13 @@ static int kill_started(void **state)
  */
 static pid_t start_fixture(const char *name, uid_t uid, const char *const *args)
 {
-    char path[PATH_MAX], rel[64];
-    snprintf(rel, sizeof rel, "tests/%s", name);
-    job_build_path(path, sizeof path, rel);
-    int in[2], out[2];
+    char err[512];
+    int n;
     assert_true(nstarted < 8);
-    assert_int_equal(pipe(in), 0);
-    assert_int_equal(pipe(out), 0);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        if (uid != 0 && (setgroups(0, NULL) != 0 || setgid(uid) != 0 || setuid(uid) != 0))
-            _exit(126);
-        if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) /* after setuid, which clears it */
-            _exit(126);
-        const char *argv[16] = {name};
-        for (int i = 0; args && args[i] && i < 14; i++)
-            argv[i + 1] = args[i];
-        dup2(in[0], 0);
-        dup2(out[1], 1);
-        close(in[1]);
-        close(out[0]);
-        execv(path, (char *const *)argv);
-        _exit(127);
-    }
-    close(in[0]);
-    close(out[1]);
-    started[nstarted] = pid;
-    holds[nstarted++] = in[1];
-    FILE *f = fdopen(out[0], "r");
-    assert_non_null(f);
-    int n = -1;
-    int got = fscanf(f, "ready %d", &n);
-    fclose(f);
-    if (got != 1)
-        fail_msg("%s (as user %lu) did not start", path, (unsigned long)uid);
+    pid_t pid = job_fixture_start(name, uid, args, &holds[nstarted], &n, err, sizeof err);
+    if (pid < 0)
+        fail_msg("%s", err);
+    started[nstarted++] = pid;
     return pid;
 }
 

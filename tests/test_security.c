@@ -11,6 +11,8 @@
  * Environment: MQD_BUILD, MQD_TESTS_SRC.
  */
 #define _GNU_SOURCE
+#include "tests/joblaunch.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -44,33 +46,11 @@ struct launcher {
 /* Start fake_launcher with args (NULL-terminated), wait for "ready". */
 static void launch(struct launcher *l, const char *const *args)
 {
-    char path[PATH_MAX];
-    snprintf(path, sizeof path, "%s/tests/fake_launcher", env_or("MQD_BUILD", "build"));
-    int in[2], out[2];
-    assert_int_equal(pipe(in), 0);
-    assert_int_equal(pipe(out), 0);
-    l->pid = fork();
-    assert_true(l->pid >= 0);
-    if (l->pid == 0) {
-        const char *argv[16] = {"fake_launcher"};
-        for (int i = 0; args[i] && i < 14; i++)
-            argv[i + 1] = args[i];
-        dup2(in[0], 0);
-        dup2(out[1], 1);
-        close(in[1]);
-        close(out[0]);
-        execv(path, (char *const *)argv);
-        _exit(127);
-    }
-    close(in[0]);
-    close(out[1]);
-    l->hold = in[1];
-    FILE *f = fdopen(out[0], "r");
-    assert_non_null(f);
-    int child = -1;
-    if (fscanf(f, "ready %d", &child) != 1)
-        fail_msg("%s did not start", path);
-    fclose(f);
+    char err[512];
+    int child;
+    l->pid = job_fixture_start("fake_launcher", 0, args, &l->hold, &child, err, sizeof err);
+    if (l->pid < 0)
+        fail_msg("%s", err);
     l->child = child;
 }
 
