@@ -117,11 +117,11 @@ $(BUILD)/lib/libmqdhost.so: $(BUILD)/lib/libmqdhost.so.2
 # mqdump: the command and its views, one file each, and the helpers the
 # views share (common.c, dot.c), over the public header alone
 # (host/include), linked to the shared library as any client is.
-MQDUMP_VIEWS := mqdump/text.c mqdump/json.c mqdump/graph.c mqdump/stacks.c \
+MQDUMP_VIEWS := mqdump/text.c mqdump/verdict.c mqdump/json.c mqdump/graph.c mqdump/stacks.c \
                 mqdump/common.c mqdump/dot.c
-MQDUMP_SRCS := mqdump/main.c $(MQDUMP_VIEWS)
+MQDUMP_SRCS := mqdump/main.c mqdump/agent.c $(MQDUMP_VIEWS)
 MQDUMP_HDRS := mqdump/mqdump.h mqdump/text.h mqdump/json.h mqdump/graph.h mqdump/stacks.h \
-               mqdump/common.h mqdump/dot.h
+               mqdump/common.h mqdump/dot.h mqdump/agent.h
 $(BUILD)/bin/mqdump: $(MQDUMP_SRCS) $(MQDUMP_HDRS) $(BUILD)/lib/libmqdhost.so | $(BUILD)/bin
 	$(CC) $(MQD_CFLAGS) -Ihost/include -o $@ $(MQDUMP_SRCS) -L$(BUILD)/lib -lmqdhost \
 	    -Wl,-rpath,'$$ORIGIN/../lib' $(MQD_LDFLAGS)

@@ -123,3 +123,24 @@ struct own_cost own_cost(void)
                              (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6,
                              ru.ru_maxrss};
 }
+
+/*
+ * A process outside MPI, where its own code is at work (uf, its innermost
+ * user frame): "not in MPI: in relax at samples/hidden.c:29"; lines, if
+ * not NULL, in place of the frame's line (a folded group's).
+ */
+void print_at_work(FILE *f, const struct mqdh_frame *uf, const char *lines)
+{
+    fprintf(f, "not in MPI: in %s", uf->function ? uf->function : "??");
+    if (uf->file && lines)
+        fprintf(f, " at %s:%s", uf->file, lines);
+    else if (uf->file)
+        fprintf(f, " at %s:%d", uf->file, uf->line);
+}
+
+/* qsort's comparison of ints, ascending. */
+int compare_ints(const void *x, const void *y)
+{
+    int a = *(const int *)x, b = *(const int *)y;
+    return (a > b) - (a < b);
+}

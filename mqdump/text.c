@@ -1,7 +1,7 @@
 /*
  * text.c - mqdump's text views: every process in full (--full), processes
- * in the same state folded under their ranks (the default), the deadlock
- * report, the DLL lines and --list.
+ * in the same state folded under their ranks (the default), the DLL lines
+ * and --list.  The deadlock report is verdict.c's.
  */
 #define _GNU_SOURCE
 #include "text.h"
@@ -78,20 +78,6 @@ static void text_op(const struct view *v, const struct mqdh_op *o, int q)
     for (int l = 0; l < 5 && o->extra_text[l][0]; l++)
         if (v->mode == EXACT || !(o->text_address & 1u << l))
             fprintf(f, "               %s\n", o->extra_text[l]);
-}
-
-/*
- * A process outside MPI, where its own code is at work (uf, its innermost
- * user frame): "not in MPI: in relax at samples/hidden.c:29"; lines, if
- * not NULL, in place of the frame's line (a folded group's).
- */
-static void print_at_work(FILE *f, const struct mqdh_frame *uf, const char *lines)
-{
-    fprintf(f, "not in MPI: in %s", uf->function ? uf->function : "??");
-    if (uf->file && lines)
-        fprintf(f, " at %s:%s", uf->file, lines);
-    else if (uf->file)
-        fprintf(f, " at %s:%d", uf->file, uf->line);
 }
 
 /* Where the process is, its error and its communicators, indented. */
@@ -292,12 +278,6 @@ static char *state_string(const struct mqdh_dump *d, int i, enum render mode, co
     return buf;
 }
 
-static int cmp_int(const void *x, const void *y)
-{
-    int a = *(const int *)x, b = *(const int *)y;
-    return (a > b) - (a < b);
-}
-
 /* The lines processes in[m] are at in their own code, as "29" or
  * "27-28,30" (malloc'd; NULL if none has one, or out of memory). */
 static char *user_lines(const struct mqdh_dump *d, const int *in, int m)
@@ -310,7 +290,7 @@ static char *user_lines(const struct mqdh_dump *d, const int *in, int m)
         if (uf && uf->file)
             v[n++] = uf->line;
     }
-    qsort(v, (size_t)n, sizeof *v, cmp_int);
+    qsort(v, (size_t)n, sizeof *v, compare_ints);
     char *buf = NULL;
     size_t len = 0;
     FILE *f = n ? open_memstream(&buf, &len) : NULL;
@@ -540,183 +520,6 @@ int text_folded(const struct mqdh_dump *d, int stats)
     }
     folding_free(&fo, n);
     return 0;
-}
-
-/*
- * Deadlock dl's waits, those whose explanations read the same relative to
- * the waiting rank once, under the ranks they hold for.  -1 out of memory
- * (nothing printed).
- */
-static int fold_waits(const struct mqdh_dump *d, const struct mqdh_analysis *a,
-                      const struct mqdh_deadlock *dl)
-{
-    size_t n = (size_t)dl->nwaits + 1;
-    char (*rel)[WHY_LEN] = malloc(n * sizeof *rel);
-    char *done = calloc(n, 1);
-    int *who = malloc(n * sizeof *who);
-    if (!rel || !done || !who) {
-        free(rel);
-        free(done);
-        free(who);
-        return -1;
-    }
-    for (int e = 0; e < dl->nwaits; e++)
-        mqdh_explain_wait(d, &a->waits[dl->waits[e]], 1, rel[e], sizeof rel[e]);
-    for (int e = 0; e < dl->nwaits; e++) {
-        if (done[e])
-            continue;
-        int k = 0;
-        for (int f = e; f < dl->nwaits; f++) {
-            int from = a->waits[dl->waits[f]].from;
-            if (done[f] || strcmp(rel[e], rel[f]) != 0)
-                continue;
-            done[f] = 1;
-            if (!k || who[k - 1] != from)
-                who[k++] = from;
-        }
-        if (k == 1) {
-            char why[WHY_LEN];
-            mqdh_explain_wait(d, &a->waits[dl->waits[e]], 0, why, sizeof why);
-            printf("  %s\n", why);
-        } else {
-            printf("  [");
-            print_ranks(stdout, d, who, k);
-            printf("] %s\n", rel[e]);
-        }
-    }
-    free(rel);
-    free(done);
-    free(who);
-    return 0;
-}
-
-/*
- * The processes not blocked in MPI that blocked ones wait on, directly or
- * through others, and where each is: what holds a job up that is not
- * deadlocked (a rank computing, or looping on MPI_Test).  The first 8
- * such processes, each with the processes it holds up.  -1 out of memory.
- */
-enum { HOLDERS_SHOWN = 8 };
-
-static int text_holders(const struct mqdh_dump *d, const struct mqdh_analysis *a)
-{
-    int n = a->nprocs, rc = -1, shown = 0;
-    int *start = calloc((size_t)n + 2, sizeof *start);
-    int *by = malloc(((size_t)a->nwaits + 1) * sizeof *by); /* waiters, by whom they wait on */
-    int *seen = calloc((size_t)n + 1, sizeof *seen);
-    int *queue = malloc(((size_t)n + 1) * sizeof *queue);
-    if (!start || !by || !seen || !queue)
-        goto out;
-    /* Who waits on each process: the waits by their `to`. */
-    for (int e = 0; e < a->nwaits; e++)
-        start[a->waits[e].to + 2]++;
-    for (int i = 0; i < n; i++)
-        start[i + 2] += start[i + 1];
-    for (int e = 0; e < a->nwaits; e++)
-        by[start[a->waits[e].to + 1]++] = a->waits[e].from;
-    for (int h = 0; h < n && shown < HOLDERS_SHOWN; h++) {
-        if (a->activity[h] != MQDH_ACT_RUNNING && a->activity[h] != MQDH_ACT_IN_MPI)
-            continue;
-        if (start[h] == start[h + 1])
-            continue; /* nobody waits on it */
-        int len = 0, mark = h + 1; /* seen[x] == mark: reached from h */
-        seen[h] = mark;
-        queue[len++] = h;
-        for (int k = 0; k < len; k++)
-            for (int e = start[queue[k]]; e < start[queue[k] + 1]; e++)
-                if (seen[by[e]] != mark) {
-                    seen[by[e]] = mark;
-                    queue[len++] = by[e];
-                }
-        qsort(queue + 1, (size_t)len - 1, sizeof *queue, cmp_int);
-        if (shown++ == 0)
-            printf("held up by processes not blocked in MPI (waited on, directly or through "
-                   "others):\n");
-        const struct mqdh_process *p = &d->procs[h];
-        const struct mqdh_frame *uf = mqdh_user_frame(d, h);
-        char who[48];
-        mqdh_process_label(p, who, sizeof who);
-        printf("  %s, ", who);
-        if (p->where_call) {
-            printf("in %s (it returns)", p->where_call);
-            if (p->where_file)
-                printf(" at %s:%d", p->where_file, p->where_line);
-        } else if (uf) {
-            print_at_work(stdout, uf, NULL);
-        } else {
-            printf("not in MPI");
-        }
-        printf(", holds up ranks [");
-        print_ranks(stdout, d, queue + 1, len - 1);
-        printf("]\n");
-    }
-    rc = 0;
-out:
-    free(start);
-    free(by);
-    free(seen);
-    free(queue);
-    return rc;
-}
-
-/*
- * The deadlock section.  fold: explanations that are the same up to the
- * waiting rank are printed once, under the ranks they hold for.
- */
-void text_analysis(const struct mqdh_dump *d, const struct mqdh_analysis *a, int fold)
-{
-    printf("\n");
-    for (int k = 0; k < a->ndeadlocks; k++) {
-        const struct mqdh_deadlock *dl = &a->deadlocks[k];
-        printf("DEADLOCK: a %s of %d process%s, ranks [", dl->knot ? "knot" : "cycle",
-               dl->nmembers, dl->nmembers == 1 ? "" : "es");
-        print_ranks(stdout, d, dl->members, dl->nmembers);
-        printf("]%s\n", dl->knot ? " (some wait for any one of several: all of those are in it)"
-                                 : " (every wait in it is needed)");
-        if (!fold || fold_waits(d, a, dl) != 0) {
-            for (int e = 0; e < dl->nwaits; e++) {
-                char why[WHY_LEN];
-                mqdh_explain_wait(d, &a->waits[dl->waits[e]], 0, why, sizeof why);
-                printf("  %s\n", why);
-            }
-        }
-    }
-    if (a->nbehind) {
-        printf("also stuck, waiting on %s: ranks [", a->ndeadlocks == 1 ? "it" : "them");
-        print_ranks(stdout, d, a->behind, a->nbehind);
-        printf("]\n");
-    }
-    int blocked = 0, free_ = 0, unknown = 0;
-    for (int i = 0; i < a->nprocs; i++) {
-        blocked += a->activity[i] == MQDH_ACT_BLOCKED;
-        free_ += a->activity[i] == MQDH_ACT_RUNNING || a->activity[i] == MQDH_ACT_IN_MPI;
-        unknown += a->activity[i] == MQDH_ACT_UNKNOWN;
-    }
-    switch (a->verdict) {
-    case MQDH_VERDICT_DEADLOCK:
-        break;
-    case MQDH_VERDICT_NONE:
-        printf("no deadlock found: %d of %d processes blocked in MPI, %d not blocked, "
-               "%d waits\n", blocked, a->nprocs, free_, a->nwaits);
-        break;
-    case MQDH_VERDICT_UNKNOWN:
-        if (unknown == a->nprocs)
-            printf("cannot tell whether the job is deadlocked: no process could be dumped "
-                   "and unwound\n");
-        else
-            printf("cannot tell whether the job is deadlocked: no deadlock among what could "
-                   "be seen, but for %d of %d processes what they wait for (or where they "
-                   "are) could not be seen\n", a->nblind, a->nprocs);
-        break;
-    }
-    if (a->verdict != MQDH_VERDICT_DEADLOCK)
-        text_holders(d, a);
-    if (a->nunseen) {
-        printf("the analysis could not see%s:\n",
-               a->ndeadlocks ? " (none of it can undo the deadlock)" : "");
-        for (int i = 0; i < a->nunseen; i++)
-            printf("  %s\n", a->unseen[i]);
-    }
 }
 
 /* --list: the MPI jobs on this node, for a user who has to find the
