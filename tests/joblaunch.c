@@ -13,6 +13,20 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+/* Two close-on-exec pipes (the child's stdin, its stdout), then fork:
+ * the pid (0 in the child), or -1 with the reason in err[errlen]. */
+static pid_t fork_piped(int in[2], int out[2], char *err, size_t errlen)
+{
+    if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC)) {
+        snprintf(err, errlen, "pipe: %s", strerror(errno));
+        return -1;
+    }
+    pid_t pid = fork();
+    if (pid < 0)
+        snprintf(err, errlen, "fork: %s", strerror(errno));
+    return pid;
+}
+
 const char *job_build_path(char *buf, size_t len, const char *rel)
 {
     const char *b = getenv("MQD_BUILD");
@@ -55,15 +69,9 @@ int job_start_in(struct job *job, const char *name, int np, const char *const *p
     char rel[256];
     snprintf(rel, sizeof rel, "samples/%s", name);
     job_build_path(sample, sizeof sample, rel);
-    if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC)) {
-        snprintf(err, errlen, "pipe: %s", strerror(errno));
+    pid_t pid = fork_piped(in, out, err, errlen);
+    if (pid < 0)
         return -1;
-    }
-    pid_t pid = fork();
-    if (pid < 0) {
-        snprintf(err, errlen, "fork: %s", strerror(errno));
-        return -1;
-    }
     if (pid == 0) {
         dup2(in[0], 0);
         dup2(out[1], 1);
@@ -136,15 +144,9 @@ pid_t job_fixture_start(const char *name, uid_t uid, const char *const *args, in
     snprintf(rel, sizeof rel, "tests/%s", name);
     job_build_path(path, sizeof path, rel);
     int in[2], out[2];
-    if (pipe(in) != 0 || pipe(out) != 0) {
-        snprintf(err, errlen, "pipe: %s", strerror(errno));
+    pid_t pid = fork_piped(in, out, err, errlen);
+    if (pid < 0)
         return -1;
-    }
-    pid_t pid = fork();
-    if (pid < 0) {
-        snprintf(err, errlen, "fork: %s", strerror(errno));
-        return -1;
-    }
     if (pid == 0) {
         if (uid != 0 && (setgroups(0, NULL) != 0 || setgid(uid) != 0 || setuid(uid) != 0))
             _exit(126);
