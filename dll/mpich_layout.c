@@ -334,8 +334,16 @@ int mqd_be_setup_image(mqs_image *image, struct mqd_image *im, void **backend)
     /* Without the communicator list there is nothing MPICH-like here. */
     mqs_taddr_t addr;
     if (cb->mqs_find_symbol_fp(image, (char *)MPICH_SYM_COMM_LIST, &addr) != mqs_ok) {
-        mqd_image_explain(im, "no symbol " MPICH_SYM_COMM_LIST ": not an MPICH program, or "
-                              "an MPICH configured without --enable-debuginfo");
+        /* Every MPICH build has its version strings: with them, this is an
+         * MPICH that keeps nothing for debuggers, and the fix is known. */
+        if (cb->mqs_find_symbol_fp(image, (char *)MPICH_SYM_DEVICE, &addr) == mqs_ok)
+            mqd_image_explain(im, "this MPICH was configured without --enable-debuginfo: it "
+                                  "keeps no message queues for debuggers (no symbol "
+                                  MPICH_SYM_COMM_LIST "); use an MPICH built with "
+                                  "--enable-debuginfo (Spack: mpich+debug)");
+        else
+            mqd_image_explain(im, "no symbol " MPICH_SYM_COMM_LIST " nor " MPICH_SYM_DEVICE
+                                  ": not an MPICH program");
         return MQD_ERR_NO_DEBUG_QUEUES;
     }
     struct mpich_image *b = mqd_calloc(1, sizeof *b);

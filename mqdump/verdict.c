@@ -131,6 +131,15 @@ out:
     return rc;
 }
 
+/* How many of d's processes were unwound (a thread's stack known). */
+static int unwound(const struct mqdh_dump *d)
+{
+    int n = 0;
+    for (int i = 0; d->stacks && i < d->nprocs; i++)
+        n += d->stacks[i].nthreads > 0;
+    return n;
+}
+
 /*
  * The deadlock section.  fold: explanations that are the same up to the
  * waiting rank are printed once, under the ranks they hold for.
@@ -172,9 +181,13 @@ void text_analysis(const struct mqdh_dump *d, const struct mqdh_analysis *a, int
                "%d waits\n", blocked, a->nprocs, free_, a->nwaits);
         break;
     case MQDH_VERDICT_UNKNOWN:
-        if (unknown == a->nprocs)
+        if (unknown == a->nprocs && unwound(d) == 0)
             printf("cannot tell whether the job is deadlocked: no process could be dumped "
-                   "and unwound\n");
+                   "or unwound\n");
+        else if (unknown == a->nprocs)
+            printf("cannot tell whether the job is deadlocked: no process's message queues "
+                   "could be read (%d of %d processes unwound: where each is, is above)\n",
+                   unwound(d), a->nprocs);
         else
             printf("cannot tell whether the job is deadlocked: no deadlock among what could "
                    "be seen, but for %d of %d processes what they wait for (or where they "

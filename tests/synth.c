@@ -356,6 +356,13 @@ void synth_symbol(struct synth *s, const char *name, uint64_t addr)
     s->syms[s->nsyms++].addr = addr;
 }
 
+void synth_drop_symbol(struct synth *s, const char *name)
+{
+    for (int i = 0; i < s->nsyms; i++)
+        if (strcmp(s->syms[i].name, name) == 0)
+            s->syms[i--] = s->syms[--s->nsyms];
+}
+
 /* The address of symbol name; 0 if there is none. */
 static uint64_t find_sym(struct synth *s, const char *name)
 {

@@ -58,6 +58,8 @@ void synth_put_bytes(struct synth *s, uint64_t addr, const void *bytes, int n);
 int synth_off(struct synth *s, const char *type, const char *field);
 int synth_sizeof(struct synth *s, const char *type);
 void synth_symbol(struct synth *s, const char *name, uint64_t addr);
+/* Forget symbol name (a build that does not have it). */
+void synth_drop_symbol(struct synth *s, const char *name);
 /* The pointer stored at a symbol, in target order; -1 if no such symbol. */
 int synth_read_ptr(struct synth *s, const char *symbol, uint64_t *value);
 /* Forget a type (its field lookups then fail), as a build without it. */

@@ -573,6 +573,34 @@ static void dump_stripped(int ptr, int named, struct result *r)
     finish(s);
 }
 
+/* An MPICH without --enable-debuginfo (Debian's, most distributions'):
+ * no communicator list, but its version strings; the message says what
+ * this MPICH lacks and the fix, never "not an MPICH program".  A process
+ * with neither is not MPICH. */
+static void test_synth__mpich_without_debuginfo_is_named(void **state)
+{
+    (void)state;
+    for (int device = 0; device < 2; device++) {
+        uint64_t comms[16];
+        struct synth *s = start(0, 8, comms);
+        synth_drop_symbol(s, "MPIR_All_communicators");
+        synth_drop_symbol(s, "MPII_Version_device");
+        if (device)
+            put_string_symbol(s, "MPII_Version_device", "ch4:ucx");
+        struct result r;
+        dump_process(s, &r, 0);
+        assert_int_not_equal(r.rc, mqs_ok);
+        assert_non_null(r.why);
+        const char *want = device ? "this MPICH was configured without --enable-debuginfo"
+                                  : "not an MPICH program";
+        if (!strstr(r.why, want))
+            fail_msg("\"%s\" does not say \"%s\"", r.why, want);
+        if (device && strstr(r.why, "not an MPICH program"))
+            fail_msg("an MPICH called no MPICH: %s", r.why);
+        finish(s);
+    }
+}
+
 static void test_synth__no_dwarf_known_layouts_only(void **state)
 {
     (void)state;
@@ -1241,6 +1269,7 @@ int main(void)
         cmocka_unit_test(test_synth__finalizing_process_keeps_its_queues),
         cmocka_unit_test(test_synth__corrupt_targets),
         cmocka_unit_test(test_synth__missing_debug_information_is_named),
+        cmocka_unit_test(test_synth__mpich_without_debuginfo_is_named),
         cmocka_unit_test(test_synth__no_dwarf_known_layouts_only),
         cmocka_unit_test(test_synth__mpi2_identities_across_a_spawn),
         cmocka_unit_test(test_synth__host_personalities),

@@ -1391,9 +1391,39 @@ static void test_mqdump__refusals_say_the_true_reason(void **state)
         if (rc != 2 || !strstr(out, cases[i].says))
             fail_msg("--pid %s: exit %d, no \"%s\" in:\n%s%s", cases[i].pid, rc, cases[i].says,
                      out, err);
+        /* and the verdict says what really happened: nothing attached */
+        if (!strstr(out, "cannot tell whether the job is deadlocked: no process could be "
+                         "dumped or unwound\n"))
+            fail_msg("--pid %s: not the verdict of nothing attached in:\n%s", cases[i].pid,
+                     out);
         free(out);
         free(err);
     }
+}
+
+/* A process that was stopped and unwound, but whose queues no DLL can
+ * read (here: no MPI at all), is not said to be "not unwound". */
+static void test_mqdump__verdict_of_unwound_processes_without_queues(void **state)
+{
+    (void)state;
+    pid_t child = fork();
+    assert_true(child >= 0);
+    if (child == 0) {
+        execlp("sleep", "sleep", "600", (char *)NULL);
+        _exit(127);
+    }
+    started[nstarted] = child;
+    holds[nstarted++] = -1;
+    usleep(100 * 1000);
+    char pid[16], *out, *err;
+    snprintf(pid, sizeof pid, "%d", (int)child);
+    const char *args[] = {"--pid", pid, NULL};
+    int rc = run_mqdump(&out, &err, args);
+    if (!strstr(out, "cannot tell whether the job is deadlocked: no process's message queues "
+                     "could be read (1 of 1 processes unwound: where each is, is above)\n"))
+        fail_msg("exit %d, not the verdict of an unwound process in:\n%s%s", rc, out, err);
+    free(out);
+    free(err);
 }
 
 /* --owner is the agent's, given by the front end: a user gives --job. */
@@ -1467,6 +1497,8 @@ int main(void)
                                   kill_started),
         cmocka_unit_test_teardown(test_mqdump__repeated_pid_dumped_once, kill_started),
         cmocka_unit_test_teardown(test_mqdump__refusals_say_the_true_reason, kill_started),
+        cmocka_unit_test_teardown(test_mqdump__verdict_of_unwound_processes_without_queues,
+                                  kill_started),
         cmocka_unit_test(test_mqdump__owner_is_the_agents),
     };
     return cmocka_run_group_tests_name("mqdump", tests, NULL, NULL);
