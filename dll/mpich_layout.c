@@ -337,10 +337,9 @@ int mqd_be_setup_image(mqs_image *image, struct mqd_image *im, void **backend)
         /* Every MPICH build has its version strings: with them, this is an
          * MPICH that keeps nothing for debuggers, and the fix is known. */
         if (cb->mqs_find_symbol_fp(image, (char *)MPICH_SYM_DEVICE, &addr) == mqs_ok)
-            mqd_image_explain(im, "this MPICH was configured without --enable-debuginfo: it "
-                                  "keeps no message queues for debuggers (no symbol "
-                                  MPICH_SYM_COMM_LIST "); use an MPICH built with "
-                                  "--enable-debuginfo (Spack: mpich+debug)");
+            mqd_image_explain(im, "this MPICH was configured without --enable-debuginfo "
+                                  "(it has " MPICH_SYM_DEVICE " but no " MPICH_SYM_COMM_LIST
+                                  "): use one built with it (Spack: mpich+debug)");
         else
             mqd_image_explain(im, "no symbol " MPICH_SYM_COMM_LIST " nor " MPICH_SYM_DEVICE
                                   ": not an MPICH program");

@@ -24,7 +24,9 @@
 #include "match.h"
 #include "waits.h"
 
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static struct mqdh_analysis *analysis_new(int n)
 {
@@ -43,18 +45,92 @@ static struct mqdh_analysis *analysis_new(int n)
     return a;
 }
 
+static int not_dumped(const struct mqdh_process *p)
+{
+    return p->error && p->ncomms == 0;
+}
+
+static int cmp_long(const void *x, const void *y)
+{
+    long a = *(const long *)x, b = *(const long *)y;
+    return (a > b) - (a < b);
+}
+
+/*
+ * Who among the processes not dumped has the same reason as process i
+ * (i the first of them): "rank 3" for one, "ranks [0-2,5]" for ranks of
+ * the job's own world, else their labels one after another.  Each is
+ * marked in done.  A job whose MPI keeps nothing for debuggers then reads
+ * one line, not one a rank.
+ */
+static void same_reason(const struct mqdh_dump *d, int i, unsigned char *done, char *buf,
+                        size_t len)
+{
+    long *ranks = malloc((size_t)d->nprocs * sizeof *ranks);
+    int n = 0, world0 = 1;
+    for (int j = i; j < d->nprocs; j++) {
+        const struct mqdh_process *q = &d->procs[j];
+        if (done[j] || !not_dumped(q) || strcmp(q->error, d->procs[i].error) != 0)
+            continue;
+        done[j] = 1;
+        world0 &= q->world == 0 && q->rank >= 0;
+        if (ranks)
+            ranks[n] = j;
+        n++;
+    }
+    if (n == 1 || !ranks) {
+        mqdh_process_label(&d->procs[i], buf, len);
+        free(ranks);
+        return;
+    }
+    size_t used = 0;
+    if (world0) {
+        for (int k = 0; k < n; k++)
+            ranks[k] = d->procs[ranks[k]].rank;
+        qsort(ranks, (size_t)n, sizeof *ranks, cmp_long);
+        used = (size_t)snprintf(buf, len, "ranks [");
+        for (int k = 0; k < n && used < len; k++) {
+            int e = k;
+            while (e + 1 < n && ranks[e + 1] == ranks[e] + 1)
+                e++;
+            used += (size_t)snprintf(buf + used, len - used, "%s%ld", k ? "," : "", ranks[k]);
+            if (e > k && used < len)
+                used += (size_t)snprintf(buf + used, len - used, "-%ld", ranks[e]);
+            k = e;
+        }
+        if (used < len)
+            snprintf(buf + used, len - used, "]");
+    } else {
+        for (int k = 0; k < n && used < len; k++) {
+            char one[32];
+            mqdh_process_label(&d->procs[ranks[k]], one, sizeof one);
+            used += (size_t)snprintf(buf + used, len - used, "%s%s", k ? ", " : "", one);
+        }
+    }
+    free(ranks);
+}
+
 /* What each process is doing, as far as can be seen: a process not dumped
- * or not unwound is unknown, and that is unseen. */
+ * or not unwound is unknown, and that is unseen (processes not dumped for
+ * the same reason in one line). */
 static void activities(struct mqdh__waits *b)
 {
     const struct mqdh_dump *d = b->m.d;
-    char me[32];
+    char me[32], who[256];
+    unsigned char *said = calloc((size_t)d->nprocs + 1, 1);
+    if (!said)
+        b->nomem = 1;
     for (int i = 0; i < d->nprocs; i++) {
         const struct mqdh_process *p = &d->procs[i];
         mqdh_process_label(p, me, sizeof me);
-        if (p->error && p->ncomms == 0) {
+        if (not_dumped(p)) {
             b->a->activity[i] = MQDH_ACT_UNKNOWN;
-            mqdh__unseen(b, i, "%s: not dumped (%s)", me, p->error);
+            b->blind[i] = 1;
+            if (said && said[i])
+                continue;
+            if (said)
+                same_reason(d, i, said, who, sizeof who);
+            mqdh__unseen(b, i, "%s: not dumped (%s)", said ? who : me, p->error);
         } else if (!p->where_call && p->where_error) {
             b->a->activity[i] = MQDH_ACT_UNKNOWN;
             mqdh__unseen(b, i, "where %s is (%s)", me, p->where_error);
@@ -65,6 +141,7 @@ static void activities(struct mqdh__waits *b)
                                                          : MQDH_ACT_BLOCKED;
         }
     }
+    free(said);
 }
 
 /* The graph's causes as a's deadlocks (their members and waits move into

@@ -295,6 +295,34 @@ static void test_analyze__collective_not_entered(void **state)
     }
 }
 
+/* Processes not dumped for the same reason (an MPI that keeps nothing for
+ * debuggers) are one line of what could not be seen, under their ranks;
+ * another reason is a line of its own. */
+static void test_analyze__same_reason_one_line(void **state)
+{
+    (void)state;
+    struct mqdh_dump *d = job(6);
+    for (int i = 0; i < 6; i++) {
+        struct mqdh_process *p = &d->procs[i];
+        in_call(d, i, "MPI_Barrier");
+        p->error = strdup(i == 3 ? "cannot attach" : "no queues here");
+        free(p->comms);
+        p->comms = NULL;
+        p->ncomms = 0;
+    }
+    struct mqdh_analysis *a = NULL;
+    assert_int_equal(mqdh_analyze(d, &a), MQDH_OK);
+    assert_int_equal(a->verdict, MQDH_VERDICT_UNKNOWN);
+    assert_int_equal(a->nunseen, 2);
+    assert_string_equal(a->unseen[0], "ranks [0-2,4-5]: not dumped (no queues here)");
+    assert_string_equal(a->unseen[1], "rank 3: not dumped (cannot attach)");
+    for (int i = 0; i < 6; i++)
+        assert_int_equal(a->activity[i], MQDH_ACT_UNKNOWN);
+    assert_int_equal(a->nblind, 6);
+    mqdh_analysis_free(a);
+    mqdh_dump_free(d);
+}
+
 /*
  * What cannot be seen makes the rank concerned free: a peer not dumped, a
  * peer not unwound, a queue without information in a call that needs only
@@ -875,6 +903,7 @@ int main(void)
         cmocka_unit_test(test_analyze__any_source_knot),
         cmocka_unit_test(test_analyze__collective_not_entered),
         cmocka_unit_test(test_analyze__unseen_is_never_a_deadlock),
+        cmocka_unit_test(test_analyze__same_reason_one_line),
         cmocka_unit_test(test_analyze__peer_labels_and_bad_arguments),
         cmocka_unit_test(test_analyze__spawned_worlds),
         cmocka_unit_test(test_analyze__finalize_is_terminal),
