@@ -238,7 +238,8 @@ $(BUILD)/tests/test_security: $(BUILD)/tests/test_security.o $(BUILD)/tests/jobl
 	$(CC) -o $@ $^ $(MQD_LDFLAGS) -lcmocka
 # A stand-in rank that the fake DLL dumps, for tests that run it as
 # another user (a launcher's table naming its own user's processes).
-$(BUILD)/tests/fake_rank: tests/fixtures/fake_rank.c | $(BUILD)/tests
+$(BUILD)/tests/fake_rank: tests/fixtures/fake_rank.c tests/fixtures/fixture_op.h \
+                          | $(BUILD)/tests
 	$(CC) -std=c11 $(WARN) -O1 -g -o $@ $<
 $(BUILD)/tests/test_attach: | $(BUILD)/tests/fake_rank $(BUILD)/tests/fake/fake_ok.so
 $(BUILD)/tests/test_mqdump: | $(BUILD)/tests/fake_launcher $(BUILD)/tests/fake_rank $(FAKE_DLLS)

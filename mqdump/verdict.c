@@ -181,14 +181,16 @@ void text_analysis(const struct mqdh_dump *d, const struct mqdh_analysis *a, int
                "%d waits\n", blocked, a->nprocs, free_, a->nwaits);
         break;
     case MQDH_VERDICT_UNKNOWN:
-        if (unknown == a->nprocs && unwound(d) == 0)
-            printf("cannot tell whether the job is deadlocked: no process could be dumped "
-                   "or unwound\n");
-        else if (unknown == a->nprocs)
-            printf("cannot tell whether the job is deadlocked: no process's message queues "
-                   "could be read (%d of %d processes unwound: where each is, is above)\n",
-                   unwound(d), a->nprocs);
-        else
+        if (unknown == a->nprocs) {
+            int seen = unwound(d);
+            if (seen == 0)
+                printf("cannot tell whether the job is deadlocked: no process could be "
+                       "dumped or unwound\n");
+            else
+                printf("cannot tell whether the job is deadlocked: no process's message "
+                       "queues could be read (%d of %d processes unwound: where each is, is "
+                       "above)\n", seen, a->nprocs);
+        } else
             printf("cannot tell whether the job is deadlocked: no deadlock among what could "
                    "be seen, but for %d of %d processes what they wait for (or where they "
                    "are) could not be seen\n", a->nblind, a->nprocs);

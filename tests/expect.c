@@ -268,6 +268,14 @@ out:
     return rc;
 }
 
+int expect_load_sample(const char *name, struct expect *out, char *err, int errlen)
+{
+    const char *dir = getenv("MQD_SAMPLES_SRC");
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s.expect", dir && *dir ? dir : "samples", name);
+    return expect_load(path, out, err, errlen);
+}
+
 void expect_free(struct expect *e)
 {
     if (!e)

@@ -86,6 +86,9 @@ struct expect {
  */
 int expect_load(const char *path, struct expect *out, char *err, int errlen);
 void expect_free(struct expect *e);
+/* The same for sample name: $MQD_SAMPLES_SRC/NAME.expect (default
+ * samples/). */
+int expect_load_sample(const char *name, struct expect *out, char *err, int errlen);
 
 /* All the job's processes: np plus every spawned world's. */
 int expect_nprocs(const struct expect *e);

@@ -178,3 +178,53 @@ pid_t job_fixture_start(const char *name, uid_t uid, const char *const *args, in
     *ready = n;
     return pid;
 }
+
+/* What file f holds, malloc'd (NULL out of memory); f is closed. */
+static char *slurp_file(FILE *f)
+{
+    long len = ftell(f);
+    rewind(f);
+    char *buf = len >= 0 ? malloc((size_t)len + 1) : NULL;
+    if (buf)
+        buf[fread(buf, 1, (size_t)len, f)] = '\0';
+    fclose(f);
+    return buf;
+}
+
+int job_run_mqdump(const char *const *args, const char *const *env, char **out, char **err)
+{
+    char mqdump[4096];
+    job_build_path(mqdump, sizeof mqdump, "bin/mqdump");
+    int merged = err == out;
+    FILE *o = tmpfile(), *e = merged ? o : tmpfile();
+    *out = NULL;
+    if (err)
+        *err = NULL;
+    pid_t pid = o && e ? fork() : -1;
+    if (pid == 0) {
+        const char *argv[32] = {"mqdump"};
+        for (int n = 1; n < 31 && args[n - 1]; n++)
+            argv[n] = args[n - 1];
+        for (int i = 0; env && env[i]; i++)
+            putenv((char *)env[i]);
+        dup2(fileno(o), 1);
+        dup2(fileno(e), 2);
+        execv(mqdump, (char *const *)argv);
+        _exit(127);
+    }
+    int st = 0;
+    while (pid > 0 && waitpid(pid, &st, 0) < 0 && errno == EINTR)
+        ;
+    char *text[2] = {o ? slurp_file(o) : NULL, e && !merged ? slurp_file(e) : NULL};
+    if (pid < 0) {
+        free(text[0]);
+        free(text[1]);
+        return -1;
+    }
+    *out = text[0];
+    if (err && !merged)
+        *err = text[1];
+    else
+        free(text[1]);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}

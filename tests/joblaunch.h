@@ -56,6 +56,16 @@ int job_pid_alive(pid_t pid);
  * (closing it ends the fixture) and N in *ready; -1 (the reason in
  * err[errlen]) if it did not start.
  */
+/*
+ * Run $MQD_BUILD/bin/mqdump with args (NULL-terminated, at most 30), env's
+ * "NAME=VALUE" strings (NULL-terminated; may be NULL) added to its
+ * environment.  Its standard output into *out and its standard error into
+ * *err, malloc'd; err NULL: discarded; err == out: both into *out, as a
+ * terminal shows them.  Returns its exit status, 128+N for signal N, or -1
+ * (*out and *err NULL) if it could not be run.
+ */
+int job_run_mqdump(const char *const *args, const char *const *env, char **out, char **err);
+
 pid_t job_fixture_start(const char *name, uid_t uid, const char *const *args, int *hold,
                         int *ready, char *err, size_t errlen);
 

@@ -10,6 +10,7 @@
  */
 #define _GNU_SOURCE
 #include "mqdhost.h"
+#include "tests/fixtures/fixture_op.h"
 #include "tests/procstate.h"
 
 #include <errno.h>
@@ -33,15 +34,7 @@
 /* What the fake DLL reads from the target: its type from this file's
  * DWARF, the variable by symbol.  The DLL names come as MPICH's and Open
  * MPI's do. */
-struct mqd_fixture_op {
-    int tag;
-    struct {
-        int peer;
-    } where;
-    long length;
-    char name[64];
-};
-struct mqd_fixture_op mqd_fixture_op = {7, {3}, 4096, "fixture-comm"};
+struct mqd_fixture_op mqd_fixture_op = MQD_FIXTURE_OP_INIT;
 char MPIR_dll_name[4096];
 char **mpimsgq_dll_locations;
 

@@ -285,33 +285,10 @@ static int stop_started(void **state)
  * its exit status (128+N for signal N) returned. */
 static int run_mqdump(char **out, const char *const *args)
 {
-    char mqdump[PATH_MAX];
-    job_build_path(mqdump, sizeof mqdump, "bin/mqdump");
-    FILE *o = tmpfile();
-    assert_non_null(o);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        const char *argv[16] = {"mqdump"};
-        for (int n = 1; n < 15 && args[n - 1]; n++)
-            argv[n] = args[n - 1];
-        dup2(fileno(o), 1);
-        int devnull = open("/dev/null", O_WRONLY);
-        dup2(devnull, 2); /* a JSON dump says its processes' errors there */
-        execv(mqdump, (char *const *)argv);
-        _exit(127);
-    }
-    int st;
-    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-        ;
-    long len = ftell(o);
-    rewind(o);
-    char *buf = malloc((size_t)len + 1);
-    assert_non_null(buf);
-    buf[fread(buf, 1, (size_t)len, o)] = '\0';
-    fclose(o);
-    *out = buf;
-    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    /* a JSON dump says its processes' errors on stderr: not read */
+    int rc = job_run_mqdump(args, NULL, out, NULL);
+    assert_true(rc >= 0 && *out);
+    return rc;
 }
 
 /* What a dump's JSON must hold beyond the schema. */
@@ -388,11 +365,9 @@ static int sample_names(char ***names)
 /* Start sample name with the ranks its .expect says. */
 static void start_sample(const char *name)
 {
-    const char *dir = getenv("MQD_SAMPLES_SRC");
-    char path[PATH_MAX], err[512];
+    char err[512];
     struct expect e;
-    snprintf(path, sizeof path, "%s/%s.expect", dir && *dir ? dir : "samples", name);
-    if (expect_load(path, &e, err, sizeof err) != 0)
+    if (expect_load_sample(name, &e, err, sizeof err) != 0)
         fail_msg("%s", err);
     int np = e.np;
     expect_free(&e);

@@ -79,42 +79,14 @@ static const char *tvmpich(void)
  */
 static int run_mqdump(char **out, char **errout, const char *const *args)
 {
-    char mqdump[PATH_MAX];
-    job_build_path(mqdump, sizeof mqdump, "bin/mqdump");
-    FILE *o = tmpfile(), *e = tmpfile();
-    assert_non_null(o);
-    assert_non_null(e);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        const char *argv[32] = {"mqdump"};
-        int n = 1;
-        for (; args[n - 1] && n < 31; n++)
-            argv[n] = args[n - 1];
-        argv[n] = NULL;
-        dup2(fileno(o), 1);
-        dup2(fileno(e), 2);
-        execv(mqdump, (char *const *)argv);
-        _exit(127);
-    }
-    int st;
-    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-        ;
-    FILE *files[2] = {o, e};
-    char **dest[2] = {out, errout};
-    for (int i = 0; i < 2; i++) {
-        long len = ftell(files[i]);
-        rewind(files[i]);
-        char *buf = malloc((size_t)len + 1);
-        assert_non_null(buf);
-        buf[fread(buf, 1, (size_t)len, files[i])] = '\0';
-        fclose(files[i]);
-        if (dest[i])
-            *dest[i] = buf;
-        else
-            free(buf);
-    }
-    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    char *err = NULL;
+    int rc = job_run_mqdump(args, NULL, out, &err);
+    assert_true(rc >= 0 && *out && err);
+    if (errout)
+        *errout = err;
+    else
+        free(err);
+    return rc;
 }
 
 /* mqdump args, which must succeed with JSON of nprocs processes. */
@@ -131,10 +103,8 @@ static struct json *run_json(const char *const *args, int nprocs, char **out, ch
 
 static void load_expect(const char *name, struct expect *e)
 {
-    const char *dir = getenv("MQD_SAMPLES_SRC");
-    char path[PATH_MAX], err[512];
-    snprintf(path, sizeof path, "%s/%s.expect", dir && *dir ? dir : "samples", name);
-    if (expect_load(path, e, err, sizeof err) != 0)
+    char err[512];
+    if (expect_load_sample(name, e, err, sizeof err) != 0)
         fail_msg("%s", err);
 }
 

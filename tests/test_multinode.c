@@ -212,10 +212,8 @@ static void stop(struct job *job, const char *name)
 
 static void load_expect(const char *name, struct expect *e)
 {
-    const char *srcdir = getenv("MQD_SAMPLES_SRC");
-    char path[PATH_MAX], err[512];
-    snprintf(path, sizeof path, "%s/%s.expect", srcdir ? srcdir : "samples", name);
-    if (expect_load(path, e, err, sizeof err) != 0)
+    char err[512];
+    if (expect_load_sample(name, e, err, sizeof err) != 0)
         fail_msg("%s", err);
 }
 

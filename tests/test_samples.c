@@ -35,11 +35,9 @@ static int runs(void)
 
 static int sample_np(const char *name)
 {
-    const char *dir = getenv("MQD_SAMPLES_SRC");
-    char path[PATH_MAX], err[512];
+    char err[512];
     struct expect e;
-    snprintf(path, sizeof path, "%s/%s.expect", dir && *dir ? dir : "samples", name);
-    if (expect_load(path, &e, err, sizeof err) != 0)
+    if (expect_load_sample(name, &e, err, sizeof err) != 0)
         fail_msg("%s", err);
     int np = e.np;
     expect_free(&e);

@@ -66,36 +66,14 @@ static void stop(struct launcher *l)
  */
 static char *mqdump(const char *record, const char *const *args)
 {
-    char path[PATH_MAX], remote[PATH_MAX + 64];
-    snprintf(path, sizeof path, "%s/bin/mqdump", env_or("MQD_BUILD", "build"));
-    snprintf(remote, sizeof remote, "%s/fixtures/remote.sh record {host}",
+    char remote[PATH_MAX + 64], recording[PATH_MAX + 16], *out;
+    snprintf(remote, sizeof remote, "MQD_REMOTE=%s/fixtures/remote.sh record {host}",
              env_or("MQD_TESTS_SRC", "tests"));
-    FILE *o = tmpfile();
-    assert_non_null(o);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        const char *argv[16] = {"mqdump"};
-        for (int i = 0; args[i] && i < 14; i++)
-            argv[i + 1] = args[i];
-        setenv("MQD_REMOTE", remote, 1);
-        setenv("MQD_RECORD", record, 1);
-        dup2(fileno(o), 1);
-        dup2(fileno(o), 2);
-        execv(path, (char *const *)argv);
-        _exit(127);
-    }
-    int st;
-    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-        ;
-    assert_true(WIFEXITED(st) && WEXITSTATUS(st) != 127);
-    long len = ftell(o);
-    rewind(o);
-    char *buf = malloc((size_t)len + 1);
-    assert_non_null(buf);
-    buf[fread(buf, 1, (size_t)len, o)] = '\0';
-    fclose(o);
-    return buf;
+    snprintf(recording, sizeof recording, "MQD_RECORD=%s", record);
+    const char *env[] = {remote, recording, NULL};
+    int rc = job_run_mqdump(args, env, &out, &out);
+    assert_true(rc >= 0 && rc < 128 && rc != 127 && out);
+    return out;
 }
 
 /* No byte of out is a control character but a newline. */
