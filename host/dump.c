@@ -39,6 +39,8 @@ void mqdh__process_clear(struct mqdh_process *p)
     free(p->where_file);
     free(p->where_error);
     free(p->where_args_why);
+    free(p->where_args_from);
+    free(p->where_comm_name);
     memset(p, 0, sizeof *p);
 }
 

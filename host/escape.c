@@ -154,6 +154,8 @@ int mqdh_dump_escape(struct mqdh_dump *d)
         ESC(p->where_file);
         ESC(p->where_error);
         ESC(p->where_args_why);
+        ESC(p->where_args_from);
+        ESC(p->where_comm_name);
         for (int c = 0; c < p->ncomms; c++) {
             struct mqdh_comm *cm = &p->comms[c];
             escape_array(cm->name, sizeof cm->name);

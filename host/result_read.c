@@ -65,11 +65,13 @@ static int read_process(struct mqdh__reader *r, struct mqdh_process *p)
 
 static int read_string_field(struct mqdh__reader *r, struct mqdh_process *p)
 {
-    static const char *const keys[] = {"host", "image",    "dll",  "dll_why",     "error",
-                                       "call", "function", "file", "where_error", "args_why"};
-    char **slots[] = {
-        &p->host,       &p->image,          &p->dll,        &p->dll_why,     &p->error,
-        &p->where_call, &p->where_function, &p->where_file, &p->where_error, &p->where_args_why};
+    static const char *const keys[] = {"host",     "image",       "dll",       "dll_why",
+                                       "error",    "call",        "function",  "file",
+                                       "where_error", "args_why", "args_from", "comm_name"};
+    char **slots[] = {&p->host,           &p->image,         &p->dll,
+                      &p->dll_why,        &p->error,         &p->where_call,
+                      &p->where_function, &p->where_file,    &p->where_error,
+                      &p->where_args_why, &p->where_args_from, &p->where_comm_name};
     if (mqdh__rd_need(r, "key") != 0)
         return -1;
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {

@@ -92,6 +92,7 @@ static void put_process(FILE *f, const struct mqdh_process *p, const struct mqdh
         {"dll_why", p->dll_why}, {"error", p->error},         {"call", p->where_call},
         {"function", p->where_function}, {"file", p->where_file},
         {"where_error", p->where_error}, {"args_why", p->where_args_why},
+        {"args_from", p->where_args_from}, {"comm_name", p->where_comm_name},
     };
     for (size_t i = 0; i < sizeof strs / sizeof strs[0]; i++)
         if (strs[i].value) {

@@ -48,7 +48,7 @@ static void json_args(const struct mqdh_process *p)
         }
     if (p->where_args & MQDH_ARG_COMM) {
         printf("%s\"comm\": %llu, \"comm_name\": ", sep, (unsigned long long)p->where_comm);
-        const char *name = NULL;
+        const char *name = p->where_comm_name;
         for (int c = 0; c < p->ncomms && !name; c++)
             if (p->comms[c].has_handle && p->comms[c].handle == p->where_comm)
                 name = p->comms[c].name;
@@ -75,6 +75,8 @@ static void json_where(const struct mqdh_process *p)
     json_args(p);
     printf("}, \"args_why\": ");
     json_string(p->where_args_why);
+    printf(", \"args_from\": ");
+    json_string(p->where_args_from);
     printf("}");
 }
 

@@ -213,6 +213,20 @@ struct mqdh_process {
     long where_source, where_dest, where_tag, where_root;
     uint64_t where_comm;
     char *where_args_why;
+    /*
+     * Where those arguments were read, one line (NULL if none was): "the
+     * MPI library's debug information", or the caller's call site when the
+     * library has none ("the call site in main at ring.c:21").
+     */
+    char *where_args_from;
+    /*
+     * The communicator where_comm is by value, where the MPI makes its
+     * predefined communicators the same in every process (MPICH's handles,
+     * Open MPI's ompi_mpi_comm_world object): "MPI_COMM_WORLD" or
+     * "MPI_COMM_SELF"; NULL if it is none of them or not known.  Lets the
+     * analysis name a call's communicator when no DLL showed it.
+     */
+    char *where_comm_name;
 };
 
 #define MQDH_ARG_SOURCE 0x1u
