@@ -90,7 +90,7 @@ samples: $(SAMPLE_BINS) $(BUILD)/samples/unexpected-named $(STRIPPED)/libmpi.so.
 # ---------------------------------------------------------------- host
 HOST_SRCS := host/memory.c host/attach.c host/files.c host/image.c host/types.c host/loader.c \
              host/pc.c host/args.c host/where.c host/stacks.c host/dump.c \
-             host/match.c host/waits.c host/graph.c host/explain.c host/analyze.c \
+             host/match.c host/waits.c host/calls.c host/graph.c host/explain.c host/analyze.c \
              host/callbacks.c host/choose.c host/beside.c host/protocol.c host/identity.c \
              host/owner.c host/session.c host/job.c host/proc.c host/hosts.c \
              host/result_write.c host/result_fields.c host/result_read.c host/remote.c \
@@ -108,11 +108,11 @@ $(BUILD)/host/libmqdhost-internal.a: $(HOST_OBJS)
 # The shared library exports only the public mqdh_ API: everything is built
 # -fvisibility=hidden, mqdhost.h marks the public functions MQDH_API, and the
 # version script gives them a version.
-$(BUILD)/lib/libmqdhost.so.2: $(HOST_OBJS) host/libmqdhost.map | $(BUILD)/lib
-	$(CC) -shared -o $@ $(HOST_OBJS) -Wl,-soname,libmqdhost.so.2 \
+$(BUILD)/lib/libmqdhost.so.3: $(HOST_OBJS) host/libmqdhost.map | $(BUILD)/lib
+	$(CC) -shared -o $@ $(HOST_OBJS) -Wl,-soname,libmqdhost.so.3 \
 	    -Wl,--version-script=host/libmqdhost.map $(MQD_LDFLAGS) $(HOST_LIBS)
-$(BUILD)/lib/libmqdhost.so: $(BUILD)/lib/libmqdhost.so.2
-	ln -sf libmqdhost.so.2 $@
+$(BUILD)/lib/libmqdhost.so: $(BUILD)/lib/libmqdhost.so.3
+	ln -sf libmqdhost.so.3 $@
 
 # mqdump: the command and its views, one file each, and the helpers the
 # views share (common.c, dot.c), over the public header alone
@@ -460,15 +460,15 @@ $(BUILD)/dll $(BUILD)/mpich_defs:
 # mqdump finds libmqdhost by its rpath ($ORIGIN/../lib) and libmqdhost finds
 # libmqd_mpich.so beside itself: the installed tree works from anywhere,
 # DESTDIR included, with no environment variable.
-INSTALL_FILES := bin/mqdump lib/libmqdhost.so.2 lib/libmqdhost.so lib/libmqd_mpich.so \
+INSTALL_FILES := bin/mqdump lib/libmqdhost.so.3 lib/libmqdhost.so lib/libmqd_mpich.so \
                  include/mqd/mqdhost.h include/mqd/mpi_interface.h lib/pkgconfig/mqdhost.pc \
                  share/man/man1/mqdump.1
 install: $(TOOLS) $(BUILD)/lib/libmqdhost.so
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig \
 	    $(DESTDIR)$(PREFIX)/include/mqd $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 755 $(BUILD)/bin/mqdump $(DESTDIR)$(PREFIX)/bin/mqdump
-	install -m 755 $(BUILD)/lib/libmqdhost.so.2 $(DESTDIR)$(PREFIX)/lib/libmqdhost.so.2
-	ln -sf libmqdhost.so.2 $(DESTDIR)$(PREFIX)/lib/libmqdhost.so
+	install -m 755 $(BUILD)/lib/libmqdhost.so.3 $(DESTDIR)$(PREFIX)/lib/libmqdhost.so.3
+	ln -sf libmqdhost.so.3 $(DESTDIR)$(PREFIX)/lib/libmqdhost.so
 	install -m 755 $(BUILD)/lib/libmqd_mpich.so $(DESTDIR)$(PREFIX)/lib/libmqd_mpich.so
 	install -m 644 host/include/mqdhost.h mpi_interface.h $(DESTDIR)$(PREFIX)/include/mqd/
 	install -m 644 docs/mqdump.1 $(DESTDIR)$(PREFIX)/share/man/man1/mqdump.1

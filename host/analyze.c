@@ -50,6 +50,14 @@ static int not_dumped(const struct mqdh_process *p)
     return p->error && p->ncomms == 0;
 }
 
+/* Process i not dumped, but unwound: where it is (in an MPI call, with
+ * its arguments, or not in MPI) is known; its queues are not. */
+static int calls_only(const struct mqdh_dump *d, int i)
+{
+    const struct mqdh_process *p = &d->procs[i];
+    return not_dumped(p) && (p->where_call || (d->stacks && d->stacks[i].nthreads > 0));
+}
+
 static int cmp_long(const void *x, const void *y)
 {
     long a = *(const long *)x, b = *(const long *)y;
@@ -58,7 +66,7 @@ static int cmp_long(const void *x, const void *y)
 
 /*
  * Who among the processes not dumped has the same reason as process i
- * (i the first of them): "rank 3" for one, "ranks [0-2,5]" for ranks of
+ * (i the first of them), and as it was or was not unwound: "rank 3" for one, "ranks [0-2,5]" for ranks of
  * the job's own world, else their labels one after another.  Each is
  * marked in done.  A job whose MPI keeps nothing for debuggers then reads
  * one line, not one a rank.
@@ -70,7 +78,8 @@ static void same_reason(const struct mqdh_dump *d, int i, unsigned char *done, c
     int n = 0, world0 = 1;
     for (int j = i; j < d->nprocs; j++) {
         const struct mqdh_process *q = &d->procs[j];
-        if (done[j] || !not_dumped(q) || strcmp(q->error, d->procs[i].error) != 0)
+        if (done[j] || !not_dumped(q) || calls_only(d, j) != calls_only(d, i) ||
+            strcmp(q->error, d->procs[i].error) != 0)
             continue;
         done[j] = 1;
         world0 &= q->world == 0 && q->rank >= 0;
@@ -110,9 +119,10 @@ static void same_reason(const struct mqdh_dump *d, int i, unsigned char *done, c
     free(ranks);
 }
 
-/* What each process is doing, as far as can be seen: a process not dumped
- * or not unwound is unknown, and that is unseen (processes not dumped for
- * the same reason in one line). */
+/* What each process is doing, as far as can be seen: a process neither
+ * dumped nor unwound is unknown, and that is unseen (processes not dumped
+ * for the same reason in one line); one unwound but not dumped is in its
+ * call, and its missing queues are said (its waits come from its call). */
 static void activities(struct mqdh__waits *b)
 {
     const struct mqdh_dump *d = b->m.d;
@@ -123,7 +133,15 @@ static void activities(struct mqdh__waits *b)
     for (int i = 0; i < d->nprocs; i++) {
         const struct mqdh_process *p = &d->procs[i];
         mqdh_process_label(p, me, sizeof me);
-        if (not_dumped(p)) {
+        if (calls_only(d, i) && !(said && said[i])) {
+            if (said)
+                same_reason(d, i, said, who, sizeof who);
+            mqdh__unseen_note(b, "%s's message queues (what %s for is read from %s calls)",
+                              said ? who : me,
+                              said && strchr(who, '[') ? "they wait" : "it waits",
+                              said && strchr(who, '[') ? "their" : "its");
+        }
+        if (not_dumped(p) && !calls_only(d, i)) {
             b->a->activity[i] = MQDH_ACT_UNKNOWN;
             b->blind[i] = 1;
             if (said && said[i])

@@ -95,13 +95,15 @@ void mqdh_explain_wait(const struct mqdh_dump *d, const struct mqdh_wait *w, int
         own = k == MQDH_CALL_ONE_RECV || k == MQDH_CALL_PROBE;
         snprintf(args, sizeof args, "%ssource=%s, tag=%s, comm=%s", own ? "" : "receive(",
                  peer, tag, cname);
-        reason = "has no matching send pending";
+        reason = w->from_call ? "is blocked in a call that is no matching send"
+                              : "has no matching send pending";
         break;
     case MQDH_WAIT_SEND:
         own = k == MQDH_CALL_ONE_SEND;
         snprintf(args, sizeof args, "%sdest=%s, tag=%s, comm=%s", own ? "" : "send(", peer, tag,
                  cname);
-        reason = "has posted no matching receive";
+        reason = w->from_call ? "is blocked in a call that is no matching receive"
+                              : "has posted no matching receive";
         break;
     case MQDH_WAIT_COLLECTIVE:
         /* MPI_Wait & co. on a nonblocking collective: say so. */

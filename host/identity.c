@@ -49,7 +49,10 @@ int mqdh__name_processes(struct mqdh_process *procs, const int *ranks, const int
         int env = -1;
         o[i].world = -1;
         if (!remote || !remote[i])
-            env = mqdh__proc_env_rank(procs[i].pid, &o[i].world, &o[i].spawner);
+            env = mqdh__proc_env_rank(procs[i].pid, &o[i].world, &o[i].spawner,
+                                      &procs[i].world_size);
+        if (procs[i].world_size < 0)
+            procs[i].world_size = 0; /* unknown */
         procs[i].rank = ranks && ranks[i] >= 0 ? ranks[i] : env;
         o[i].index = i;
         o[i].rank = procs[i].rank;

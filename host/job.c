@@ -79,7 +79,7 @@ static int job_members(pid_t launcher, struct member **out, int *n)
         return -ENOMEM;
     }
     for (int i = 0; i < ndesc; i++) {
-        int world, rank = mqdh__proc_env_rank(desc[i], &world, NULL);
+        int world, rank = mqdh__proc_env_rank(desc[i], &world, NULL, NULL);
         if (rank >= 0 && world != -1)
             m[k++] = (struct member){desc[i], rank, world};
     }
@@ -404,7 +404,7 @@ int mqdh_list_jobs(struct mqdh_job_info **out, int *nout)
     }
     int n = 0;
     for (int i = 0; i < nall; i++) {
-        int world, rank = mqdh__proc_env_rank(all[i], &world, NULL);
+        int world, rank = mqdh__proc_env_rank(all[i], &world, NULL, NULL);
         if (rank < 0)
             continue;
         s[n].pid = all[i];

@@ -93,8 +93,14 @@ static int spawned_world(pid_t pid, pid_t *spawner)
     return -2;
 }
 
-int mqdh__text_env_rank(const char *env, size_t n, int *spawned)
+int mqdh__text_env_rank(const char *env, size_t n, int *spawned, int *size)
 {
+    static const char *const sizes[] = {"PMI_SIZE=", "OMPI_COMM_WORLD_SIZE="};
+    if (size) {
+        *size = -1;
+        for (size_t v = 0; v < sizeof sizes / sizeof sizes[0] && *size < 0; v++)
+            *size = small_number(env_value(env, n, sizes[v]));
+    }
     static const char *const vars[] = {"PMI_RANK=", "PMI_ID=", "OMPI_COMM_WORLD_RANK=",
                                        "PMIX_RANK="};
     int rank = -1;
@@ -110,7 +116,7 @@ int mqdh__text_env_rank(const char *env, size_t n, int *spawned)
     return rank;
 }
 
-int mqdh__proc_env_rank(pid_t pid, int *world, pid_t *spawner)
+int mqdh__proc_env_rank(pid_t pid, int *world, pid_t *spawner, int *size)
 {
     pid_t unused;
     if (!spawner)
@@ -118,12 +124,14 @@ int mqdh__proc_env_rank(pid_t pid, int *world, pid_t *spawner)
     *spawner = -1;
     if (world)
         *world = -1;
+    if (size)
+        *size = -1;
     size_t n;
     char *env = read_proc_file(pid, "environ", &n);
     if (!env)
         return -1;
     int is_spawned;
-    int rank = mqdh__text_env_rank(env, n, &is_spawned);
+    int rank = mqdh__text_env_rank(env, n, &is_spawned, size);
     free(env);
     if (world)
         *world = is_spawned ? spawned_world(pid, spawner) : 0;

@@ -21,9 +21,11 @@
  * and numbers them in their proxy's "--pgid W"); -2: spawned, but by which
  * spawn is unknown, and then *spawner (if non-NULL) is its parent, the same
  * for the processes started together; -1 when the environment cannot be
- * read.
+ * read.  *size (if non-NULL): the size of its MPI_COMM_WORLD as the
+ * launcher set it in the environment (PMI_SIZE, OMPI_COMM_WORLD_SIZE), -1
+ * if it does not say.
  */
-int mqdh__proc_env_rank(pid_t pid, int *world, pid_t *spawner);
+int mqdh__proc_env_rank(pid_t pid, int *world, pid_t *spawner, int *size);
 
 /*
  * Every live process descending from root (root excluded), in ascending pid
@@ -86,8 +88,10 @@ long mqdh__proc_status_field(pid_t pid, const char *field);
  */
 
 /* The rank in an environment block env[n] (NUL-separated, NUL at env[n]),
- * as mqdh__proc_env_rank, and whether it says PMI_SPAWNED. */
-int mqdh__text_env_rank(const char *env, size_t n, int *spawned);
+ * as mqdh__proc_env_rank, whether it says PMI_SPAWNED, and the size of its
+ * MPI_COMM_WORLD as its launcher set it (*size, if non-NULL; -1 if it
+ * does not say). */
+int mqdh__text_env_rank(const char *env, size_t n, int *spawned, int *size);
 
 /* The N of "--pgid N" in a command line cmd[n] (NUL-separated, NUL at
  * cmd[n]), or -1. */

@@ -464,6 +464,9 @@ static int record(struct mqdh__reader *r, struct mqdh_dump *d, int *procs_cap, s
                              r->tok);
     if (is(r, "s"))
         return read_string_field(r, at->p);
+    if (is(r, "ws"))
+        return mqdh__rd_int(r, "world size", 1, 1 << 30, &at->p->world_size) == 0 ? mqdh__rd_end(r)
+                                                                                : -1;
     if (is(r, "t"))
         return begin_thread(r, d, at, sr);
     if (is(r, "f"))

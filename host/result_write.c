@@ -100,6 +100,8 @@ static void put_process(FILE *f, const struct mqdh_process *p, const struct mqdh
             put_str(f, strs[i].value);
             putc('\n', f);
         }
+    if (p->world_size > 0)
+        fprintf(f, "ws %d\n", p->world_size);
     if (st)
         put_stack(f, st, m);
     for (int c = 0; c < p->ncomms; c++) {

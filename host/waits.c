@@ -28,14 +28,30 @@ struct mqdh__candidate {
     int any;
 };
 
+static void add_unseen(struct mqdh__waits *b, const char *fmt, va_list ap)
+    __attribute__((format(printf, 2, 0)));
+
 void mqdh__unseen(struct mqdh__waits *b, int who, const char *fmt, ...)
 {
-    char line[512];
     b->blind[who] = 1;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
+    add_unseen(b, fmt, ap);
     va_end(ap);
+}
+
+void mqdh__unseen_note(struct mqdh__waits *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    add_unseen(b, fmt, ap);
+    va_end(ap);
+}
+
+static void add_unseen(struct mqdh__waits *b, const char *fmt, va_list ap)
+{
+    char line[512];
+    vsnprintf(line, sizeof line, fmt, ap);
     struct mqdh_analysis *a = b->a;
     for (int i = 0; i < a->nunseen; i++)
         if (strcmp(a->unseen[i], line) == 0)
@@ -62,7 +78,7 @@ static const char *label(const struct mqdh__waits *b, int i, char *buf, size_t l
     return buf;
 }
 
-static struct mqdh_wait *add_wait(struct mqdh__waits *b)
+struct mqdh_wait *mqdh__add_wait(struct mqdh__waits *b)
 {
     struct mqdh_analysis *a = b->a;
     if (a->nwaits == b->cap_waits) {
@@ -169,7 +185,7 @@ static void commit(struct mqdh__waits *b, int i, int group, int ci, int q, const
 {
     long g = mqdh__op_global(&b->m, i, ci, o->desired_local_rank, o->desired_global_rank);
     for (int k = 0; k < n && !b->nomem; k++) {
-        struct mqdh_wait *w = add_wait(b);
+        struct mqdh_wait *w = mqdh__add_wait(b);
         if (!w)
             return;
         w->from = i;
@@ -190,7 +206,7 @@ static void commit(struct mqdh__waits *b, int i, int group, int ci, int q, const
 static void add_send_wait(struct mqdh__waits *b, int i, int tp, int ci)
 {
     const struct mqdh_process *p = &b->m.d->procs[i];
-    struct mqdh_wait *w = add_wait(b);
+    struct mqdh_wait *w = mqdh__add_wait(b);
     if (!w)
         return;
     w->from = i;
@@ -327,7 +343,7 @@ static void blocked_send_waits(struct mqdh__waits *b, int i)
                 if (mqdh__op_global(&b->m, m, k, o->actual_local_rank, o->actual_global_rank) !=
                     b->ids[i])
                     continue;
-                struct mqdh_wait *w = add_wait(b);
+                struct mqdh_wait *w = mqdh__add_wait(b);
                 if (!w)
                     return;
                 w->from = i;
@@ -458,7 +474,7 @@ static void p2p_waits(struct mqdh__waits *b, int i, enum mqdh__call_kind k,
  * there.  0, or -1 out of memory. */
 static int add_collective_wait(struct mqdh__waits *b, int i, int m, int g, int comm, long local)
 {
-    struct mqdh_wait *w = add_wait(b);
+    struct mqdh_wait *w = mqdh__add_wait(b);
     if (!w)
         return -1;
     w->from = i;
@@ -569,6 +585,8 @@ static void finalize_waits(struct mqdh__waits *b, int i)
                     wc = k;
             }
     }
+    if (size < 0 && p->world_size > 0)
+        size = p->world_size; /* none shows it: the launcher's word */
     int members = 0, first_wait = b->a->nwaits, group = 0;
     for (int m = 0; m < b->m.d->nprocs; m++) {
         const struct mqdh_process *mp = &b->m.d->procs[m];
@@ -644,7 +662,15 @@ void mqdh__waits_fini(struct mqdh__waits *b)
 
 void mqdh__waits_of(struct mqdh__waits *b, int i)
 {
-    enum mqdh__call_kind k = mqdh__call_kind(b->m.d->procs[i].where_call);
+    const struct mqdh_process *p = &b->m.d->procs[i];
+    enum mqdh__call_kind k = mqdh__call_kind(p->where_call);
+    if (p->error && p->ncomms == 0) { /* unwound, but no queue could be read */
+        b->a->ncalls_only++;
+        if (k != MQDH_CALL_FINALIZE) { /* MPI_Finalize's waits need no queue */
+            mqdh__call_waits(b, i);
+            return;
+        }
+    }
     switch (k) { /* every kind: -Wswitch says if one is missing */
     case MQDH_CALL_COLLECTIVE:
         collective_waits(b, i);

@@ -41,6 +41,22 @@ void mqdh__waits_fini(struct mqdh__waits *b);
 void mqdh__unseen(struct mqdh__waits *b, int who, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* A line of a->unseen (each said once) that leaves no process blind:
+ * what was not seen, where the analysis did without it. */
+void mqdh__unseen_note(struct mqdh__waits *b, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* A new wait of the graph, zeroed, at the end of a->waits; NULL (and
+ * b->nomem) out of memory. */
+struct mqdh_wait *mqdh__add_wait(struct mqdh__waits *b);
+
+/*
+ * The waits of process i, blocked but without queues (its MPI keeps none
+ * for debuggers, or its DLL could not read them), from the arguments of
+ * the call it is in alone (calls.c).
+ */
+void mqdh__call_waits(struct mqdh__waits *b, int i);
+
 /* The waits of process i, blocked (a->activity[i], as every process's,
  * set), into a->waits, one after another; b->nomem if memory ran out. */
 void mqdh__waits_of(struct mqdh__waits *b, int i);

@@ -11,7 +11,8 @@
 /* The exit statuses, one per meaning (docs/mqdump.1, EXIT STATUS; usage()). */
 enum exit_status {
     EXIT_OK = 0,      /* every process dumped, and the analysis sure: a deadlock, or none */
-    EXIT_PARTIAL = 1, /* some process not dumped, the analysis cannot tell, or a graph
+    EXIT_PARTIAL = 1, /* some process not dumped (or none, but unwound), the analysis cannot
+                       * tell, or a graph
                        * asked for not written */
     EXIT_FATAL = 2,   /* nothing dumped: no process, no job, no DLL that checks, no /proc,
                        * no memory */

@@ -296,8 +296,8 @@ static void json_wait(const struct mqdh_dump *d, const struct mqdh_wait *w)
         printf(", \"tag\": null");
     else
         printf(", \"tag\": %ld", w->tag);
-    printf(", \"group\": %d, \"in_deadlock\": %s, \"why\": ", w->group,
-           w->in_deadlock ? "true" : "false");
+    printf(", \"group\": %d, \"in_deadlock\": %s, \"from_call\": %s, \"why\": ", w->group,
+           w->in_deadlock ? "true" : "false", w->from_call ? "true" : "false");
     char why[WHY_LEN];
     mqdh_explain_wait(d, w, 0, why, sizeof why);
     json_string(why);
@@ -328,8 +328,8 @@ static const char *verdict_name(enum mqdh_verdict v)
 void json_analysis(const struct mqdh_dump *d, const struct mqdh_analysis *a)
 {
     printf(",\n\"deadlock\": {\"found\": %s, \"verdict\": \"%s\", \"blind\": %d, "
-           "\"deadlocks\": [",
-           a->ndeadlocks ? "true" : "false", verdict_name(a->verdict), a->nblind);
+           "\"calls_only\": %d, \"deadlocks\": [",
+           a->ndeadlocks ? "true" : "false", verdict_name(a->verdict), a->nblind, a->ncalls_only);
     for (int k = 0; k < a->ndeadlocks; k++) {
         const struct mqdh_deadlock *dl = &a->deadlocks[k];
         printf("%s\n  {\"kind\": \"%s\", ", k ? "," : "", dl->knot ? "knot" : "cycle");

@@ -452,20 +452,52 @@ static int check_dll(const char *path, int trusting)
     return EXIT_OK;
 }
 
-/* How the dump went: EXIT_OK if every process was dumped, EXIT_PARTIAL if
- * some, EXIT_FATAL if none.  json: each failed process's error is said on
- * stderr (the text views show it with the process). */
+/* Was process i attached and unwound (where it is is known), dumped or
+ * not? */
+static int unwound(const struct mqdh_dump *d, int i)
+{
+    const struct mqdh_process *p = &d->procs[i];
+    return p->where_call || (d->stacks && d->stacks[i].nthreads > 0);
+}
+
+/*
+ * How the dump went: EXIT_OK if every process was dumped, EXIT_PARTIAL if
+ * some were, or none but some were unwound (an MPI that keeps no queues
+ * for debuggers: where each is, and the analysis from the calls, are
+ * there), EXIT_FATAL if none was either.  json: each error is said once
+ * on stderr, with how many processes have it (the text views show it with
+ * the processes).
+ */
 static int dump_status(const struct mqdh_dump *d, int json)
 {
-    int failed = 0;
+    int failed = 0, seen = 0;
     for (int i = 0; i < d->nprocs; i++) {
-        if (d->procs[i].error) {
-            failed++;
-            if (json)
-                shown_error(d->procs[i].pid, d->procs[i].error);
+        const struct mqdh_process *p = &d->procs[i];
+        seen += unwound(d, i);
+        if (!p->error)
+            continue;
+        failed++;
+        if (!json)
+            continue;
+        int same = 0, earlier = 0; /* said at its first process only */
+        for (int j = 0; j < d->nprocs; j++)
+            if (d->procs[j].error && strcmp(d->procs[j].error, p->error) == 0) {
+                same++;
+                earlier |= j < i;
+            }
+        if (earlier)
+            continue;
+        if (same == 1) {
+            shown_error(p->pid, p->error);
+        } else {
+            char prefix[64];
+            snprintf(prefix, sizeof prefix, "%d processes: ", same);
+            say(prefix, p->error);
         }
     }
-    return failed == 0 ? EXIT_OK : failed < d->nprocs ? EXIT_PARTIAL : EXIT_FATAL;
+    if (failed == 0)
+        return EXIT_OK;
+    return failed < d->nprocs || seen ? EXIT_PARTIAL : EXIT_FATAL;
 }
 
 /* --json: the dump as read (JSON escapes by its own grammar), the

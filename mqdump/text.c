@@ -38,6 +38,13 @@ struct view {
     const char *lines;
 };
 
+/*
+ * The error every process with one has, said once above the folded view
+ * rather than in each group (a job whose MPI keeps no queues for
+ * debuggers: one line, not one per group); NULL when there is none.
+ */
+static const char *shared_error;
+
 static void print_peer(const struct view *v, long local, long global)
 {
     char peer[96];
@@ -109,7 +116,7 @@ static void text_state(const struct view *v)
     char path[2048];
     if (call_path(v->d, i, v->mode != EXACT && !p->where_call, path, sizeof path) > 2)
         fprintf(f, "  call path: %s\n", path);
-    if (p->error)
+    if (p->error && !(shared_error && strcmp(p->error, shared_error) == 0))
         fprintf(f, "  error: %s\n", p->error);
     else if (p->ncomms == 0 && p->where_call && strcmp(p->where_call, "MPI_Finalize") == 0)
         fprintf(f, "  no communicators: the MPI library has freed them in MPI_Finalize\n");
@@ -501,17 +508,45 @@ static void text_group(const struct mqdh_dump *d, const struct folding *fo, int 
  * ranks or else relative to their own rank, are written once under the
  * ranks they are ("ranks [0-31,33-63]").  Returns -1 out of memory.
  */
+/* The error every process that has one shares, if two or more do, and
+ * who they are (into in, room for every process); NULL else. */
+static const char *common_error(const struct mqdh_dump *d, int *in, int *m)
+{
+    const char *e = NULL;
+    *m = 0;
+    for (int i = 0; i < d->nprocs; i++) {
+        const char *pe = d->procs[i].error;
+        if (!pe)
+            continue;
+        if (e && strcmp(e, pe) != 0)
+            return NULL;
+        e = pe;
+        in[(*m)++] = i;
+    }
+    return *m > 1 ? e : NULL;
+}
+
 int text_folded(const struct mqdh_dump *d, int stats)
 {
-    int n = d->nprocs;
+    int n = d->nprocs, m = 0;
     struct folding fo = {0};
+    int *in = malloc(((size_t)n + 1) * sizeof *in);
+    shared_error = in ? common_error(d, in, &m) : NULL;
     if (folding_make(&fo, d) != 0) {
         folding_free(&fo, n);
+        free(in);
+        shared_error = NULL;
         return -1;
     }
     int same = same_image(d), nworlds = worlds(d);
     if (n > 1 && same)
         printf("%d processes, all running %s\n", n, d->procs[0].image);
+    if (shared_error) {
+        printf("ranks [");
+        print_ranks(stdout, d, in, m);
+        printf("]: %s\n", shared_error);
+    }
+    free(in);
     for (int i = 0; i < n; i++) {
         if (fo.group[i] < 0) /* alone: as it is */
             text_alone(d, i, same && n > 1, stats);
@@ -519,6 +554,7 @@ int text_folded(const struct mqdh_dump *d, int stats)
             text_group(d, &fo, i, same, nworlds, stats);
     }
     folding_free(&fo, n);
+    shared_error = NULL;
     return 0;
 }
 

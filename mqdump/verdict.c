@@ -196,6 +196,12 @@ void text_analysis(const struct mqdh_dump *d, const struct mqdh_analysis *a, int
                    "are) could not be seen\n", a->nblind, a->nprocs);
         break;
     }
+    if (a->ncalls_only && a->verdict != MQDH_VERDICT_UNKNOWN)
+        printf("from the calls: %d of %d processes show no message queues (their MPI keeps "
+               "none for debuggers), so what they wait for is read from the calls they are "
+               "blocked in and those calls' arguments; this holds once the job has stopped "
+               "moving (a message no queue showed would by then have reached its rank)\n",
+               a->ncalls_only, a->nprocs);
     if (a->verdict != MQDH_VERDICT_DEADLOCK)
         text_holders(d, a);
     if (a->nunseen) {

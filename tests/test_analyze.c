@@ -304,8 +304,7 @@ static void test_analyze__same_reason_one_line(void **state)
     struct mqdh_dump *d = job(6);
     for (int i = 0; i < 6; i++) {
         struct mqdh_process *p = &d->procs[i];
-        in_call(d, i, "MPI_Barrier");
-        p->error = strdup(i == 3 ? "cannot attach" : "no queues here");
+        p->error = strdup(i == 3 ? "cannot attach" : "no queues here"); /* nor unwound */
         free(p->comms);
         p->comms = NULL;
         p->ncomms = 0;
@@ -348,6 +347,7 @@ static void test_analyze__unseen_is_never_a_deadlock(void **state)
         struct mqdh_process *p1 = &d->procs[1];
         switch (c) {
         case 0:
+            not_in_mpi(d, 1); /* not attached: not unwound either */
             p1->error = strdup("cannot attach");
             for (int q = 0; q < MQDH_NQUEUES; q++)
                 free(p1->comms[0].queues[q].ops);
@@ -893,10 +893,226 @@ static void test_analyze__call_sites(void **state)
     mqdh_dump_free(d); /* its stacks too */
 }
 
+/* ---------------------------------------------------------------- from the calls */
+
+/* n processes of one world whose MPI keeps no queues (nothing dumped, each
+ * unwound): the launcher says the world's size, or not (size 0). */
+static struct mqdh_dump *queueless_job(int n, int size)
+{
+    struct mqdh_dump *d = job(n);
+    for (int i = 0; i < n; i++) {
+        struct mqdh_process *p = &d->procs[i];
+        free(p->comms);
+        p->comms = NULL;
+        p->ncomms = 0;
+        p->world_size = size;
+        p->error = strdup("/bin/x has no message queues: this MPICH was configured without "
+                          "--enable-debuginfo");
+        in_call(d, i, "MPI_Comm_rank"); /* unwound, somewhere in MPI */
+    }
+    /* Unwound: a thread each (its frames do not matter here). */
+    d->stacks = calloc((size_t)n, sizeof *d->stacks);
+    assert_non_null(d->stacks);
+    for (int i = 0; i < n; i++) {
+        d->stacks[i].nthreads = 1;
+        d->stacks[i].threads = calloc(1, sizeof *d->stacks[i].threads);
+        assert_non_null(d->stacks[i].threads);
+    }
+    return d;
+}
+
+/* Rank is in call, whose arguments (which: MQDH_ARG_* bits besides COMM)
+ * were read, on MPI_COMM_WORLD by value; peer is its source or dest. */
+static void call(struct mqdh_dump *d, int rank, const char *name, unsigned which, long peer,
+                 long tag, long root)
+{
+    struct mqdh_process *p = &d->procs[rank];
+    in_call(d, rank, name);
+    p->where_args = which | MQDH_ARG_COMM;
+    p->where_comm = 0x44000000;
+    free(p->where_comm_name);
+    p->where_comm_name = strdup("MPI_COMM_WORLD");
+    p->where_source = p->where_dest = peer;
+    p->where_tag = tag;
+    p->where_root = root;
+}
+
+#define RECV (MQDH_ARG_SOURCE | MQDH_ARG_TAG)
+#define SEND (MQDH_ARG_DEST | MQDH_ARG_TAG)
+
+/* The samples' hangs, each from its calls alone: deadlocks exact. */
+static void test_analyze__calls_alone_find_deadlocks(void **state)
+{
+    (void)state;
+    /* mismatch: ranks 0 and 2 in MPI_Barrier, rank 1 receiving from 0. */
+    struct mqdh_dump *d = queueless_job(3, 3);
+    call(d, 0, "MPI_Barrier", 0, 0, 0, 0);
+    call(d, 1, "MPI_Recv", RECV, 0, 5, 0);
+    call(d, 2, "MPI_Barrier", 0, 0, 0, 0);
+    struct mqdh_analysis *a = analyze(d);
+    assert_int_equal(a->verdict, MQDH_VERDICT_DEADLOCK);
+    assert_int_equal(a->ncalls_only, 3);
+    one_deadlock(d, a, "0,1",
+                 "rank 0 waits in MPI_Barrier(comm=MPI_COMM_WORLD) - rank 1 has not entered it "
+                 "(it is in MPI_Recv)");
+    assert_int_equal(a->nbehind, 1);
+    assert_true(a->waits[a->deadlocks[0].waits[0]].from_call);
+    const struct mqdh_wait *w = &a->waits[a->deadlocks[0].waits[1]];
+    assert_string_equal(why_of(d, w), "rank 1 waits in MPI_Recv(source=0, tag=5, "
+                                      "comm=MPI_COMM_WORLD) - rank 0 is blocked in a call that "
+                                      "is no matching send (it is in MPI_Barrier)");
+    /* The missing queues are said once for the job, and blind nobody. */
+    assert_true(unseen_says(a, "ranks [0-2]'s message queues (what they wait for is read "
+                               "from their calls)"));
+    assert_int_equal(a->nblind, 0);
+    mqdh_analysis_free(a);
+    mqdh_dump_free(d);
+
+    /* ssend: each sends to the other, neither receives. */
+    d = queueless_job(2, 2);
+    call(d, 0, "MPI_Ssend", SEND, 1, 3, 0);
+    call(d, 1, "MPI_Ssend", SEND, 0, 3, 0);
+    a = analyze(d);
+    one_deadlock(d, a, "0,1",
+                 "rank 0 waits in MPI_Ssend(dest=1, tag=3, comm=MPI_COMM_WORLD) - rank 1 is "
+                 "blocked in a call that is no matching receive (it is in MPI_Ssend)");
+    mqdh_analysis_free(a);
+    /* probe: each probes for the other's message. */
+    call(d, 0, "MPI_Probe", RECV, 1, 7, 0);
+    call(d, 1, "MPI_Probe", RECV, 0, 7, 0);
+    a = analyze(d);
+    assert_int_equal(a->ndeadlocks, 1);
+    mqdh_analysis_free(a);
+    /* roots: one MPI_Gather, two roots. */
+    call(d, 0, "MPI_Gather", MQDH_ARG_ROOT, 0, 0, 0);
+    call(d, 1, "MPI_Gather", MQDH_ARG_ROOT, 0, 0, 1);
+    a = analyze(d);
+    one_deadlock(d, a, "0,1",
+                 "rank 0 waits in MPI_Gather(comm=MPI_COMM_WORLD, root=0) - rank 1 calls it "
+                 "with root 1: the roots must agree (it is in MPI_Gather)");
+    mqdh_analysis_free(a);
+    /* finalize: rank 0 receives from rank 1, which is finalizing. */
+    call(d, 0, "MPI_Recv", RECV, 1, 5, 0);
+    in_call(d, 1, "MPI_Finalize");
+    a = analyze(d);
+    one_deadlock(d, a, "0,1",
+                 "rank 0 waits in MPI_Recv(source=1, tag=5, comm=MPI_COMM_WORLD) - rank 1 is "
+                 "blocked in a call that is no matching send (it is in MPI_Finalize: it will "
+                 "never send or receive again)");
+    mqdh_analysis_free(a);
+    mqdh_dump_free(d);
+}
+
+/* Where the calls are each other's partners, or may be, or say nothing,
+ * no deadlock is claimed; "none" only when every wait was seen. */
+static void test_analyze__calls_alone_claim_nothing_unsure(void **state)
+{
+    (void)state;
+    struct mqdh_dump *d = queueless_job(2, 2);
+    /* A send and the receive it matches: in flight. */
+    call(d, 0, "MPI_Send", SEND, 1, 3, 0);
+    call(d, 1, "MPI_Recv", RECV, -2, -1, 0); /* MPI_ANY_SOURCE, MPI_ANY_TAG */
+    struct mqdh_analysis *a = analyze(d);
+    assert_int_equal(a->ndeadlocks, 0);
+    assert_int_equal(a->verdict, MQDH_VERDICT_NONE);
+    mqdh_analysis_free(a);
+    /* Another tag: each waits for the other. */
+    call(d, 1, "MPI_Recv", RECV, 0, 4, 0);
+    a = analyze(d);
+    assert_int_equal(a->ndeadlocks, 1);
+    mqdh_analysis_free(a);
+    /* The receive's arguments not read: it may be the partner. */
+    in_call(d, 1, "MPI_Recv");
+    d->procs[1].where_args = 0;
+    d->procs[1].where_args_why = strdup("MPI_Recv's source: the call site in main describes "
+                                        "no arguments");
+    a = analyze(d);
+    assert_int_equal(a->ndeadlocks, 0);
+    assert_int_equal(a->verdict, MQDH_VERDICT_UNKNOWN);
+    assert_true(unseen_says(a, "whether rank 1's MPI_Recv is the partner of rank 0's (MPI_Recv's "
+                               "source: the call site in main describes no arguments)"));
+    assert_true(unseen_says(a, "what rank 1 waits for in MPI_Recv (MPI_Recv's source"));
+    mqdh_analysis_free(a);
+    /* MPI_Wait: its request's operation is in the queues, not the call. */
+    in_call(d, 1, "MPI_Wait");
+    call(d, 0, "MPI_Recv", RECV, 1, 3, 0);
+    a = analyze(d);
+    assert_int_equal(a->ndeadlocks, 0);
+    assert_int_equal(a->verdict, MQDH_VERDICT_UNKNOWN);
+    assert_true(unseen_says(a, "what rank 1 waits for in MPI_Wait (the operations of its "
+                               "requests are in the MPI library's queues, which cannot be read)"));
+    mqdh_analysis_free(a);
+    /* A peer computing: rank 0 waits on it, nothing is stuck. */
+    not_in_mpi(d, 1);
+    a = analyze(d);
+    assert_int_equal(a->verdict, MQDH_VERDICT_NONE);
+    mqdh_analysis_free(a);
+    /* A communicator that is not predefined: its members are not known. */
+    free(d->procs[0].where_comm_name);
+    d->procs[0].where_comm_name = NULL;
+    in_call(d, 1, "MPI_Recv");
+    d->procs[1].where_args = 0;
+    a = analyze(d);
+    assert_int_equal(a->verdict, MQDH_VERDICT_UNKNOWN);
+    assert_true(unseen_says(a, "its communicator is none MPI predefines"));
+    mqdh_analysis_free(a);
+    mqdh_dump_free(d);
+}
+
+/* MPI_ANY_SOURCE and collectives need every member: the launcher's world
+ * size says whether the dump holds them all. */
+static void test_analyze__calls_alone_need_the_whole_world(void **state)
+{
+    (void)state;
+    struct mqdh_dump *d = queueless_job(3, 0); /* size not known */
+    call(d, 0, "MPI_Recv", RECV, -2, 1, 0);
+    call(d, 1, "MPI_Recv", RECV, -2, 1, 0);
+    call(d, 2, "MPI_Recv", RECV, -2, 1, 0);
+    struct mqdh_analysis *a = analyze(d);
+    assert_int_equal(a->ndeadlocks, 0);
+    assert_int_equal(a->verdict, MQDH_VERDICT_UNKNOWN);
+    assert_true(unseen_says(a, "which processes can send to rank 0, which receives from "
+                               "MPI_ANY_SOURCE in MPI_Recv (of its MPI_COMM_WORLD the launcher "
+                               "did not say its size)"));
+    mqdh_analysis_free(a);
+    /* Three of four: still not. */
+    for (int i = 0; i < 3; i++)
+        d->procs[i].world_size = 4;
+    a = analyze(d);
+    assert_int_equal(a->ndeadlocks, 0);
+    assert_true(unseen_says(a, "3 of its 4 processes are in the dump"));
+    mqdh_analysis_free(a);
+    /* The whole world: a knot of receives from anyone. */
+    for (int i = 0; i < 3; i++)
+        d->procs[i].world_size = 3;
+    a = analyze(d);
+    assert_int_equal(a->ndeadlocks, 1);
+    assert_true(a->deadlocks[0].knot);
+    assert_string_equal(ranks(d, a->deadlocks[0].members, a->deadlocks[0].nmembers), "0,1,2");
+    mqdh_analysis_free(a);
+    /* All in one barrier: met only if the world is whole. */
+    for (int i = 0; i < 3; i++)
+        call(d, i, "MPI_Barrier", 0, 0, 0, 0);
+    a = analyze(d);
+    assert_int_equal(a->verdict, MQDH_VERDICT_NONE);
+    mqdh_analysis_free(a);
+    for (int i = 0; i < 3; i++)
+        d->procs[i].world_size = 4;
+    a = analyze(d);
+    assert_int_equal(a->verdict, MQDH_VERDICT_UNKNOWN);
+    assert_true(unseen_says(a, "whether every member of MPI_COMM_WORLD is in rank 0's "
+                               "MPI_Barrier (of its world 3 of its 4 processes are in the dump)"));
+    mqdh_analysis_free(a);
+    mqdh_dump_free(d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_analyze__call_sites),
+        cmocka_unit_test(test_analyze__calls_alone_find_deadlocks),
+        cmocka_unit_test(test_analyze__calls_alone_claim_nothing_unsure),
+        cmocka_unit_test(test_analyze__calls_alone_need_the_whole_world),
         cmocka_unit_test(test_analyze__ring_is_a_cycle),
         cmocka_unit_test(test_analyze__waitall_needs_all_recv_needs_one),
         cmocka_unit_test(test_analyze__in_flight_is_not_a_wait),

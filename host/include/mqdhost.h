@@ -227,6 +227,13 @@ struct mqdh_process {
      * analysis name a call's communicator when no DLL showed it.
      */
     char *where_comm_name;
+    /*
+     * The size of its MPI_COMM_WORLD as its launcher told it (PMI_SIZE,
+     * OMPI_COMM_WORLD_SIZE in its environment); 0 if unknown.  With it the
+     * analysis knows when every member of a world is in the dump even where
+     * no DLL showed MPI_COMM_WORLD.
+     */
+    int world_size;
 };
 
 #define MQDH_ARG_SOURCE 0x1u
@@ -289,7 +296,7 @@ struct mqdh_index;
  * mqdh_comm, mqdh_op, mqdh_wait, ...) comes with a new symbol version
  * node (MQDHOST_N) and soname.
  */
-#define MQDH_VERSION 2
+#define MQDH_VERSION 3
 
 struct mqdh_dump {
     unsigned version; /* MQDH_VERSION */
@@ -545,8 +552,8 @@ struct mqdh_wait {
     int from, to, group;
     enum mqdh_wait_kind kind;
     int any_source;   /* a receive from MPI_ANY_SOURCE: one edge per member */
-    int comm;         /* index into from's comms; -1: MPI_COMM_WORLD of a process in
-                       * MPI_Finalize that no longer shows it */
+    int comm;         /* index into from's comms; -1: the MPI_COMM_WORLD of a process
+                       * that shows none (in MPI_Finalize, or without queues) */
     long peer_local;  /* the peer as from's operation names it; -1 ANY */
     long peer_global;
     long tag;         /* -1 with tag_wild */
@@ -561,6 +568,13 @@ struct mqdh_wait {
     int roots_differ;
     long root, peer_root;
     int in_deadlock;  /* one of the edges that explain a deadlock */
+    /*
+     * Read from the calls alone: from's queues could not be read (its MPI
+     * keeps none for debuggers), so the wait is the call it is blocked in
+     * and that call's arguments, and `to` is blocked in a call that is no
+     * partner of it.
+     */
+    int from_call;
     /* In words: mqdh_explain_wait. */
 };
 
@@ -601,6 +615,13 @@ struct mqdh_analysis {
     char **unseen;                /* what the analysis could not see, one line each */
     enum mqdh_verdict verdict;
     int nblind;                   /* processes whose wait or state could not be seen */
+    /*
+     * Processes whose waits were read from their calls alone (no queue of
+     * theirs could be read): a deadlock among them rests on the calls, and
+     * holds once the job has stopped moving (a message no queue showed
+     * would by then have reached a process blocked in MPI).
+     */
+    int ncalls_only;
 };
 
 /*

@@ -34,9 +34,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     text[n] = '\0';
     switch (data[0] % 5) {
     case 0: {
-        int spawned = -1;
-        int rank = mqdh__text_env_rank(text, n, &spawned);
-        if (rank < -1 || rank >= (1 << 30) || (spawned != 0 && spawned != 1))
+        int spawned = -1, wsize = -2;
+        int rank = mqdh__text_env_rank(text, n, &spawned, &wsize);
+        if (rank < -1 || rank >= (1 << 30) || (spawned != 0 && spawned != 1) || wsize < -1 ||
+            wsize >= (1 << 30))
             broken("an environment's rank out of its range");
         break;
     }
