@@ -2,7 +2,11 @@
  * mqd-launch - start an MPI sample, wait until every rank is ready, report
  * the pids, and always clean up.
  *
- *   mqd-launch [-n NP] [-t SECONDS] [-m MPIEXEC] SAMPLE [ARGS...] [-- COMMAND...]
+ *   mqd-launch [-n NP] [-t SECONDS] [-m MPIEXEC] [-k KIND] SAMPLE [ARGS...] [-- COMMAND...]
+ *
+ * MPIEXEC is MPICH's hydra (KIND hydra) or Open MPI 4's orterun/mpirun (KIND
+ * openmpi); without -k, what `MPIEXEC --version` says.  Either way the job
+ * runs on this host alone, forked by the launcher (see launcher_argv).
  *
  * Readiness is an event, not a delay: each rank writes "ready RANK PID" into
  * a FIFO (samples/sample.c) after its queue entries exist.  When all NP ranks
@@ -43,6 +47,16 @@
 
 #define MAX_RANKS 4096
 
+/* The launchers mqd-launch knows how to drive. */
+enum launcher_kind {
+    KIND_UNKNOWN,
+    KIND_HYDRA,   /* MPICH's mpiexec.hydra */
+    KIND_OPENMPI, /* Open MPI 4's orterun (mpirun, mpiexec) */
+};
+
+/* How long `MPIEXEC --version` may take to say what it is. */
+#define PROBE_SECONDS 10
+
 static int sig_pipe[2] = {-1, -1};
 static volatile sig_atomic_t got_signal;
 
@@ -65,11 +79,136 @@ static double now(void)
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: mqd-launch [-n NP] [-t SECONDS] [-m MPIEXEC] SAMPLE [ARGS...] "
+    fprintf(f, "usage: mqd-launch [-n NP] [-t SECONDS] [-m MPIEXEC] [-k KIND] SAMPLE [ARGS...] "
                "[-- COMMAND [ARGS...]]\n"
                "  -n NP       number of ranks (default 2)\n"
                "  -t SECONDS  give up if the ranks are not all ready by then (default 60)\n"
-               "  -m MPIEXEC  the mpiexec to use (default $MQD_MPIEXEC, else mpiexec)\n");
+               "  -m MPIEXEC  the mpiexec to use (default $MQD_MPIEXEC, else mpiexec)\n"
+               "  -k KIND     what MPIEXEC is: hydra (MPICH) or openmpi (Open MPI's\n"
+               "              orterun/mpirun); default: what MPIEXEC --version says\n");
+}
+
+/* The kind named by s (-k), or KIND_UNKNOWN. */
+static enum launcher_kind kind_named(const char *s)
+{
+    if (strcmp(s, "hydra") == 0 || strcmp(s, "mpich") == 0)
+        return KIND_HYDRA;
+    if (strcmp(s, "openmpi") == 0 || strcmp(s, "ompi") == 0 || strcmp(s, "orterun") == 0)
+        return KIND_OPENMPI;
+    return KIND_UNKNOWN;
+}
+
+/*
+ * What mpiexec is, from what `mpiexec --version` prints on stdout within
+ * PROBE_SECONDS: hydra says "HYDRA build details:", Open MPI 4 says
+ * "mpirun (Open MPI) 4.1.4" or, as orterun, "orterun (OpenRTE) 4.1.4".
+ * KIND_UNKNOWN if it says neither, cannot be run or takes too long.  It runs
+ * in its own process group with stdin from /dev/null (not the caller's:
+ * that is the hold protocol's) and is killed and reaped before this returns.
+ * Called before any signal handler is installed.
+ */
+static enum launcher_kind probe_launcher(const char *mpiexec)
+{
+    int out[2];
+    if (pipe2(out, O_CLOEXEC) != 0)
+        return KIND_UNKNOWN;
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(out[0]);
+        close(out[1]);
+        return KIND_UNKNOWN;
+    }
+    if (pid == 0) {
+        setpgid(0, 0);
+        int null = open("/dev/null", O_RDWR);
+        if (null >= 0) {
+            dup2(null, 0);
+            dup2(null, 2);
+        }
+        dup2(out[1], 1);
+        execlp(mpiexec, mpiexec, "--version", (char *)NULL);
+        _exit(127);
+    }
+    setpgid(pid, pid);
+    close(out[1]);
+
+    char buf[4096];
+    size_t have = 0;
+    double deadline = now() + PROBE_SECONDS;
+    for (;;) {
+        double left = deadline - now();
+        if (left <= 0 || have == sizeof buf - 1)
+            break;
+        struct pollfd pfd = {out[0], POLLIN, 0};
+        int r = poll(&pfd, 1, (int)(left * 1000) + 1);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            break;
+        ssize_t n = read(out[0], buf + have, sizeof buf - 1 - have);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        have += (size_t)n;
+    }
+    buf[have] = '\0';
+    close(out[0]);
+    kill(-pid, SIGKILL);
+    while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+        ;
+
+    if (strstr(buf, "HYDRA"))
+        return KIND_HYDRA;
+    if (strstr(buf, "(Open MPI)") || strstr(buf, "(OpenRTE)"))
+        return KIND_OPENMPI;
+    return KIND_UNKNOWN;
+}
+
+/*
+ * The command that starts np ranks of sample_argv[0..sample_argc) under
+ * mpiexec, all on this host, forked by mpiexec itself, in a calloc'ed array
+ * the caller frees (it points into its arguments); NULL when out of memory.
+ *
+ * hydra: "-launcher fork" starts its proxy by fork, not ssh.
+ * Open MPI 4: "--mca plm isolated" is the same for orterun (which is its own
+ * daemon on this host; rsh would want ssh even so); "--oversubscribe" lets
+ * NP exceed the cores, which hydra never minds; "--stdin none" keeps it off
+ * our stdin (it would forward it to rank 0, eat the hold protocol's end of
+ * file and, on a terminal, stop on SIGTTIN in its own process group);
+ * "--allow-run-as-root" when we are root, which orterun otherwise refuses.
+ */
+static char **launcher_argv(enum launcher_kind kind, const char *mpiexec, const char *np,
+                            int sample_argc, char **sample_argv)
+{
+    char **av = calloc((size_t)sample_argc + 16, sizeof *av);
+    if (!av)
+        return NULL;
+    int k = 0;
+    av[k++] = (char *)mpiexec;
+    switch (kind) {
+    case KIND_UNKNOWN:
+    case KIND_HYDRA:
+        av[k++] = "-launcher";
+        av[k++] = "fork";
+        break;
+    case KIND_OPENMPI:
+        av[k++] = "--mca";
+        av[k++] = "plm";
+        av[k++] = "isolated";
+        av[k++] = "--oversubscribe";
+        av[k++] = "--stdin";
+        av[k++] = "none";
+        if (geteuid() == 0)
+            av[k++] = "--allow-run-as-root";
+        break;
+    }
+    av[k++] = "-n";
+    av[k++] = (char *)np;
+    for (int i = 0; i < sample_argc; i++)
+        av[k++] = sample_argv[i];
+    av[k] = NULL;
+    return av;
 }
 
 /* The parent pid of pid from /proc, or -1. */
@@ -169,11 +308,12 @@ int main(int argc, char **argv)
     int np = 2;
     double timeout = 60.0;
     const char *mpiexec = getenv("MQD_MPIEXEC");
+    enum launcher_kind kind = KIND_UNKNOWN;
     int opt;
 
     if (!mpiexec || !*mpiexec)
         mpiexec = "mpiexec";
-    while ((opt = getopt(argc, argv, "+n:t:m:h")) != -1) {
+    while ((opt = getopt(argc, argv, "+n:t:m:k:h")) != -1) {
         char *end;
         switch (opt) {
         case 'n':
@@ -193,6 +333,13 @@ int main(int argc, char **argv)
             break;
         case 'm':
             mpiexec = optarg;
+            break;
+        case 'k':
+            kind = kind_named(optarg);
+            if (kind == KIND_UNKNOWN) {
+                fprintf(stderr, "mqd-launch: -k wants hydra or openmpi, not '%s'\n", optarg);
+                return 64;
+            }
             break;
         case 'h':
             usage(stdout);
@@ -221,6 +368,17 @@ int main(int argc, char **argv)
     if (sample_argc == 0) {
         usage(stderr);
         return 64;
+    }
+
+    if (kind == KIND_UNKNOWN) {
+        kind = probe_launcher(mpiexec);
+        if (kind == KIND_UNKNOWN) {
+            fprintf(stderr,
+                    "mqd-launch: %s --version names neither MPICH's hydra nor Open MPI; "
+                    "taking it for hydra (-k says otherwise)\n",
+                    mpiexec);
+            kind = KIND_HYDRA;
+        }
     }
 
     /* Orphans of the job become our children, so nothing escapes cleanup. */
@@ -275,18 +433,9 @@ int main(int argc, char **argv)
     if (job == 0) {
         setpgid(0, 0);
         prctl(PR_SET_PDEATHSIG, SIGKILL);
-        char **av = calloc((size_t)sample_argc + 8, sizeof *av);
+        char **av = launcher_argv(kind, mpiexec, npbuf, sample_argc, sample_argv);
         if (!av)
             _exit(127);
-        int k = 0;
-        av[k++] = (char *)mpiexec;
-        av[k++] = "-launcher";
-        av[k++] = "fork";
-        av[k++] = "-n";
-        av[k++] = npbuf;
-        for (int i = 0; i < sample_argc; i++)
-            av[k++] = sample_argv[i];
-        av[k] = NULL;
         execvp(mpiexec, av);
         fprintf(stderr, "mqd-launch: cannot run %s: %s\n", mpiexec, strerror(errno));
         _exit(127);

@@ -1,62 +1,181 @@
 #!/usr/bin/env bash
-# Build MPI samples against Debian's stock MPICH (scripts/fetch-stock-mpich.sh:
-# 4.0.2, ch4:ucx, no --enable-debuginfo), unpacked rather than installed.
+# Build MPI samples against a distribution's own MPI, unpacked rather than
+# installed: Debian's stock MPICH (scripts/fetch-stock-mpich.sh: 4.0.2,
+# ch4:ucx, no --enable-debuginfo) or Debian's stock Open MPI
+# (scripts/fetch-stock-ompi.sh: 4.1.4 over PMIx 4, libmpi's DWARF stripped).
 #
-#   scripts/stock-samples.sh [SAMPLE...]     (default: ring mismatch finalize
-#                                            probe ssend roots inflight)
+#   scripts/stock-samples.sh [--mpi mpich|openmpi] [SAMPLE...]
+#       (default MPICH; default samples: ring mismatch finalize probe ssend
+#        roots inflight hidden)
 #
-# Each sample is built twice, at -O2 -g into $MQD_BUILD/stock/O2/SAMPLE and at
-# -O0 -g into $MQD_BUILD/stock/O0/SAMPLE ($MQD_BUILD defaults to build).  The
-# programs find libmpich.so.12 and the libraries it needs (libucx, libhwloc,
-# ...) in the unpacked tree by DT_RPATH (not RUNPATH, which would not reach
-# libmpich's own dependencies).  Also writes $MQD_BUILD/stock/mpiexec, a
-# wrapper that execs the unpacked mpiexec.hydra (so its pid is mpiexec's) with
-# the environment a local job of a few ranks needs, for
+# Each sample is built twice, at -O2 -g into OUT/O2/SAMPLE and at -O0 -g into
+# OUT/O0/SAMPLE, where OUT is $MQD_BUILD/stock for MPICH and
+# $MQD_BUILD/stock/ompi for Open MPI ($MQD_BUILD defaults to build).  The
+# programs find the MPI library (libmpich.so.12, libmpi.so.40) and the
+# libraries it needs (libucx, libhwloc, libpmix, ...) in the unpacked tree by
+# DT_RPATH (not RUNPATH, which would not reach the MPI library's own
+# dependencies).  Also writes a launcher wrapper that execs the unpacked
+# launcher itself (so its pid is the launcher's, the process holding
+# MPIR_proctable) with the environment a local job of a few ranks needs:
+# $MQD_BUILD/stock/mpiexec (MPICH's mpiexec.hydra) or
+# $MQD_BUILD/stock/ompi/mpirun (Open MPI's orterun), for
 #
 #   build/bin/mqd-launch -n NP -m build/stock/mpiexec build/stock/O2/ring -- \
 #       sh -c 'build/bin/mqdump --job $MQD_MPIEXEC_PID'
+#   build/bin/mqd-launch -n NP -m build/stock/ompi/mpirun build/stock/ompi/O2/ring -- \
+#       sh -c 'build/bin/mqdump --job $MQD_MPIEXEC_PID'
 #
-# Prints the directory holding O2/, O0/ and mpiexec last on stdout.
+# Prints OUT (the directory holding O2/, O0/ and the wrapper) last on stdout.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${MQD_BUILD:-build}
-out=$build/stock
 cc=${CC:-cc}
+mpi=mpich
+if [ "${1:-}" = --mpi ]; then
+    [ $# -ge 2 ] || { echo "stock-samples: --mpi wants mpich or openmpi" >&2; exit 64; }
+    mpi=$2
+    shift 2
+fi
 samples=("$@")
-[ ${#samples[@]} -gt 0 ] || samples=(ring mismatch finalize probe ssend roots inflight)
-
-prefix=$(scripts/fetch-stock-mpich.sh | tail -n 1)
-[ -d "$prefix" ] || { echo "stock-samples: fetch-stock-mpich.sh gave no prefix" >&2; exit 1; }
+[ ${#samples[@]} -gt 0 ] || samples=(ring mismatch finalize probe ssend roots inflight hidden)
 multiarch=$(gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)
-inc=$prefix/usr/include/$multiarch/mpich
-lib=$prefix/usr/lib/$multiarch
-[ -f "$inc/mpi.h" ] || { echo "stock-samples: no mpi.h in $inc" >&2; exit 1; }
-[ -e "$lib/libmpich.so" ] || { echo "stock-samples: no libmpich.so in $lib" >&2; exit 1; }
 
-WARN=(-Wall -Wextra -Wshadow -Wformat=2 -Wstrict-prototypes -Werror)
-for opt in O2 O0; do
-    mkdir -p "$out/$opt"
-    "$cc" -std=c11 "${WARN[@]}" "-$opt" -g -I"$inc" -c -o "$out/$opt/sample.o" samples/sample.c
-    for s in "${samples[@]}"; do
-        [ -f "samples/$s.c" ] || { echo "stock-samples: no samples/$s.c" >&2; exit 1; }
-        "$cc" -std=c11 "${WARN[@]}" "-$opt" -g -I"$inc" -c -o "$out/$opt/$s.o" "samples/$s.c"
-        "$cc" -g -o "$out/$opt/$s" "$out/$opt/$s.o" "$out/$opt/sample.o" \
-            -L"$lib" -lmpich -Wl,--disable-new-dtags -Wl,-rpath,"$lib"
-    done
-done
+die() { echo "stock-samples: $*" >&2; exit 1; }
+
+# Each setup_* fetches its MPI and sets out (where the programs go), inc (the
+# directory of mpi.h), libs (how to link the MPI library) and rpath (the
+# directories the programs search, in order).
+setup_mpich() {
+    prefix=$(scripts/fetch-stock-mpich.sh | tail -n 1)
+    [ -d "$prefix" ] || die "fetch-stock-mpich.sh gave no prefix"
+    out=$build/stock
+    inc=$prefix/usr/include/$multiarch/mpich
+    lib=$prefix/usr/lib/$multiarch
+    [ -e "$lib/libmpich.so" ] || die "no libmpich.so in $lib"
+    libs=(-L"$lib" -lmpich)
+    rpath=$lib
+}
+
+# Open MPI's compiler wrapper (usr/bin/mpicc.openmpi, opal_wrapper) does
+# relocate under OPAL_PREFIX, but adds no rpath and needs the same
+# environment as orterun; the flags it would give (-I include, -L lib -lmpi)
+# are used here directly, as for MPICH.  Debian keeps the headers in
+# usr/lib/MULTIARCH/openmpi/include and a libmpi.so link in
+# usr/lib/MULTIARCH/openmpi/lib; libmpi.so.40 itself and the libraries it
+# needs are in usr/lib/MULTIARCH, except libnl-3 (lib/MULTIARCH).
+setup_ompi() {
+    prefix=$(scripts/fetch-stock-ompi.sh | tail -n 1)
+    [ -d "$prefix" ] || die "fetch-stock-ompi.sh gave no prefix"
+    out=$build/stock/ompi
+    lib=$prefix/usr/lib/$multiarch
+    inc=$lib/openmpi/include
+    [ -e "$lib/openmpi/lib/libmpi.so" ] || die "no libmpi.so in $lib/openmpi/lib"
+    libs=(-L"$lib/openmpi/lib" -lmpi)
+    rpath=$lib:$prefix/lib/$multiarch
+}
+
+# The wrappers' line exporting $1 as $2 unless the caller's environment
+# already sets it.
+env_default() { printf "export %s=\"\${%s:-%s}\"\n" "$1" "$1" "$2"; }
 
 # mpiexec.hydra needs libhwloc and libslurm from the tree, and finds
 # hydra_pmi_proxy beside itself (mqd-launch passes -launcher fork).  UCX over
 # shared memory (and tcp, as a fallback on hosts without /dev/shm room).
-cat >"$out/mpiexec" <<EOF
+write_mpich_wrapper() {
+    cat >"$out/mpiexec" <<EOF
 #!/bin/sh
 # Generated by scripts/stock-samples.sh: Debian's stock MPICH, unpacked in
 # $prefix.
 export LD_LIBRARY_PATH="$lib\${LD_LIBRARY_PATH:+:\$LD_LIBRARY_PATH}"
 export PATH="$prefix/usr/bin:\$PATH"
-export UCX_TLS="\${UCX_TLS:-self,sm,tcp}"
+$(env_default UCX_TLS self,sm,tcp)
 export UCX_WARN_UNUSED_ENV_VARS=n
 exec "$prefix/usr/bin/mpiexec.hydra" "\$@"
 EOF
-chmod +x "$out/mpiexec"
+    chmod +x "$out/mpiexec"
+}
+
+# orterun is Open MPI's launcher and, for a job on this host alone, its only
+# daemon: it forks the ranks itself (no orted, no ssh) and holds
+# MPIR_proctable.  Each setting is one a container needs or one that keeps
+# the job from depending on the host's hardware; every MCA one yields to the
+# caller's environment.
+write_ompi_wrapper() {
+    cat >"$out/mpirun" <<EOF
+#!/bin/sh
+# Generated by scripts/stock-samples.sh --mpi openmpi: Debian's stock Open MPI,
+# unpacked in $prefix.
+#
+# Configured for /usr; OPAL_PREFIX moves every installation directory below
+# it (components in usr/lib/$multiarch/openmpi/lib/openmpi3, help files in
+# usr/share/openmpi) but sysconfdir (/etc/openmpi), which Debian keeps apart:
+# OPAL_SYSCONFDIR points at the unpacked openmpi-mca-params.conf, whose
+# defaults (no ucx pml/osc, no openib/ofi btl, no ofi mtl) Debian's own
+# users get.
+export OPAL_PREFIX="$prefix/usr"
+export OPAL_SYSCONFDIR="$prefix/etc/openmpi"
+# PMIx (libpmix2, configured for /usr/lib/$multiarch/pmix2) finds its help
+# files and its few DSO components (pcompress, prm) in its pkgdatadir and
+# pkglibdir.  PMIx 4 reads PMIX_PREFIX (not PMIX_INSTALL_PREFIX), but Debian
+# configured datadir and libdir as absolute paths, which a prefix does not
+# move; without the two directories every job prints "pcompress unavailable"
+# through a help file it cannot open.
+export PMIX_PREFIX="$lib/pmix2"
+export PMIX_PKGDATADIR="$lib/pmix2/share/pmix"
+export PMIX_PKGLIBDIR="$lib/pmix2/lib/pmix"
+export LD_LIBRARY_PATH="$rpath\${LD_LIBRARY_PATH:+:\$LD_LIBRARY_PATH}"
+export PATH="$prefix/usr/bin:\$PATH"
+# Containers run as root; orterun refuses that without both of these.
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# Local launch only: plm isolated forks the ranks from orterun, where rsh
+# would look for ssh (absent in many containers) even for this host.
+$(env_default OMPI_MCA_plm isolated)
+# More ranks than cores (a 2-core container runs 3 and 4), so no binding.
+$(env_default OMPI_MCA_rmaps_base_oversubscribe 1)
+$(env_default OMPI_MCA_hwloc_base_binding_policy none)
+# Point-to-point through ob1 over shared memory (vader) and self: the queues
+# the samples build live in ob1, and nothing probes for UCX, verbs or
+# libfabric hardware.  vader's single-copy path (CMA, process_vm_readv)
+# needs ptrace rights between the ranks that containers often deny, so it
+# copies through the shared segment instead.
+$(env_default OMPI_MCA_pml ob1)
+$(env_default OMPI_MCA_btl self,vader)
+$(env_default OMPI_MCA_btl_vader_single_copy_mechanism none)
+# PMIx's shared-memory key-value stores (gds ds12/ds21) lock through
+# /dev/shm and fail in some containers; the hash store is per process.
+$(env_default PMIX_MCA_gds hash)
+exec "$prefix/usr/bin/orterun" "\$@"
+EOF
+    chmod +x "$out/mpirun"
+}
+
+# Builds each sample at -O2 -g into $out/O2 and at -O0 -g into $out/O0,
+# against the MPI that setup_* found.
+build_samples() {
+    local warn=(-Wall -Wextra -Wshadow -Wformat=2 -Wstrict-prototypes -Werror)
+    local opt s
+    for opt in O2 O0; do
+        mkdir -p "$out/$opt"
+        "$cc" -std=c11 "${warn[@]}" "-$opt" -g -I"$inc" -c -o "$out/$opt/sample.o" samples/sample.c
+        for s in "${samples[@]}"; do
+            [ -f "samples/$s.c" ] || die "no samples/$s.c"
+            "$cc" -std=c11 "${warn[@]}" "-$opt" -g -I"$inc" -c -o "$out/$opt/$s.o" "samples/$s.c"
+            "$cc" -g -o "$out/$opt/$s" "$out/$opt/$s.o" "$out/$opt/sample.o" \
+                "${libs[@]}" -Wl,--disable-new-dtags -Wl,-rpath,"$rpath"
+        done
+    done
+}
+
+case $mpi in
+mpich) setup_mpich ;;
+openmpi | ompi) setup_ompi ;;
+*) echo "stock-samples: --mpi wants mpich or openmpi, not '$mpi'" >&2; exit 64 ;;
+esac
+[ -f "$inc/mpi.h" ] || die "no mpi.h in $inc"
+build_samples
+
+case $mpi in
+mpich) write_mpich_wrapper ;;
+*) write_ompi_wrapper ;;
+esac
 echo "$out"
