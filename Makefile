@@ -89,7 +89,7 @@ samples: $(SAMPLE_BINS) $(BUILD)/samples/unexpected-named $(STRIPPED)/libmpi.so.
 
 # ---------------------------------------------------------------- host
 HOST_SRCS := host/memory.c host/attach.c host/files.c host/image.c host/types.c host/loader.c \
-             host/pc.c host/args.c host/where.c host/stacks.c host/dump.c \
+             host/pc.c host/args.c host/callsite.c host/where.c host/stacks.c host/dump.c \
              host/match.c host/waits.c host/calls.c host/graph.c host/explain.c host/analyze.c \
              host/callbacks.c host/choose.c host/beside.c host/protocol.c host/identity.c \
              host/owner.c host/session.c host/job.c host/proc.c host/hosts.c \
@@ -164,7 +164,8 @@ INTEGRATION_TESTS := $(BUILD)/tests/test_samples $(BUILD)/tests/test_mqdump \
                      $(BUILD)/tests/test_dbgstub $(BUILD)/tests/test_install \
                      $(BUILD)/tsan/tests/test_threads $(BUILD)/tests/test_multinode \
                      $(BUILD)/tests/test_faults $(BUILD)/tests/test_security \
-                     $(BUILD)/tests/test_json_format
+                     $(BUILD)/tests/test_json_format $(BUILD)/tests/test_stock \
+                     $(BUILD)/tests/test_callsite
 
 # ---------------------------------------------------------------- the DLL
 # libmqd_mpich.so: every mqs_* entry point and mqd_get_comm_handle, nothing
@@ -233,6 +234,34 @@ $(BUILD)/tests/test_dump: | $(FAKE_DLLS) $(BUILD)/bin/mqdump
 # A launcher whose MPIR_proctable names whatever its command line says.
 $(BUILD)/tests/fake_launcher: tests/fixtures/fake_launcher.c | $(BUILD)/tests
 	$(CC) -std=c11 $(WARN) -O1 -g -o $@ $<
+# Debian's own MPICH, unpacked (no queues for debuggers, libmpich stripped),
+# and samples built against it at -O2 -g and -O0 -g: what the plain command
+# says on the MPI a distribution installs (test_stock).
+STOCK_SAMPLES := ring mismatch finalize probe ssend roots inflight hidden
+$(BUILD)/stock/mpiexec: scripts/stock-samples.sh scripts/fetch-stock-mpich.sh samples/sample.c \
+                        samples/sample.h $(STOCK_SAMPLES:%=samples/%.c)
+	MQD_BUILD=$(BUILD) scripts/stock-samples.sh $(STOCK_SAMPLES) >/dev/null
+$(BUILD)/tests/test_stock: $(BUILD)/tests/test_stock.o $(BUILD)/tests/joblaunch.o \
+                           $(BUILD)/tests/json.o | $(BUILD)/stock/mpiexec $(BUILD)/bin/mqdump \
+                           $(BUILD)/bin/mqd-launch
+	$(CC) -o $@ $^ $(MQD_LDFLAGS) -lcmocka
+# An MPI call whose source is an entry value, and one on MPI_COMM_SELF
+# (tests/fixtures/callsite.c), built at -O2 -g against the stock MPICH as
+# the stock samples are, with their sample.o.
+$(BUILD)/stock/O2/callsite: tests/fixtures/callsite.c samples/sample.h $(BUILD)/stock/mpiexec
+	prefix=$$(scripts/fetch-stock-mpich.sh | tail -n 1) && \
+	    ma=$$($(CC) -print-multiarch 2>/dev/null || echo x86_64-linux-gnu) && \
+	    $(CC) -std=c11 $(WARN) -O2 -g -Isamples -I$$prefix/usr/include/$$ma/mpich -o $@ $< \
+	        $(BUILD)/stock/O2/sample.o -L$$prefix/usr/lib/$$ma -lmpich \
+	        -Wl,--disable-new-dtags -Wl,-rpath,$$prefix/usr/lib/$$ma
+# The calls' arguments from their call sites: the stock samples and the
+# fixture above, and the cached MPICH's roots (its DWARF first).
+$(BUILD)/tests/test_callsite: $(BUILD)/tests/test_callsite.o $(BUILD)/tests/joblaunch.o \
+                              $(BUILD)/tests/json.o \
+                              | $(BUILD)/stock/mpiexec $(BUILD)/stock/O2/callsite \
+                                $(BUILD)/samples/roots $(BUILD)/bin/mqdump \
+                                $(BUILD)/lib/libmqd_mpich.so $(BUILD)/bin/mqd-launch
+	$(CC) -o $@ $^ $(MQD_LDFLAGS) -lcmocka
 $(BUILD)/tests/test_security: $(BUILD)/tests/test_security.o $(BUILD)/tests/joblaunch.o \
                               | $(BUILD)/tests/fake_launcher $(BUILD)/bin/mqdump
 	$(CC) -o $@ $^ $(MQD_LDFLAGS) -lcmocka

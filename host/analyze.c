@@ -261,9 +261,17 @@ int mqdh_analyze(const struct mqdh_dump *d, struct mqdh_analysis **out)
     }
     int rc = MQDH_E_NOMEM;
     activities(&b);
-    for (int i = 0; i < d->nprocs && !b.nomem; i++)
-        if (a->activity[i] == MQDH_ACT_BLOCKED)
+    for (int i = 0; i < d->nprocs && !b.nomem; i++) {
+        if (a->activity[i] != MQDH_ACT_BLOCKED)
+            continue;
+        /* Without queues, from its call (MPI_Finalize's waits need none). */
+        int from_call = calls_only(d, i) && strcmp(d->procs[i].where_call, "MPI_Finalize") != 0;
+        a->ncalls_only += calls_only(d, i);
+        if (from_call)
+            mqdh__call_waits(&b, i);
+        else
             mqdh__waits_of(&b, i);
+    }
     if (!b.nomem && find_deadlocks(a, &indexed) == MQDH_OK) {
         verdict(a, b.blind);
         rc = MQDH_OK;

@@ -264,11 +264,11 @@ static void collective_call_waits(struct mqdh__waits *b, int i)
     const char *comm = call_comm(p);
     int rooted = mqdh__call_rooted(p->where_call), first = b->a->nwaits, group = 0;
     if (!comm || strcmp(comm, "MPI_COMM_WORLD") != 0) {
-        mqdh__unseen(b, i, "who takes part in %s's %s (%s)", who(b, i, me, sizeof me),
+        mqdh__unseen(b, i, "which communicator %s's %s runs on (%s)", who(b, i, me, sizeof me),
                      p->where_call,
                      !(p->where_args & MQDH_ARG_COMM)
                          ? (p->where_args_why ? p->where_args_why : "its comm was not read")
-                         : "its communicator is none MPI predefines, and no DLL showed it");
+                         : "it is none MPI predefines, and no DLL showed it");
         return;
     }
     int root_unread = -1;

@@ -135,21 +135,32 @@ static int choose_named(struct target *p, int mpich, int want_own, struct mqdh_d
         rc = MQDH_E_NO_DLL;
         goto out;
     }
-    int chosen = -1;
+    int chosen = -1, first_rc = MQDH_OK;
     for (int i = 0; i < l.n && chosen < 0; i++) {
         /* Opened as checked: the file loaded is this one, whatever the
          * name points to by then. */
-        if (mqdh__dll_open(l.v[i], trust, f, why, sizeof why) == MQDH_OK)
+        int orc = mqdh__dll_open(l.v[i], trust, f, why, sizeof why);
+        if (orc == MQDH_OK)
             chosen = i;
-        else if (!first_why[0])
+        else if (!first_why[0]) {
             snprintf(first_why, sizeof first_why, "%s", why);
+            first_rc = orc;
+        }
     }
-    if (chosen < 0) {
+    if (chosen < 0 && first_rc == MQDH_E_DLL_UNTRUSTED) {
         mqdh__process_error(p->out,
                             "refusing the debug DLL the process names: %s (pass --dll to "
                             "choose one, or --trust-target-dll)",
                             first_why);
         rc = MQDH_E_DLL_UNTRUSTED;
+        goto out;
+    }
+    if (chosen < 0) { /* not there (an MPI moved since it was built), or no DLL */
+        mqdh__process_error(p->out,
+                            "cannot load the debug DLL the process names: %s (pass --dll to "
+                            "choose one)",
+                            first_why);
+        rc = first_rc;
         goto out;
     }
     set_dll(p, l.v[chosen], MQDH_DLL_TARGET, "named by the process%s",

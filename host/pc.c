@@ -46,9 +46,7 @@ const char *mqdh__pc_line(struct mqdh_file *f, Dwarf_Addr addr, struct mqdh__pc 
     return pc->src;
 }
 
-/* The name DWARF gives die (an inlined subroutine's, from its abstract
- * origin), or NULL. */
-static const char *die_name(Dwarf_Die *die)
+const char *mqdh__die_name(Dwarf_Die *die)
 {
     Dwarf_Attribute a;
     return dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &a));
@@ -159,13 +157,138 @@ struct mqdh__pc *mqdh__pc_expand(struct mqdh_file *f, Dwarf_Addr addr, struct mq
     *slot = n;
     int k = 0;
     for (int j = ninl - 1; j >= 0; j--) {
-        n->fr[k++] = (struct mqdh__pcframe){die_name(&inl[j]), src, line};
+        n->fr[k++] = (struct mqdh__pcframe){mqdh__die_name(&inl[j]), src, line};
         call_site(&inl[j], cu, &src, &line);
     }
     n->fr[k++] = (struct mqdh__pcframe){n->name, src, line};
     n->nfr = k;
     n->expanded = 1;
     return n;
+}
+
+/* ---------------------------------------------------------------- call sites */
+
+/* DIEs of one function looked through for its call sites: a corrupt
+ * DWARF's tree ends there. */
+enum { MAX_SITE_DIES = 100000, MAX_SITE_DEPTH = 64 };
+
+/*
+ * Whether cu was built by GCC without optimisation: its producer (GCC
+ * records its options there, -grecord-gcc-switches being the default)
+ * ends with -O0, or has no -O at all, GCC's default.  GCC describes call
+ * sites only from -O1, where it tracks variables' locations.
+ */
+static int gcc_unoptimised(Dwarf_Die *cu)
+{
+    Dwarf_Attribute a;
+    const char *p = dwarf_formstring(dwarf_attr(cu, DW_AT_producer, &a)), *last = NULL;
+    if (!p || strncmp(p, "GNU ", 4) != 0)
+        return 0;
+    for (const char *o = p; (o = strstr(o, " -O")) != NULL; o += 3)
+        last = o;
+    return !last || (last[3] == '0' && (last[4] == ' ' || last[4] == '\0'));
+}
+
+/* The return address of call site die (a file address of its DWARF) into
+ * *ret: 0, or -1 if die is no call site or says none. */
+static int site_return(Dwarf_Die *die, Dwarf_Addr *ret)
+{
+    Dwarf_Attribute a;
+    switch (dwarf_tag(die)) {
+    case DW_TAG_call_site:
+        return dwarf_formaddr(dwarf_attr(die, DW_AT_call_return_pc, &a), ret);
+    case DW_TAG_GNU_call_site: /* its low pc is the return address */
+        return dwarf_formaddr(dwarf_attr(die, DW_AT_low_pc, &a), ret);
+    default:
+        return -1;
+    }
+}
+
+/*
+ * Among the scopes of die (a function, a lexical block, an inlined
+ * instance: a call site is a child of the innermost scope holding its
+ * call), the call site returning to ret into *out: 1 if found, else 0
+ * with every call site seen counted in *sites.  *seen counts the DIEs.
+ */
+static int find_site(Dwarf_Die *die, Dwarf_Addr ret, Dwarf_Die *out, int *sites, int *seen,
+                     int depth)
+{
+    Dwarf_Die child;
+    if (depth > MAX_SITE_DEPTH || dwarf_child(die, &child) != 0)
+        return 0;
+    do {
+        Dwarf_Addr r;
+        int tag = dwarf_tag(&child);
+        if (++*seen > MAX_SITE_DIES)
+            return 0;
+        if (tag == DW_TAG_call_site || tag == DW_TAG_GNU_call_site) {
+            ++*sites;
+            if (site_return(&child, &r) == 0 && r == ret) {
+                *out = child;
+                return 1;
+            }
+        } else if ((tag == DW_TAG_lexical_block || tag == DW_TAG_inlined_subroutine) &&
+                   find_site(&child, ret, out, sites, seen, depth + 1)) {
+            return 1;
+        }
+    } while (dwarf_siblingof(&child, &child) == 0);
+    return 0;
+}
+
+const struct mqdh__site *mqdh__pc_call_site(struct mqdh_file *f, Dwarf_Addr addr,
+                                            struct mqdh__pc *pc)
+{
+    struct mqdh__site *s = &pc->site;
+    if (s->state != MQDH_SITE_UNSEEN)
+        return s;
+    Dwfl_Module *m = mqdh__file_module(f);
+    Dwarf_Die *cu = m ? dwfl_module_addrdie(m, addr, &s->dbias) : NULL;
+    int seen = 0;
+    s->state = MQDH_SITE_NO_DWARF;
+    if (!cu || function_in(cu, addr - s->dbias, &s->fn, 0) != 0)
+        return s;
+    s->unoptimised = gcc_unoptimised(cu);
+    s->state = find_site(&s->fn, addr + 1 - s->dbias, &s->die, &s->fn_sites, &seen, 0)
+                   ? MQDH_SITE_FOUND
+                   : MQDH_SITE_NONE;
+    return s;
+}
+
+int mqdh__site_callee(const struct mqdh__site *site, Dwarf_Die *callee)
+{
+    Dwarf_Attribute a;
+    Dwarf_Die die = site->die;
+    if (!dwarf_attr(&die, DW_AT_call_origin, &a) && !dwarf_attr(&die, DW_AT_abstract_origin, &a))
+        return -1;
+    return dwarf_formref_die(&a, callee) ? 0 : -1;
+}
+
+int mqdh__site_reg_param(const struct mqdh__site *site, unsigned regno, Dwarf_Die *param)
+{
+    Dwarf_Die die = site->die;
+    if (dwarf_child(&die, param) != 0)
+        return -1;
+    do {
+        int tag = dwarf_tag(param);
+        Dwarf_Attribute a;
+        Dwarf_Op *ops;
+        size_t n;
+        if ((tag != DW_TAG_call_site_parameter && tag != DW_TAG_GNU_call_site_parameter) ||
+            !dwarf_attr(param, DW_AT_location, &a) || dwarf_getlocation(&a, &ops, &n) != 0 ||
+            n != 1)
+            continue;
+        if ((ops[0].atom >= DW_OP_reg0 && ops[0].atom <= DW_OP_reg31 &&
+             ops[0].atom - DW_OP_reg0 == (int)regno) ||
+            (ops[0].atom == DW_OP_regx && ops[0].number == regno))
+            return 0;
+    } while (dwarf_siblingof(param, param) == 0);
+    return -1;
+}
+
+Dwarf_Attribute *mqdh__site_value(Dwarf_Die *param, Dwarf_Attribute *attr)
+{
+    Dwarf_Attribute *a = dwarf_attr(param, DW_AT_call_value, attr);
+    return a ? a : dwarf_attr(param, DW_AT_GNU_call_site_value, attr);
 }
 
 /* ---------------------------------------------------------------- names */

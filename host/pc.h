@@ -1,9 +1,9 @@
 /*
  * pc.h - what a code address of a file says (pc.c): the symbol holding it,
- * its source line, the functions inlined there, and whether a function's
- * name is an MPI call.  It is the same for every rank that runs the file,
- * so it is looked up once per session (mqdh__file_memo); for where.c and
- * args.c.
+ * its source line, the functions inlined there, the call site of a call
+ * there, and whether a function's name is an MPI call.  It is the same for
+ * every rank that runs the file, so it is looked up once per session
+ * (mqdh__file_memo); for where.c, args.c and callsite.c.
  */
 #ifndef MQDH_PC_H
 #define MQDH_PC_H
@@ -21,9 +21,32 @@ struct mqdh__pcframe {
     int line;
 };
 
+/* What a caller's DWARF says of one of its calls (mqdh__pc_call_site). */
+enum mqdh__site_state {
+    MQDH_SITE_UNSEEN,   /* not looked up yet */
+    MQDH_SITE_FOUND,    /* die is the call site */
+    MQDH_SITE_NO_DWARF, /* the file has no DWARF for the caller */
+    MQDH_SITE_NONE      /* it has, but no call site returns to this address */
+};
+
+/*
+ * The call a frame's caller made, as the caller's DWARF describes it
+ * (DWARF 5 section 3.4, and GCC's DW_TAG_GNU_call_site before it): the
+ * DW_TAG_call_site whose return address is the frame's, under the
+ * concrete function holding it (whose frame base its values may use).
+ */
+struct mqdh__site {
+    enum mqdh__site_state state;
+    int unoptimised;  /* the caller's CU says GCC -O0, which describes no call sites */
+    int fn_sites;     /* call sites the caller's function has (0: it describes none) */
+    Dwarf_Die die, fn;
+    Dwarf_Addr dbias; /* the DWARF's bias in the file's module */
+};
+
 /* A code address of a file, looked up: its symbol, its source line, its
- * frames, and, for an MPI call's frame, the DWARF scopes its arguments
- * are described in (args.c). */
+ * frames, for an MPI call's frame the DWARF scopes its arguments are
+ * described in (args.c), and for a caller's frame the call site it is in
+ * (mqdh__pc_call_site). */
 struct mqdh__pc {
     const char *name; /* the symbol holding it, or NULL */
     int line;         /* -1: not looked up yet */
@@ -33,6 +56,7 @@ struct mqdh__pc {
     int nscopes;      /* the MPI call's scopes, innermost first */
     Dwarf_Die outer, scopes[4];
     Dwarf_Addr dbias; /* the DWARF's bias in the file's module */
+    struct mqdh__site site;
     /* The frames the address is in (mqdh__pc_expand): the functions inlined
      * there, innermost first, then the function holding it. */
     int expanded, nfr;
@@ -55,6 +79,32 @@ const char *mqdh__pc_line(struct mqdh_file *f, Dwarf_Addr addr, struct mqdh__pc 
  */
 struct mqdh__pc *mqdh__pc_expand(struct mqdh_file *f, Dwarf_Addr addr, struct mqdh__pc *pc,
                                  int lines);
+
+/*
+ * The call site of the call instruction at file address addr of f (pc its
+ * lookup; the call returns to addr + 1), looked up once: pc's site, whose
+ * state says whether it was found.
+ */
+const struct mqdh__site *mqdh__pc_call_site(struct mqdh_file *f, Dwarf_Addr addr,
+                                            struct mqdh__pc *pc);
+
+/* The function site calls (its DW_AT_call_origin, GCC's
+ * DW_AT_abstract_origin before DWARF 5: a declaration, maybe in the
+ * caller's CU) into *callee: 0, or -1 if it names none (an indirect call). */
+int mqdh__site_callee(const struct mqdh__site *site, Dwarf_Die *callee);
+
+/* The name DWARF gives die (through its abstract origin or
+ * specification), or NULL. */
+const char *mqdh__die_name(Dwarf_Die *die);
+
+/* The parameter of site passed in register regno (DW_AT_location
+ * DW_OP_regN or DW_OP_regx) into *param: 0, or -1 if it has none. */
+int mqdh__site_reg_param(const struct mqdh__site *site, unsigned regno, Dwarf_Die *param);
+
+/* The value a call site's parameter had at the call (DW_AT_call_value,
+ * GCC's DW_AT_GNU_call_site_value) into *attr: attr, or NULL if the call
+ * site does not say (its value was not kept). */
+Dwarf_Attribute *mqdh__site_value(Dwarf_Die *param, Dwarf_Attribute *attr);
 
 /* Into *cur, its child that holds pc and is a scope of its code (a lexical
  * block, an inlined subroutine): 1, or 0 if none is. */

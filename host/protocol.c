@@ -259,6 +259,8 @@ static void locate(struct target *p)
     p->out->where_root = w.root;
     p->out->where_comm = w.comm;
     p->out->where_args_why = w.args_why[0] ? strdup(w.args_why) : NULL;
+    p->out->where_args_from = w.args_from[0] ? strdup(w.args_from) : NULL;
+    p->out->where_comm_name = w.comm_name[0] ? strdup(w.comm_name) : NULL;
 }
 
 /* What needs the tracing thread or touches the whole session: the image,

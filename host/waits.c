@@ -662,15 +662,7 @@ void mqdh__waits_fini(struct mqdh__waits *b)
 
 void mqdh__waits_of(struct mqdh__waits *b, int i)
 {
-    const struct mqdh_process *p = &b->m.d->procs[i];
-    enum mqdh__call_kind k = mqdh__call_kind(p->where_call);
-    if (p->error && p->ncomms == 0) { /* unwound, but no queue could be read */
-        b->a->ncalls_only++;
-        if (k != MQDH_CALL_FINALIZE) { /* MPI_Finalize's waits need no queue */
-            mqdh__call_waits(b, i);
-            return;
-        }
-    }
+    enum mqdh__call_kind k = mqdh__call_kind(b->m.d->procs[i].where_call);
     switch (k) { /* every kind: -Wswitch says if one is missing */
     case MQDH_CALL_COLLECTIVE:
         collective_waits(b, i);

@@ -58,7 +58,8 @@ struct mqdh_wait *mqdh__add_wait(struct mqdh__waits *b);
 void mqdh__call_waits(struct mqdh__waits *b, int i);
 
 /* The waits of process i, blocked (a->activity[i], as every process's,
- * set), into a->waits, one after another; b->nomem if memory ran out. */
+ * set), from its queues and its call, into a->waits, one after another;
+ * b->nomem if memory ran out. */
 void mqdh__waits_of(struct mqdh__waits *b, int i);
 
 #endif

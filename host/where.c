@@ -4,13 +4,16 @@
  *
  * The process must be ptrace-stopped by us (attach.c); libdwfl reads its
  * registers and stack through ptrace and memory, and unwinds with CFI.
- * What each code address says is pc.c's, the call's arguments args.c's.
+ * What each code address says is pc.c's; the call's arguments are read
+ * once the walk has passed the frames they are in: from the MPI library's
+ * DWARF (args.c), else from the caller's call site (callsite.c).
  */
 #define _GNU_SOURCE
 #include "where.h"
 
 #include "args.h"
 #include "attach.h"
+#include "callsite.h"
 #include "dump.h"
 #include "pc.h"
 
@@ -24,7 +27,7 @@
 
 struct walk {
     struct mqdh__where *w;
-    const struct mqdh_image *im;
+    struct mqdh_image *im;
     struct mqdh_mem *mem;
     int depth;
     int found;   /* the MPI entry point is met */
@@ -34,6 +37,15 @@ struct walk {
     struct mqdh_thread *t; /* the frames kept */
     int cap, nomem;
     int main_thread; /* stop at main: what calls it is the C library's start */
+    /*
+     * The frames the call's arguments are read in (args.h), kept as the
+     * walk passes them: the MPI entry point's and the one that called it
+     * (the values it had on entry), the program's caller's and the one
+     * that called it.
+     */
+    struct mqdh__frame entry[2], caller[2], prev; /* prev: the frame walked last */
+    int nentry, ncaller, have_prev;
+    int entry_outer_is_caller; /* entry[1] is caller[0] */
 };
 
 /* Physical frames walked per thread: a loop or a corrupt stack ends there. */
@@ -183,6 +195,8 @@ static void tail_called(struct walk *k, Dwfl *dwfl, const struct mqdh_image_modu
         snprintf(k->w->args_why, sizeof k->w->args_why,
                  "%s left no frame of its own (a tail call into a library without "
                  "symbols)", entry);
+        /* no frame to read its arguments in: its caller's call site may
+         * still describe them */
         k->mpi = in;
         k->found = 1;
     }
@@ -247,8 +261,24 @@ static int frame_cb(Dwfl_Frame *frame, void *arg)
     char entry[sizeof k->w->call];
     const struct mqdh_image_module *in = k->inner;
     k->inner = obj;
-    if (k->called)
+    /* Every frame up to the caller's caller is kept as the unwinder left
+     * it, each from the one before (args.h); those the arguments are read
+     * in are copies. */
+    if (k->ncaller < 2) {
+        struct mqdh__frame cur;
+        mqdh__frame_take(&cur, frame, file, obj ? at - obj->bias : at, obj ? obj->bias : 0,
+                         !activation, k->have_prev ? &k->prev : NULL);
+        k->prev = cur;
+        k->have_prev = 1;
+    }
+    if (k->called) {
+        if (k->ncaller == 1)
+            k->caller[k->ncaller++] = k->prev;
         return at_main ? DWARF_CB_ABORT : DWARF_CB_OK; /* only kept */
+    }
+    int entry_outer = k->nentry == 1; /* this frame called the entry point's */
+    if (entry_outer)
+        k->entry[k->nentry++] = k->prev;
     if (!k->found && !activation && obj && in && in != obj && mqdh__is_mpi_library(in->file))
         tail_called(k, dwfl, obj, in, pc);
     if (mqdh__mpi_entry(name, file, entry, sizeof entry)) {
@@ -257,13 +287,34 @@ static int frame_cb(Dwfl_Frame *frame, void *arg)
             snprintf(k->w->call, sizeof k->w->call, "%s", entry);
             k->mpi = obj;
             k->found = 1;
-            mqdh__read_args(k->w, k->mem, frame, file, at - obj->bias, here);
+            k->entry[k->nentry++] = k->prev;
         }
         return DWARF_CB_OK;
     }
-    if (k->found && obj != k->mpi)
+    if (k->found && obj && obj != k->mpi) {
         note_caller(k, obj, at - obj->bias, here);
+        k->entry_outer_is_caller = entry_outer;
+        k->caller[k->ncaller++] = k->prev;
+    }
     return at_main ? DWARF_CB_ABORT : DWARF_CB_OK;
+}
+
+/*
+ * The call's arguments, once the walk has passed the frames they are read
+ * in: the MPI library's DWARF first, then the caller's call site; and the
+ * predefined communicator its comm argument is.
+ */
+static void read_call_args(struct walk *k)
+{
+    struct mqdh__where *w = k->w;
+    struct mqdh__lib_args lib = {.state = MQDH_LIB_NO_FRAME};
+    if (k->nentry)
+        mqdh__read_args(w, k->mem, &k->entry[0], k->nentry > 1 ? &k->entry[1] : NULL, &lib);
+    mqdh__callsite_args(w, k->im, k->mem, k->ncaller ? &k->caller[0] : NULL,
+                        k->ncaller > 1 ? &k->caller[1] : NULL, &lib, k->entry_outer_is_caller);
+    const char *comm = w->args & MQDH_ARG_COMM ? mqdh__comm_name(k->im, w->comm) : NULL;
+    if (comm)
+        snprintf(w->comm_name, sizeof w->comm_name, "%s", comm);
 }
 
 /*
@@ -291,7 +342,7 @@ static int thread_entry(struct mqdh_thread *t, const struct mqdh__where *w)
  * into t: 1 if it is in an MPI call (w filled, w->tid set), else 0 with w
  * cleared; -1 out of memory (t then empty).
  */
-static int walk_thread(const struct mqdh_image *im, Dwfl_Thread *thread, pid_t tid,
+static int walk_thread(struct mqdh_image *im, Dwfl_Thread *thread, pid_t tid,
                        struct mqdh_mem *mem, struct mqdh__where *w, struct mqdh_thread *t)
 {
     struct walk k = {.w = w, .im = im, .mem = mem, .t = t, .main_thread = tid == im->pid};
@@ -315,12 +366,13 @@ static int walk_thread(const struct mqdh_image *im, Dwfl_Thread *thread, pid_t t
         memset(w, 0, sizeof *w);
         return 0;
     }
+    read_call_args(&k);
     w->tid = tid;
     return 1;
 }
 
 struct threads {
-    const struct mqdh_image *im;
+    struct mqdh_image *im;
     struct mqdh__where *w;
     struct mqdh_mem *mem;
     struct mqdh_stack *stack;
@@ -356,7 +408,7 @@ static int thread_cb(Dwfl_Thread *thread, void *arg)
     return DWARF_CB_OK;
 }
 
-int mqdh__where(const struct mqdh_image *im, struct mqdh_mem *mem, struct mqdh__where *w,
+int mqdh__where(struct mqdh_image *im, struct mqdh_mem *mem, struct mqdh__where *w,
                 struct mqdh_stack *stack, char *err, size_t errlen)
 {
     memset(w, 0, sizeof *w);

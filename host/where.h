@@ -25,26 +25,31 @@ struct mqdh__where {
     int line;
     /*
      * The call's own arguments, read from its stopped frame where the MPI
-     * library's DWARF says where they are at that point: MQDH_ARG_* bits
-     * say which were; args_why says why one or more named ones were not
-     * ("" if every one that the frame has was read).
+     * library's DWARF says where they are at that point, else from the
+     * call site in the caller (callsite.h): MQDH_ARG_* bits say which were;
+     * args_why says why one the call has was not ("" if none), args_from
+     * where they were read ("" if none was), comm_name the predefined
+     * communicator comm is by value ("" if none).
      */
     unsigned args;
     long source, dest, tag, root;
     uint64_t comm;
-    char args_why[160];
+    char args_why[384];
+    char args_from[320];
+    char comm_name[32];
 };
 
 /*
  * Unwind the threads of the process of im (ptrace-stopped by us) and fill
  * w with the innermost MPI entry point one of them is in, the main thread
  * first, and its arguments (mem reads the stack; NULL: only arguments held
- * in registers), and stack with every thread's frames (the main thread
- * first, to main; the caller frees them with mqdh__stack_clear, dump.h).
+ * in registers; im's symbols tell the MPI's handles apart), and stack with
+ * every thread's frames (the main thread first, to main; the caller frees
+ * them with mqdh__stack_clear, dump.h).
  * Returns 0 (w->call "" if no thread is in MPI), or -1 with the reason in
  * err if the process cannot be unwound (stack then empty).
  */
-int mqdh__where(const struct mqdh_image *im, struct mqdh_mem *mem, struct mqdh__where *w,
+int mqdh__where(struct mqdh_image *im, struct mqdh_mem *mem, struct mqdh__where *w,
                 struct mqdh_stack *stack, char *err, size_t errlen);
 
 #endif

@@ -77,6 +77,14 @@ _Noreturn void sample_compute(void)
     }
 }
 
+_Noreturn void sample_returned(const char *call, int peer)
+{
+    fprintf(stderr, "rank %d: %s with rank %d returned, which it never should\n", world_rank,
+            call, peer);
+    MPI_Abort(MPI_COMM_WORLD, 70);
+    abort();
+}
+
 _Noreturn void sample_stop(void)
 {
     fprintf(stderr, "rank %d: a call returned that never should\n", world_rank);

@@ -36,6 +36,8 @@ _Noreturn void sample_compute(void);
 
 /* A blocking call a sample expected never to return did: say so, abort. */
 _Noreturn void sample_stop(void);
+/* The same, for a call with the peer rank peer: say which. */
+_Noreturn void sample_returned(const char *call, int peer);
 
 /* This rank in MPI_COMM_WORLD (valid after sample_init). */
 int sample_rank(void);

@@ -57,7 +57,7 @@ int job_start_in(struct job *job, const char *name, int np, const char *const *p
         snprintf(err, errlen, "bad rank count %d", np);
         return -1;
     }
-    if (!prefix || !*prefix) {
+    if (!mpiexec_path && (!prefix || !*prefix)) {
         snprintf(err, errlen, "MQD_MPICH_PREFIX is not set");
         return -1;
     }
@@ -67,7 +67,10 @@ int job_start_in(struct job *job, const char *name, int np, const char *const *p
     if (!mpiexec_path)
         snprintf(mpiexec, sizeof mpiexec, "%s/bin/mpiexec", prefix);
     char rel[256];
-    snprintf(rel, sizeof rel, "samples/%s", name);
+    if (strchr(name, '/')) /* a path in the build directory: stock/O2/ring */
+        snprintf(rel, sizeof rel, "%s", name);
+    else
+        snprintf(rel, sizeof rel, "samples/%s", name);
     job_build_path(sample, sizeof sample, rel);
     pid_t pid = fork_piped(in, out, err, errlen);
     if (pid < 0)

@@ -27,15 +27,18 @@ struct job {
 const char *job_build_path(char *buf, size_t len, const char *rel);
 
 /*
- * Start sample NAME with np ranks and wait until all are ready.  Returns 0,
- * or -1 with the reason in err (the launcher is already gone then).
+ * Start sample NAME ($MQD_BUILD/samples/NAME; a NAME with a '/' is a path
+ * in $MQD_BUILD, e.g. stock/O2/ring) with np ranks and wait until all are
+ * ready.  Returns 0, or -1 with the reason in err (the launcher is already
+ * gone then).
  */
 int job_start(struct job *job, const char *name, int np, char *err, size_t errlen);
 
 /*
  * The same, mqd-launch run through the command prefix_cmd (NULL-terminated
  * words, e.g. a simulated node's "multinode.sh run DIR NODE"; NULL: none)
- * and starting the job with mpiexec_path (NULL: MPICH's own mpiexec).
+ * and starting the job with mpiexec_path (NULL: MPICH's own mpiexec, in
+ * $MQD_MPICH_PREFIX).
  */
 int job_start_in(struct job *job, const char *name, int np, const char *const *prefix_cmd,
                  const char *mpiexec_path, char *err, size_t errlen);

@@ -1,0 +1,171 @@
+/*
+ * test_stock.c - the plain command on the MPI a distribution installs.
+ *
+ * Debian's own MPICH 4.0.2 (ch4:ucx, configured without
+ * --enable-debuginfo: no queues for debuggers, libmpich stripped),
+ * unpacked by scripts/fetch-stock-mpich.sh, runs samples built against it
+ * by scripts/stock-samples.sh at -O2 -g and at -O0 -g.  `mqdump --job PID`
+ * cannot read a queue there; what it says comes from the calls the ranks
+ * are blocked in and their arguments, which at -O2 the program's own DWARF
+ * describes at each call site, and at -O0 nothing does.
+ *
+ * At -O2 every sample whose ranks block in calls that name their peers is
+ * a deadlock with exactly the members its .expect names, each wait read
+ * from the calls, and the verdict says so; the samples blocked in MPI_Wait*
+ * say why the calls cannot tell.  At -O0 none is called deadlocked and
+ * each says what is unknown.  No sample that is not deadlocked ever is.
+ * Every rank is left running, and the exit status is 1 (unwound, not
+ * dumped).
+ *
+ * Environment: MQD_BUILD (the stock samples in $MQD_BUILD/stock).
+ */
+#define _GNU_SOURCE
+#include "tests/joblaunch.h"
+#include "tests/json.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+struct stock_case {
+    const char *sample;
+    int np;
+    /* -O2: the deadlock's ranks ("0,1"), NULL for none; then a line the
+     * text must hold (a wait, or why it cannot tell). */
+    const char *members;
+    const char *says;
+};
+
+static const struct stock_case cases[] = {
+    {"finalize", 2, "0,1",
+     "rank 0 waits in MPI_Recv(source=1, tag=5, comm=MPI_COMM_WORLD) at finalize.c:"},
+    {"mismatch", 3, "0,1",
+     "rank 1 waits in MPI_Recv(source=0, tag=5, comm=MPI_COMM_WORLD) at mismatch.c:20 - rank 0 "
+     "is blocked in a call that is no matching send (it is in MPI_Barrier at mismatch.c:22)"},
+    {"probe", 2, "0,1",
+     "[0-1] waits in MPI_Probe(source=rank+1, tag=7, comm=MPI_COMM_WORLD) at probe.c:18 - "
+     "rank+1 is blocked in a call that is no matching send (it is in MPI_Probe at probe.c:18)"},
+    {"ssend", 2, "0,1",
+     "[0-1] waits in MPI_Ssend(dest=rank+1, tag=3, comm=MPI_COMM_WORLD) at ssend.c:22 - rank+1 "
+     "is blocked in a call that is no matching receive (it is in MPI_Ssend at ssend.c:22)"},
+    /* MPI_Gather's root and comm are its 7th and 8th arguments, passed on
+     * the stack, which GCC's call sites do not describe: said, not
+     * guessed. */
+    {"roots", 2, NULL,
+     "MPI_Gather's root: the MPI library has no debug information, and the call site in main "
+     "at samples/roots.c:16 does not describe it (the 7th argument, passed on the stack)"},
+    {"inflight", 3, NULL,
+     "what rank 0 waits for in MPI_Wait (the operations of its requests are in the MPI "
+     "library's queues, which cannot be read)"},
+    {"ring", 4, NULL, "waits for in MPI_Waitall (the operations of its requests"},
+    {"hidden", 4, NULL, "waits for in MPI_Waitall (the operations of its requests"},
+};
+
+/* Run mqdump on job's launcher with extra (NULL-terminated, at most 4):
+ * its exit status, standard output into *out. */
+static int dump(const struct job *job, const char *const *extra, char **out)
+{
+    char pid[16];
+    snprintf(pid, sizeof pid, "%d", (int)job->mpiexec);
+    const char *args[8] = {"--job", pid};
+    int k = 2;
+    for (int i = 0; extra && extra[i] && k < 7; i++)
+        args[k++] = extra[i];
+    args[k] = NULL;
+    return job_run_mqdump(args, NULL, out, NULL);
+}
+
+/* The members of the JSON analysis's only deadlock, as "0,1"; "" if none. */
+static const char *deadlock_members(const struct json *j, char *buf, size_t len)
+{
+    const struct json *dl = json_get(json_get(j, "deadlock"), "deadlocks");
+    buf[0] = '\0';
+    if (!dl || dl->n == 0)
+        return buf;
+    assert_int_equal(dl->n, 1);
+    const struct json *r = json_get(&dl->items[0], "ranks");
+    size_t at = 0;
+    for (int i = 0; i < r->n && at < len; i++)
+        at += (size_t)snprintf(buf + at, len - at, "%s%lld", i ? "," : "",
+                               (long long)r->items[i].number);
+    return buf;
+}
+
+static void run_case(const struct stock_case *c, const char *opt)
+{
+    char name[64], err[512], members[64];
+    snprintf(name, sizeof name, "stock/%s/%s", opt, c->sample);
+    char mpiexec[4096];
+    job_build_path(mpiexec, sizeof mpiexec, "stock/mpiexec");
+    struct job job;
+    if (job_start_in(&job, name, c->np, NULL, mpiexec, err, sizeof err) != 0)
+        fail_msg("%s: %s", name, err);
+    char *text = NULL, *js = NULL;
+    int rc = dump(&job, NULL, &text);
+    const char *json_args[] = {"--json", NULL};
+    int jrc = dump(&job, json_args, &js);
+    for (int r = 0; r < job.np; r++) /* every rank left running */
+        if (!job_pid_alive(job.ranks[r]) || kill(job.ranks[r], 0) != 0)
+            fail_msg("%s: rank %d is gone", name, r);
+    job_stop(&job);
+    assert_non_null(text);
+    assert_non_null(js);
+    struct json *j = json_parse(js, err, sizeof err);
+    if (!j)
+        fail_msg("%s: JSON: %s", name, err);
+    int o2 = strcmp(opt, "O2") == 0;
+    const char *want = o2 && c->members ? c->members : "";
+    const char *found = deadlock_members(j, members, sizeof members);
+    if (rc != 1 || jrc != 1 || strcmp(found, want) != 0 ||
+        (o2 && !strstr(text, c->says)) ||
+        (o2 && c->members && !strstr(text, "from the calls: ")) ||
+        strstr(text, "not an MPICH program") ||
+        !strstr(text, "this MPICH was configured without --enable-debuginfo"))
+        fail_msg("%s (exit %d, JSON exit %d): deadlock [%s], want [%s]%s%s:\n%s", name, rc, jrc,
+                 found, want, o2 ? " and a line with " : "", o2 ? c->says : "", text);
+    /* The missing queues: one line for the job in the view, one in the
+     * analysis, however many ranks. */
+    int lines = 0;
+    for (const char *s = text; (s = strstr(s, "configured without --enable-debuginfo")); s++)
+        lines++;
+    if (lines != 1)
+        fail_msg("%s: the missing queues said %d times:\n%s", name, lines, text);
+    /* At -O0 nothing is claimed, and what is unknown is said (the calls
+     * in MPI_Wait* have no arguments that matter). */
+    if (!o2 && !strstr(c->says, "MPI_Wait") && !strstr(text, "describes no arguments"))
+        fail_msg("%s: -O0 does not say its arguments are unknown:\n%s", name, text);
+    json_free(j);
+    free(text);
+    free(js);
+}
+
+static void test_stock__samples_at_O2(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        run_case(&cases[i], "O2");
+}
+
+static void test_stock__samples_at_O0(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        run_case(&cases[i], "O0");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_stock__samples_at_O2),
+        cmocka_unit_test(test_stock__samples_at_O0),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
