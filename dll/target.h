@@ -53,7 +53,7 @@ enum {
     X(MQD_ERR_NO_SYMBOL, "a symbol the DLL needs is missing from the process")                 \
     X(MQD_ERR_NO_TYPE, "a type or field the DLL needs is missing from the debug information")  \
     X(MQD_ERR_NO_DEBUG_QUEUES,                                                                  \
-      "this MPI keeps no message queues for debuggers (MPICH: configure --enable-debuginfo)")   \
+      "this MPI keeps no message queues for debuggers")                                         \
     X(MQD_ERR_CYCLE, "a list in the process's memory loops back on itself: memory is corrupt") \
     X(MQD_ERR_TOO_LONG, "a list in the process's memory is longer than any real one: memory "  \
                         "is corrupt")                                                           \

@@ -136,10 +136,9 @@ static void activities(struct mqdh__waits *b)
         if (calls_only(d, i) && !(said && said[i])) {
             if (said)
                 same_reason(d, i, said, who, sizeof who);
-            mqdh__unseen_note(b, "%s's message queues (what %s for is read from %s calls)",
-                              said ? who : me,
-                              said && strchr(who, '[') ? "they wait" : "it waits",
-                              said && strchr(who, '[') ? "their" : "its");
+            mqdh__unseen_note(b, "%s's message queues (the waits are read from the calls "
+                              "instead)",
+                              said ? who : me);
         }
         if (not_dumped(p) && !calls_only(d, i)) {
             b->a->activity[i] = MQDH_ACT_UNKNOWN;

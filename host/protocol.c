@@ -312,10 +312,8 @@ int mqdh__proto_setup(struct target *p)
         char m[512] = "";
         if (msg) /* may be a printf format taking the image name */
             format_image_message(m, sizeof m, msg, p->elf.exe_path);
-        /* The DLL's own words on why, where it gave some, say more than
-         * its error code's. */
-        mqdh__process_error(p->out, "%s has no message queues: %s", p->elf.exe_path,
-                            m[0] ? m : mqdh__dll_strerror(p->dll, rc));
+        mqdh__process_error(p->out, "%s has no message queues: %s%s%s", p->elf.exe_path,
+                            mqdh__dll_strerror(p->dll, rc), m[0] ? ": " : "", m);
         return MQDH_E_NO_QUEUES;
     }
     rc = DLL(p, setup_process, mp, &mqdh__process_callbacks);

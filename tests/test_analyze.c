@@ -962,8 +962,8 @@ static void test_analyze__calls_alone_find_deadlocks(void **state)
                                       "comm=MPI_COMM_WORLD) - rank 0 is blocked in a call that "
                                       "is no matching send (it is in MPI_Barrier)");
     /* The missing queues are said once for the job, and blind nobody. */
-    assert_true(unseen_says(a, "ranks [0-2]'s message queues (what they wait for is read "
-                               "from their calls)"));
+    assert_true(unseen_says(a, "ranks [0-2]'s message queues (the waits are read from the "
+                               "calls instead)"));
     assert_int_equal(a->nblind, 0);
     mqdh_analysis_free(a);
     mqdh_dump_free(d);

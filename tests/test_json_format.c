@@ -172,7 +172,7 @@ static const struct validator_case {
      "\"host\": null, \"image\": null, \"dll\": null, \"dll_source\": \"mqd\", \"dll_why\": "
      "null, \"error\": null, \"where\": {\"call\": \"MPI_Recv\", \"function\": \"f\", "
      "\"file\": null, \"line\": 0, \"thread\": 1, \"args\": {\"source\": -1, \"comm\": 4, "
-     "\"comm_name\": null}, \"args_why\": null}, \"user_frame\": null, \"stats\": "
+     "\"comm_name\": null}, \"args_why\": null, \"args_from\": null}, \"user_frame\": null, \"stats\": "
      "{\"callbacks\": 1, \"fetches\": 1, \"bytes\": 8, \"syscalls\": 1, \"seconds\": 0.5e-3}, "
      "\"communicators\": [" COMM(OP("matched")) "]}], \"cost\": {\"user_seconds\": 0.010000, "
      "\"system_seconds\": 0, \"max_rss_kb\": 9000, \"workers\": 2, \"files\": 5}}",
