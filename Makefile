@@ -238,12 +238,17 @@ $(BUILD)/tests/fake_launcher: tests/fixtures/fake_launcher.c | $(BUILD)/tests
 # and samples built against it at -O2 -g and -O0 -g: what the plain command
 # says on the MPI a distribution installs (test_stock).
 STOCK_SAMPLES := ring mismatch finalize probe ssend roots inflight hidden
-$(BUILD)/stock/mpiexec: scripts/stock-samples.sh scripts/fetch-stock-mpich.sh samples/sample.c \
+$(BUILD)/stock/mpiexec: scripts/stock-samples.sh scripts/fetch-stock-mpich.sh \
+                        scripts/debian-unpack.sh samples/sample.c \
                         samples/sample.h $(STOCK_SAMPLES:%=samples/%.c)
 	MQD_BUILD=$(BUILD) scripts/stock-samples.sh $(STOCK_SAMPLES) >/dev/null
+$(BUILD)/stock/ompi/mpirun: scripts/stock-samples.sh scripts/fetch-stock-ompi.sh \
+                            scripts/debian-unpack.sh samples/sample.c samples/sample.h \
+                            $(STOCK_SAMPLES:%=samples/%.c)
+	MQD_BUILD=$(BUILD) scripts/stock-samples.sh --mpi openmpi $(STOCK_SAMPLES) >/dev/null
 $(BUILD)/tests/test_stock: $(BUILD)/tests/test_stock.o $(BUILD)/tests/joblaunch.o \
-                           $(BUILD)/tests/json.o | $(BUILD)/stock/mpiexec $(BUILD)/bin/mqdump \
-                           $(BUILD)/bin/mqd-launch
+                           $(BUILD)/tests/json.o | $(BUILD)/stock/mpiexec \
+                           $(BUILD)/stock/ompi/mpirun $(BUILD)/bin/mqdump $(BUILD)/bin/mqd-launch
 	$(CC) -o $@ $^ $(MQD_LDFLAGS) -lcmocka
 # An MPI call whose source is an entry value, and one on MPI_COMM_SELF
 # (tests/fixtures/callsite.c), built at -O2 -g against the stock MPICH as

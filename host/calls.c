@@ -106,12 +106,13 @@ enum partner { PARTNER_NO, PARTNER_YES, PARTNER_UNKNOWN };
 /*
  * Is process m's blocked call the partner of process i's point-to-point
  * operation (i sends if `sends`, to m, with tag; else it receives from m
- * with tag, negative: MPI_ANY_TAG) on the predefined communicator comm?
- * A send of m to i's rank with a tag i takes, or a receive (or probe) of
- * m from i's rank or MPI_ANY_SOURCE taking that tag: yes, the pair is in
- * flight.  A process that shows queues answers from them.  Unknown, with
- * why[len], when m's call could be the partner but its arguments were
- * not read.
+ * with tag, negative: MPI_ANY_TAG) on the predefined communicator comm
+ * (NULL: not known)?  A send of m to i's rank with a tag i takes, or a
+ * receive (or probe) of m from i's rank or MPI_ANY_SOURCE taking that
+ * tag: yes, the pair is in flight.  A process that shows queues answers
+ * from them.  Unknown, with why[len], when m's call could be the partner
+ * but its arguments were not read, or a communicator not known leaves the
+ * ranks open.
  */
 static enum partner partner(const struct mqdh__waits *b, int i, int m, int sends, long tag,
                             const char *comm, char *why, size_t len)
@@ -120,7 +121,12 @@ static enum partner partner(const struct mqdh__waits *b, int i, int m, int sends
     char mine[32], other[32];
     if (b->a->activity[m] != MQDH_ACT_BLOCKED)
         return PARTNER_NO; /* it can act: i's wait on it is met or not, it is free */
-    for (int k = 0; k < q->ncomms; k++) {
+    if (!comm && q->ncomms) {
+        snprintf(why, len, "%s's queues (%s's communicator is not known)",
+                 who(b, m, mine, sizeof mine), who(b, i, other, sizeof other));
+        return PARTNER_UNKNOWN;
+    }
+    for (int k = 0; comm && k < q->ncomms; k++) {
         if (strcmp(q->comms[k].name, comm) != 0)
             continue;
         const struct mqdh_queue *qu = &q->comms[k].queues[sends ? MQDH_RECEIVES : MQDH_SENDS];
@@ -148,22 +154,31 @@ static enum partner partner(const struct mqdh__waits *b, int i, int m, int sends
     }
     if (sends ? !recv_like : !send_like)
         return PARTNER_NO;
-    unsigned need = (sends ? MQDH_ARG_SOURCE : MQDH_ARG_DEST) | MQDH_ARG_TAG | MQDH_ARG_COMM;
-    if ((q->where_args & need) != need || !call_comm(q)) {
+    unsigned need = (sends ? MQDH_ARG_SOURCE : MQDH_ARG_DEST) | MQDH_ARG_TAG;
+    const char *qcomm = call_comm(q);
+    if ((q->where_args & need) != need) {
         snprintf(why, len, "whether %s's %s is the partner of %s's (%s)",
                  who(b, m, mine, sizeof mine), q->where_call, who(b, i, other, sizeof other),
-                 (q->where_args & need) != need
-                     ? (q->where_args_why ? q->where_args_why : "its arguments were not read")
-                     : "its communicator is none MPI predefines");
+                 q->where_args_why ? q->where_args_why : "its arguments were not read");
         return PARTNER_UNKNOWN;
     }
-    if (strcmp(call_comm(q), comm) != 0)
+    long qtag = q->where_tag;
+    if (!(sends ? (qtag < 0 || qtag == tag) : (tag < 0 || qtag == tag)))
+        return PARTNER_NO; /* on any communicator */
+    if (comm && qcomm && strcmp(qcomm, comm) != 0)
         return PARTNER_NO;
     long peer = sends ? q->where_source : q->where_dest;
-    long qtag = q->where_tag;
     int peer_ok = sends ? (peer < 0 || peer == p->rank) : peer == p->rank;
-    int tag_ok = sends ? (qtag < 0 || qtag == tag) : (tag < 0 || qtag == tag);
-    return peer_ok && tag_ok ? PARTNER_YES : PARTNER_NO;
+    /* Ranks compare on MPI_COMM_WORLD only: on m's, a peer that is not
+     * i's rank is not i whatever i's communicator is. */
+    if (qcomm && strcmp(qcomm, "MPI_COMM_WORLD") == 0 && !peer_ok)
+        return PARTNER_NO;
+    if (comm && qcomm)
+        return peer_ok ? PARTNER_YES : PARTNER_NO;
+    snprintf(why, len, "whether %s's %s is the partner of %s's (%s communicator is not known)",
+             who(b, m, mine, sizeof mine), q->where_call, who(b, i, other, sizeof other),
+             comm ? "its" : "the latter's");
+    return PARTNER_UNKNOWN;
 }
 
 static struct mqdh_wait *call_wait(struct mqdh__waits *b, int i, int m, enum mqdh_wait_kind kind)
@@ -182,16 +197,38 @@ static struct mqdh_wait *call_wait(struct mqdh__waits *b, int i, int m, enum mqd
 }
 
 /*
+ * Does the dump hold every process of the job, i's world being the only
+ * one?  0 with the reason in why[len] if not.
+ */
+static int job_whole(const struct mqdh__waits *b, int i, char *why, size_t len)
+{
+    char w[200];
+    if (!world_whole(b, i, w, sizeof w)) {
+        snprintf(why, len, "of its MPI_COMM_WORLD %s", w);
+        return 0;
+    }
+    for (int m = 0; m < b->m.d->nprocs; m++)
+        if (b->m.d->procs[m].world != b->m.d->procs[i].world) {
+            snprintf(why, len, "the dump holds processes of more than one world");
+            return 0;
+        }
+    return 1;
+}
+
+/*
  * Process i blocked in a receive (MPI_Recv, MPI_Probe) or a send
  * (MPI_Send, MPI_Ssend, MPI_Rsend), from its arguments: it waits for its
  * peer (any member of the communicator for MPI_ANY_SOURCE: one group of
- * alternatives), unless the peer's call is its partner.
+ * alternatives), unless the peer's call is its partner.  On a
+ * communicator that is not known (its comm not read, or not predefined)
+ * the rank names a process of the job, which one is not known: it waits
+ * for any other, when the dump holds the whole job.
  */
 static void p2p_call_waits(struct mqdh__waits *b, int i, int sends)
 {
     const struct mqdh_process *p = &b->m.d->procs[i];
     char me[32], why[400];
-    unsigned need = (sends ? MQDH_ARG_DEST : MQDH_ARG_SOURCE) | MQDH_ARG_TAG | MQDH_ARG_COMM;
+    unsigned need = (sends ? MQDH_ARG_DEST : MQDH_ARG_SOURCE) | MQDH_ARG_TAG;
     const char *comm = call_comm(p);
     if ((p->where_args & need) != need) {
         mqdh__unseen(b, i, "what %s waits for in %s (%s)", who(b, i, me, sizeof me),
@@ -199,19 +236,23 @@ static void p2p_call_waits(struct mqdh__waits *b, int i, int sends)
                      p->where_args_why ? p->where_args_why : "its arguments were not read");
         return;
     }
-    if (!comm || strcmp(comm, "MPI_COMM_WORLD") != 0) {
+    if (comm && strcmp(comm, "MPI_COMM_WORLD") != 0)
+        comm = NULL; /* MPI_COMM_SELF: a process that waits on itself is left alone */
+    if (!comm && !job_whole(b, i, why, sizeof why)) {
         mqdh__unseen(b, i,
-                     "which processes %s's %s names (its communicator is %s, and no DLL showed "
-                     "its communicators)",
-                     who(b, i, me, sizeof me), p->where_call,
-                     comm ? comm : "none MPI predefines");
+                     "which process %s's %s names (%s, and %s)", who(b, i, me, sizeof me),
+                     p->where_call,
+                     (p->where_args & MQDH_ARG_COMM)
+                         ? "its communicator is none MPI predefines"
+                         : (p->where_args_why ? p->where_args_why : "its comm was not read"),
+                     why);
         return;
     }
     long peer = sends ? p->where_dest : p->where_source, tag = p->where_tag;
     int first = b->a->nwaits;
     for (int m = 0; m < b->m.d->nprocs; m++) {
         const struct mqdh_process *q = &b->m.d->procs[m];
-        if (m == i || q->world != p->world || (peer >= 0 && q->rank != peer))
+        if (m == i || q->world != p->world || (comm && peer >= 0 && q->rank != peer))
             continue;
         enum partner pa = partner(b, i, m, sends, tag, comm, why, sizeof why);
         if (pa != PARTNER_NO) {
@@ -227,7 +268,13 @@ static void p2p_call_waits(struct mqdh__waits *b, int i, int sends)
         w->peer_local = peer < 0 ? -1 : peer;
         w->tag_wild = tag < 0;
         w->tag = tag < 0 ? -1 : tag;
+        if (!comm) { /* some process of the job: which, the rank does not say */
+            w->comm = -2;
+            w->peer_global = -1;
+        }
     }
+    if (!comm)
+        return;
     if (peer >= 0 && b->a->nwaits == first)
         mqdh__unseen(b, i, "rank %ld of %s's MPI_COMM_WORLD, which it %s in %s (not in the dump)",
                      peer, who(b, i, me, sizeof me), sends ? "sends to" : "receives from",

@@ -65,7 +65,7 @@ void mqdh_explain_wait(const struct mqdh_dump *d, const struct mqdh_wait *w, int
 {
     const struct mqdh_process *p = &d->procs[w->from], *t = &d->procs[w->to];
     /* -1: MPI_Finalize's MPI_COMM_WORLD, gone from the process already */
-    const char *cname = w->comm >= 0 ? p->comms[w->comm].name : "MPI_COMM_WORLD";
+    const char *cname = w->comm >= 0 ? p->comms[w->comm].name : w->comm == -1 ? "MPI_COMM_WORLD" : "?";
     char me[48], them[48], args[200], state[400], rootmsg[96], site[200];
     const char *call = p->where_call ? p->where_call : "MPI";
     mqdh_process_label(p, me, sizeof me);

@@ -293,12 +293,22 @@ Dwarf_Attribute *mqdh__site_value(Dwarf_Die *param, Dwarf_Attribute *attr)
 
 /* ---------------------------------------------------------------- names */
 
-/* Whether f is the MPI library: libmpi*, libpmpi* (libmpich* too). */
+/*
+ * Whether f is the MPI library: libmpi*, libpmpi* (libmpich* too), and
+ * Open MPI's own layers under libmpi (libopen-pal, libopen-rte, its MCA
+ * components mca_*.so and their libmca_common_*), where its calls wait
+ * (PMPI_Recv > mca_pml_ob1_recv > opal_progress).
+ */
 int mqdh__is_mpi_library(const struct mqdh_file *f)
 {
+    static const char *const prefixes[] = {"libmpi",      "libpmpi", "libopen-pal",
+                                           "libopen-rte", "mca_",    "libmca_common_"};
     const char *base = f ? strrchr(f->path, '/') : NULL;
     base = base ? base + 1 : NULL;
-    return base && (strncmp(base, "libmpi", 6) == 0 || strncmp(base, "libpmpi", 7) == 0);
+    for (size_t i = 0; base && i < sizeof prefixes / sizeof prefixes[0]; i++)
+        if (strncmp(base, prefixes[i], strlen(prefixes[i])) == 0)
+            return 1;
+    return 0;
 }
 
 /*

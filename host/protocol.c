@@ -312,8 +312,17 @@ int mqdh__proto_setup(struct target *p)
         char m[512] = "";
         if (msg) /* may be a printf format taking the image name */
             format_image_message(m, sizeof m, msg, p->elf.exe_path);
-        mqdh__process_error(p->out, "%s has no message queues: %s%s%s", p->elf.exe_path,
-                            mqdh__dll_strerror(p->dll, rc), m[0] ? ": " : "", m);
+        /* Open MPI's DLL reads libmpi's types from its DWARF, which
+         * distributions move into a separate package: say where it is. */
+        const char *base = strrchr(p->dll->path, '/');
+        int ompi = strcmp(base ? base + 1 : p->dll->path, "libompi_dbg_msgq.so") == 0;
+        mqdh__process_error(p->out, "%s has no message queues: %s%s%s%s", p->elf.exe_path,
+                            mqdh__dll_strerror(p->dll, rc), m[0] ? ": " : "", m,
+                            ompi ? " (Open MPI's DLL needs libmpi's debug information: install "
+                                   "its debug symbols, e.g. Debian's libopenmpi3-dbgsym, set "
+                                   "DEBUGINFOD_URLS to a debuginfod server that has them, or "
+                                   "use an Open MPI built with -g)"
+                                 : "");
         return MQDH_E_NO_QUEUES;
     }
     rc = DLL(p, setup_process, mp, &mqdh__process_callbacks);

@@ -291,7 +291,7 @@ static void json_wait(const struct mqdh_dump *d, const struct mqdh_wait *w)
            wait_kind(w->kind), w->any_source ? "true" : "false");
     json_string(f->where_call);
     printf(", \"comm\": ");
-    json_string(w->comm >= 0 ? f->comms[w->comm].name : "MPI_COMM_WORLD");
+    json_string(w->comm >= 0 ? f->comms[w->comm].name : w->comm == -1 ? "MPI_COMM_WORLD" : "?");
     if (w->tag_wild || w->kind == MQDH_WAIT_COLLECTIVE)
         printf(", \"tag\": null");
     else

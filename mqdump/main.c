@@ -595,6 +595,89 @@ static int show(const struct command *c, struct mqdh_dump *d)
     return status;
 }
 
+/*
+ * What is written on stderr while a dump runs, by DLLs among others (Open
+ * MPI's prints a WARNING of several lines for each process whose libmpi has
+ * no debug information), held back in a temporary file and shown once the
+ * dump is done: each distinct line once, escaped, with how many times it
+ * was written (--verbose: every line).  A thousand ranks then say it once.
+ */
+struct held_stderr {
+    int saved; /* the real stderr, -1 if nothing is held */
+    FILE *tmp;
+};
+
+static void hold_stderr(struct held_stderr *h)
+{
+    fflush(stderr);
+    h->saved = -1;
+    h->tmp = tmpfile();
+    if (!h->tmp)
+        return; /* written as it comes, then */
+    h->saved = dup(2);
+    if (h->saved < 0 || dup2(fileno(h->tmp), 2) < 0) {
+        if (h->saved >= 0)
+            close(h->saved);
+        h->saved = -1;
+        fclose(h->tmp);
+        h->tmp = NULL;
+    }
+}
+
+static void release_stderr(struct held_stderr *h, int verbose)
+{
+    if (!h->tmp)
+        return;
+    fflush(stderr);
+    dup2(h->saved, 2);
+    close(h->saved);
+    rewind(h->tmp);
+    struct said {
+        char *line;
+        int n;
+    } *v = NULL;
+    int n = 0, cap = 0;
+    char *line = NULL;
+    size_t len = 0;
+    ssize_t got;
+    while ((got = getline(&line, &len, h->tmp)) > 0) {
+        if (line[got - 1] == '\n')
+            line[got - 1] = '\0';
+        int k = 0;
+        while (!verbose && k < n && strcmp(v[k].line, line) != 0)
+            k++;
+        if (k < n && !verbose) {
+            v[k].n++;
+            continue;
+        }
+        if (n == cap) {
+            struct said *m = realloc(v, (size_t)(cap ? 2 * cap : 16) * sizeof *m);
+            if (!m)
+                break;
+            v = m;
+            cap = cap ? 2 * cap : 16;
+        }
+        if (!(v[n].line = strdup(line)))
+            break;
+        v[n++].n = 1;
+    }
+    for (int k = 0; k < n; k++) {
+        char times[48] = "";
+        if (v[k].n > 1)
+            snprintf(times, sizeof times, " (written %d times)", v[k].n);
+        size_t need = mqdh_escape(NULL, 0, v[k].line);
+        char *e = malloc(need + 1);
+        if (e)
+            mqdh_escape(e, need + 1, v[k].line);
+        fprintf(stderr, "%s%s\n", e ? e : "(out of memory)", times);
+        free(e);
+        free(v[k].line);
+    }
+    free(v);
+    free(line);
+    fclose(h->tmp);
+}
+
 /* --pid or --job: dump the processes and show them.  Returns the exit
  * status. */
 static int dump(struct command *c)
@@ -617,7 +700,10 @@ static int dump(struct command *c)
         }
     }
     struct mqdh_dump *d = NULL;
+    struct held_stderr held;
+    hold_stderr(&held);
     int rc = mqdh_dump_processes(pids, ranks, (const char *const *)hosts, npids, &c->o, &d);
+    release_stderr(&held, c->o.verbose);
     int status;
     if (!d) {
         fprintf(stderr, "mqdump: %s\n", mqdh_strerror(rc));

@@ -118,7 +118,8 @@ static void text_state(const struct view *v)
         fprintf(f, "  call path: %s\n", path);
     if (p->error && !(shared_error && strcmp(p->error, shared_error) == 0))
         fprintf(f, "  error: %s\n", p->error);
-    else if (p->ncomms == 0 && p->where_call && strcmp(p->where_call, "MPI_Finalize") == 0)
+    else if (!p->error && p->ncomms == 0 && p->where_call &&
+             strcmp(p->where_call, "MPI_Finalize") == 0)
         fprintf(f, "  no communicators: the MPI library has freed them in MPI_Finalize\n");
     for (int c = 0; c < p->ncomms; c++) {
         const struct mqdh_comm *cm = &p->comms[c];

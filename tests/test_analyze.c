@@ -1047,14 +1047,44 @@ static void test_analyze__calls_alone_claim_nothing_unsure(void **state)
     a = analyze(d);
     assert_int_equal(a->verdict, MQDH_VERDICT_NONE);
     mqdh_analysis_free(a);
-    /* A communicator that is not predefined: its members are not known. */
+    /* A communicator that is not predefined: the rank names some process
+     * of the job.  Rank 1 sending to rank 0 with its tag may be it. */
     free(d->procs[0].where_comm_name);
     d->procs[0].where_comm_name = NULL;
-    in_call(d, 1, "MPI_Recv");
-    d->procs[1].where_args = 0;
+    call(d, 1, "MPI_Send", SEND, 0, 3, 0);
     a = analyze(d);
+    assert_int_equal(a->ndeadlocks, 0);
     assert_int_equal(a->verdict, MQDH_VERDICT_UNKNOWN);
-    assert_true(unseen_says(a, "its communicator is none MPI predefines"));
+    assert_true(unseen_says(a, "whether rank 1's MPI_Send is the partner of rank 0's (the "
+                               "latter's communicator is not known)"));
+    mqdh_analysis_free(a);
+    /* With another tag it is not, on any communicator; nor is a rank in
+     * MPI_Finalize: no other process can send to rank 0. */
+    for (int c = 0; c < 2; c++) {
+        if (c == 0)
+            d->procs[1].where_tag = 4;
+        else
+            in_call(d, 1, "MPI_Finalize");
+        a = analyze(d);
+        assert_int_equal(a->ndeadlocks, 1);
+        const struct mqdh_wait *w = &a->waits[a->deadlocks[0].waits[0]];
+        assert_int_equal(w->comm, -2);
+        assert_string_equal(
+            why_of(d, w), c == 0 ? "rank 0 waits in MPI_Recv(source=1, tag=3, comm=?) - rank 1 is "
+                                   "blocked in a call that is no matching send (it is in MPI_Send)"
+                                 : "rank 0 waits in MPI_Recv(source=1, tag=3, comm=?) - rank 1 is "
+                                   "blocked in a call that is no matching send (it is in "
+                                   "MPI_Finalize: it will never send or receive again)");
+        mqdh_analysis_free(a);
+    }
+    /* Unless the dump may not hold every process of the job. */
+    for (int i = 0; i < 2; i++)
+        d->procs[i].world_size = 3;
+    a = analyze(d);
+    assert_int_equal(a->ndeadlocks, 0);
+    assert_true(unseen_says(a, "which process rank 0's MPI_Recv names (its communicator is none "
+                               "MPI predefines, and of its MPI_COMM_WORLD 2 of its 3 processes "
+                               "are in the dump)"));
     mqdh_analysis_free(a);
     mqdh_dump_free(d);
 }

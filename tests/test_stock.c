@@ -17,7 +17,18 @@
  * Every rank is left running, and the exit status is 1 (unwound, not
  * dumped).
  *
- * Environment: MQD_BUILD (the stock samples in $MQD_BUILD/stock).
+ * The same under Debian's own Open MPI 4.1.4 (scripts/fetch-stock-ompi.sh,
+ * samples in $MQD_BUILD/stock/ompi, run by its orterun), through Open MPI's
+ * own DLL as an installed Open MPI names it ($MQD_DLL here: the unpacked
+ * one is not where the library says): it finds no types (Debian moves
+ * libmpi's DWARF into a debug-symbols package), says so once for the job
+ * with what to do, and its WARNING on stderr is written once, however many
+ * ranks.  Open MPI's MPI_COMM_WORLD is an object the program reaches
+ * through its GOT, which the call sites do not describe: the communicator
+ * is not known, and a rank names some process of the job.
+ *
+ * Environment: MQD_BUILD (the stock samples in $MQD_BUILD/stock); run from
+ * the source tree (scripts/fetch-stock-ompi.sh).
  */
 #define _GNU_SOURCE
 #include "tests/joblaunch.h"
@@ -42,6 +53,30 @@ struct stock_case {
      * text must hold (a wait, or why it cannot tell). */
     const char *members;
     const char *says;
+};
+
+static const struct stock_case ompi_cases[] = {
+    {"finalize", 2, "0,1",
+     "rank 0 waits in MPI_Recv(source=1, tag=5, comm=?) at finalize.c:16 - rank 1 is blocked in "
+     "a call that is no matching send (it is in MPI_Finalize at finalize.c:18: it will never send "
+     "or receive again)"},
+    /* Rank 1's receive names rank 0 of a communicator not known: ranks 0
+     * and 2 both, each in MPI_Barrier. */
+    {"mismatch", 3, "0,1,2",
+     "rank 1 waits in MPI_Recv(source=0, tag=5, comm=?) at mismatch.c:20 - rank 2 is blocked in "
+     "a call that is no matching send (it is in MPI_Barrier at mismatch.c:22)"},
+    {"probe", 2, "0,1",
+     "rank 0 waits in MPI_Probe(source=1, tag=7, comm=?) at probe.c:18 - rank 1 is blocked in a "
+     "call that is no matching send (it is in MPI_Probe at probe.c:18)"},
+    {"ssend", 2, "0,1",
+     "rank 0 waits in MPI_Ssend(dest=1, tag=3, comm=?) at ssend.c:22 - rank 1 is blocked in a "
+     "call that is no matching receive (it is in MPI_Ssend at ssend.c:22)"},
+    {"roots", 2, NULL, "(the 7th argument, passed on the stack)"},
+    {"inflight", 3, NULL,
+     "what rank 0 waits for in MPI_Wait (the operations of its requests are in the MPI "
+     "library's queues, which cannot be read)"},
+    {"ring", 4, NULL, "waits for in MPI_Waitall (the operations of its requests"},
+    {"hidden", 4, NULL, "waits for in MPI_Waitall (the operations of its requests"},
 };
 
 static const struct stock_case cases[] = {
@@ -69,9 +104,28 @@ static const struct stock_case cases[] = {
     {"hidden", 4, NULL, "waits for in MPI_Waitall (the operations of its requests"},
 };
 
-/* Run mqdump on job's launcher with extra (NULL-terminated, at most 4):
- * its exit status, standard output into *out. */
-static int dump(const struct job *job, const char *const *extra, char **out)
+/* Open MPI's DLL in the unpacked Debian tree (static; a failed test if
+ * not there). */
+static const char *ompi_dll(void)
+{
+    static char path[4096];
+    if (path[0])
+        return path;
+    FILE *f = popen("find \"$(scripts/fetch-stock-ompi.sh | tail -n 1)\" -name "
+                    "libompi_dbg_msgq.so | head -n 1",
+                    "r");
+    if (!f || !fgets(path, sizeof path, f) || !strchr(path, '/'))
+        fail_msg("no libompi_dbg_msgq.so in the unpacked Open MPI");
+    pclose(f);
+    path[strcspn(path, "\n")] = '\0';
+    return path;
+}
+
+/* Run mqdump on job's launcher with extra (NULL-terminated, at most 4),
+ * env (NULL-terminated "NAME=VALUE", or NULL): its exit status, standard
+ * output into *out, standard error into *err (NULL: discarded). */
+static int dump(const struct job *job, const char *const *extra, const char *const *env,
+                char **out, char **err)
 {
     char pid[16];
     snprintf(pid, sizeof pid, "%d", (int)job->mpiexec);
@@ -80,7 +134,7 @@ static int dump(const struct job *job, const char *const *extra, char **out)
     for (int i = 0; extra && extra[i] && k < 7; i++)
         args[k++] = extra[i];
     args[k] = NULL;
-    return job_run_mqdump(args, NULL, out, NULL);
+    return job_run_mqdump(args, env, out, err);
 }
 
 /* The members of the JSON analysis's only deadlock, as "0,1"; "" if none. */
@@ -99,19 +153,23 @@ static const char *deadlock_members(const struct json *j, char *buf, size_t len)
     return buf;
 }
 
-static void run_case(const struct stock_case *c, const char *opt)
+/* Sample c built at opt (O2, O0) against the stock MPICH, or Open MPI if
+ * ompi, run and dumped. */
+static void run_case(const struct stock_case *c, const char *opt, int ompi)
 {
-    char name[64], err[512], members[64];
-    snprintf(name, sizeof name, "stock/%s/%s", opt, c->sample);
+    char name[64], err[512], members[64], env_dll[4200];
+    snprintf(name, sizeof name, "stock/%s%s/%s", ompi ? "ompi/" : "", opt, c->sample);
     char mpiexec[4096];
-    job_build_path(mpiexec, sizeof mpiexec, "stock/mpiexec");
+    job_build_path(mpiexec, sizeof mpiexec, ompi ? "stock/ompi/mpirun" : "stock/mpiexec");
+    snprintf(env_dll, sizeof env_dll, "MQD_DLL=%s", ompi ? ompi_dll() : "");
+    const char *const env[] = {env_dll, NULL};
     struct job job;
     if (job_start_in(&job, name, c->np, NULL, mpiexec, err, sizeof err) != 0)
         fail_msg("%s: %s", name, err);
-    char *text = NULL, *js = NULL;
-    int rc = dump(&job, NULL, &text);
+    char *text = NULL, *js = NULL, *stderr_text = NULL;
+    int rc = dump(&job, NULL, ompi ? env : NULL, &text, &stderr_text);
     const char *json_args[] = {"--json", NULL};
-    int jrc = dump(&job, json_args, &js);
+    int jrc = dump(&job, json_args, ompi ? env : NULL, &js, NULL);
     for (int r = 0; r < job.np; r++) /* every rank left running */
         if (!job_pid_alive(job.ranks[r]) || kill(job.ranks[r], 0) != 0)
             fail_msg("%s: rank %d is gone", name, r);
@@ -124,20 +182,30 @@ static void run_case(const struct stock_case *c, const char *opt)
     int o2 = strcmp(opt, "O2") == 0;
     const char *want = o2 && c->members ? c->members : "";
     const char *found = deadlock_members(j, members, sizeof members);
+    const char *lacks = ompi ? "Open MPI's DLL needs libmpi's debug information"
+                             : "this MPICH was configured without --enable-debuginfo";
     if (rc != 1 || jrc != 1 || strcmp(found, want) != 0 ||
         (o2 && !strstr(text, c->says)) ||
         (o2 && c->members && !strstr(text, "from the calls: ")) ||
-        strstr(text, "not an MPICH program") ||
-        !strstr(text, "this MPICH was configured without --enable-debuginfo"))
+        strstr(text, "not an MPICH program") || !strstr(text, lacks))
         fail_msg("%s (exit %d, JSON exit %d): deadlock [%s], want [%s]%s%s:\n%s", name, rc, jrc,
                  found, want, o2 ? " and a line with " : "", o2 ? c->says : "", text);
     /* The missing queues: one line for the job in the view, one in the
      * analysis, however many ranks. */
     int lines = 0;
-    for (const char *s = text; (s = strstr(s, "configured without --enable-debuginfo")); s++)
+    for (const char *s = text; (s = strstr(s, lacks)); s++)
         lines++;
     if (lines != 1)
         fail_msg("%s: the missing queues said %d times:\n%s", name, lines, text);
+    /* Open MPI's DLL's own WARNING: once, however many ranks said it. */
+    char times[32];
+    snprintf(times, sizeof times, " (written %d times)\n", c->np);
+    if (ompi && (!stderr_text || !strstr(stderr_text, "WARNING: ") ||
+                 strstr(strstr(stderr_text, "WARNING: ") + 1, "WARNING: ") ||
+                 !strstr(stderr_text, times)))
+        fail_msg("%s: the DLL's warning not written once, with its count:\n%s", name,
+                 stderr_text ? stderr_text : "(none)");
+    free(stderr_text);
     /* At -O0 nothing is claimed, and what is unknown is said (the calls
      * in MPI_Wait* have no arguments that matter). */
     if (!o2 && !strstr(c->says, "MPI_Wait") && !strstr(text, "describes no arguments"))
@@ -151,14 +219,28 @@ static void test_stock__samples_at_O2(void **state)
 {
     (void)state;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-        run_case(&cases[i], "O2");
+        run_case(&cases[i], "O2", 0);
 }
 
 static void test_stock__samples_at_O0(void **state)
 {
     (void)state;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-        run_case(&cases[i], "O0");
+        run_case(&cases[i], "O0", 0);
+}
+
+static void test_stock__open_mpi_samples_at_O2(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof ompi_cases / sizeof ompi_cases[0]; i++)
+        run_case(&ompi_cases[i], "O2", 1);
+}
+
+static void test_stock__open_mpi_samples_at_O0(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof ompi_cases / sizeof ompi_cases[0]; i++)
+        run_case(&ompi_cases[i], "O0", 1);
 }
 
 int main(void)
@@ -166,6 +248,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_stock__samples_at_O2),
         cmocka_unit_test(test_stock__samples_at_O0),
+        cmocka_unit_test(test_stock__open_mpi_samples_at_O2),
+        cmocka_unit_test(test_stock__open_mpi_samples_at_O0),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -248,7 +248,8 @@ struct mqdh_process {
 enum mqdh_frame_kind {
     MQDH_FRAME_USER,  /* the program's: its executable, or a library outside the system's
                        * directories */
-    MQDH_FRAME_MPI,   /* the MPI library (libmpi*, libpmpi*, libmpich*) */
+    MQDH_FRAME_MPI,   /* the MPI library (libmpi*, libpmpi*, libmpich*, and Open MPI's
+                       * libopen-pal, libopen-rte and mca_*.so) */
     MQDH_FRAME_SYSTEM /* a library in /lib, /lib64, /usr/lib, /usr/lib64 (libc, ...), the
                        * vDSO, or code in no object */
 };
@@ -553,7 +554,9 @@ struct mqdh_wait {
     enum mqdh_wait_kind kind;
     int any_source;   /* a receive from MPI_ANY_SOURCE: one edge per member */
     int comm;         /* index into from's comms; -1: the MPI_COMM_WORLD of a process
-                       * that shows none (in MPI_Finalize, or without queues) */
+                       * that shows none (in MPI_Finalize, or without queues); -2: not
+                       * known (a call's comm not read, or not predefined: any other
+                       * process may be the peer its rank names) */
     long peer_local;  /* the peer as from's operation names it; -1 ANY */
     long peer_global;
     long tag;         /* -1 with tag_wild */
