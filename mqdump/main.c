@@ -699,6 +699,12 @@ static int dump(struct command *c)
             return EXIT_FATAL;
         }
     }
+    /* libdw fetches missing DWARF through debuginfod when DEBUGINFOD_URLS
+     * says where; its client waits 90 s for a silent server by default.
+     * A hung job's user waits less: 5 s without progress, unless they
+     * chose otherwise. */
+    if (getenv("DEBUGINFOD_URLS"))
+        setenv("DEBUGINFOD_TIMEOUT", "5", 0);
     struct mqdh_dump *d = NULL;
     struct held_stderr held;
     hold_stderr(&held);

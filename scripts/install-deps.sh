@@ -15,6 +15,7 @@ packages=(
     openssh-server openssh-client    # the multi-node test: an ssh server per simulated node
     iproute2                         # ... its network links (ip); util-linux's unshare/nsenter
     strace                           # the fault tests: a rank already traced by another tracer
+    debuginfod                       # a local server: libdw fetching DWARF by DEBUGINFOD_URLS
 )
 # make bench (install-deps.sh --bench): system calls per rank, and the
 # padb method's baseline.

@@ -28,7 +28,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <setjmp.h>
@@ -484,6 +487,119 @@ static void test_mqdump__stripped_libmpi_known_layout(void **state)
                                           "intercomm"};
     for (size_t i = 0; i < sizeof samples / sizeof samples[0]; i++)
         check_stripped(samples[i]);
+}
+
+/* A TCP port of 127.0.0.1 free a moment ago. */
+static int free_port(void)
+{
+    int s = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof a;
+    assert_true(s >= 0);
+    assert_int_equal(bind(s, (struct sockaddr *)&a, sizeof a), 0);
+    assert_int_equal(getsockname(s, (struct sockaddr *)&a, &len), 0);
+    close(s);
+    return ntohs(a.sin_port);
+}
+
+static double seconds(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + t.tv_nsec / 1e9;
+}
+
+/*
+ * Debug information where a distribution keeps it: a debuginfod server
+ * (elfutils', on 127.0.0.1) serves the DWARF split off the stripped
+ * libmpi.so, and with DEBUGINFOD_URLS alone (no MQD_DEBUGINFO_PATH) the
+ * dump is the one made with the DWARF found locally: types for the DLL,
+ * the calls' arguments.  A server that does not answer costs a bounded
+ * time and leaves the known layout.
+ */
+static void test_mqdump__stripped_libmpi_through_debuginfod(void **state)
+{
+    (void)state;
+    char rel[PATH_MAX], stripped[PATH_MAX], debug[PATH_MAX], dir[] = "/tmp/mqd-debuginfod.XXXXXX";
+    assert_non_null(realpath(job_build_path(rel, sizeof rel, "stripped"), stripped));
+    assert_non_null(realpath(job_build_path(rel, sizeof rel, "stripped/debug"), debug));
+    assert_non_null(mkdtemp(dir));
+    char db[PATH_MAX], cache[PATH_MAX], url[64], port[16];
+    snprintf(db, sizeof db, "%s/db.sqlite", dir);
+    snprintf(cache, sizeof cache, "%s/cache", dir);
+    snprintf(port, sizeof port, "%d", free_port());
+    snprintf(url, sizeof url, "http://127.0.0.1:%s", port);
+    pid_t server = fork();
+    assert_true(server >= 0);
+    if (server == 0) {
+        int null = open("/dev/null", O_WRONLY);
+        dup2(null, 1);
+        dup2(null, 2);
+        execlp("debuginfod", "debuginfod", "-F", debug, "-p", port, "-d", db, (char *)NULL);
+        _exit(127);
+    }
+    /* Serving once it has scanned its directory: ask until it answers,
+     * each time with a cache of its own (the client remembers a miss). */
+    char id_cmd[3 * PATH_MAX];
+    int up = 0;
+    for (int i = 0; i < 100 && !up; i++) {
+        snprintf(id_cmd, sizeof id_cmd,
+                 "DEBUGINFOD_URLS=%s DEBUGINFOD_CACHE_PATH=%s/probe%d debuginfod-find debuginfo "
+                 "%s/libmpi.so.12 >/dev/null 2>&1",
+                 url, dir, i, stripped);
+        up = system(id_cmd) == 0;
+        if (!up)
+            usleep(200 * 1000);
+    }
+    struct expect e;
+    struct job job;
+    load_expect("unexpected", &e);
+    setenv("LD_LIBRARY_PATH", stripped, 1);
+    unsetenv("MQD_DEBUGINFO_PATH");
+    start(&job, "unexpected", e.np);
+    unsetenv("LD_LIBRARY_PATH");
+    char pid[16], *out[3], *err[3];
+    snprintf(pid, sizeof pid, "%d", (int)job.mpiexec);
+    const char *args[] = {"--job", pid, "--json", "-v", "--dll", mqd_dll(), NULL};
+    int rc[3];
+    double took = 0;
+    setenv("MQD_DEBUGINFO_PATH", debug, 1);
+    rc[0] = run_mqdump(&out[0], &err[0], args);
+    unsetenv("MQD_DEBUGINFO_PATH");
+    setenv("DEBUGINFOD_URLS", url, 1);
+    setenv("DEBUGINFOD_CACHE_PATH", cache, 1);
+    rc[1] = run_mqdump(&out[1], &err[1], args);
+    /* Nobody answering there: the known layout, in bounded time. */
+    char dead[64];
+    snprintf(dead, sizeof dead, "http://127.0.0.1:%d", free_port());
+    setenv("DEBUGINFOD_URLS", dead, 1);
+    snprintf(cache, sizeof cache, "%s/cache-dead", dir);
+    setenv("DEBUGINFOD_CACHE_PATH", cache, 1);
+    took = seconds();
+    rc[2] = run_mqdump(&out[2], &err[2], args);
+    took = seconds() - took;
+    unsetenv("DEBUGINFOD_URLS");
+    unsetenv("DEBUGINFOD_CACHE_PATH");
+    released_and_stop(&job);
+    kill(server, SIGTERM);
+    waitpid(server, NULL, 0);
+    char rm[PATH_MAX + 16];
+    snprintf(rm, sizeof rm, "rm -rf %s", dir);
+    if (system(rm) != 0)
+        fprintf(stderr, "could not remove %s\n", dir);
+    if (!up)
+        fail_msg("the debuginfod server at %s never served libmpi.so.12's DWARF", url);
+    if (rc[0] || rc[1] || strcmp(out[0], out[1]) != 0 || strstr(err[1], "known layout"))
+        fail_msg("through debuginfod (exit %d/%d) the dump differs from the local DWARF's, or "
+                 "the DWARF was not found:\n%s\n---\n%s\n%s",
+                 rc[0], rc[1], out[0], out[1], err[1]);
+    if (rc[2] || !strstr(err[2], "known layout") || took > 30)
+        fail_msg("a server not answering: exit %d in %.1f s:\n%s", rc[2], took, err[2]);
+    for (int i = 0; i < 3; i++) {
+        free(out[i]);
+        free(err[i]);
+    }
+    expect_free(&e);
 }
 
 /* A program whose own MPIR_dll_name names libmqd_mpich.so (samples/
@@ -1478,6 +1594,7 @@ int main(void)
         cmocka_unit_test(test_mqdump__analysis_roots),
         cmocka_unit_test(test_mqdump__analysis_mixed),
         cmocka_unit_test(test_mqdump__stripped_libmpi_known_layout),
+        cmocka_unit_test(test_mqdump__stripped_libmpi_through_debuginfod),
         cmocka_unit_test(test_mqdump__executable_names_the_dll),
         cmocka_unit_test(test_mqdump__where_each_rank_is),
         cmocka_unit_test(test_mqdump__tail_called_entry_points),
