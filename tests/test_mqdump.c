@@ -523,6 +523,14 @@ static void test_mqdump__stripped_libmpi_through_debuginfod(void **state)
     char rel[PATH_MAX], stripped[PATH_MAX], debug[PATH_MAX], dir[] = "/tmp/mqd-debuginfod.XXXXXX";
     assert_non_null(realpath(job_build_path(rel, sizeof rel, "stripped"), stripped));
     assert_non_null(realpath(job_build_path(rel, sizeof rel, "stripped/debug"), debug));
+    /* The job first: a test that fails starting it leaves no server. */
+    struct expect e;
+    struct job job;
+    load_expect("unexpected", &e);
+    setenv("LD_LIBRARY_PATH", stripped, 1);
+    unsetenv("MQD_DEBUGINFO_PATH");
+    start(&job, "unexpected", e.np);
+    unsetenv("LD_LIBRARY_PATH");
     assert_non_null(mkdtemp(dir));
     char db[PATH_MAX], cache[PATH_MAX], url[64], port[16];
     snprintf(db, sizeof db, "%s/db.sqlite", dir);
@@ -551,13 +559,6 @@ static void test_mqdump__stripped_libmpi_through_debuginfod(void **state)
         if (!up)
             usleep(200 * 1000);
     }
-    struct expect e;
-    struct job job;
-    load_expect("unexpected", &e);
-    setenv("LD_LIBRARY_PATH", stripped, 1);
-    unsetenv("MQD_DEBUGINFO_PATH");
-    start(&job, "unexpected", e.np);
-    unsetenv("LD_LIBRARY_PATH");
     char pid[16], *out[3], *err[3];
     snprintf(pid, sizeof pid, "%d", (int)job.mpiexec);
     const char *args[] = {"--job", pid, "--json", "-v", "--dll", mqd_dll(), NULL};
