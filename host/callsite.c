@@ -374,8 +374,8 @@ static const char *library_why(const struct mqdh__lib_args *lib, int k, char *bu
 {
     switch (lib->state) {
     case MQDH_LIB_NO_FRAME:
-        return "it left no frame of its own in the MPI library (a tail call into a library "
-               "without symbols)";
+        return "it left no frame of its own in the MPI library (it tail-called into the "
+               "library's internals)";
     case MQDH_LIB_NO_DWARF:
         return "the MPI library has no debug information";
     case MQDH_LIB_NO_FUNCTION:

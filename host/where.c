@@ -179,7 +179,7 @@ static void keep_frames(struct walk *k, Dwarf_Addr at, const struct mqdh_image_m
  * walked before it was in `in`, the MPI library) called into the MPI
  * library: the entry point tail-called out of its own frame into code
  * with no name that says so (a libmpi without .symtab hides MPICH's static
- * internal_NAME).  The call instruction names what was called: if that is
+ * internal_NAME; Open MPI's MPI_Finalize jumps to ompi_mpi_finalize).  The call instruction names what was called: if that is
  * an MPI entry point, it is the call.
  */
 static void tail_called(struct walk *k, Dwfl *dwfl, const struct mqdh_image_module *obj,
@@ -193,8 +193,8 @@ static void tail_called(struct walk *k, Dwfl *dwfl, const struct mqdh_image_modu
     if (mqdh__mpi_entry(fname, in->file, entry, sizeof entry)) {
         snprintf(k->w->call, sizeof k->w->call, "%s", entry);
         snprintf(k->w->args_why, sizeof k->w->args_why,
-                 "%s left no frame of its own (a tail call into a library without "
-                 "symbols)", entry);
+                 "%s left no frame of its own (it tail-called into the MPI library's "
+                 "internals)", entry);
         /* no frame to read its arguments in: its caller's call site may
          * still describe them */
         k->mpi = in;
