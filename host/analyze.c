@@ -161,6 +161,33 @@ static void activities(struct mqdh__waits *b)
     free(said);
 }
 
+/*
+ * A thread of process i other than the one in its MPI call that is in the
+ * program's own code (a frame in its executable) and not in MPI: the
+ * process may still send or receive whatever its MPI call waits for.
+ * Threads of the MPI library and its runtimes have no such frame.  The
+ * thread's id and its innermost program frame into *tid and *at; 0 if
+ * none (or no stacks).
+ */
+static int other_thread_at_work(const struct mqdh_dump *d, int i, pid_t *tid,
+                                const struct mqdh_frame **at)
+{
+    const struct mqdh_process *p = &d->procs[i];
+    const struct mqdh_stack *st = d->stacks ? &d->stacks[i] : NULL;
+    for (int t = 0; st && p->image && t < st->nthreads; t++) {
+        const struct mqdh_thread *th = &st->threads[t];
+        if (th->tid == p->where_tid || th->call)
+            continue;
+        for (int f = 0; f < th->nframes; f++)
+            if (th->frames[f].module && strcmp(th->frames[f].module, p->image) == 0) {
+                *tid = th->tid;
+                *at = &th->frames[f];
+                return 1;
+            }
+    }
+    return 0;
+}
+
 /* The graph's causes as a's deadlocks (their members and waits move into
  * a), its behind as a's.  MQDH_OK, or MQDH_E_NOMEM with h freed. */
 static int take_hang(struct mqdh_analysis *a, struct mqdh__hang *h)
@@ -263,6 +290,18 @@ int mqdh_analyze(const struct mqdh_dump *d, struct mqdh_analysis **out)
     for (int i = 0; i < d->nprocs && !b.nomem; i++) {
         if (a->activity[i] != MQDH_ACT_BLOCKED)
             continue;
+        pid_t tid;
+        const struct mqdh_frame *at;
+        if (other_thread_at_work(d, i, &tid, &at)) {
+            char me[32];
+            mqdh_process_label(&d->procs[i], me, sizeof me);
+            mqdh__unseen(&b, i,
+                         "whether %s waits in %s: its thread %d is in %s%s%s, not in MPI, and may "
+                         "still send or receive",
+                         me, d->procs[i].where_call, (int)tid, at->function ? at->function : "??",
+                         at->file ? " at " : "", at->file ? at->file : "");
+            continue;
+        }
         /* Without queues, from its call (MPI_Finalize's waits need none). */
         int from_call = calls_only(d, i) && strcmp(d->procs[i].where_call, "MPI_Finalize") != 0;
         a->ncalls_only += calls_only(d, i);

@@ -87,7 +87,7 @@ void mqdh__frame_take(struct mqdh__frame *fr, Dwfl_Frame *frame, struct mqdh_fil
     fr->machine = file && file->elf && gelf_getehdr(file->elf, &eh) ? eh.e_machine
                   : inner                                           ? inner->machine
                                                                     : EM_NONE;
-    for (unsigned r = 0; r < MQDH_FRAME_REGS; r++)
+    for (unsigned r = 0; r < MQDH__FRAME_REGS; r++)
         if (dwfl_frame_reg(frame, r, &fr->regs[r]) == 0)
             fr->have |= UINT64_C(1) << r;
     if (!at_call || !preserved(fr->machine))
@@ -120,7 +120,7 @@ int mqdh__eval_init(struct mqdh__eval *e, const struct mqdh__frame *fr,
 
 static int frame_reg(struct mqdh__eval *e, unsigned regno, Dwarf_Word *val)
 {
-    if (regno >= MQDH_FRAME_REGS || !(e->fr->have & (UINT64_C(1) << regno))) {
+    if (regno >= MQDH__FRAME_REGS || !(e->fr->have & (UINT64_C(1) << regno))) {
         e->why = e->site ? "its value at the call is in a register the unwinder could not "
                            "restore"
                          : "optimised out here (in a register the call did not preserve)";
@@ -136,7 +136,7 @@ static int register_op(const Dwarf_Op *op, unsigned *regno)
 {
     if (op->atom >= DW_OP_reg0 && op->atom <= DW_OP_reg31)
         *regno = (unsigned)(op->atom - DW_OP_reg0);
-    else if (op->atom == DW_OP_regx && op->number < MQDH_FRAME_REGS)
+    else if (op->atom == DW_OP_regx && op->number < MQDH__FRAME_REGS)
         *regno = (unsigned)op->number;
     else
         return 0;
@@ -183,6 +183,8 @@ static int binary_op(uint8_t a, Dwarf_Word x, Dwarf_Word y, Dwarf_Word *r)
 }
 
 static int frame_cfa(struct mqdh__eval *e, Dwarf_Word *cfa);
+static int eval_expr(struct mqdh__eval *e, const Dwarf_Op *ops, size_t n, Dwarf_Word *out,
+                     int *is_value);
 static int entry_value(struct mqdh__eval *e, const Dwarf_Op *op, Dwarf_Word *v);
 
 /*
@@ -197,7 +199,7 @@ static int entry_value(struct mqdh__eval *e, const Dwarf_Op *op, Dwarf_Word *v);
  * pointer about and the whole set of operations would no longer read at a
  * glance.
  */
-static int eval_expr(struct mqdh__eval *e, const Dwarf_Op *ops, size_t n, Dwarf_Word *out,
+static int eval_ops(struct mqdh__eval *e, const Dwarf_Op *ops, size_t n, Dwarf_Word *out,
                      int *is_value)
 {
     Dwarf_Word st[8];
@@ -302,6 +304,26 @@ static int eval_expr(struct mqdh__eval *e, const Dwarf_Op *ops, size_t n, Dwarf_
     return 0;
 }
 
+/*
+ * eval_ops, nested no deeper than a real location needs: a frame base or a
+ * CFA rule that refers to itself (DW_OP_fbreg in DW_AT_frame_base,
+ * DW_OP_call_frame_cfa in the CFA) would recurse for ever, and the DWARF
+ * may come from anywhere (a debuginfod server).
+ */
+static int eval_expr(struct mqdh__eval *e, const Dwarf_Op *ops, size_t n, Dwarf_Word *out,
+                     int *is_value)
+{
+    enum { MAX_DEPTH = 8 };
+    if (e->depth >= MAX_DEPTH) {
+        e->why = "a location expression that refers to itself";
+        return -1;
+    }
+    e->depth++;
+    int rc = eval_ops(e, ops, n, out, is_value);
+    e->depth--;
+    return rc;
+}
+
 int mqdh__eval(struct mqdh__eval *e, Dwarf_Attribute *attr, Dwarf_Word *out, int *is_value)
 {
     Dwarf_Op *ops;
@@ -347,7 +369,7 @@ static int entry_value(struct mqdh__eval *e, const Dwarf_Op *op, Dwarf_Word *v)
     const struct mqdh__frame *o = e->outer;
     struct mqdh__pc *pc = o && o->at_call ? mqdh__pc_of(o->file, o->at) : NULL;
     const struct mqdh__site *s = pc ? mqdh__pc_call_site(o->file, o->at, pc) : NULL;
-    if (!s || s->state != MQDH_SITE_FOUND) {
+    if (!s || s->state != MQDH__SITE_FOUND) {
         e->why = "only its value on entry is described, and no call site of the caller's says it";
         return -1;
     }
@@ -554,7 +576,7 @@ void mqdh__read_args(struct mqdh__where *w, struct mqdh_mem *mem, const struct m
     Dwfl_Module *mod = mqdh__file_module(fr->file);
     struct mqdh__pc *pc = mqdh__pc_of(fr->file, fr->at);
     memset(lib, 0, sizeof *lib);
-    lib->state = MQDH_LIB_NO_DWARF;
+    lib->state = MQDH__LIB_NO_DWARF;
     if (pc && !pc->scoped) {
         Dwarf_Die *cu = mod ? dwfl_module_addrdie(mod, fr->at, &pc->dbias) : NULL;
         pc->scoped = 1;
@@ -577,7 +599,7 @@ void mqdh__read_args(struct mqdh__where *w, struct mqdh_mem *mem, const struct m
                  "the MPI library has no debug information for %s", w->call);
         return;
     }
-    lib->state = MQDH_LIB_NO_FUNCTION;
+    lib->state = MQDH__LIB_NO_FUNCTION;
     if (pc->nscopes == 0) {
         snprintf(w->args_why, sizeof w->args_why, "no debug information for the function of %s",
                  w->call);
@@ -589,7 +611,7 @@ void mqdh__read_args(struct mqdh__where *w, struct mqdh_mem *mem, const struct m
     struct mqdh__eval e;
     if (mqdh__eval_init(&e, fr, outer, mem, &fn, pc->dbias) != 0)
         return;
-    lib->state = MQDH_LIB_SCOPES;
+    lib->state = MQDH__LIB_SCOPES;
     for (int i = 0; i < nscopes; i++)
         scope_args(&e, w, &scopes[i], lib);
     /* The first the call has that no scope described. */

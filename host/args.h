@@ -20,7 +20,7 @@ extern const char *const mqdh__arg_names[MQDH__NARGS];
 
 /* Registers kept of a frame, in DWARF's numbering: x86-64's 0-16,
  * aarch64's x0-x30 and sp (31). */
-enum { MQDH_FRAME_REGS = 33 };
+enum { MQDH__FRAME_REGS = 33 };
 
 /*
  * One physical frame as the unwinder left it: what an expression
@@ -35,7 +35,7 @@ struct mqdh__frame {
     Dwarf_Addr load_bias;   /* the process's address = file's address + load_bias */
     int at_call;            /* at is a call instruction, returning to at + 1 */
     uint64_t have;          /* bit r: regs[r] was restored */
-    Dwarf_Word regs[MQDH_FRAME_REGS];
+    Dwarf_Word regs[MQDH__FRAME_REGS];
 };
 
 /*
@@ -67,6 +67,7 @@ struct mqdh__eval {
     int used_outer;
     /* the evaluator's own */
     int big_endian, addr_size, have_cfa;
+    int depth; /* expressions being evaluated, one inside another (frame base, CFA) */
     Dwarf_Word cfa;
     Dwarf_Attribute *attr; /* whose expression is evaluated (DW_OP_entry_value's block) */
 };
@@ -95,12 +96,12 @@ void mqdh__store_arg(struct mqdh__where *w, unsigned bit, Dwarf_Word v, int size
 /* What the MPI library's DWARF said of the call's arguments. */
 struct mqdh__lib_args {
     enum {
-        MQDH_LIB_NO_FRAME,    /* the call left no frame of its own (a tail call) */
-        MQDH_LIB_NO_DWARF,    /* the library has no DWARF there */
-        MQDH_LIB_NO_FUNCTION, /* no DWARF scope of the call's function */
-        MQDH_LIB_SCOPES       /* its scopes were read */
+        MQDH__LIB_NO_FRAME,    /* the call left no frame of its own (a tail call) */
+        MQDH__LIB_NO_DWARF,    /* the library has no DWARF there */
+        MQDH__LIB_NO_FUNCTION, /* no DWARF scope of the call's function */
+        MQDH__LIB_SCOPES       /* its scopes were read */
     } state;
-    /* MQDH_LIB_SCOPES: why argument k was not read (NULL: read, or not
+    /* MQDH__LIB_SCOPES: why argument k was not read (NULL: read, or not
      * one of the function's parameters) */
     const char *why[MQDH__NARGS];
     unsigned via_outer; /* the arguments whose value came from the outer frame's call site */

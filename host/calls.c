@@ -101,6 +101,32 @@ static int world_whole(const struct mqdh__waits *b, int i, char *why, size_t len
     return 1;
 }
 
+/*
+ * Can the processes of i's world be told apart by rank: its world and
+ * rank known, and no two of its members with the same rank (two jobs'
+ * world 0 given by pid)?  0 with the reason in why[len] if not.
+ */
+static int world_sane(const struct mqdh__waits *b, int i, char *why, size_t len)
+{
+    const struct mqdh_dump *d = b->m.d;
+    const struct mqdh_process *p = &d->procs[i];
+    if (p->world < 0 || p->rank < 0) {
+        snprintf(why, len, "its world or rank is not known");
+        return 0;
+    }
+    for (int m = 0; m < d->nprocs; m++) {
+        const struct mqdh_process *q = &d->procs[m];
+        if (q->world != p->world || m == i)
+            continue;
+        if (q->rank < 0 || q->rank == p->rank || world_rank(b, i, q->rank) != m) {
+            snprintf(why, len, "its world has %s", q->rank < 0 ? "a process of unknown rank"
+                                                           : "two processes of one rank");
+            return 0;
+        }
+    }
+    return 1;
+}
+
 enum partner { PARTNER_NO, PARTNER_YES, PARTNER_UNKNOWN };
 
 /*
@@ -147,7 +173,7 @@ static enum partner partner(const struct mqdh__waits *b, int i, int m, int sends
     int recv_like = k == MQDH_CALL_ONE_RECV || k == MQDH_CALL_PROBE;
     int send_like = k == MQDH_CALL_ONE_SEND;
     if (strncmp(q->where_call, "MPI_Sendrecv", 12) == 0) {
-        snprintf(why, len, "whether %s's %s %s %s (its arguments were not all read)",
+        snprintf(why, len, "whether %s's %s %s %s (its send and receive tags are not read)",
                  who(b, m, mine, sizeof mine), q->where_call, sends ? "receives from" : "sends to",
                  who(b, i, other, sizeof other));
         return PARTNER_UNKNOWN;
@@ -198,7 +224,8 @@ static struct mqdh_wait *call_wait(struct mqdh__waits *b, int i, int m, enum mqd
 
 /*
  * Does the dump hold every process of the job, i's world being the only
- * one?  0 with the reason in why[len] if not.
+ * one, and no program able to reach another (mqdh_process.other_worlds)?
+ * 0 with the reason in why[len] if not.
  */
 static int job_whole(const struct mqdh__waits *b, int i, char *why, size_t len)
 {
@@ -207,11 +234,23 @@ static int job_whole(const struct mqdh__waits *b, int i, char *why, size_t len)
         snprintf(why, len, "of its MPI_COMM_WORLD %s", w);
         return 0;
     }
-    for (int m = 0; m < b->m.d->nprocs; m++)
-        if (b->m.d->procs[m].world != b->m.d->procs[i].world) {
+    for (int m = 0; m < b->m.d->nprocs; m++) {
+        const struct mqdh_process *q = &b->m.d->procs[m];
+        if (q->world != b->m.d->procs[i].world) {
             snprintf(why, len, "the dump holds processes of more than one world");
             return 0;
         }
+        if (q->other_worlds != MQDH_WORLDS_NONE) {
+            char them[32];
+            snprintf(why, len, "%s %s processes outside its world",
+                     who(b, m, them, sizeof them),
+                     q->other_worlds == MQDH_WORLDS_MAYBE
+                         ? "calls MPI_Comm_spawn, _connect, _accept, _join or _get_parent: it may "
+                           "reach"
+                         : "may reach (what its program calls could not be read)");
+            return 0;
+        }
+    }
     return 1;
 }
 
@@ -236,8 +275,18 @@ static void p2p_call_waits(struct mqdh__waits *b, int i, int sends)
                      p->where_args_why ? p->where_args_why : "its arguments were not read");
         return;
     }
-    if (comm && strcmp(comm, "MPI_COMM_WORLD") != 0)
-        comm = NULL; /* MPI_COMM_SELF: a process that waits on itself is left alone */
+    if (comm && strcmp(comm, "MPI_COMM_WORLD") != 0) {
+        mqdh__unseen(b, i, "what %s waits for in %s on %s (only itself can be its peer there)",
+                     who(b, i, me, sizeof me), p->where_call, comm);
+        return;
+    }
+    if (sends && p->where_dest < 0) /* MPI_PROC_NULL: it returns at once */
+        return;
+    if (!world_sane(b, i, why, sizeof why)) {
+        mqdh__unseen(b, i, "which process %s's %s names (%s)", who(b, i, me, sizeof me),
+                     p->where_call, why);
+        return;
+    }
     if (!comm && !job_whole(b, i, why, sizeof why)) {
         mqdh__unseen(b, i,
                      "which process %s's %s names (%s, and %s)", who(b, i, me, sizeof me),
@@ -315,7 +364,13 @@ static void collective_call_waits(struct mqdh__waits *b, int i)
                      p->where_call,
                      !(p->where_args & MQDH_ARG_COMM)
                          ? (p->where_args_why ? p->where_args_why : "its comm was not read")
-                         : "it is none MPI predefines, and no DLL showed it");
+                     : comm ? "MPI_COMM_SELF: it waits for nobody else"
+                            : "it is none MPI predefines, and no DLL showed it");
+        return;
+    }
+    if (!world_sane(b, i, why, sizeof why)) {
+        mqdh__unseen(b, i, "who takes part in %s's %s on MPI_COMM_WORLD (%s)",
+                     who(b, i, me, sizeof me), p->where_call, why);
         return;
     }
     int root_unread = -1;

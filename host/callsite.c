@@ -115,6 +115,16 @@ static enum flavour mpi_flavour(struct mqdh_image *im)
     return FLAVOUR_UNKNOWN;
 }
 
+long mqdh__proc_null(struct mqdh_image *im)
+{
+    switch (mpi_flavour(im)) {
+    case FLAVOUR_MPICH: return -1;
+    case FLAVOUR_OPEN_MPI: return -2;
+    case FLAVOUR_UNKNOWN: break;
+    }
+    return 0;
+}
+
 /*
  * MPICH's predefined handles (mpi.h of every generation: MPI_COMM_WORLD
  * ((MPI_Comm)0x44000000), MPI_COMM_SELF 0x44000001); Open MPI's are the
@@ -275,11 +285,11 @@ static int find_call(struct reading *r, const struct mqdh__frame *caller, unsign
     }
     *site = *mqdh__pc_call_site(caller->file, caller->at, pc);
     switch (site->state) {
-    case MQDH_SITE_UNSEEN:
-    case MQDH_SITE_NO_DWARF:
+    case MQDH__SITE_UNSEEN:
+    case MQDH__SITE_NO_DWARF:
         all_why(r, wanted, "the program has no debug information for %s", w->function);
         return -1;
-    case MQDH_SITE_NONE:
+    case MQDH__SITE_NONE:
         if (site->unoptimised)
             all_why(r, wanted, "%s describes no arguments (the program was built without "
                     "optimisation: -O1 -g or higher describes them)", r->place);
@@ -289,7 +299,7 @@ static int find_call(struct reading *r, const struct mqdh__frame *caller, unsign
         else
             all_why(r, wanted, "%s is not in %s's debug information", r->place, w->function);
         return -1;
-    case MQDH_SITE_FOUND:
+    case MQDH__SITE_FOUND:
         break;
     }
     char call[sizeof w->call];
@@ -373,14 +383,14 @@ static unsigned read_site(struct reading *r, struct mqdh_image *im, struct mqdh_
 static const char *library_why(const struct mqdh__lib_args *lib, int k, char *buf, size_t len)
 {
     switch (lib->state) {
-    case MQDH_LIB_NO_FRAME:
+    case MQDH__LIB_NO_FRAME:
         return "it left no frame of its own in the MPI library (it tail-called into the "
                "library's internals)";
-    case MQDH_LIB_NO_DWARF:
+    case MQDH__LIB_NO_DWARF:
         return "the MPI library has no debug information";
-    case MQDH_LIB_NO_FUNCTION:
+    case MQDH__LIB_NO_FUNCTION:
         return "the MPI library has no debug information for the call's function";
-    case MQDH_LIB_SCOPES:
+    case MQDH__LIB_SCOPES:
         if (!lib->why[k])
             return "the MPI library's debug information does not name it";
         say(buf, len, "the MPI library's debug information: %s", lib->why[k]);

@@ -8,6 +8,7 @@
 #include <gelf.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -255,6 +256,34 @@ static void build_symbols(struct mqdh_file *f)
                            (unsigned char)GELF_ST_BIND(sym.st_info)};
         f->heads[h] = ++f->nsyms;
     }
+}
+
+int mqdh__file_reaches_worlds(struct mqdh_file *f)
+{
+    static const char *const calls[] = {"mpi_comm_spawn", "mpi_comm_connect", "mpi_comm_accept",
+                                        "mpi_comm_join", "mpi_comm_get_parent"};
+    if (f->worlds)
+        return f->worlds - 2;
+    Dwfl_Module *m = mqdh__file_module(f);
+    int n = m ? dwfl_module_getsymtab(m) : -1, found = 0;
+    for (int i = 1; i < n && !found; i++) {
+        GElf_Sym sym;
+        GElf_Addr value;
+        const char *name = dwfl_module_getsym_info(m, i, &sym, &value, NULL, NULL, NULL);
+        char low[64];
+        size_t k = 0;
+        if (!name || sym.st_shndx != SHN_UNDEF)
+            continue;
+        if ((name[0] == 'p' || name[0] == 'P') && strncasecmp(name + 1, "mpi_", 4) == 0)
+            name++; /* the profiling binding */
+        for (; name[k] && k < sizeof low - 1; k++)
+            low[k] = (char)((name[k] >= 'A' && name[k] <= 'Z') ? name[k] - 'A' + 'a' : name[k]);
+        low[k] = '\0';
+        for (size_t c = 0; c < sizeof calls / sizeof calls[0]; c++)
+            found |= strncmp(low, calls[c], strlen(calls[c])) == 0;
+    }
+    f->worlds = (n < 1 ? -1 : found) + 2;
+    return f->worlds - 2;
 }
 
 int mqdh__file_symbol(struct mqdh_file *f, const char *name, int functions_only, int want_local,

@@ -48,6 +48,7 @@ struct mqdh_file {
     uint32_t nsyms, *heads;
     size_t nheads;
     int syms_built;
+    int worlds; /* mqdh__file_reaches_worlds: 0 not looked, else its answer + 2 */
     /* Per address, what the address's users keep of it (mqdh__file_memo). */
     struct fmemo *memo;
     size_t memo_cap, memo_used;
@@ -109,6 +110,15 @@ int mqdh__file_symbol(struct mqdh_file *f, const char *name, int functions_only,
  * closed.  NULL without memory.
  */
 void **mqdh__file_memo(struct mqdh_file *f, uint64_t addr);
+
+/*
+ * Does f call what reaches processes outside its own MPI_COMM_WORLD:
+ * MPI_Comm_spawn(_multiple), MPI_Comm_connect, MPI_Comm_accept,
+ * MPI_Comm_join, MPI_Comm_get_parent, in any binding (MPI_, PMPI_,
+ * Fortran's mpi_..._)?  Read from the symbols it imports, once: 1 yes, 0
+ * no, -1 its symbols cannot be read.
+ */
+int mqdh__file_reaches_worlds(struct mqdh_file *f);
 
 /*
  * f's DT_SONAME (*soname, NULL if none) and DT_NEEDED entries (*needed,

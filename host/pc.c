@@ -239,18 +239,18 @@ const struct mqdh__site *mqdh__pc_call_site(struct mqdh_file *f, Dwarf_Addr addr
                                             struct mqdh__pc *pc)
 {
     struct mqdh__site *s = &pc->site;
-    if (s->state != MQDH_SITE_UNSEEN)
+    if (s->state != MQDH__SITE_UNSEEN)
         return s;
     Dwfl_Module *m = mqdh__file_module(f);
     Dwarf_Die *cu = m ? dwfl_module_addrdie(m, addr, &s->dbias) : NULL;
     int seen = 0;
-    s->state = MQDH_SITE_NO_DWARF;
+    s->state = MQDH__SITE_NO_DWARF;
     if (!cu || function_in(cu, addr - s->dbias, &s->fn, 0) != 0)
         return s;
     s->unoptimised = gcc_unoptimised(cu);
     s->state = find_site(&s->fn, addr + 1 - s->dbias, &s->die, &s->fn_sites, &seen, 0)
-                   ? MQDH_SITE_FOUND
-                   : MQDH_SITE_NONE;
+                   ? MQDH__SITE_FOUND
+                   : MQDH__SITE_NONE;
     return s;
 }
 

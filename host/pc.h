@@ -23,10 +23,10 @@ struct mqdh__pcframe {
 
 /* What a caller's DWARF says of one of its calls (mqdh__pc_call_site). */
 enum mqdh__site_state {
-    MQDH_SITE_UNSEEN,   /* not looked up yet */
-    MQDH_SITE_FOUND,    /* die is the call site */
-    MQDH_SITE_NO_DWARF, /* the file has no DWARF for the caller */
-    MQDH_SITE_NONE      /* it has, but no call site returns to this address */
+    MQDH__SITE_UNSEEN,   /* not looked up yet */
+    MQDH__SITE_FOUND,    /* die is the call site */
+    MQDH__SITE_NO_DWARF, /* the file has no DWARF for the caller */
+    MQDH__SITE_NONE      /* it has, but no call site returns to this address */
 };
 
 /*

@@ -13,6 +13,7 @@
 #include "array.h"
 #include "dump.h"
 #include "guard.h"
+#include "pc.h"
 #include "where.h"
 
 #include <stdio.h>
@@ -237,10 +238,28 @@ static void format_image_message(char *out, size_t len, const char *msg, const c
 }
 
 /* Where the stopped process is (where.c); failing that is not fatal. */
+/* What its program's objects import says of other worlds (mqdhost.h). */
+static enum mqdh_other_worlds other_worlds(const struct mqdh_image *im)
+{
+    enum mqdh_other_worlds ow = MQDH_WORLDS_NONE;
+    for (int i = 0; i < im->nmods; i++) {
+        struct mqdh_file *f = im->mods[i].file;
+        if (f && mqdh__is_mpi_library(f))
+            continue;
+        int r = f ? mqdh__file_reaches_worlds(f) : -1;
+        if (r > 0)
+            return MQDH_WORLDS_MAYBE;
+        if (r < 0 && i == 0) /* the executable's symbols unreadable: not known */
+            ow = MQDH_WORLDS_UNKNOWN;
+    }
+    return ow;
+}
+
 static void locate(struct target *p)
 {
     struct mqdh__where w;
     char err[512];
+    p->out->other_worlds = other_worlds(&p->elf);
     if (mqdh__where(&p->elf, &p->mem, &w, p->stack, err, sizeof err) != 0) {
         p->out->where_error = strdup(err);
         return;

@@ -464,6 +464,13 @@ static int record(struct mqdh__reader *r, struct mqdh_dump *d, int *procs_cap, s
                              r->tok);
     if (is(r, "s"))
         return read_string_field(r, at->p);
+    if (is(r, "ow")) {
+        int ow;
+        if (mqdh__rd_int(r, "other worlds", MQDH_WORLDS_NONE, MQDH_WORLDS_MAYBE, &ow) != 0)
+            return -1;
+        at->p->other_worlds = (enum mqdh_other_worlds)ow;
+        return mqdh__rd_end(r);
+    }
     if (is(r, "ws"))
         return mqdh__rd_int(r, "world size", 1, 1 << 30, &at->p->world_size) == 0 ? mqdh__rd_end(r)
                                                                                 : -1;

@@ -102,6 +102,8 @@ static void put_process(FILE *f, const struct mqdh_process *p, const struct mqdh
         }
     if (p->world_size > 0)
         fprintf(f, "ws %d\n", p->world_size);
+    if (p->other_worlds != MQDH_WORLDS_UNKNOWN)
+        fprintf(f, "ow %d\n", (int)p->other_worlds);
     if (st)
         put_stack(f, st, m);
     for (int c = 0; c < p->ncomms; c++) {

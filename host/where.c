@@ -307,7 +307,7 @@ static int frame_cb(Dwfl_Frame *frame, void *arg)
 static void read_call_args(struct walk *k)
 {
     struct mqdh__where *w = k->w;
-    struct mqdh__lib_args lib = {.state = MQDH_LIB_NO_FRAME};
+    struct mqdh__lib_args lib = {.state = MQDH__LIB_NO_FRAME};
     if (k->nentry)
         mqdh__read_args(w, k->mem, &k->entry[0], k->nentry > 1 ? &k->entry[1] : NULL, &lib);
     mqdh__callsite_args(w, k->im, k->mem, k->ncaller ? &k->caller[0] : NULL,
@@ -315,6 +315,15 @@ static void read_call_args(struct walk *k)
     const char *comm = w->args & MQDH_ARG_COMM ? mqdh__comm_name(k->im, w->comm) : NULL;
     if (comm)
         snprintf(w->comm_name, sizeof w->comm_name, "%s", comm);
+    /* A peer that is MPI_PROC_NULL: the call returns at once, and the stop
+     * found it on its way.  Negative stays MPI_ANY_SOURCE (mqdhost.h). */
+    long null = (w->args & (MQDH_ARG_SOURCE | MQDH_ARG_DEST)) ? mqdh__proc_null(k->im) : 0;
+    if (null && (((w->args & MQDH_ARG_SOURCE) && w->source == null) ||
+                 ((w->args & MQDH_ARG_DEST) && w->dest == null))) {
+        w->args &= ~(MQDH_ARG_SOURCE | MQDH_ARG_DEST);
+        snprintf(w->args_why, sizeof w->args_why,
+                 "%s's peer is MPI_PROC_NULL: the call returns at once", w->call);
+    }
 }
 
 /*

@@ -906,6 +906,7 @@ static struct mqdh_dump *queueless_job(int n, int size)
         p->comms = NULL;
         p->ncomms = 0;
         p->world_size = size;
+        p->other_worlds = MQDH_WORLDS_NONE;
         p->error = strdup("/bin/x has no message queues: this MPICH was configured without "
                           "--enable-debuginfo");
         in_call(d, i, "MPI_Comm_rank"); /* unwound, somewhere in MPI */
@@ -1077,7 +1078,16 @@ static void test_analyze__calls_alone_claim_nothing_unsure(void **state)
                                    "MPI_Finalize: it will never send or receive again)");
         mqdh_analysis_free(a);
     }
-    /* Unless the dump may not hold every process of the job. */
+    /* Unless a program may reach processes of other worlds (a spawned
+     * child may be the sender)... */
+    d->procs[1].other_worlds = MQDH_WORLDS_MAYBE;
+    a = analyze(d);
+    assert_int_equal(a->ndeadlocks, 0);
+    assert_true(unseen_says(a, "rank 1 calls MPI_Comm_spawn, _connect, _accept, _join or "
+                               "_get_parent: it may reach processes outside its world"));
+    mqdh_analysis_free(a);
+    d->procs[1].other_worlds = MQDH_WORLDS_NONE;
+    /* ... or the dump may not hold every process of the job. */
     for (int i = 0; i < 2; i++)
         d->procs[i].world_size = 3;
     a = analyze(d);
@@ -1085,6 +1095,49 @@ static void test_analyze__calls_alone_claim_nothing_unsure(void **state)
     assert_true(unseen_says(a, "which process rank 0's MPI_Recv names (its communicator is none "
                                "MPI predefines, and of its MPI_COMM_WORLD 2 of its 3 processes "
                                "are in the dump)"));
+    mqdh_analysis_free(a);
+    mqdh_dump_free(d);
+}
+
+/* A send to MPI_PROC_NULL returns at once; a process with another thread
+ * in its own code may still send: neither waits. */
+static void test_analyze__calls_alone_proc_null_and_threads(void **state)
+{
+    (void)state;
+    struct mqdh_dump *d = queueless_job(2, 2);
+    call(d, 0, "MPI_Send", SEND, -1, 3, 0);
+    call(d, 1, "MPI_Recv", RECV, 0, 4, 0);
+    struct mqdh_analysis *a = analyze(d);
+    assert_int_equal(a->ndeadlocks, 0);
+    mqdh_analysis_free(a);
+    /* Each receives from the other (a deadlock), but rank 0 has a thread
+     * computing in the program. */
+    call(d, 0, "MPI_Recv", RECV, 1, 4, 0);
+    a = analyze(d);
+    assert_int_equal(a->ndeadlocks, 1);
+    mqdh_analysis_free(a);
+    struct mqdh_process *p = &d->procs[0];
+    p->image = strdup("/bin/app");
+    p->where_tid = p->pid;
+    struct mqdh_stack *st = &d->stacks[0];
+    st->threads[0].tid = p->pid;
+    struct mqdh_thread *t = realloc(st->threads, 2 * sizeof *t);
+    assert_non_null(t);
+    st->threads = t;
+    memset(&t[1], 0, sizeof t[1]);
+    t[1].tid = p->pid + 1;
+    t[1].nframes = 1;
+    t[1].entry = -1;
+    t[1].frames = calloc(1, sizeof *t[1].frames);
+    assert_non_null(t[1].frames);
+    t[1].frames[0].function = strdup("solve");
+    t[1].frames[0].module = strdup("/bin/app");
+    st->nthreads = 2;
+    a = analyze(d);
+    assert_int_equal(a->ndeadlocks, 0);
+    assert_int_equal(a->verdict, MQDH_VERDICT_UNKNOWN);
+    assert_true(unseen_says(a, "whether rank 0 waits in MPI_Recv: its thread 1001 is in solve, "
+                               "not in MPI, and may still send or receive"));
     mqdh_analysis_free(a);
     mqdh_dump_free(d);
 }
@@ -1143,6 +1196,7 @@ int main(void)
         cmocka_unit_test(test_analyze__calls_alone_find_deadlocks),
         cmocka_unit_test(test_analyze__calls_alone_claim_nothing_unsure),
         cmocka_unit_test(test_analyze__calls_alone_need_the_whole_world),
+        cmocka_unit_test(test_analyze__calls_alone_proc_null_and_threads),
         cmocka_unit_test(test_analyze__ring_is_a_cycle),
         cmocka_unit_test(test_analyze__waitall_needs_all_recv_needs_one),
         cmocka_unit_test(test_analyze__in_flight_is_not_a_wait),

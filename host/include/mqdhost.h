@@ -166,6 +166,14 @@ enum mqdh_dll_source {
     MQDH_DLL_TARGET       /* the one the process names (MPIR_dll_name, ...) */
 };
 
+/* What a process's program says of processes outside its world
+ * (mqdh_process.other_worlds). */
+enum mqdh_other_worlds {
+    MQDH_WORLDS_UNKNOWN, /* not looked at, or its objects' symbols could not be read */
+    MQDH_WORLDS_NONE,    /* it calls none of the functions that reach them */
+    MQDH_WORLDS_MAYBE    /* it calls one (spawn, connect, accept, join, get_parent) */
+};
+
 struct mqdh_process {
     pid_t pid;
     int rank;     /* in its MPI_COMM_WORLD; -1 if unknown */
@@ -234,6 +242,13 @@ struct mqdh_process {
      * no DLL showed MPI_COMM_WORLD.
      */
     int world_size;
+    /*
+     * Whether its program may talk to processes outside its world, by what
+     * it imports (MPI_Comm_spawn, _connect, _accept, _join, _get_parent, in
+     * any binding, in any object but the MPI library's): a call whose
+     * communicator is not known may then name one of those.
+     */
+    enum mqdh_other_worlds other_worlds;
 };
 
 #define MQDH_ARG_SOURCE 0x1u
