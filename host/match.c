@@ -77,10 +77,18 @@ int mqdh__comm_of_args(const struct mqdh_process *p)
 {
     if (!(p->where_args & MQDH_ARG_COMM))
         return -1;
-    for (int ci = 0; ci < p->ncomms; ci++)
-        if (p->comms[ci].has_handle && p->comms[ci].handle == p->where_comm)
+    int handles = 0, named = -1;
+    for (int ci = 0; ci < p->ncomms; ci++) {
+        const struct mqdh_comm *c = &p->comms[ci];
+        if (c->has_handle && c->handle == p->where_comm)
             return ci;
-    return -1;
+        handles += c->has_handle;
+        if (p->where_comm_name && strcmp(c->name, p->where_comm_name) == 0)
+            named = named == -1 ? ci : -2;
+    }
+    /* A DLL without handles (Open MPI's): a predefined communicator by
+     * its name, if exactly one communicator has it. */
+    return handles == 0 && named >= 0 ? named : -1;
 }
 
 int mqdh__comm_of_traffic(const struct mqdh_process *p)

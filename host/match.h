@@ -54,7 +54,8 @@ int mqdh__call_rooted(const char *call);
 int mqdh__process_terminal(const struct mqdh_process *p);
 
 /* The communicator p's call names by its comm argument (read from its
- * frame, matched by handle: mqdh_process.where_comm), or -1. */
+ * frame, matched by handle: mqdh_process.where_comm; with a DLL that
+ * gives no handles, a predefined communicator by name), or -1. */
 int mqdh__comm_of_args(const struct mqdh_process *p);
 
 /* The communicator p's collective runs on: the one whose queues hold

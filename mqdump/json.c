@@ -49,7 +49,7 @@ static void json_args(const struct mqdh_process *p)
     if (p->where_args & MQDH_ARG_COMM) {
         printf("%s\"comm\": %llu, \"comm_name\": ", sep, (unsigned long long)p->where_comm);
         const char *name = p->where_comm_name;
-        for (int c = 0; c < p->ncomms && !name; c++)
+        for (int c = 0; c < p->ncomms && !name; c++) /* a DLL's own communicator */
             if (p->comms[c].has_handle && p->comms[c].handle == p->where_comm)
                 name = p->comms[c].name;
         json_string(name);

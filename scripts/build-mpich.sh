@@ -41,43 +41,16 @@ fi
 
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
-# Source packages: derive a deb-src entry from the system's own apt sources,
-# so no archive address is ever written down here.
-enable_deb_src() {
-    if apt-get source --print-uris mpich >/dev/null 2>&1 &&
-       [ -n "$(apt-get source --print-uris mpich 2>/dev/null | grep -F .dsc)" ]; then
-        return 0
-    fi
-    local out=/etc/apt/sources.list.d/mqd-deb-src.sources
-    if [ -f /etc/apt/sources.list.d/debian.sources ]; then
-        say "enabling source packages in $out (derived from debian.sources)"
-        sed -e 's/^Types:.*/Types: deb-src/' /etc/apt/sources.list.d/debian.sources |
-            as_root tee "$out" >/dev/null
-    elif grep -qs '^deb ' /etc/apt/sources.list; then
-        out=/etc/apt/sources.list.d/mqd-deb-src.list
-        say "enabling source packages in $out (derived from sources.list)"
-        sed -n -e 's/^deb /deb-src /p' /etc/apt/sources.list | as_root tee "$out" >/dev/null
-    else
-        say "no apt sources found to derive a deb-src entry from"
-        exit 1
-    fi
-    as_root apt-get update -q >&2
-}
+# shellcheck source=scripts/deb-src.sh
+. "$(dirname "$0")/deb-src.sh"
 
-enable_deb_src
+enable_deb_src mpich
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/mqd-mpich.XXXXXX")
 # Kept on failure, for its logs.
 trap 'rc=$?; [ $rc -eq 0 ] && rm -rf "$work"' EXIT
 cd "$work"
-say "fetching the mpich source package"
-apt-get source -q mpich >&2
-src=$(find . -maxdepth 1 -type d -name "mpich-$version*" | head -n1)
-if [ -z "$src" ]; then
-    say "this system's source package is not mpich $version (found: $(ls -d mpich-*/ 2>/dev/null))"
-    exit 1
-fi
-cd "$src"
+fetch_source mpich "$version"
 
 say "configuring (log: $work/configure.log)"
 # dataloop instead of yaksa: yaksa generates thousands of files and triples
