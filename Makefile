@@ -25,6 +25,11 @@ MQD_MPICH_VERSION := 4.0.2
 MQD_MPICH_PREFIX  ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/mqd/mpich-$(MQD_MPICH_VERSION)
 export MQD_MPICH_PREFIX
 MPICH_STAMP := $(MQD_MPICH_PREFIX)/.mqd-built
+# Open MPI 4.1.4 with libmpi's DWARF (scripts/build-openmpi.sh), for the
+# tests of Open MPI's own DLL on real Open MPI jobs (test_openmpi).
+MQD_OPENMPI_PREFIX ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/mqd/openmpi-4.1.4
+export MQD_OPENMPI_PREFIX
+OPENMPI_STAMP := $(MQD_OPENMPI_PREFIX)/.mqd-built
 MPICC       := $(MQD_MPICH_PREFIX)/bin/mpicc
 MPIEXEC     := $(MQD_MPICH_PREFIX)/bin/mpiexec
 
@@ -36,7 +41,7 @@ SAN  := $(if $(SANITIZER),-fsanitize=$(SANITIZER) -fno-omit-frame-pointer -fno-s
 MQD_CFLAGS  = -std=c11 $(WARN) $(CFLAGS) $(SAN) -MMD -MP -I.
 MQD_LDFLAGS = $(SAN) $(LDFLAGS)
 
-.PHONY: all deps mpich samples unit-tests check check-unit check-integration demo bench clean \
+.PHONY: all deps mpich openmpi samples unit-tests check check-unit check-integration demo bench clean \
         layouts check-layouts check-includes install uninstall fuzz
 .DEFAULT_GOAL := all
 
@@ -47,6 +52,15 @@ deps:
 mpich: $(MPICH_STAMP)
 $(MPICH_STAMP):
 	scripts/build-mpich.sh >/dev/null
+
+openmpi: $(OPENMPI_STAMP)
+$(OPENMPI_STAMP):
+	scripts/build-openmpi.sh >/dev/null
+# The samples, built with Open MPI's mpicc (-O1 -g, as with MPICH's).
+OMPI_SAMPLES := finalize ssend mismatch probe ring anysource
+$(BUILD)/ompi/%: samples/%.c samples/sample.c samples/sample.h $(OPENMPI_STAMP)
+	@mkdir -p $(@D)
+	$(MQD_OPENMPI_PREFIX)/bin/mpicc -std=c11 $(WARN) -O1 -g -Isamples -o $@ $< samples/sample.c
 
 # ---------------------------------------------------------------- launcher
 $(BUILD)/bin/mqd-launch: samples/launch.c | $(BUILD)/bin
@@ -165,6 +179,7 @@ INTEGRATION_TESTS := $(BUILD)/tests/test_samples $(BUILD)/tests/test_mqdump \
                      $(BUILD)/tsan/tests/test_threads $(BUILD)/tests/test_multinode \
                      $(BUILD)/tests/test_faults $(BUILD)/tests/test_security \
                      $(BUILD)/tests/test_json_format $(BUILD)/tests/test_stock \
+                     $(BUILD)/tests/test_openmpi \
                      $(BUILD)/tests/test_callsite
 
 # ---------------------------------------------------------------- the DLL
@@ -266,6 +281,10 @@ $(BUILD)/tests/test_callsite: $(BUILD)/tests/test_callsite.o $(BUILD)/tests/jobl
                               | $(BUILD)/stock/mpiexec $(BUILD)/stock/O2/callsite \
                                 $(BUILD)/samples/roots $(BUILD)/bin/mqdump \
                                 $(BUILD)/lib/libmqd_mpich.so $(BUILD)/bin/mqd-launch
+	$(CC) -o $@ $^ $(MQD_LDFLAGS) -lcmocka
+$(BUILD)/tests/test_openmpi: $(BUILD)/tests/test_openmpi.o $(BUILD)/tests/joblaunch.o \
+                             $(BUILD)/tests/json.o | $(OMPI_SAMPLES:%=$(BUILD)/ompi/%) \
+                             $(BUILD)/bin/mqdump $(BUILD)/bin/mqd-launch
 	$(CC) -o $@ $^ $(MQD_LDFLAGS) -lcmocka
 $(BUILD)/tests/test_security: $(BUILD)/tests/test_security.o $(BUILD)/tests/joblaunch.o \
                               | $(BUILD)/tests/fake_launcher $(BUILD)/bin/mqdump
@@ -470,7 +489,7 @@ check-includes:
 	@CC="$(CC)" scripts/include-graph.sh host dll mqdump
 
 check: deps
-	@$(MAKE) --no-print-directory mpich
+	@$(MAKE) --no-print-directory mpich openmpi
 	@$(MAKE) --no-print-directory unit-tests samples $(INTEGRATION_TESTS) check-layouts \
 	    check-includes
 	@$(TEST_ENV) $(OMPI_ENV) scripts/run-tests.sh $(UNIT_TESTS) $(INTEGRATION_TESTS)
