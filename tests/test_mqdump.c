@@ -691,7 +691,7 @@ static void test_mqdump__tail_called_entry_points(void **state)
             assert_string_equal(json_get(w, "function")->string, "wait_here");
             assert_int_equal(json_get(w, "line")->number, want_line);
             const struct json *why = json_get(w, "args_why");
-            int tail = why && why->kind == JSON_STRING && strstr(why->string, "tail call");
+            int tail = why && why->kind == JSON_STRING && strstr(why->string, "tail-called");
             assert_int_equal(tail, l == 1); /* stripped: no frame to read arguments in */
             json_free(j);
             free(out);
