@@ -24,7 +24,9 @@ set -euo pipefail
 unpack_begin fetch-stock-ompi \
     "${MQD_STOCK_OMPI_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/mqd/stock-ompi}"
 
-unpack_packages openmpi-bin libopenmpi3 libopenmpi-dev openmpi-common
+# libpmix2 always, even where the machine has it (make openmpi installs
+# it to build Open MPI): the wrapper points PMIx at the tree's components.
+unpack_packages openmpi-bin libopenmpi3 libopenmpi-dev openmpi-common libpmix2
 [ -x "$root/usr/bin/orterun" ] || die "openmpi-bin holds no usr/bin/orterun"
 [ -e "$libdir/libmpi.so.40" ] || die "libopenmpi3 holds no $libdir/libmpi.so.40"
 [ -f "$libdir/openmpi/include/mpi.h" ] ||
