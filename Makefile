@@ -57,7 +57,7 @@ openmpi: $(OPENMPI_STAMP)
 $(OPENMPI_STAMP):
 	scripts/build-openmpi.sh >/dev/null
 # The samples, built with Open MPI's mpicc (-O1 -g, as with MPICH's).
-OMPI_SAMPLES := finalize ssend mismatch probe ring anysource
+OMPI_SAMPLES := finalize ssend mismatch probe ring anysource crossed
 $(BUILD)/ompi/%: samples/%.c samples/sample.c samples/sample.h $(OPENMPI_STAMP)
 	@mkdir -p $(@D)
 	$(MQD_OPENMPI_PREFIX)/bin/mpicc -std=c11 $(WARN) -O1 -g -Isamples -o $@ $< samples/sample.c
