@@ -66,7 +66,7 @@ static int world_rank(const struct mqdh__waits *b, int i, long r)
  * launcher's (world_size, which every member must agree on), and each rank
  * below it must be there once.  0 with the reason in why[len] if not.
  */
-static int world_whole(const struct mqdh__waits *b, int i, char *why, size_t len)
+static int check_whole(const struct mqdh__waits *b, int i, char *why, size_t len)
 {
     const struct mqdh_dump *d = b->m.d;
     const struct mqdh_process *p = &d->procs[i];
@@ -106,7 +106,7 @@ static int world_whole(const struct mqdh__waits *b, int i, char *why, size_t len
  * rank known, and no two of its members with the same rank (two jobs'
  * world 0 given by pid)?  0 with the reason in why[len] if not.
  */
-static int world_sane(const struct mqdh__waits *b, int i, char *why, size_t len)
+static int check_sane(const struct mqdh__waits *b, int i, char *why, size_t len)
 {
     const struct mqdh_dump *d = b->m.d;
     const struct mqdh_process *p = &d->procs[i];
@@ -227,10 +227,10 @@ static struct mqdh_wait *call_wait(struct mqdh__waits *b, int i, int m, enum mqd
  * one, and no program able to reach another (mqdh_process.other_worlds)?
  * 0 with the reason in why[len] if not.
  */
-static int job_whole(const struct mqdh__waits *b, int i, char *why, size_t len)
+static int check_job(const struct mqdh__waits *b, int i, char *why, size_t len)
 {
     char w[200];
-    if (!world_whole(b, i, w, sizeof w)) {
+    if (!check_whole(b, i, w, sizeof w)) {
         snprintf(why, len, "of its MPI_COMM_WORLD %s", w);
         return 0;
     }
@@ -252,6 +252,28 @@ static int job_whole(const struct mqdh__waits *b, int i, char *why, size_t len)
         }
     }
     return 1;
+}
+
+/*
+ * The checks of i's world above, each made once for the world (they hold
+ * for every process of it; made per process they cost O(n^2) at scale):
+ * 1, or 0 with the reason in why[len].
+ */
+enum world_check { WORLD_WHOLE, WORLD_SANE, WORLD_JOB };
+
+static int world_check(struct mqdh__waits *b, int i, enum world_check c, char *why, size_t len)
+{
+    static int (*const checks[])(const struct mqdh__waits *, int, char *, size_t) = {
+        [WORLD_WHOLE] = check_whole, [WORLD_SANE] = check_sane, [WORLD_JOB] = check_job};
+    int w = b->m.d->procs[i].world;
+    if (b->memo_world != w) {
+        b->memo_world = w;
+        memset(b->memo, -1, sizeof b->memo);
+    }
+    if (b->memo[c] < 0)
+        b->memo[c] = (signed char)checks[c](b, i, b->memo_why[c], sizeof b->memo_why[c]);
+    snprintf(why, len, "%s", b->memo[c] ? "" : b->memo_why[c]);
+    return b->memo[c];
 }
 
 /*
@@ -282,12 +304,12 @@ static void p2p_call_waits(struct mqdh__waits *b, int i, int sends)
     }
     if (sends && p->where_dest < 0) /* MPI_PROC_NULL: it returns at once */
         return;
-    if (!world_sane(b, i, why, sizeof why)) {
+    if (!world_check(b, i, WORLD_SANE, why, sizeof why)) {
         mqdh__unseen(b, i, "which process %s's %s names (%s)", who(b, i, me, sizeof me),
                      p->where_call, why);
         return;
     }
-    if (!comm && !job_whole(b, i, why, sizeof why)) {
+    if (!comm && !world_check(b, i, WORLD_JOB, why, sizeof why)) {
         mqdh__unseen(b, i,
                      "which process %s's %s names (%s, and %s)", who(b, i, me, sizeof me),
                      p->where_call,
@@ -328,13 +350,25 @@ static void p2p_call_waits(struct mqdh__waits *b, int i, int sends)
         mqdh__unseen(b, i, "rank %ld of %s's MPI_COMM_WORLD, which it %s in %s (not in the dump)",
                      peer, who(b, i, me, sizeof me), sends ? "sends to" : "receives from",
                      p->where_call);
-    else if (peer < 0 && !world_whole(b, i, why, sizeof why)) {
+    else if (peer < 0 && !world_check(b, i, WORLD_WHOLE, why, sizeof why)) {
         mqdh__unseen(b, i,
                      "which processes can send to %s, which receives from MPI_ANY_SOURCE in %s "
                      "(of its MPI_COMM_WORLD %s)",
                      who(b, i, me, sizeof me), p->where_call, why);
         b->a->nwaits = first;
     }
+}
+
+/* Process i's wait, from its call, for m to enter its collective on
+ * MPI_COMM_WORLD (alone in its group g); NULL out of memory. */
+static struct mqdh_wait *collective_call_wait(struct mqdh__waits *b, int i, int m, int g)
+{
+    struct mqdh_wait *w = mqdh__add_collective_wait(b, i, m, g, -1, b->m.d->procs[m].rank);
+    if (w) {
+        w->bytes = -1;
+        w->from_call = 1;
+    }
+    return w;
 }
 
 /* The predefined communicator process m's collective runs on, NULL if not
@@ -368,7 +402,7 @@ static void collective_call_waits(struct mqdh__waits *b, int i)
                             : "it is none MPI predefines, and no DLL showed it");
         return;
     }
-    if (!world_sane(b, i, why, sizeof why)) {
+    if (!world_check(b, i, WORLD_SANE, why, sizeof why)) {
         mqdh__unseen(b, i, "who takes part in %s's %s on MPI_COMM_WORLD (%s)",
                      who(b, i, me, sizeof me), p->where_call, why);
         return;
@@ -404,28 +438,21 @@ static void collective_call_waits(struct mqdh__waits *b, int i)
                 }
                 if (p->where_root == q->where_root)
                     continue;
-                struct mqdh_wait *w = call_wait(b, i, m, MQDH_WAIT_COLLECTIVE);
+                struct mqdh_wait *w = collective_call_wait(b, i, m, group++);
                 if (!w)
                     return;
-                w->group = group++;
-                w->peer_local = q->rank;
-                w->tag = -1;
                 w->roots_differ = 1;
                 w->root = p->where_root;
                 w->peer_root = q->where_root;
                 continue;
             }
         }
-        struct mqdh_wait *w = call_wait(b, i, m, MQDH_WAIT_COLLECTIVE);
-        if (!w)
+        if (!collective_call_wait(b, i, m, group++))
             return;
-        w->group = group++;
-        w->peer_local = q->rank;
-        w->tag = -1;
     }
     if (b->a->nwaits > first)
         return; /* each is needed, whoever else is a member */
-    if (!world_whole(b, i, why, sizeof why)) {
+    if (!world_check(b, i, WORLD_WHOLE, why, sizeof why)) {
         mqdh__unseen(b, i,
                      "whether every member of MPI_COMM_WORLD is in %s's %s (of its world %s)",
                      who(b, i, me, sizeof me), p->where_call, why);

@@ -469,14 +469,12 @@ static void p2p_waits(struct mqdh__waits *b, int i, enum mqdh__call_kind k,
 
 /* ---------------------------------------------------------------- collectives */
 
-/* Process i waits for m to enter its collective (alone in its group g);
- * comm is i's communicator index (-1: see mqdh_wait), local m's rank
- * there.  0, or -1 out of memory. */
-static int add_collective_wait(struct mqdh__waits *b, int i, int m, int g, int comm, long local)
+struct mqdh_wait *mqdh__add_collective_wait(struct mqdh__waits *b, int i, int m, int g, int comm,
+                                           long local)
 {
     struct mqdh_wait *w = mqdh__add_wait(b);
     if (!w)
-        return -1;
+        return NULL;
     w->from = i;
     w->to = m;
     w->group = g;
@@ -485,7 +483,7 @@ static int add_collective_wait(struct mqdh__waits *b, int i, int m, int g, int c
     w->peer_local = local;
     w->peer_global = b->ids[m];
     w->tag = -1;
-    return 0;
+    return w;
 }
 
 static void collective_waits(struct mqdh__waits *b, int i)
@@ -533,7 +531,7 @@ static void collective_waits(struct mqdh__waits *b, int i)
             }
             if (p->where_root == mp->where_root)
                 continue;
-            if (add_collective_wait(b, i, m, group++, ci, mp->comms[mk].local_rank) != 0)
+            if (!mqdh__add_collective_wait(b, i, m, group++, ci, mp->comms[mk].local_rank))
                 return;
             struct mqdh_wait *w = &b->a->waits[b->a->nwaits - 1];
             w->roots_differ = 1;
@@ -543,7 +541,7 @@ static void collective_waits(struct mqdh__waits *b, int i)
         }
         if (in_it)
             continue;
-        if (add_collective_wait(b, i, m, group++, ci, mp->comms[mk].local_rank) != 0)
+        if (!mqdh__add_collective_wait(b, i, m, group++, ci, mp->comms[mk].local_rank))
             return;
     }
     if (members == c->size - 1 && b->a->nwaits == first_wait && root_unread >= 0) {
@@ -601,7 +599,7 @@ static void finalize_waits(struct mqdh__waits *b, int i)
         }
         if (mqdh__process_terminal(mp))
             continue;
-        if (add_collective_wait(b, i, m, group++, wc, mp->rank) != 0)
+        if (!mqdh__add_collective_wait(b, i, m, group++, wc, mp->rank))
             return;
     }
     if (size < 0 || members != size - 1) {
@@ -633,6 +631,7 @@ int mqdh__waits_init(struct mqdh__waits *b, const struct mqdh_dump *d, struct mq
         mqdh__waits_fini(b);
         return MQDH_E_NOMEM;
     }
+    b->memo_world = -2;
     b->m.d = d;
     b->m.ids = b->ids;
     b->m.one_world = 1;

@@ -20,6 +20,16 @@ struct mqdh__waits {
     int *coll_comm;          /* per process: the communicator of its collective, -1 */
     struct mqdh__candidate *cand; /* room for one operation's candidates: one per process */
     int cap_waits, cap_unseen;
+    /*
+     * calls.c's checks of a world (is it whole, can its ranks be told
+     * apart, is it the whole job), which hold for every process of it:
+     * made once for the world last asked about (memo_world, -2: none),
+     * not once per process.  memo[c] -1 not made, else the answer, with
+     * its reason in memo_why[c].
+     */
+    int memo_world;
+    signed char memo[3];
+    char memo_why[3][200];
     int nomem; /* memory ran out: the analysis is not whole */
 };
 
@@ -49,6 +59,14 @@ void mqdh__unseen_note(struct mqdh__waits *b, const char *fmt, ...)
 /* A new wait of the graph, zeroed, at the end of a->waits; NULL (and
  * b->nomem) out of memory. */
 struct mqdh_wait *mqdh__add_wait(struct mqdh__waits *b);
+
+/*
+ * A new wait of process i for m to enter its collective (alone in its
+ * group g); comm is i's communicator index (-1: see mqdh_wait), local m's
+ * rank there.  NULL (and b->nomem) out of memory.
+ */
+struct mqdh_wait *mqdh__add_collective_wait(struct mqdh__waits *b, int i, int m, int g, int comm,
+                                           long local);
 
 /*
  * The waits of process i, blocked but without queues (its MPI keeps none
