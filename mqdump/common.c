@@ -144,3 +144,8 @@ int compare_ints(const void *x, const void *y)
     int a = *(const int *)x, b = *(const int *)y;
     return (a > b) - (a < b);
 }
+
+int process_unwound(const struct mqdh_dump *d, int i)
+{
+    return d->procs[i].where_call || (d->stacks && d->stacks[i].nthreads > 0);
+}

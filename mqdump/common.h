@@ -70,4 +70,8 @@ void print_at_work(FILE *f, const struct mqdh_frame *uf, const char *lines);
 /* qsort's comparison of ints, ascending. */
 int compare_ints(const void *x, const void *y);
 
+/* Was d's process i attached and unwound (where it is is known), dumped
+ * or not: in an MPI call, or a thread's stack known. */
+int process_unwound(const struct mqdh_dump *d, int i);
+
 #endif

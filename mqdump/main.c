@@ -9,6 +9,7 @@
  */
 #define _GNU_SOURCE
 #include "agent.h"
+#include "common.h"
 #include "mqdump.h"
 
 #include <getopt.h>
@@ -84,16 +85,24 @@ static int number_in(const char *s, long lo, long hi, long *v)
     return end != s && !*end && *v >= lo && *v <= hi ? 0 : -1;
 }
 
-/* "mqdump: PREFIXmsg" on stderr, msg escaped: the library's messages
- * quote what processes, launchers and agents hold. */
-static void say(const char *prefix, const char *msg)
+/* "LEADmsgTAIL" on stderr, msg escaped: the library's messages quote what
+ * processes, launchers, agents and DLLs hold. */
+static void say_line(const char *lead, const char *msg, const char *tail)
 {
     size_t need = mqdh_escape(NULL, 0, msg);
     char *e = malloc(need + 1);
     if (e)
         mqdh_escape(e, need + 1, msg);
-    fprintf(stderr, "mqdump: %s%s\n", prefix, e ? e : "(out of memory)");
+    fprintf(stderr, "%s%s%s\n", lead, e ? e : "(out of memory)", tail);
     free(e);
+}
+
+/* "mqdump: PREFIXmsg" on stderr, msg escaped. */
+static void say(const char *prefix, const char *msg)
+{
+    char lead[96];
+    snprintf(lead, sizeof lead, "mqdump: %s", prefix);
+    say_line(lead, msg, "");
 }
 
 /* Process pid's error on stderr (a JSON dump's stdout holds the rest). */
@@ -452,14 +461,6 @@ static int check_dll(const char *path, int trusting)
     return EXIT_OK;
 }
 
-/* Was process i attached and unwound (where it is is known), dumped or
- * not? */
-static int unwound(const struct mqdh_dump *d, int i)
-{
-    const struct mqdh_process *p = &d->procs[i];
-    return p->where_call || (d->stacks && d->stacks[i].nthreads > 0);
-}
-
 /*
  * How the dump went: EXIT_OK if every process was dumped, EXIT_PARTIAL if
  * some were, or none but some were unwound (an MPI that keeps no queues
@@ -473,7 +474,7 @@ static int dump_status(const struct mqdh_dump *d, int json)
     int failed = 0, seen = 0;
     for (int i = 0; i < d->nprocs; i++) {
         const struct mqdh_process *p = &d->procs[i];
-        seen += unwound(d, i);
+        seen += process_unwound(d, i);
         if (!p->error)
             continue;
         failed++;
@@ -665,12 +666,7 @@ static void release_stderr(struct held_stderr *h, int verbose)
         char times[48] = "";
         if (v[k].n > 1)
             snprintf(times, sizeof times, " (written %d times)", v[k].n);
-        size_t need = mqdh_escape(NULL, 0, v[k].line);
-        char *e = malloc(need + 1);
-        if (e)
-            mqdh_escape(e, need + 1, v[k].line);
-        fprintf(stderr, "%s%s\n", e ? e : "(out of memory)", times);
-        free(e);
+        say_line("", v[k].line, times);
         free(v[k].line);
     }
     free(v);

@@ -131,12 +131,12 @@ out:
     return rc;
 }
 
-/* How many of d's processes were unwound (a thread's stack known). */
+/* How many of d's processes were unwound. */
 static int unwound(const struct mqdh_dump *d)
 {
     int n = 0;
-    for (int i = 0; d->stacks && i < d->nprocs; i++)
-        n += d->stacks[i].nthreads > 0;
+    for (int i = 0; i < d->nprocs; i++)
+        n += process_unwound(d, i);
     return n;
 }
 

@@ -49,6 +49,9 @@ int job_start_in(struct job *job, const char *name, int np, const char *const *p
  */
 int job_stop(struct job *job);
 
+/* Seconds on the monotonic clock. */
+double job_now(void);
+
 /* 1 if pid exists (in any state but reaped), else 0. */
 int job_pid_alive(pid_t pid);
 

@@ -224,3 +224,13 @@ const struct json *json_get(const struct json *obj, const char *key)
             return &obj->items[i];
     return NULL;
 }
+
+const char *json_ranks(const struct json *obj, char *buf, size_t len)
+{
+    const struct json *r = json_get(obj, "ranks");
+    size_t at = 0;
+    buf[0] = '\0';
+    for (int i = 0; r && i < r->n && at < len; i++)
+        at += (size_t)snprintf(buf + at, len - at, "%s%lld", i ? "," : "", r->items[i].number);
+    return buf;
+}

@@ -6,6 +6,8 @@
 #ifndef MQD_TESTS_JSON_H
 #define MQD_TESTS_JSON_H
 
+#include <stddef.h>
+
 enum json_kind { JSON_NULL, JSON_BOOL, JSON_NUMBER, JSON_STRING, JSON_ARRAY, JSON_OBJECT };
 
 struct json {
@@ -23,5 +25,8 @@ void json_free(struct json *j);
 
 /* Member key of an object, or NULL. */
 const struct json *json_get(const struct json *obj, const char *key);
+
+/* obj's "ranks" array as "0,1,2" into buf[len]; "" if it has none. */
+const char *json_ranks(const struct json *obj, char *buf, size_t len);
 
 #endif

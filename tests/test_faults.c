@@ -36,13 +36,6 @@ extern char **environ;
 
 static int scale = 1;
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static void sleep_s(double s)
 {
     if (s <= 0)
@@ -91,13 +84,13 @@ static void start_mqdump(struct run *r, char *const *args)
  * or -1 if it had to be killed (a hang). */
 static int finish(struct run *r, double limit)
 {
-    double end = now() + limit;
+    double end = job_now() + limit;
     int st;
     for (;;) {
         pid_t w = waitpid(r->pid, &st, WNOHANG);
         if (w == r->pid)
             return st;
-        if (now() > end) {
+        if (job_now() > end) {
             kill(r->pid, SIGKILL);
             waitpid(r->pid, &st, 0);
             return -1;
@@ -195,13 +188,13 @@ static double dump_time(const struct job *job)
     char pid[32];
     snprintf(pid, sizeof pid, "%d", (int)job->mpiexec);
     char *args[] = {"--job", pid, NULL};
-    double t0 = now();
+    double t0 = job_now();
     struct run r;
     start_mqdump(&r, args);
     int st = finish(&r, 60);
     free(output(&r));
     assert_true(st != -1 && WIFEXITED(st));
-    return now() - t0;
+    return job_now() - t0;
 }
 
 /* ---------------------------------------------------------------- tests */
@@ -464,11 +457,11 @@ static void test_faults__dll_crashes_or_loops(void **state)
         double longest = 0;
         for (int i = 0; i < 5 * scale; i++) {
             char *args[] = {"--dll", dll, "--timeout", "1", "--job", pid, NULL};
-            double t0 = now();
+            double t0 = job_now();
             struct run r;
             start_mqdump(&r, args);
             int st = finish(&r, 30);
-            double took = now() - t0;
+            double took = job_now() - t0;
             longest = took > longest ? took : longest;
             count_end(&t, st, 0);
             char *text = output(&r);

@@ -31,7 +31,6 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <setjmp.h>
@@ -502,13 +501,6 @@ static int free_port(void)
     return ntohs(a.sin_port);
 }
 
-static double seconds(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + t.tv_nsec / 1e9;
-}
-
 /*
  * Debug information where a distribution keeps it: a debuginfod server
  * (elfutils', on 127.0.0.1) serves the DWARF split off the stripped
@@ -576,9 +568,9 @@ static void test_mqdump__stripped_libmpi_through_debuginfod(void **state)
     setenv("DEBUGINFOD_URLS", dead, 1);
     snprintf(cache, sizeof cache, "%s/cache-dead", dir);
     setenv("DEBUGINFOD_CACHE_PATH", cache, 1);
-    took = seconds();
+    took = job_now();
     rc[2] = run_mqdump(&out[2], &err[2], args);
-    took = seconds() - took;
+    took = job_now() - took;
     unsetenv("DEBUGINFOD_URLS");
     unsetenv("DEBUGINFOD_CACHE_PATH");
     released_and_stop(&job);
@@ -833,22 +825,12 @@ static void test_mqdump__folded_64_rank_ring(void **state)
 
 static char *slurp(const char *path);
 
-/* JSON node: its "ranks" as "0,1,2". */
-static const char *node_ranks(const struct json *n, char *buf, size_t len)
-{
-    const struct json *r = json_get(n, "ranks");
-    buf[0] = '\0';
-    for (int i = 0; r && i < r->n; i++)
-        snprintf(buf + strlen(buf), len - strlen(buf), "%s%lld", i ? "," : "", r->items[i].number);
-    return buf;
-}
-
 static const struct json *only_child(const struct json *n, const char *function, const char *ranks)
 {
     const struct json *c = json_get(n, "children");
     char got[256];
     if (!c || c->n != 1 || strcmp(json_get(&c->items[0], "function")->string, function) != 0 ||
-        strcmp(node_ranks(&c->items[0], got, sizeof got), ranks) != 0)
+        strcmp(json_ranks(&c->items[0], got, sizeof got), ranks) != 0)
         fail_msg("under %s: not one child %s [%s]", json_get(n, "function")->string, function,
                  ranks);
     return &c->items[0];
@@ -901,13 +883,13 @@ static void test_mqdump__stacks_find_the_hidden_rank(void **state)
     assert_int_equal(roots->n, 1);
     const struct json *m = &roots->items[0];
     assert_string_equal(json_get(m, "function")->string, "main");
-    assert_string_equal(node_ranks(m, got, sizeof got), "0,1,2,3,4,5,6,7");
+    assert_string_equal(json_ranks(m, got, sizeof got), "0,1,2,3,4,5,6,7");
     const struct json *kids = json_get(m, "children");
     if (kids->n != 2)
         fail_msg("main has %d children, not 2 (waiting, busy)", kids->n);
     const struct json *waiting = &kids->items[0], *busy = &kids->items[1];
     assert_string_equal(json_get(waiting, "function")->string, "step");
-    assert_string_equal(node_ranks(waiting, got, sizeof got), "0,1,2,3,5,6,7");
+    assert_string_equal(json_ranks(waiting, got, sizeof got), "0,1,2,3,5,6,7");
     assert_int_equal(json_get(waiting, "line")->number, wait_line);
     const struct json *n = only_child(waiting, "exchange", "0,1,2,3,5,6,7");
     n = only_child(n, "sample_block", "0,1,2,3,5,6,7");
@@ -916,7 +898,7 @@ static void test_mqdump__stacks_find_the_hidden_rank(void **state)
     assert_int_equal(json_get(n, "folded")->number, 1);
     assert_int_equal(json_get(n, "children")->n, 0);
     assert_string_equal(json_get(busy, "function")->string, "step");
-    assert_string_equal(node_ranks(busy, got, sizeof got), "4");
+    assert_string_equal(json_ranks(busy, got, sizeof got), "4");
     assert_int_equal(json_get(busy, "line")->number, busy_line);
     n = only_child(busy, "relax", "4");
     assert_int_equal(json_get(n, "inlined")->number, 1); /* from the DWARF */

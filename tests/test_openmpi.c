@@ -144,13 +144,8 @@ static void run_case(const struct ompi_case *c)
     const struct json *a = member(j, "deadlock", name);
     const struct json *dls = member(a, "deadlocks", name);
     char got[64] = "";
-    if (dls->n == 1) {
-        const struct json *r = member(&dls->items[0], "ranks", name);
-        size_t at = 0;
-        for (int k = 0; k < r->n && at < sizeof got; k++)
-            at += (size_t)snprintf(got + at, sizeof got - at, "%s%lld", k ? "," : "",
-                                   r->items[k].number);
-    }
+    if (dls->n == 1 && member(&dls->items[0], "ranks", name))
+        json_ranks(&dls->items[0], got, sizeof got);
     const char *verdict = member(a, "verdict", name)->string;
     int none = !c->members || (c->may && !got[0]);
     if (dls->n > 1 || strcmp(got, none ? "" : c->members) != 0 ||

@@ -145,12 +145,7 @@ static const char *deadlock_members(const struct json *j, char *buf, size_t len)
     if (!dl || dl->n == 0)
         return buf;
     assert_int_equal(dl->n, 1);
-    const struct json *r = json_get(&dl->items[0], "ranks");
-    size_t at = 0;
-    for (int i = 0; i < r->n && at < len; i++)
-        at += (size_t)snprintf(buf + at, len - at, "%s%lld", i ? "," : "",
-                               (long long)r->items[i].number);
-    return buf;
+    return json_ranks(&dl->items[0], buf, len);
 }
 
 /* Sample c built at opt (O2, O0) against the stock MPICH, or Open MPI if
