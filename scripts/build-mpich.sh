@@ -7,14 +7,25 @@
 # queues.  The tests need one that can.
 #
 # Environment:
-#   MQD_MPICH_PREFIX  install prefix (default ~/.cache/mqd/mpich-4.0.2)
+#   MQD_MPICH_DEVICE  ch3 (default: ch3:nemesis, the tests' first build) or
+#                     ch4 (ch4:ofi over Debian's libfabric: MPICH's default
+#                     device, the one real sites run)
+#   MQD_MPICH_PREFIX  install prefix (default ~/.cache/mqd/mpich-4.0.2, or
+#                     mpich-4.0.2-ch4 for ch4)
 #   MQD_MPICH_JOBS    parallel make jobs (default: nproc)
 #
 # Prints nothing but progress on stderr; the prefix is printed on stdout last.
 set -euo pipefail
 
 version=4.0.2
-prefix=${MQD_MPICH_PREFIX:-${XDG_CACHE_HOME:-$HOME/.cache}/mqd/mpich-$version}
+device=${MQD_MPICH_DEVICE:-ch3}
+case $device in
+    ch3) device_opts=(--with-device=ch3:nemesis); suffix= ;;
+    # The system libfabric: the embedded copy would double the build time.
+    ch4) device_opts=(--with-device=ch4:ofi --with-libfabric=/usr); suffix=-ch4 ;;
+    *) echo "build-mpich: MQD_MPICH_DEVICE must be ch3 or ch4, not '$device'" >&2; exit 2 ;;
+esac
+prefix=${MQD_MPICH_PREFIX:-${XDG_CACHE_HOME:-$HOME/.cache}/mqd/mpich-$version$suffix}
 jobs=${MQD_MPICH_JOBS:-$(nproc)}
 stamp=$prefix/.mqd-built
 # MPICH's own stub debugger (src/mpi/debugger/dbgstub.c and tvtest.c): a
@@ -34,7 +45,7 @@ has_debugger_support() {
 
 # A prefix counts only if it was finished and really has debugger support.
 if [ -f "$stamp" ] && has_debugger_support "$prefix/lib/libmpi.so" && [ -f "$stub/dbgstub.o" ]; then
-    say "using cached MPICH $version in $prefix"
+    say "using cached MPICH $version ($device) in $prefix"
     echo "$prefix"
     exit 0
 fi
@@ -58,7 +69,7 @@ say "configuring (log: $work/configure.log)"
 # -fcommon: MPICH 4.0.2 has tentative definitions that newer GCC rejects otherwise.
 if ! ./configure --prefix="$prefix" \
         --enable-debuginfo --enable-shared --disable-static \
-        --with-device=ch3:nemesis \
+        "${device_opts[@]}" \
         --disable-fortran --disable-cxx --disable-romio \
         --with-datatype-engine=dataloop --with-pm=hydra \
         --enable-g=dbg --enable-fast=O2 \
@@ -88,5 +99,5 @@ mkdir -p "$stub"
 cp src/mpi/debugger/dbgstub.o src/mpi/debugger/tvtest.c src/mpi/debugger/mpi_interface.h \
     COPYRIGHT "$stub/"
 touch "$stamp"
-say "MPICH $version with debugger support installed in $prefix"
+say "MPICH $version ($device) with debugger support installed in $prefix"
 echo "$prefix"

@@ -16,6 +16,8 @@ packages=(
     iproute2                         # ... its network links (ip); util-linux's unshare/nsenter
     strace                           # the fault tests: a rank already traced by another tracer
     debuginfod                       # a local server: libdw fetching DWARF by DEBUGINFOD_URLS
+    libfabric-dev                    # MPICH's ch4:ofi build (MQD_MPICH_DEVICE=ch4) ...
+    libpsm-infinipath1-dev libpsm2-dev librdmacm-dev libibverbs-dev  # ... and what libfabric.pc links
 )
 # make bench (install-deps.sh --bench): system calls per rank, and the
 # padb method's baseline.
