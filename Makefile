@@ -21,10 +21,19 @@ CXX       ?= c++
 SANITIZER ?=
 CFLAGS    ?= -O2 -g
 
+# The MPICH the samples and the integration tests run under: by default
+# MPICH 4.0.2 with debugger support built by scripts/build-mpich.sh into the
+# cache, with ch3:nemesis; make check also builds and tests the same
+# source's ch4:ofi beside it.  Any other MPICH installed with
+# --enable-debuginfo is tested as it is, never built:
+# make check-mpi MQD_MPICH_PREFIX=PREFIX (its own BUILD tree, see there).
 MQD_MPICH_VERSION := 4.0.2
-MQD_MPICH_PREFIX  ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/mqd/mpich-$(MQD_MPICH_VERSION)
+MQD_MPICH_CH3     := $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/mqd/mpich-$(MQD_MPICH_VERSION)
+MQD_MPICH_CH4     := $(MQD_MPICH_CH3)-ch4
+MQD_MPICH_PREFIX  ?= $(MQD_MPICH_CH3)
 export MQD_MPICH_PREFIX
-MPICH_STAMP := $(MQD_MPICH_PREFIX)/.mqd-built
+MPICH_CACHED := $(filter $(MQD_MPICH_CH3) $(MQD_MPICH_CH4),$(MQD_MPICH_PREFIX))
+MPICH_STAMP  := $(if $(MPICH_CACHED),$(MQD_MPICH_PREFIX)/.mqd-built,$(MQD_MPICH_PREFIX)/lib/libmpi.so)
 # Open MPI 4.1.4 with libmpi's DWARF (scripts/build-openmpi.sh), for the
 # tests of Open MPI's own DLL on real Open MPI jobs (test_openmpi).
 MQD_OPENMPI_PREFIX ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/mqd/openmpi-4.1.4
@@ -41,7 +50,8 @@ SAN  := $(if $(SANITIZER),-fsanitize=$(SANITIZER) -fno-omit-frame-pointer -fno-s
 MQD_CFLAGS  = -std=c11 $(WARN) $(CFLAGS) $(SAN) -MMD -MP -I.
 MQD_LDFLAGS = $(SAN) $(LDFLAGS)
 
-.PHONY: all deps mpich openmpi samples unit-tests check check-unit check-integration demo bench clean \
+.PHONY: all deps mpich openmpi samples unit-tests check check-unit check-integration check-mpi \
+        FORCE demo bench clean \
         layouts check-layouts check-includes install uninstall fuzz
 .DEFAULT_GOAL := all
 
@@ -50,14 +60,27 @@ deps:
 	@scripts/install-deps.sh
 
 mpich: $(MPICH_STAMP)
-$(MPICH_STAMP):
-	scripts/build-mpich.sh >/dev/null
+$(MQD_MPICH_CH3)/.mqd-built:
+	MQD_MPICH_DEVICE=ch3 MQD_MPICH_PREFIX=$(MQD_MPICH_CH3) scripts/build-mpich.sh >/dev/null
+$(MQD_MPICH_CH4)/.mqd-built:
+	MQD_MPICH_DEVICE=ch4 MQD_MPICH_PREFIX=$(MQD_MPICH_CH4) scripts/build-mpich.sh >/dev/null
+ifeq ($(MPICH_CACHED),)
+$(MQD_MPICH_PREFIX)/lib/libmpi.so:
+	@echo "no MPICH in $(MQD_MPICH_PREFIX) (no lib/libmpi.so): MQD_MPICH_PREFIX must be" \
+	    "the prefix of an MPICH installed with --enable-debuginfo" >&2; exit 1
+endif
+# The MPICH this tree's samples and tests are built against: whatever is
+# built against another one is rebuilt when MQD_MPICH_PREFIX changes.
+MPICH_TREE := $(BUILD)/mpich-prefix
+$(MPICH_TREE): FORCE
+	@mkdir -p $(@D) && { echo '$(MQD_MPICH_PREFIX)' | cmp -s - $@ || echo '$(MQD_MPICH_PREFIX)' > $@; }
+FORCE:
 
 openmpi: $(OPENMPI_STAMP)
 $(OPENMPI_STAMP):
 	scripts/build-openmpi.sh >/dev/null
-# The samples, built with Open MPI's mpicc (-O1 -g, as with MPICH's).
-OMPI_SAMPLES := finalize ssend mismatch probe ring anysource crossed
+# The samples, built with Open MPI's mpicc (-O1 -g, as with MPICH's): every one.
+OMPI_SAMPLES = $(SAMPLES)
 $(BUILD)/ompi/%: samples/%.c samples/sample.c samples/sample.h $(OPENMPI_STAMP)
 	@mkdir -p $(@D)
 	$(MQD_OPENMPI_PREFIX)/bin/mpicc -std=c11 $(WARN) -O1 -g -Isamples -o $@ $< samples/sample.c
@@ -68,37 +91,40 @@ $(BUILD)/bin/mqd-launch: samples/launch.c | $(BUILD)/bin
 
 # ---------------------------------------------------------------- samples
 SAMPLES := ring unexpected wildcards comms intercomm crossed anysource mismatch inflight spawn \
-           nbcwait finalize ssend waitany splitcoll persist probe roots mixed hidden
+           nbcwait finalize ssend waitany splitcoll persist probe roots mixed hidden nbcmix \
+           nbcorder nbcbusy
 SAMPLE_BINS := $(SAMPLES:%=$(BUILD)/samples/%)
 
 # Compiled by the cached MPICH's mpicc, which links its libmpi.so by rpath.
-$(BUILD)/samples/%.o: samples/%.c samples/sample.h $(MPICH_STAMP) | $(BUILD)/samples
+$(BUILD)/samples/%.o: samples/%.c samples/sample.h $(MPICH_STAMP) $(MPICH_TREE) | $(BUILD)/samples
 	$(MPICC) -std=c11 $(WARN) -O1 -g -c -o $@ $<
 $(BUILD)/samples/%: $(BUILD)/samples/%.o $(BUILD)/samples/sample.o
 	$(MPICC) -g -o $@ $^
 
 # The same sample naming mqd's DLL in its own MPIR_dll_name.
-$(BUILD)/samples/named_dll.o: samples/named_dll.c $(MPICH_STAMP) | $(BUILD)/samples
+$(BUILD)/samples/named_dll.o: samples/named_dll.c $(MPICH_STAMP) $(MPICH_TREE) | $(BUILD)/samples
 	$(MPICC) -std=c11 $(WARN) -O1 -g -DMQD_DLL_PATH='"$(abspath $(BUILD))/lib/libmqd_mpich.so"' \
 	    -c -o $@ $<
 $(BUILD)/samples/unexpected-named: $(BUILD)/samples/unexpected.o $(BUILD)/samples/sample.o \
                                    $(BUILD)/samples/named_dll.o
 	$(MPICC) -g -o $@ $^
 
-# The cached libmpi.so without its DWARF (objcopy --strip-debug), for the
-# known-layout tests; its DWARF is kept where only MQD_DEBUGINFO_PATH finds
-# it (by build id).
+# The MPICH's libmpi.so without its DWARF (objcopy --strip-debug), for the
+# known-layout tests, under its soname (libmpi.so.12 for 4.0, libmpi.so.0
+# from 4.1 on), which $(STRIPPED)/soname names; its DWARF is kept where
+# only MQD_DEBUGINFO_PATH finds it (by build id).
 STRIPPED := $(BUILD)/stripped
-$(STRIPPED)/libmpi.so.12: $(MPICH_STAMP)
+$(STRIPPED)/soname: $(MPICH_STAMP) $(MPICH_TREE)
 	rm -rf $(STRIPPED) && mkdir -p $(STRIPPED)/debug/.build-id
-	objcopy --strip-debug $(MQD_MPICH_PREFIX)/lib/libmpi.so.12 $@.tmp
-	! readelf -S $@.tmp | grep -q '\.debug_info'
-	id=$$(readelf -n $@.tmp | sed -n 's/.*Build ID: *//p') && [ -n "$$id" ] && \
+	so=$$(readelf -d $(MQD_MPICH_PREFIX)/lib/libmpi.so | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p') && \
+	    [ -n "$$so" ] && lib=$(MQD_MPICH_PREFIX)/lib/$$so && \
+	    objcopy --strip-debug $$lib $(STRIPPED)/$$so && \
+	    ! readelf -S $(STRIPPED)/$$so | grep -q '\.debug_info' && \
+	    id=$$(readelf -n $(STRIPPED)/$$so | sed -n 's/.*Build ID: *//p') && [ -n "$$id" ] && \
 	    d=$(STRIPPED)/debug/.build-id/$$(echo $$id | cut -c1-2) && mkdir -p $$d && \
-	    cp $(MQD_MPICH_PREFIX)/lib/libmpi.so.12 $$d/$$(echo $$id | cut -c3-).debug
-	mv $@.tmp $@
+	    cp $$lib $$d/$$(echo $$id | cut -c3-).debug && echo $$so > $@
 
-samples: $(SAMPLE_BINS) $(BUILD)/samples/unexpected-named $(STRIPPED)/libmpi.so.12 \
+samples: $(SAMPLE_BINS) $(BUILD)/samples/unexpected-named $(STRIPPED)/soname \
          $(BUILD)/bin/mqd-launch
 
 # ---------------------------------------------------------------- host
@@ -108,7 +134,7 @@ HOST_SRCS := host/memory.c host/attach.c host/files.c host/image.c host/types.c 
              host/callbacks.c host/choose.c host/beside.c host/protocol.c host/identity.c \
              host/owner.c host/session.c host/job.c host/proc.c host/hosts.c \
              host/result_write.c host/result_fields.c host/result_read.c host/remote.c \
-             host/escape.c host/guard.c
+             host/escape.c host/guard.c host/saved.c host/procjob.c
 HOST_OBJS := $(HOST_SRCS:%.c=$(BUILD)/%.o)
 HOST_LIBS := -ldw -lelf -ldl
 
@@ -133,19 +159,29 @@ $(BUILD)/lib/libmqdhost.so: $(BUILD)/lib/libmqdhost.so.3
 # (host/include), linked to the shared library as any client is.
 MQDUMP_VIEWS := mqdump/text.c mqdump/verdict.c mqdump/json.c mqdump/graph.c mqdump/stacks.c \
                 mqdump/common.c mqdump/dot.c
-MQDUMP_SRCS := mqdump/main.c mqdump/agent.c $(MQDUMP_VIEWS)
+MQDUMP_SRCS := mqdump/main.c mqdump/agent.c mqdump/save.c mqdump/progress.c mqdump/watch.c $(MQDUMP_VIEWS)
 MQDUMP_HDRS := mqdump/mqdump.h mqdump/text.h mqdump/json.h mqdump/graph.h mqdump/stacks.h \
-               mqdump/common.h mqdump/dot.h mqdump/agent.h
+               mqdump/common.h mqdump/dot.h mqdump/agent.h mqdump/save.h \
+               mqdump/progress.h mqdump/watch.h
 $(BUILD)/bin/mqdump: $(MQDUMP_SRCS) $(MQDUMP_HDRS) $(BUILD)/lib/libmqdhost.so | $(BUILD)/bin
-	$(CC) $(MQD_CFLAGS) -Ihost/include -o $@ $(MQDUMP_SRCS) -L$(BUILD)/lib -lmqdhost \
+	$(CC) $(MQD_CFLAGS) -Ihost/include -DMQD_VERSION='"$(VERSION)"' -o $@ $(MQDUMP_SRCS) \
+	    -L$(BUILD)/lib -lmqdhost \
 	    -Wl,-rpath,'$$ORIGIN/../lib' $(MQD_LDFLAGS)
 
 # How the analysis and the folded views scale (make bench): mqdump's own
 # functions (its source included) on synthetic dumps.
-$(BUILD)/tests/bench_analysis: tests/bench_analysis.c $(MQDUMP_VIEWS) $(MQDUMP_HDRS) \
-                               $(BUILD)/lib/libmqdhost.so | $(BUILD)/tests
-	$(CC) $(MQD_CFLAGS) -I. -Ihost/include -o $@ tests/bench_analysis.c $(MQDUMP_VIEWS) \
-	    -L$(BUILD)/lib -lmqdhost -Wl,-rpath,'$$ORIGIN/../lib' $(MQD_LDFLAGS)
+$(BUILD)/tests/bench_analysis: tests/bench_analysis.c tests/handdump.c tests/handdump.h \
+                               $(MQDUMP_VIEWS) $(MQDUMP_HDRS) $(BUILD)/lib/libmqdhost.so \
+                               | $(BUILD)/tests
+	$(CC) $(MQD_CFLAGS) -I. -Ihost/include -o $@ tests/bench_analysis.c tests/handdump.c \
+	    $(MQDUMP_VIEWS) -L$(BUILD)/lib -lmqdhost -Wl,-rpath,'$$ORIGIN/../lib' $(MQD_LDFLAGS)
+# --graph folded and full on dumps built by hand: mqdump's views linked in.
+$(BUILD)/tests/test_graph: tests/test_graph.c tests/handdump.c tests/handdump.h \
+                           $(MQDUMP_VIEWS) $(MQDUMP_HDRS) $(BUILD)/lib/libmqdhost.so \
+                           | $(BUILD)/tests
+	$(CC) $(MQD_CFLAGS) -Ihost/include -o $@ tests/test_graph.c tests/handdump.c \
+	    $(MQDUMP_VIEWS) -L$(BUILD)/lib -lmqdhost -Wl,-rpath,'$$ORIGIN/../lib' $(MQD_LDFLAGS) \
+	    -lcmocka
 
 # ---------------------------------------------------------------- tests
 # The interface header alone, as C11 and C++11, MPI-1 and MPI-2.
@@ -168,19 +204,20 @@ UNIT_TESTS := $(BUILD)/tests/test_interface $(BUILD)/tests/test_expect \
               $(BUILD)/tests/test_image $(BUILD)/tests/test_loader $(BUILD)/tests/test_dump \
               $(BUILD)/tests/test_dll $(BUILD)/tests/test_dll_synth $(BUILD)/tests/test_analyze \
               $(BUILD)/tests/test_result $(BUILD)/tests/test_corpus $(BUILD)/tests/test_stacks \
-              $(BUILD)/tests/test_escape $(BUILD)/tests/test_dump_model
+              $(BUILD)/tests/test_escape $(BUILD)/tests/test_dump_model \
+              $(BUILD)/tests/test_graph $(BUILD)/tests/test_procjob
 HOST_UNIT_TESTS := $(BUILD)/tests/test_memory $(BUILD)/tests/test_attach \
                    $(BUILD)/tests/test_image $(BUILD)/tests/test_loader $(BUILD)/tests/test_dump \
                    $(BUILD)/tests/test_dll $(BUILD)/tests/test_dll_synth $(BUILD)/tests/test_analyze \
                    $(BUILD)/tests/test_result $(BUILD)/tests/test_stacks $(BUILD)/tests/test_escape \
-                   $(BUILD)/tests/test_dump_model
+                   $(BUILD)/tests/test_dump_model $(BUILD)/tests/test_procjob
 INTEGRATION_TESTS := $(BUILD)/tests/test_samples $(BUILD)/tests/test_mqdump \
                      $(BUILD)/tests/test_dbgstub $(BUILD)/tests/test_install \
                      $(BUILD)/tsan/tests/test_threads $(BUILD)/tests/test_multinode \
                      $(BUILD)/tests/test_faults $(BUILD)/tests/test_security \
                      $(BUILD)/tests/test_json_format $(BUILD)/tests/test_stock \
                      $(BUILD)/tests/test_openmpi \
-                     $(BUILD)/tests/test_callsite
+                     $(BUILD)/tests/test_callsite $(BUILD)/tests/test_watch $(BUILD)/tests/test_nbc $(BUILD)/tests/test_save
 
 # ---------------------------------------------------------------- the DLL
 # libmqd_mpich.so: every mqs_* entry point and mqd_get_comm_handle, nothing
@@ -237,7 +274,8 @@ $(HOST_UNIT_TESTS): $(BUILD)/tests/%: $(BUILD)/tests/%.o $(BUILD)/host/libmqdhos
 $(BUILD)/tests/test_attach $(BUILD)/tests/test_dump: $(BUILD)/tests/procstate.o
 $(BUILD)/tests/test_loader.o $(BUILD)/tests/test_dump.o $(BUILD)/tests/test_dll.o \
 $(BUILD)/tests/test_analyze.o $(BUILD)/tests/test_result.o $(BUILD)/tests/test_stacks.o \
-$(BUILD)/tests/test_escape.o $(BUILD)/tests/test_dump_model.o: MQD_CFLAGS += -Ihost/include
+$(BUILD)/tests/test_escape.o $(BUILD)/tests/test_dump_model.o \
+$(BUILD)/tests/test_procjob.o: MQD_CFLAGS += -Ihost/include
 $(BUILD)/tests/test_dll $(BUILD)/tests/test_dll_synth: | $(BUILD)/lib/libmqd_mpich.so
 $(BUILD)/tests/test_dll_synth: $(BUILD)/tests/synth.o $(BUILD)/tests/expect.o
 # test_dump's target is a fork of itself: its DWARF must describe mqd_fixture_op.
@@ -283,7 +321,9 @@ $(BUILD)/tests/test_callsite: $(BUILD)/tests/test_callsite.o $(BUILD)/tests/jobl
                                 $(BUILD)/lib/libmqd_mpich.so $(BUILD)/bin/mqd-launch
 	$(CC) -o $@ $^ $(MQD_LDFLAGS) -lcmocka
 $(BUILD)/tests/test_openmpi: $(BUILD)/tests/test_openmpi.o $(BUILD)/tests/joblaunch.o \
-                             $(BUILD)/tests/json.o | $(OMPI_SAMPLES:%=$(BUILD)/ompi/%) \
+                             $(BUILD)/tests/json.o $(BUILD)/tests/expect.o \
+                             $(BUILD)/tests/compare.o $(BUILD)/tests/procstate.o \
+                             | $(OMPI_SAMPLES:%=$(BUILD)/ompi/%) \
                              $(BUILD)/bin/mqdump $(BUILD)/bin/mqd-launch
 	$(CC) -o $@ $^ $(MQD_LDFLAGS) -lcmocka
 $(BUILD)/tests/test_security: $(BUILD)/tests/test_security.o $(BUILD)/tests/joblaunch.o \
@@ -332,7 +372,8 @@ $(BUILD)/tests/test_samples: $(BUILD)/tests/test_samples.o $(BUILD)/tests/expect
 $(BUILD)/tests/test_multinode: $(BUILD)/tests/test_multinode.o $(BUILD)/tests/expect.o \
                                $(BUILD)/tests/joblaunch.o $(BUILD)/tests/json.o \
                                $(BUILD)/tests/compare.o $(BUILD)/tests/procstate.o \
-                               | $(BUILD)/bin/mqdump $(BUILD)/lib/libmqd_mpich.so
+                               | $(BUILD)/bin/mqdump $(BUILD)/lib/libmqd_mpich.so \
+                                 $(BUILD)/ompi/ring $(BUILD)/tests/fake_launcher
 	$(CC) -o $@ $^ $(MQD_LDFLAGS) -lcmocka
 
 # Faults injected into live jobs (mqdump killed, ranks killed, stopped or
@@ -351,6 +392,36 @@ $(BUILD)/tests/test_mqdump: $(BUILD)/tests/test_mqdump.o $(BUILD)/tests/expect.o
                             | $(BUILD)/bin/mqdump $(BUILD)/lib/libmqd_mpich.so $(TAIL_PROGS)
 	$(CC) -o $@ $^ $(MQD_LDFLAGS) -lcmocka
 
+# --save then --load against the live dump, view by view, on real jobs;
+# files that are not saved dumps refused.
+$(BUILD)/tests/test_save: $(BUILD)/tests/test_save.o $(BUILD)/tests/joblaunch.o \
+                          $(BUILD)/tests/json.o $(BUILD)/tests/procstate.o \
+                          | $(BUILD)/bin/mqdump $(BUILD)/lib/libmqd_mpich.so $(BUILD)/bin/mqd-launch \
+                            $(BUILD)/tests/fake/fake_loop.so
+	$(CC) -o $@ $^ $(MQD_LDFLAGS) -lcmocka -lutil
+
+# Nonblocking collectives on real jobs: mismatched instances are deadlocks,
+# concurrent correct ones never are.
+$(BUILD)/tests/test_nbc: $(BUILD)/tests/test_nbc.o $(BUILD)/tests/expect.o \
+                         $(BUILD)/tests/joblaunch.o $(BUILD)/tests/json.o \
+                         $(BUILD)/tests/compare.o \
+                         | $(BUILD)/bin/mqdump $(BUILD)/lib/libmqd_mpich.so
+	$(CC) -o $@ $^ $(MQD_LDFLAGS) -lcmocka
+
+# mqdump --watch S on hung and moving samples, its JSON against the
+# schema, and the CPU time an agent's result carries, read back by the
+# library.
+# The comparison (mqdump/watch.c, with the views' common.c) is linked in
+# for the cases built by hand (tests/handdump.c).
+$(BUILD)/tests/test_watch: tests/test_watch.c mqdump/watch.c mqdump/watch.h mqdump/common.c \
+                           tests/handdump.c $(BUILD)/tests/joblaunch.o $(BUILD)/tests/json.o \
+                           $(BUILD)/tests/schema.o $(BUILD)/tests/procstate.o \
+                           $(BUILD)/lib/libmqdhost.so \
+                           | $(BUILD)/bin/mqdump $(BUILD)/lib/libmqd_mpich.so
+	$(CC) $(MQD_CFLAGS) -Ihost/include -o $@ tests/test_watch.c mqdump/watch.c \
+	    mqdump/common.c tests/handdump.c $(filter %.o,$^) -L$(BUILD)/lib -lmqdhost \
+	    -Wl,-rpath,'$$ORIGIN/../lib' $(MQD_LDFLAGS) -lcmocka
+
 # mqdump's JSON against its schema (docs/json-schema.json, docs/JSON.md):
 # every sample's, through tests/schema.c's validator.
 $(BUILD)/tests/test_json_format: $(BUILD)/tests/test_json_format.o $(BUILD)/tests/schema.o \
@@ -364,7 +435,7 @@ $(BUILD)/tests/test_json_format: $(BUILD)/tests/test_json_format.o $(BUILD)/test
 # a third-party MQD host.  tvtest.c is compiled as shipped (-w: its own
 # warnings are not ours); the shim supplies two symbols libmpi.so hides.
 DBGSTUB := $(MQD_MPICH_PREFIX)/share/mqd/dbgstub
-$(BUILD)/tests/tvtest.o: $(MPICH_STAMP) | $(BUILD)/tests
+$(BUILD)/tests/tvtest.o: $(MPICH_STAMP) $(MPICH_TREE) | $(BUILD)/tests
 	$(MPICC) -g -w -I$(DBGSTUB) -c -o $@ $(DBGSTUB)/tvtest.c
 $(BUILD)/tests/dbgstub_shim.o: tests/fixtures/dbgstub_shim.c | $(BUILD)/tests
 	$(CC) -std=c11 $(WARN) -O1 -g -c -o $@ $<
@@ -373,7 +444,8 @@ $(BUILD)/tests/tvtest: $(BUILD)/tests/tvtest.o $(BUILD)/tests/dbgstub_shim.o \
 	$(MPICC) -g -o $@ $(BUILD)/tests/tvtest.o $(DBGSTUB)/dbgstub.o $(BUILD)/tests/dbgstub_shim.o \
 	    -L$(BUILD)/lib -lmqd_mpich -lelf -Wl,-rpath,$(abspath $(BUILD))/lib
 $(BUILD)/tests/test_dbgstub: $(BUILD)/tests/test_dbgstub.o $(BUILD)/tests/joblaunch.o \
-                             | $(BUILD)/tests/tvtest
+                             $(BUILD)/tests/compare.o $(BUILD)/tests/json.o \
+                             $(BUILD)/tests/expect.o | $(BUILD)/tests/tvtest
 	$(CC) -o $@ $^ $(MQD_LDFLAGS) -lcmocka
 
 # The install test runs `make install` itself, into a temporary DESTDIR.
@@ -406,7 +478,8 @@ $(TSAN)/tests/test_threads: $(TSAN)/tests/test_threads.o $(TSAN)/tests/joblaunch
 
 # ---------------------------------------------------------------- fuzzing
 # Fuzz targets (tests/fuzz/fuzz_*.c), each over what mqd reads from outside:
-# the DLL over target memory, the agent result reader, the .expect reader,
+# the DLL over target memory, the agent result reader (and the saved-dump
+# reader, mqdump --load, on the same inputs), the .expect reader,
 # /proc's text, a libmpi.so's ELF and DWARF.  `make fuzz` builds them with
 # clang's libFuzzer, ASan and UBSan (the host and the DLL instrumented too,
 # in their own tree) and runs each for FUZZ_SECONDS, growing its corpus in
@@ -478,8 +551,30 @@ check-unit: unit-tests
 # Integration tests also use Open MPI's DLL (fetched once, not installed).
 OMPI_ENV = MQD_OMPI_DLL=$$(scripts/fetch-ompi-dll.sh)
 
-check-integration: unit-tests samples $(INTEGRATION_TESTS)
-	@$(TEST_ENV) $(OMPI_ENV) scripts/run-tests.sh $(INTEGRATION_TESTS)
+# The integration tests that run jobs of the MPICH under test (the others
+# do not depend on which); test_dbgstub only where the prefix keeps MPICH's
+# stub debugger (build-mpich.sh's builds: another install has no
+# dbgstub.o).
+MPICH_TESTS = $(filter-out $(BUILD)/tests/test_security $(BUILD)/tests/test_stock \
+                           $(BUILD)/tests/test_openmpi $(NO_DBGSTUB),$(INTEGRATION_TESTS))
+NO_DBGSTUB  = $(if $(wildcard $(DBGSTUB)/dbgstub.o),,$(BUILD)/tests/test_dbgstub)
+INTEGRATION_RUN = $(filter-out $(NO_DBGSTUB),$(INTEGRATION_TESTS))
+
+check-integration: unit-tests samples $(INTEGRATION_RUN)
+	@$(TEST_ENV) $(OMPI_ENV) scripts/run-tests.sh $(INTEGRATION_RUN)
+
+# The MPICH-specific suite against any MPICH with debugger support; each
+# generation and device is judged by the same tests, with the allowances
+# tests/compare.c writes for it (read from the build: mpichversion).
+#   make check-mpi MQD_MPICH_PREFIX=PREFIX BUILD=build/NAME
+# A prefix of its own tree is best (the tree follows the prefix, see
+# MPICH_TREE, and rebuilds for each).  The cached prefixes are built first.
+check-mpi: deps
+	@$(MAKE) --no-print-directory mpich
+	@$(MAKE) --no-print-directory samples $(MPICH_TESTS)
+	@$(if $(NO_DBGSTUB),echo "check-mpi: $(MQD_MPICH_PREFIX) keeps no stub debugger" \
+	    "($(DBGSTUB)): no test_dbgstub";)
+	@$(TEST_ENV) $(OMPI_ENV) scripts/run-tests.sh $(MPICH_TESTS)
 
 # Set up first (packages, then MPICH), then build and test in a fresh make so
 # that nothing is compiled before the headers it needs are installed.
@@ -488,11 +583,23 @@ check-integration: unit-tests samples $(INTEGRATION_TESTS)
 check-includes:
 	@CC="$(CC)" scripts/include-graph.sh host dll mqdump
 
+# Every test under the ch3 MPICH, then the samples, the dumps of every
+# sample and MPICH's stub debugger (CH4_TESTS) again under the ch4 one,
+# built in $(CH4_BUILD); one total.  (All of MPICH_TESTS under ch4:
+# make check-mpi MQD_MPICH_PREFIX=$(MQD_MPICH_CH4) BUILD=build/ch4.)
+CH4_BUILD := $(BUILD)/ch4
+CH4_ENV    = MQD_BUILD=$(CH4_BUILD) MQD_MPICH_PREFIX=$(MQD_MPICH_CH4) \
+             MQD_MPIEXEC=$(MQD_MPICH_CH4)/bin/mpiexec
+CH4_TESTS  = $(addprefix $(CH4_BUILD)/tests/,test_samples test_mqdump test_dbgstub)
 check: deps
 	@$(MAKE) --no-print-directory mpich openmpi
+	@$(MAKE) --no-print-directory mpich MQD_MPICH_PREFIX=$(MQD_MPICH_CH4)
 	@$(MAKE) --no-print-directory unit-tests samples $(INTEGRATION_TESTS) check-layouts \
 	    check-includes
-	@$(TEST_ENV) $(OMPI_ENV) scripts/run-tests.sh $(UNIT_TESTS) $(INTEGRATION_TESTS)
+	@$(MAKE) --no-print-directory BUILD=$(CH4_BUILD) MQD_MPICH_PREFIX=$(MQD_MPICH_CH4) \
+	    samples $(CH4_TESTS)
+	@$(TEST_ENV) $(OMPI_ENV) scripts/run-tests.sh $(UNIT_TESTS) $(INTEGRATION_TESTS) \
+	    $(CH4_ENV) $(CH4_TESTS)
 
 demo: deps
 	@$(MAKE) --no-print-directory mpich

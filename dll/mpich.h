@@ -45,8 +45,10 @@ enum {
     CLASS_CH4_RANK_MAPS = 0x40,  /* ch4 rank maps: optional, used when all there */
     CLASS_CH3_OPTIONAL = 0x80,   /* ch3 process groups and match parts: optional */
     CLASS_WORLDS = 0x100,        /* 5.0 worlds: optional */
+    CLASS_CH4_REQ = 0x200,       /* ch4 requests' datatypes and progress: optional */
+    CLASS_MPIDIG = 0x400,        /* 4.0.2 ch4's MPIDIG receive lists */
     CLASS_OPTIONAL = 0x00,       /* optional, any generation (looked up with COMMON) */
-    CLASS_ALL = 0x1ff
+    CLASS_ALL = 0x7ff
 };
 
 enum field_id {
@@ -102,12 +104,13 @@ struct mpich_process {
      * names it in an MPI-2 job ("PG-ID#RANK"). */
     mqs_taddr_t my_pg;
     char key[MQD_MAX_KEY];
-    /* ch3: MPIDI_Process and MPIR_debug_state (0 if absent), for a process
-     * in MPI_Finalize; finalized: the last read of the communicators found
-     * them freed and gave the world that the queues still hold. */
+    /* ch3's MPIDI_Process and MPIR_debug_state (0 if absent), for a
+     * process in MPI_Finalize; finalized: the last read of the
+     * communicators found them freed and gave the world that the queues
+     * still hold (ch3's from its process group, ch4's from MPIR_Process). */
     mqs_taddr_t ch3_process, debug_state;
     int finalized;
-    /* 5.0: MPIR_Worlds and MPIR_Process (0 if absent). */
+    /* 5.0's MPIR_Worlds, and MPIR_Process (0 if absent). */
     mqs_taddr_t worlds, mpir_process;
     /* 4.x ch4: the PMI name of this process's world ("" if unknown); the
      * key is then "NAMESPACE#RANK" and rank maps' table 0 is that world. */
@@ -127,6 +130,9 @@ static inline struct mpich_image *mpich__image(struct mqd_process *p)
 
 /* ch3's generations read its own lists, tables and process groups. */
 MQD_HIDDEN int mpich__gen_is_ch3(enum mpich_generation gen);
+/* 4.x ch4's (4.0.2's and 4.0.3 to 4.3's) name their members through
+ * groups of lupids, rank maps and the PMI name. */
+MQD_HIDDEN int mpich__gen_is_ch4_4x(enum mpich_generation gen);
 /* Look up the fields and sizes of classes cls not looked up yet. */
 MQD_HIDDEN void mpich__probe(mqs_image *image, const mqs_image_callbacks *cb,
                              struct mpich_image *b, int cls);

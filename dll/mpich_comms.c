@@ -12,7 +12,7 @@
 
 const char *mqd_be_version(void)
 {
-    return "mqd message queue DLL for MPICH (4.0.2 ch3; 4.0.3+ ch3 and ch4; 5.0) 0.2";
+    return "mqd message queue DLL for MPICH (4.0.2 to 5.0, ch3 and ch4) 0.2";
 }
 
 const char *mqd_be_spawn_breakpoint(void)
@@ -60,8 +60,10 @@ static void find_symbols(struct mqd_process *p, mqs_image *image, const mqs_imag
 /*
  * The generation.  ch4 exports MPID_Recvq_posted_head_ptr too, so the
  * device decides (MPII_Version_device, "ch3:nemesis", "ch4:ofi"); a
- * library without that string is ch3 if its DWARF has ch3's types.
- * 4.0.3+ ch3 keeps receives in its own lists (see mpich_defs.h).
+ * library without that string is ch3 if its DWARF has ch3's types (or,
+ * before the debug queues, unless it has 4.0.2 ch4's and not ch3's).
+ * 4.0.3+ ch3 keeps receives in its own lists (see mpich_defs.h); 4.0.2
+ * ch4's symbols point at MPIDIG's lists.
  */
 static enum mpich_generation choose_generation(mqs_image *image, const mqs_image_callbacks *cb,
                                                struct mpich_image *b,
@@ -78,8 +80,11 @@ static enum mpich_generation choose_generation(mqs_image *image, const mqs_image
         return (b->classes & CLASS_GROUP_PMAP) || !(b->classes & CLASS_GROUP_LPIDS)
                    ? MPICH_GEN_CH4_5X
                    : MPICH_GEN_CH4_4X;
+    if (s->ch3_lists && !s->device[0])
+        mpich__probe(image, cb, b, CLASS_MPIDIG);
     if (s->ch3_lists)
-        return MPICH_GEN_CH3_SENDQ;
+        return ch3 || (!s->device[0] && !(b->classes & CLASS_MPIDIG)) ? MPICH_GEN_CH3_SENDQ
+                                                                   : MPICH_GEN_CH4_MPIDIG;
     return MPICH_GEN_NONE;
 }
 
@@ -272,29 +277,54 @@ static int read_comm(struct mqd_process *p, struct mpich_rank_cache *cache, mqs_
 }
 
 /*
- * ch3, a process in MPI_Finalize: MPII_Finalize has marked the debugger
- * state aborting (MPIR_Debugger_set_aborting(NULL), src/mpi/init/
- * mpir_init.c) and freed the communicators, but MPID_Finalize still waits
- * in MPIDI_CH3U_VC_WaitForClose for its peers to close their connections
- * (src/mpid/ch3/src/mpid_finalize.c), with ch3's receive queues and its
- * process group intact until MPIDI_PG_Finalize.  What the queues still
- * hold is MPI_COMM_WORLD's (context 0) and its collectives' (1): give that
- * world, rank for rank the process group's.  *made is 0 when the process
- * is not in that state or its group is gone (no communicators, no error).
+ * The MPI_COMM_WORLD of a process in MPI_Finalize, whose communicators are
+ * freed: size processes, this one rank, named in an MPI-2 job by the
+ * world (or ch3 process group) ns ("" if unknown), at addr (what stands
+ * for it), into *out.
  */
-static int finalized_world(struct mqd_process *p, struct mqd_comm **out, int *made)
+static int left_world(struct mqd_process *p, mqs_taddr_t addr, long size, long rank,
+                      const char *ns, struct mqd_comm **out)
+{
+    struct mpich_process *bp = mqd_process_backend(p);
+    if (size <= 0 || size > MQD_MAX_COMM_SIZE || rank < 0 || rank >= size)
+        return MQD_ERR_BAD_VALUE;
+    struct mqd_comm *c = mqd_calloc(1, sizeof *c);
+    long *globals = mqd_malloc((size_t)size * sizeof *globals);
+    long *local = mqd_malloc((size_t)size * sizeof *local);
+    if (!c || !globals || !local) {
+        mqd_free(c);
+        mqd_free(globals);
+        mqd_free(local);
+        return MQD_ERR_NOMEM;
+    }
+    int use_job = ns[0] && mqd_job_identity(p, bp->key) >= 0;
+    for (long r = 0; r < size; r++)
+        globals[r] = use_job ? mpich__identity_of(p, ns, r) : r;
+    memcpy(local, globals, (size_t)size * sizeof *local);
+    c->addr = addr;
+    c->world = 1;
+    c->local_rank = rank;
+    c->size = c->remote_size = size;
+    snprintf(c->name, sizeof c->name, "MPI_COMM_WORLD");
+    c->send_context = c->recv_context = 0;
+    c->peer_global = globals;
+    c->local_global = local;
+    c->globals_final = 1;
+    c->has_handle = 1;
+    c->handle = MPICH_COMM_WORLD_HANDLE;
+    *out = c;
+    return mqs_ok;
+}
+
+/* ch3: the world from this process's group (finalized_world); *made 0 if
+ * MPIDI_PG_Finalize has freed it. */
+static int ch3_left_world(struct mqd_process *p, struct mqd_comm **out, int *made)
 {
     const struct mpich_image *b = mpich__image(p);
     struct mpich_process *bp = mqd_process_backend(p);
     unsigned char v[4];
     mqs_taddr_t pg;
-    *made = 0;
-    if (!mpich__gen_is_ch3(bp->gen) || !bp->ch3_process || !bp->debug_state ||
-        b->off[F_PG_SIZE] < 0)
-        return mqs_ok;
-    int rc = mqd_read(p, bp->debug_state, v, 4);
-    if (rc != mqs_ok || mqd_int(p, v, 0, 4) != MPICH_DEBUG_ABORTING)
-        return rc;
+    int rc;
     if ((rc = mqd_read_ptr(p, bp->ch3_process + (mqs_taddr_t)b->off[F_PROC_MY_PG], &pg)) !=
             mqs_ok ||
         !pg)
@@ -311,33 +341,74 @@ static int finalized_world(struct mqd_process *p, struct mqd_comm **out, int *ma
         return MQD_ERR_BAD_VALUE;
     if ((rc = mpich__read_pg_id(p, pg, id, sizeof id)) != mqs_ok)
         return rc;
-    struct mqd_comm *c = mqd_calloc(1, sizeof *c);
-    long *globals = mqd_malloc((size_t)size * sizeof *globals);
-    long *local = mqd_malloc((size_t)size * sizeof *local);
-    if (!c || !globals || !local) {
-        mqd_free(c);
-        mqd_free(globals);
-        mqd_free(local);
-        return MQD_ERR_NOMEM;
-    }
-    int use_job = mqd_job_identity(p, bp->key) >= 0;
-    for (long r = 0; r < size; r++)
-        globals[r] = use_job ? mpich__identity_of(p, id, r) : r;
-    memcpy(local, globals, (size_t)size * sizeof *local);
-    c->addr = pg; /* the world is gone: its process group stands for it */
-    c->world = 1;
-    c->local_rank = rank;
-    c->size = c->remote_size = size;
-    snprintf(c->name, sizeof c->name, "MPI_COMM_WORLD");
-    c->send_context = c->recv_context = 0;
-    c->peer_global = globals;
-    c->local_global = local;
-    c->globals_final = 1;
-    c->has_handle = 1;
-    c->handle = MPICH_COMM_WORLD_HANDLE;
-    *out = c;
-    *made = 1;
-    return mqs_ok;
+    /* the world is gone: its process group stands for it */
+    rc = left_world(p, pg, size, rank, id, out);
+    *made = rc == mqs_ok;
+    return rc;
+}
+
+/* ch4: the world from MPIR_Process's rank and size (finalized_world),
+ * named by this process's key's world ("NAMESPACE#RANK"). */
+static int ch4_left_world(struct mqd_process *p, struct mqd_comm **out, int *made)
+{
+    const struct mpich_image *b = mpich__image(p);
+    struct mpich_process *bp = mqd_process_backend(p);
+    unsigned char v[4];
+    long rank, size;
+    int rc;
+    if (!bp->mpir_process || b->off[F_PROC_RANK] < 0 || b->off[F_PROC_SIZE] < 0)
+        return mqs_ok;
+    if ((rc = mqd_read(p, bp->mpir_process + (mqs_taddr_t)b->off[F_PROC_RANK], v, 4)) != mqs_ok)
+        return rc;
+    rank = (long)mqd_int(p, v, 0, 4);
+    if ((rc = mqd_read(p, bp->mpir_process + (mqs_taddr_t)b->off[F_PROC_SIZE], v, 4)) != mqs_ok)
+        return rc;
+    size = (long)mqd_int(p, v, 0, 4);
+    char ns[MQD_MAX_KEY];
+    snprintf(ns, sizeof ns, "%s", bp->key);
+    char *hash = strrchr(ns, '#');
+    if (hash)
+        *hash = '\0';
+    else
+        ns[0] = '\0';
+    /* MPIR_Process stands for the world that is gone */
+    rc = left_world(p, bp->mpir_process, size, rank, ns, out);
+    *made = rc == mqs_ok;
+    return rc;
+}
+
+/*
+ * A process in MPI_Finalize: MPII_Finalize has freed the communicators
+ * (MPIR_finalize_builtin_comms) and then marked the debugger state aborting
+ * (MPIR_Debugger_set_aborting(NULL), src/mpi/init/mpir_init.c) before
+ * MPID_Finalize.  ch3's then waits in MPIDI_CH3U_VC_WaitForClose for its
+ * peers to close their connections (src/mpid/ch3/src/mpid_finalize.c),
+ * with its receive queues and its process group intact until
+ * MPIDI_PG_Finalize.  4.0's ch4 waits for the ranks on its node in
+ * MPIDU_Init_shm_finalize's barrier (src/mpid/common/shm/mpidu_init_shm.c);
+ * 4.1 and later only in the PMI barrier some OFI providers need
+ * (verbs;ofi_rxm, psm2, psm3: MPIDI_OFI_mpi_finalize_hook, src/mpid/ch4/
+ * netmod/ofi/ofi_init.c); its queues are intact until MPII_Finalize's last
+ * callbacks, and MPIR_Process still holds its world rank and size.
+ * Elsewhere ch4 leaves MPI_Finalize without waiting.  What the queues
+ * still hold is MPI_COMM_WORLD's (context 0) and its collectives' (1):
+ * give that world, rank for rank.
+ * *made is 0 when the process is not in that state or (ch3) its group is
+ * gone (no communicators, no error).
+ */
+static int finalized_world(struct mqd_process *p, struct mqd_comm **out, int *made)
+{
+    const struct mpich_image *b = mpich__image(p);
+    struct mpich_process *bp = mqd_process_backend(p);
+    int ch3 = mpich__gen_is_ch3(bp->gen);
+    unsigned char v[4];
+    *made = 0;
+    if (!bp->debug_state || (ch3 && (!bp->ch3_process || b->off[F_PG_SIZE] < 0)))
+        return mqs_ok;
+    int rc = mqd_read(p, bp->debug_state, v, 4);
+    if (rc != mqs_ok || mqd_int(p, v, 0, 4) != MPICH_DEBUG_ABORTING)
+        return rc;
+    return ch3 ? ch3_left_world(p, out, made) : ch4_left_world(p, out, made);
 }
 
 /* Room for one more communicator in *all (*cap of them). */

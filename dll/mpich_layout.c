@@ -17,6 +17,7 @@ static const int gen_needs[] = {
     [MPICH_GEN_CH3_DEBUGQ] = CLASS_COMMON | CLASS_CH3 | CLASS_DEBUGQ,
     [MPICH_GEN_CH4_4X] = CLASS_COMMON | CLASS_DEBUGQ | CLASS_GROUP_LPIDS,
     [MPICH_GEN_CH4_5X] = CLASS_COMMON | CLASS_DEBUGQ | CLASS_GROUP_PMAP,
+    [MPICH_GEN_CH4_MPIDIG] = CLASS_COMMON | CLASS_SENDQ | CLASS_GROUP_LPIDS | CLASS_MPIDIG,
 };
 
 /* What each generation reads when there: its needs and its optional classes
@@ -26,8 +27,12 @@ static const int gen_wants[] = {
     [MPICH_GEN_CH3_SENDQ] =
         CLASS_COMMON | CLASS_CH3 | CLASS_SENDQ | CLASS_GROUP_LPIDS | CLASS_CH3_OPTIONAL,
     [MPICH_GEN_CH3_DEBUGQ] = CLASS_COMMON | CLASS_CH3 | CLASS_DEBUGQ | CLASS_CH3_OPTIONAL,
-    [MPICH_GEN_CH4_4X] = CLASS_COMMON | CLASS_DEBUGQ | CLASS_GROUP_LPIDS | CLASS_CH4_RANK_MAPS,
-    [MPICH_GEN_CH4_5X] = CLASS_COMMON | CLASS_DEBUGQ | CLASS_GROUP_PMAP | CLASS_WORLDS,
+    [MPICH_GEN_CH4_4X] =
+        CLASS_COMMON | CLASS_DEBUGQ | CLASS_GROUP_LPIDS | CLASS_CH4_RANK_MAPS | CLASS_CH4_REQ,
+    [MPICH_GEN_CH4_5X] =
+        CLASS_COMMON | CLASS_DEBUGQ | CLASS_GROUP_PMAP | CLASS_WORLDS | CLASS_CH4_REQ,
+    [MPICH_GEN_CH4_MPIDIG] = CLASS_COMMON | CLASS_SENDQ | CLASS_GROUP_LPIDS | CLASS_MPIDIG |
+                             CLASS_CH4_RANK_MAPS | CLASS_CH4_REQ,
 };
 
 static const char *const generation_names[] = {
@@ -36,6 +41,7 @@ static const char *const generation_names[] = {
     [MPICH_GEN_CH3_DEBUGQ] = "ch3 with debug queues (MPICH 4.0.3 and later)",
     [MPICH_GEN_CH4_4X] = "debug queues (MPICH 4.0.3 to 4.3)",
     [MPICH_GEN_CH4_5X] = "debug queues with process maps (MPICH 5.0)",
+    [MPICH_GEN_CH4_MPIDIG] = "ch4 with its own receive lists (MPICH 4.0.2)",
 };
 
 static const struct {
@@ -84,6 +90,11 @@ static const struct mpich_known_layout known_layouts[] = {
 int mpich__gen_is_ch3(enum mpich_generation gen)
 {
     return (gen_needs[gen] & CLASS_CH3) != 0;
+}
+
+int mpich__gen_is_ch4_4x(enum mpich_generation gen)
+{
+    return gen == MPICH_GEN_CH4_4X || gen == MPICH_GEN_CH4_MPIDIG;
 }
 
 /* ---------------------------------------------------------------- types */
@@ -189,7 +200,11 @@ static void set_spans(struct mpich_image *b)
         F_REQ_NEXT,       F_REQ_MATCH_TAG,  F_REQ_MATCH_RANK,
         F_REQ_MATCH_CTX,  F_REQ_USER_BUF, F_REQ_USER_COUNT, F_REQ_DATATYPE,
         F_REQ_DATATYPE_PTR, F_REQ_RECV_SZ, F_REQ_TMPBUF,  F_REQ_ST_SOURCE,
-        F_REQ_ST_TAG,     F_REQ_ST_COUNT_LO, F_REQ_ST_COUNT_HI};
+        F_REQ_ST_TAG,     F_REQ_ST_COUNT_LO, F_REQ_ST_COUNT_HI, F_REQ_DEV_TYPE,
+        F_REQ_AM_EXT,     F_REQ_AM_DATATYPE, F_REQ_PREQ_DATATYPE, F_REQ_OFI_DATATYPE,
+        F_REQ_OFI_DIRECT_DATATYPE, F_REQ_DL_NEXT, F_REQ_AM_COUNT, F_REQ_AM_BUF,
+        F_REQ_AM_SOURCE,  F_REQ_AM_TAG,   F_REQ_AM_CTX,     F_REQ_DEV_LOCAL, F_REQ_PREQ_COUNT,
+        F_REQ_SELF_BUF,   F_REQ_SELF_COUNT, F_REQ_SELF_DATATYPE};
     static const enum field_id sendq_fields[] = {F_SENDQ_REQ, F_SENDQ_TAG, F_SENDQ_RANK,
                                                  F_SENDQ_CTX, F_SENDQ_NEXT};
     static const enum field_id dq_fields[] = {F_DQ_REQ, F_DQ_TAG, F_DQ_RANK, F_DQ_CTX,
@@ -324,7 +339,9 @@ static enum mpich_generation image_generation(mqs_image *image, const mqs_image_
         return MPICH_GEN_CH3_DEBUGQ;
     if (debugq)
         return *worlds ? MPICH_GEN_CH4_5X : MPICH_GEN_CH4_4X;
-    return ch3_lists ? MPICH_GEN_CH3_SENDQ : MPICH_GEN_NONE;
+    if (ch3_lists) /* ch4 4.0.2 exports them too, for MPIDIG's lists */
+        return ch3 ? MPICH_GEN_CH3_SENDQ : MPICH_GEN_CH4_MPIDIG;
+    return MPICH_GEN_NONE;
 }
 
 int mqd_be_setup_image(mqs_image *image, struct mqd_image *im, void **backend)

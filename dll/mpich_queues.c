@@ -44,8 +44,9 @@ static long datatype_size(struct mqd_process *p, unsigned handle, mqs_taddr_t dt
 }
 
 /* r's first line: what and count elements of datatype dt; a datatype
- * without a name goes by its handle, which is this process's (an address
- * line, as the request's). */
+ * without a name goes by its handle, which (unless predefined: one of
+ * 5.0's internal types) is this process's (an address line, as the
+ * request's). */
 static void describe_type(struct mqd_raw_op *r, const char *what, long count, unsigned dt)
 {
     const char *name = datatype_name(dt);
@@ -53,7 +54,8 @@ static void describe_type(struct mqd_raw_op *r, const char *what, long count, un
         mqd_set_text(r->op.extra_text[0], "%s: %ld x %s", what, count, name);
     } else {
         mqd_set_text(r->op.extra_text[0], "%s: %ld x datatype 0x%x", what, count, dt);
-        r->text_address |= MQD_OP_TEXT_ADDRESS(0);
+        if (MPICH_HANDLE_KIND(dt) != MPICH_HANDLE_KIND_BUILTIN)
+            r->text_address |= MQD_OP_TEXT_ADDRESS(0);
     }
 }
 
@@ -139,6 +141,182 @@ static void request_line(struct mqd_raw_op *r, mqs_taddr_t addr, unsigned handle
                  handle);
 }
 
+/* ---------------------------------------------------------------- ch4's requests */
+
+/*
+ * ch4: the datatype of the request whose bytes are in buf, from the part of
+ * its device union that holds it (mpich_defs.h, CH4_REQ): a persistent
+ * request's MPIDI_PREQUEST; an active-message request's MPIDIG_REQUEST
+ * (dev.type AM: shared memory, and the netmod's active messages); else the
+ * OFI netmod's own, which MPICH 4.1 and 4.2 set for sends and receives
+ * (src/mpid/ch4/netmod/ofi/ofi_send.h, ofi_recv.h), 4.3 and 5.0 for
+ * receives only (ofi_recv.h: their requests have am_req, and ofi_send.h
+ * keeps no datatype).  A request of ch4_self.c (a one-process
+ * communicator's: dev.type NONE too) keeps its own in dev.ch4.self, beside
+ * the buffer and count its debug queue entry has (count, user_buf): those
+ * three agreeing tell it from the netmod's.  0 if none is kept, or what is
+ * there is no datatype handle (a netmod without that field).
+ */
+static int ch4_datatype(struct mqd_process *p, const unsigned char *buf, long count,
+                        mqs_taddr_t user_buf, unsigned *dt)
+{
+    const struct mpich_image *b = mpich__image(p);
+    const int *o = b->off;
+    unsigned kind = (unsigned)mqd_uint(p, buf, o[F_REQ_KIND], 4);
+    int at = -1;
+    if (o[F_REQ_DEV_TYPE] < 0)
+        return 0; /* before 4.1: nothing says which part is the request's */
+    if (kind == MPICH_REQ_PREQUEST_SEND || kind == MPICH_REQ_PREQUEST_RECV)
+        at = o[F_REQ_PREQ_DATATYPE];
+    else if (mqd_int(p, buf, o[F_REQ_DEV_TYPE], 4) == MPICH_CH4_REQ_TYPE_AM)
+        at = o[F_REQ_AM_DATATYPE];
+    else if (o[F_REQ_SELF_BUF] >= 0 && o[F_REQ_SELF_COUNT] >= 0 && o[F_REQ_SELF_DATATYPE] >= 0 &&
+             mqd_ptr(p, buf, o[F_REQ_SELF_BUF]) == user_buf &&
+             mqd_int(p, buf, o[F_REQ_SELF_COUNT], b->size[S_SZ_AINT]) == count)
+        at = o[F_REQ_SELF_DATATYPE];
+    else if (kind == MPICH_REQ_RECV)
+        at = o[F_REQ_OFI_DATATYPE] >= 0 ? o[F_REQ_OFI_DATATYPE] : o[F_REQ_OFI_DIRECT_DATATYPE];
+    else if (o[F_REQ_OFI_AM_REQ] < 0) /* 4.1 and 4.2: sends too */
+        at = o[F_REQ_OFI_DATATYPE];
+    if (at < 0)
+        return 0;
+    *dt = (unsigned)mqd_uint(p, buf, at, 4);
+    if (MPICH_DATATYPE_IS_INTERNAL(*dt) && (*dt & 0xffu))
+        *dt = MPICH_DATATYPE_PREDEFINED(*dt); /* 5.0: the user's type behind it */
+    unsigned hkind = MPICH_HANDLE_KIND(*dt);
+    return hkind != 0 && MPICH_HANDLE_OBJECT(*dt) == MPICH_OBJECT_DATATYPE &&
+           (hkind != MPICH_HANDLE_KIND_BUILTIN || datatype_name(*dt) ||
+            MPICH_DATATYPE_IS_INTERNAL(*dt));
+}
+
+/*
+ * 4.0.2 ch4, a send from MPIR_Sendq (which records no count): its count
+ * and datatype (and buffer), where the request keeps them.  A persistent request's
+ * MPIDI_PREQUEST; a shared-memory send's MPIDIG_REQUEST (dev.is_local 1:
+ * MPIDI_POSIX_mpi_isend is MPIDIG_mpi_isend, src/mpid/ch4/shm/posix/
+ * posix_send.h; and its MPIDIG_req_ext_t, which freeing a request clears,
+ * src/mpid/ch4/src/ch4_request.h).  The netmod's is either an
+ * active-message request or OFI's own (a datatype, no count), and a
+ * one-process communicator's (ch4_self.c) sets neither is_local nor the
+ * extension: nothing in 4.0.2's request tells which, so 0.
+ */
+static int ch4_sendq_type(struct mqd_process *p, const unsigned char *buf, long *count,
+                          unsigned *dt, mqs_taddr_t *user_buf)
+{
+    const struct mpich_image *b = mpich__image(p);
+    const int *o = b->off;
+    unsigned kind = (unsigned)mqd_uint(p, buf, o[F_REQ_KIND], 4);
+    int at_count = -1, at_dt = -1;
+    if (kind == MPICH_REQ_PREQUEST_SEND) {
+        at_count = o[F_REQ_PREQ_COUNT];
+        at_dt = o[F_REQ_PREQ_DATATYPE];
+    } else if (o[F_REQ_DEV_LOCAL] >= 0 && mqd_int(p, buf, o[F_REQ_DEV_LOCAL], 4) == 1 &&
+               o[F_REQ_AM_EXT] >= 0 && mqd_ptr(p, buf, o[F_REQ_AM_EXT]) != 0) {
+        at_count = o[F_REQ_AM_COUNT];
+        at_dt = o[F_REQ_AM_DATATYPE];
+        *user_buf = mqd_ptr(p, buf, o[F_REQ_AM_BUF]);
+    }
+    if (at_count < 0 || at_dt < 0)
+        return 0;
+    *count = (long)mqd_int(p, buf, at_count, b->size[S_SZ_AINT]);
+    *dt = (unsigned)mqd_uint(p, buf, at_dt, 4);
+    return MPICH_HANDLE_KIND(*dt) != 0 && MPICH_HANDLE_OBJECT(*dt) == MPICH_OBJECT_DATATYPE;
+}
+
+/* How far an unexpected message has come. */
+enum ch4_arrival {
+    ARRIVAL_UNKNOWN, /* not an active-message request: not recorded */
+    ARRIVAL_EAGER,   /* all its data is in MPICH's buffer */
+    ARRIVAL_COMING,  /* eager, its data still being copied in */
+    ARRIVAL_RNDV     /* rendezvous: the envelope only, the data at the sender */
+};
+
+/*
+ * ch4: an unexpected message's arrival, from its active-message request's
+ * MPIDIG_req_ext_t status (buf: the request's bytes).  MPIDIG_send_target_
+ * msg_cb (src/mpid/ch4/src/mpidig_pt2pt_callbacks.c) makes it with
+ * MPIDIG_REQ_UNEXPECTED, sets BUSY for an eager message until
+ * recv_target_cmpl_cb's handle_unexp_cmpl has its data, and RTS for a
+ * rendezvous one.  The request's cc stays 1 until a receive matches it.
+ * is_am: the request is known to be an active-message one (MPIDIG's own
+ * lists hold nothing else); else its dev.type must say so.
+ */
+static enum ch4_arrival ch4_arrival(struct mqd_process *p, const unsigned char *buf, int is_am)
+{
+    const int *o = mpich__image(p)->off;
+    if (!is_am && (o[F_REQ_DEV_TYPE] < 0 ||
+                   mqd_int(p, buf, o[F_REQ_DEV_TYPE], 4) != MPICH_CH4_REQ_TYPE_AM))
+        return ARRIVAL_UNKNOWN;
+    if (o[F_REQ_AM_EXT] < 0 || o[F_AMEXT_STATUS] < 0)
+        return ARRIVAL_UNKNOWN;
+    mqs_taddr_t ext = mqd_ptr(p, buf, o[F_REQ_AM_EXT]);
+    unsigned char v[8];
+    if (!ext || mqd_read(p, ext + (mqs_taddr_t)o[F_AMEXT_STATUS], v, 8) != mqs_ok)
+        return ARRIVAL_UNKNOWN;
+    uint64_t st = mqd_uint(p, v, 0, 8);
+    if (!(st & MPICH_MPIDIG_REQ_UNEXPECTED))
+        return ARRIVAL_UNKNOWN;
+    if (st & MPICH_MPIDIG_REQ_RTS)
+        return ARRIVAL_RNDV;
+    return st & MPICH_MPIDIG_REQ_BUSY ? ARRIVAL_COMING : ARRIVAL_EAGER;
+}
+
+/*
+ * ch4, an unexpected message whose request (its bytes in buf) is a send:
+ * ch4_self.c's, on a one-process communicator, enters the send request
+ * itself (MPIDI_Self_isend: MPII_UNEXPQ_REMEMBER(sreq, ...)), its buffer,
+ * count and datatype in dev.ch4.self and its data still in the sender's
+ * buffer until a receive matches it.  If so, r's length, buffer, text and
+ * status say that (else r is left as it is).
+ */
+static void ch4_self_send(struct mqd_process *p, const unsigned char *buf, struct mqd_raw_op *r)
+{
+    const struct mpich_image *b = mpich__image(p);
+    const int *o = b->off;
+    mqs_pending_operation *op = &r->op;
+    if (o[F_REQ_DEV_TYPE] < 0 || o[F_REQ_SELF_BUF] < 0 || o[F_REQ_SELF_COUNT] < 0 ||
+        o[F_REQ_SELF_DATATYPE] < 0 ||
+        mqd_uint(p, buf, o[F_REQ_KIND], 4) != MPICH_REQ_SEND ||
+        mqd_int(p, buf, o[F_REQ_DEV_TYPE], 4) == MPICH_CH4_REQ_TYPE_AM)
+        return;
+    long count = (long)mqd_int(p, buf, o[F_REQ_SELF_COUNT], b->size[S_SZ_AINT]);
+    unsigned dt = (unsigned)mqd_uint(p, buf, o[F_REQ_SELF_DATATYPE], 4);
+    if (MPICH_HANDLE_KIND(dt) == 0 || MPICH_HANDLE_OBJECT(dt) != MPICH_OBJECT_DATATYPE)
+        return;
+    op->status = mqs_st_pending;
+    op->desired_length = op->actual_length = byte_length(p, count, dt, 0);
+    op->buffer = mqd_ptr(p, buf, o[F_REQ_SELF_BUF]);
+    op->system_buffer = 0;
+    mqd_set_text(op->extra_text[0], "unexpected: its own send, data in the send buffer");
+}
+
+/* A ch4 unexpected message from rank with tag, of bytes, as far as it has
+ * come, into op. */
+static void ch4_unexpected(mqs_pending_operation *op, long rank, long tag, long bytes,
+                           enum ch4_arrival arrival)
+{
+    op->status = arrival == ARRIVAL_EAGER ? mqs_st_complete : mqs_st_pending;
+    op->desired_local_rank = op->actual_local_rank = rank;
+    op->desired_tag = op->actual_tag = tag;
+    op->desired_length = op->actual_length = bytes;
+    op->system_buffer = 1;
+    switch (arrival) {
+    case ARRIVAL_EAGER:
+        mqd_set_text(op->extra_text[0], "unexpected eager message (data here)");
+        break;
+    case ARRIVAL_COMING:
+        mqd_set_text(op->extra_text[0], "unexpected eager message (its data arriving)");
+        break;
+    case ARRIVAL_RNDV:
+        mqd_set_text(op->extra_text[0], "unexpected rendezvous message (envelope only)");
+        break;
+    case ARRIVAL_UNKNOWN:
+        mqd_set_text(op->extra_text[0], "unexpected message (whether its data is "
+                                        "here is not recorded)");
+        break;
+    }
+}
+
 /* ---------------------------------------------------------------- ch3's lists */
 
 /* One ch3 request from the posted (queue 1) or unexpected (2) list. */
@@ -198,30 +376,6 @@ static int ch3_request(struct mqd_process *p, mqs_taddr_t addr, int queue,
     return mqs_ok;
 }
 
-/* A list of ch3 requests, through the variable that points at its head. */
-static int ch3_request_list(struct mqd_process *p, mqs_taddr_t head_ptr_sym, int queue,
-                            struct mqd_ops *out)
-{
-    mqs_taddr_t head_var, node;
-    int rc = mqd_read_ptr(p, head_ptr_sym, &head_var);
-    if (rc != mqs_ok || (rc = mqd_read_ptr(p, head_var, &node)) != mqs_ok)
-        return rc;
-    struct mqd_walk walk;
-    mqd_walk_init(&walk);
-    while (rc == mqs_ok && node) {
-        struct mqd_raw_op r;
-        mqs_taddr_t next;
-        if ((rc = mqd_walk_visit(&walk, node)) != mqs_ok)
-            break;
-        if ((rc = ch3_request(p, node, queue, &r, &next)) != mqs_ok)
-            break;
-        rc = mqd_ops_push(out, &r);
-        node = next;
-    }
-    mqd_walk_fini(&walk);
-    return rc;
-}
-
 /* The request behind a send entry: status, buffer, length. */
 static int send_request(struct mqd_process *p, mqs_taddr_t req, long count_hint, int use_hint,
                         struct mqd_raw_op *r)
@@ -262,9 +416,21 @@ static int send_request(struct mqd_process *p, mqs_taddr_t req, long count_hint,
         describe_type(r,
                       kind == MPICH_REQ_PREQUEST_SEND ? "persistent send" : "send", count, dt);
     } else {
-        op->desired_length = -1;
-        mqd_set_text(op->extra_text[0], "%s: %ld elements",
-                     kind == MPICH_REQ_PREQUEST_SEND ? "persistent send" : "send", count_hint);
+        const char *what = kind == MPICH_REQ_PREQUEST_SEND ? "persistent send" : "send";
+        long count = count_hint;
+        unsigned dt;
+        if (use_hint ? ch4_datatype(p, buf, count_hint, op->buffer, &dt)
+                     : ch4_sendq_type(p, buf, &count, &dt, &op->buffer)) {
+            op->desired_length = byte_length(p, count, dt, 0);
+            describe_type(r, what, count, dt);
+        } else if (use_hint) {
+            op->desired_length = -1;
+            mqd_set_text(op->extra_text[0], "%s: %ld elements", what, count_hint);
+        } else {
+            op->desired_length = -1;
+            mqd_set_text(op->extra_text[0], "%s: its count and datatype are not recorded",
+                         what);
+        }
     }
     request_line(r, req, handle);
     op->actual_local_rank = op->desired_local_rank;
@@ -309,6 +475,82 @@ static int ch3_sendq(struct mqd_process *p, struct mqd_ops *out)
     return rc;
 }
 
+/* ---------------------------------------------------------------- MPIDIG's lists */
+
+/* One request of 4.0.2 ch4's posted (queue 1) or unexpected (2) MPIDIG
+ * list (mpich_defs.h, MPIDIG): an active-message request, matched on its
+ * MPIDIG_REQUEST(req, u.recv), its count and datatype beside. */
+static int mpidig_request(struct mqd_process *p, mqs_taddr_t addr, int queue,
+                          struct mqd_raw_op *r, mqs_taddr_t *next)
+{
+    const struct mpich_image *b = mpich__image(p);
+    const int *o = b->off;
+    unsigned char *buf = mqd_malloc((size_t)b->req_span.len);
+    if (!buf)
+        return MQD_ERR_NOMEM;
+    long cc;
+    int rc = mpich__read_span(p, addr, buf, b->req_span);
+    if (rc == mqs_ok)
+        rc = req_cc(p, addr, buf, &cc);
+    if (rc != mqs_ok) {
+        mqd_free(buf);
+        return rc;
+    }
+    memset(r, 0, sizeof *r);
+    *next = mqd_ptr(p, buf, o[F_REQ_DL_NEXT]);
+    r->context = mqd_uint(p, buf, o[F_REQ_AM_CTX], b->size[S_SZ_CONTEXT_ID]);
+    long rank = (long)mqd_int(p, buf, o[F_REQ_AM_SOURCE], 4);
+    long tag = (long)mqd_int(p, buf, o[F_REQ_AM_TAG], 4);
+    long count = (long)mqd_int(p, buf, o[F_REQ_AM_COUNT], b->size[S_SZ_AINT]);
+    unsigned dt = (unsigned)mqd_uint(p, buf, o[F_REQ_AM_DATATYPE], 4);
+    mqs_pending_operation *op = &r->op;
+    if (queue == mqs_pending_receives) {
+        op->status = cc == 0 ? mqs_st_complete : mqs_st_pending;
+        op->desired_local_rank = rank == MPICH_ANY_SOURCE ? -1 : rank;
+        op->tag_wild = tag == MPICH_ANY_TAG;
+        op->desired_tag = op->tag_wild ? -1 : tag;
+        op->desired_length = byte_length(p, count, dt, 0);
+        op->buffer = mqd_ptr(p, buf, o[F_REQ_AM_BUF]);
+        op->actual_local_rank = op->actual_tag = op->actual_length = -1;
+        completed_receive(p, buf, op);
+        describe_type(r, "receive", count, dt);
+    } else {
+        /* create_unexp_rreq: MPI_BYTE, count the message's size */
+        ch4_unexpected(op, rank, tag, byte_length(p, count, dt, 0), ch4_arrival(p, buf, 1));
+    }
+    request_line(r, addr, (unsigned)mqd_uint(p, buf, o[F_REQ_HANDLE], 4));
+    mqd_free(buf);
+    return mqs_ok;
+}
+
+/* A list of MPIR_Request (ch3's, or 4.0.2 ch4's MPIDIG lists), through the
+ * variable that points at its head. */
+static int request_list(struct mqd_process *p, mqs_taddr_t head_ptr_sym, int queue,
+                        struct mqd_ops *out)
+{
+    struct mpich_process *bp = mqd_process_backend(p);
+    mqs_taddr_t head_var, node;
+    int rc = mqd_read_ptr(p, head_ptr_sym, &head_var);
+    if (rc != mqs_ok || (rc = mqd_read_ptr(p, head_var, &node)) != mqs_ok)
+        return rc;
+    struct mqd_walk walk;
+    mqd_walk_init(&walk);
+    while (rc == mqs_ok && node) {
+        struct mqd_raw_op r;
+        mqs_taddr_t next = 0;
+        if ((rc = mqd_walk_visit(&walk, node)) != mqs_ok)
+            break;
+        rc = bp->gen == MPICH_GEN_CH4_MPIDIG ? mpidig_request(p, node, queue, &r, &next)
+                                             : ch3_request(p, node, queue, &r, &next);
+        if (rc != mqs_ok)
+            break;
+        rc = mqd_ops_push(out, &r);
+        node = next;
+    }
+    mqd_walk_fini(&walk);
+    return rc;
+}
+
 /* ---------------------------------------------------------------- debug queues */
 
 /*
@@ -321,31 +563,34 @@ static void debugq_received(struct mqd_process *p, int queue, long rank, long ta
 {
     mqs_pending_operation *op = &r->op;
     if (queue == mqs_pending_receives) {
+        unsigned dt;
         op->desired_local_rank = rank == MPICH_ANY_SOURCE ? -1 : rank;
         op->tag_wild = tag == MPICH_ANY_TAG;
         op->desired_tag = op->tag_wild ? -1 : tag;
-        /* MPIR_Debugq records the element count, not the datatype:
-         * the length in bytes is not known here. */
-        op->desired_length = -1;
         op->actual_local_rank = op->actual_tag = op->actual_length = -1;
+        /* MPIR_Debugq records the element count; the request, where ch4
+         * keeps it, the datatype (ch4_datatype). */
+        if (raddr && ch4_datatype(p, req, count, op->buffer, &dt)) {
+            op->desired_length = byte_length(p, count, dt, 0);
+            describe_type(r, "receive", count, dt);
+        } else {
+            op->desired_length = -1;
+            mqd_set_text(op->extra_text[0], "receive: %ld elements", count);
+        }
         if (raddr)
             completed_receive(p, req, op);
-        mqd_set_text(op->extra_text[0], "receive: %ld elements", count);
         return;
     }
     /* ch4 (MPIDIG's create_unexp_rreq): the size is in the status; cc
-     * stays 1 until a receive matches it, so whether its data is here is
-     * not recorded. */
+     * stays 1 until a receive matches it: how far its data has come is in
+     * its active-message part (ch4_arrival). */
     long source, stag, bytes;
     if (!raddr || !req_status(p, req, &source, &stag, &bytes))
         bytes = -1;
-    op->status = mqs_st_pending;
-    op->desired_local_rank = op->actual_local_rank = rank;
-    op->desired_tag = op->actual_tag = tag;
-    op->desired_length = op->actual_length = bytes;
-    op->system_buffer = 1;
-    mqd_set_text(op->extra_text[0], "unexpected message (whether its data is "
-                                    "here is not recorded)");
+    enum ch4_arrival arrival = raddr ? ch4_arrival(p, req, 0) : ARRIVAL_UNKNOWN;
+    ch4_unexpected(op, rank, tag, bytes, arrival);
+    if (raddr)
+        ch4_self_send(p, req, r);
 }
 
 /* One MPIR_Debugq entry of queue (its bytes in buf) into r; req is room
@@ -426,22 +671,21 @@ static int debugq_list(struct mqd_process *p, mqs_taddr_t head_sym, int queue,
 int mqd_be_read_queue(struct mqd_process *p, int queue, struct mqd_ops *out)
 {
     struct mpich_process *bp = mqd_process_backend(p);
-    if (mpich__gen_is_ch3(bp->gen)) {
-        int rc;
-        if (queue == mqs_pending_sends)
-            rc = bp->gen == MPICH_GEN_CH3_SENDQ ? ch3_sendq(p, out)
-                                               : debugq_list(p, bp->sendq, queue, out);
-        else
-            rc = ch3_request_list(p, queue == mqs_pending_receives ? bp->posted_ptr
-                                                                   : bp->unexpected_ptr,
-                                  queue, out);
-        /* In MPI_Finalize (finalized_world): left behind for good. */
-        for (int i = 0; rc == mqs_ok && bp->finalized && i < out->n; i++)
-            mqd_add_text(&out->v[i].op, "left behind: MPI_Finalize has freed the communicator");
-        return rc;
-    }
-    return debugq_list(p, queue == mqs_pending_sends      ? bp->sendq
-                          : queue == mqs_pending_receives ? bp->recvq
-                                                          : bp->unexpq,
-                       queue, out);
+    int rc;
+    if (!mpich__gen_is_ch3(bp->gen) && bp->gen != MPICH_GEN_CH4_MPIDIG)
+        rc = debugq_list(p, queue == mqs_pending_sends      ? bp->sendq
+                            : queue == mqs_pending_receives ? bp->recvq
+                                                            : bp->unexpq,
+                         queue, out);
+    else if (queue == mqs_pending_sends)
+        rc = bp->gen == MPICH_GEN_CH3_DEBUGQ ? debugq_list(p, bp->sendq, queue, out)
+                                            : ch3_sendq(p, out);
+    else
+        rc = request_list(p, queue == mqs_pending_receives ? bp->posted_ptr
+                                                           : bp->unexpected_ptr,
+                          queue, out);
+    /* In MPI_Finalize (finalized_world): left behind for good. */
+    for (int i = 0; rc == mqs_ok && bp->finalized && i < out->n; i++)
+        mqd_add_text(&out->v[i].op, "left behind: MPI_Finalize has freed the communicator");
+    return rc;
 }

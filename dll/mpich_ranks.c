@@ -119,7 +119,7 @@ void mpich__find_key_symbols(mqs_image *image, const mqs_image_callbacks *cb,
     ks->ch3_process = 0;
     ks->pmi_name = 0;
     ks->pmix = 0;
-    if (gen == MPICH_GEN_CH4_4X &&
+    if (mpich__gen_is_ch4_4x(gen) &&
         cb->mqs_find_symbol_fp(image, (char *)MPICH_SYM_PMI1_KVS, &ks->pmi_name) != mqs_ok &&
         cb->mqs_find_symbol_fp(image, (char *)MPICH_SYM_PMI2_JOBID, &ks->pmi_name) != mqs_ok)
         ks->pmix =
@@ -134,7 +134,7 @@ void mpich__read_own_key(struct mqd_process *p, struct mpich_process *bp,
 {
     if (bp->gen == MPICH_GEN_CH4_5X)
         my_world_key(p, bp);
-    if (bp->gen == MPICH_GEN_CH4_4X)
+    if (mpich__gen_is_ch4_4x(bp->gen))
         my_pmi_key(p, bp, ks->pmi_name, ks->pmix);
     if (ks->ch3_process && process_group_known(mpich__image(p))) {
         bp->ch3_process = ks->ch3_process;
@@ -592,7 +592,7 @@ struct side {
 
 static int has_rank_maps(const struct mpich_image *b, const struct mpich_process *bp)
 {
-    return bp->gen == MPICH_GEN_CH4_4X && (b->classes & CLASS_CH4_RANK_MAPS);
+    return mpich__gen_is_ch4_4x(bp->gen) && (b->classes & CLASS_CH4_RANK_MAPS);
 }
 
 /*
@@ -633,7 +633,7 @@ static int read_side(struct mqd_process *p, struct mpich_rank_cache *cache, mqs_
     case MEMBERS_GROUP:
         rc = read_group(p, s->group, s->size, out, final);
         /* 4.x ch4's groups hold lupids; its rank maps give world ranks. */
-        if (rc == mqs_ok && bp->gen == MPICH_GEN_CH4_4X)
+        if (rc == mqs_ok && mpich__gen_is_ch4_4x(bp->gen))
             lupids_to_globals(p, *out, s->size, cache->use_job);
         return rc;
     case MEMBERS_RANK_MAP:
@@ -661,7 +661,7 @@ int mpich__read_members(struct mqd_process *p, struct mpich_rank_cache *cache, m
     int rc = read_side(p, cache, addr, buf, members_from(b, bp, peers.group, is_world), &peers,
                        &c->peer_global, &final, &unused);
     c->globals_final =
-        bp->my_pg != 0 || final || (bp->gen == MPICH_GEN_CH4_4X && cache->use_job);
+        bp->my_pg != 0 || final || (mpich__gen_is_ch4_4x(bp->gen) && cache->use_job);
     if (rc != mqs_ok || !c->inter)
         return rc;
     const struct side local = {lgroup, F_COMM_LVCRT, F_COMM_LMAP, c->size, 1};

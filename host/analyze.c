@@ -254,6 +254,36 @@ out:
     return rc;
 }
 
+/*
+ * A job without a deadlock whose blocked processes wait, directly or not,
+ * on one that is not in MPI goes on only if that one still sends or
+ * receives what they wait for, which no snapshot can promise (it may
+ * compute for ever, or go on to MPI_Finalize): a note for each such
+ * process, saying where it is.  It leaves nobody blind: the process can
+ * move, and "no deadlock found" says no more than that.
+ */
+static void note_running_peers(struct mqdh__waits *b)
+{
+    const struct mqdh_analysis *a = b->a;
+    const struct mqdh_dump *d = b->m.d;
+    for (int e = 0; e < a->nwaits && !b->nomem; e++) {
+        const struct mqdh_wait *w = &a->waits[e];
+        if (w->kind == MQDH_WAIT_COLLECTIVE || a->activity[w->to] != MQDH_ACT_RUNNING)
+            continue;
+        char who[32], at[200] = "";
+        mqdh_process_label(&d->procs[w->to], who, sizeof who);
+        const struct mqdh_frame *f = mqdh_user_frame(d, w->to);
+        if (f && f->function && f->file)
+            snprintf(at, sizeof at, " (in %s at %s:%d)", f->function, f->file, f->line);
+        else if (f && f->function)
+            snprintf(at, sizeof at, " (in %s)", f->function);
+        mqdh__unseen_note(b,
+                          "whether %s will still send or receive what the processes waiting "
+                          "on it need: it is not in MPI%s, so it may, or may never",
+                          who, at);
+    }
+}
+
 /* "No deadlock" only when nothing a process waits for went unseen: an
  * unseen part is taken to free its process, which can hide one. */
 static void verdict(struct mqdh_analysis *a, const int *blind)
@@ -311,6 +341,8 @@ int mqdh_analyze(const struct mqdh_dump *d, struct mqdh_analysis **out)
             mqdh__waits_of(&b, i);
     }
     if (!b.nomem && find_deadlocks(a, &indexed) == MQDH_OK) {
+        if (a->ndeadlocks == 0)
+            note_running_peers(&b);
         verdict(a, b.blind);
         rc = MQDH_OK;
     }

@@ -67,6 +67,14 @@ void mqdh__stack_clear(struct mqdh_stack *st)
     }
 }
 
+void mqdh__cpu_clear(struct mqdh_cpu *c)
+{
+    if (c) {
+        free(c->threads);
+        memset(c, 0, sizeof *c);
+    }
+}
+
 void mqdh_dump_free(struct mqdh_dump *d)
 {
     if (!d)
@@ -75,9 +83,12 @@ void mqdh_dump_free(struct mqdh_dump *d)
         mqdh__process_clear(&d->procs[i]);
         if (d->stacks)
             mqdh__stack_clear(&d->stacks[i]);
+        if (d->cpu)
+            mqdh__cpu_clear(&d->cpu[i]);
     }
     free(d->procs);
     free(d->stacks);
+    free(d->cpu);
     mqdh__index_free(d->index);
     free(d);
 }
@@ -113,13 +124,14 @@ static int cmp_slot(const void *a, const void *b)
 }
 
 /*
- * Put src (with its stack, src_stack, which may be NULL) in into's
- * process i, emptying src: into keeps what the front end knows from the
- * launcher (rank, world, identity, host).  The stacks are made for into
- * as the first comes; none is kept without memory for them.
+ * Put src (with its stack, src_stack, and its CPU time, src_cpu, each of
+ * which may be NULL) in into's process i, emptying src: into keeps what
+ * the front end knows from the launcher (rank, world, identity, host).
+ * The stacks (CPU records) are made for into as the first comes; none is
+ * kept without memory for them.
  */
 static void place(struct mqdh_dump *into, int i, struct mqdh_process *src,
-                  struct mqdh_stack *src_stack)
+                  struct mqdh_stack *src_stack, struct mqdh_cpu *src_cpu)
 {
     if (src_stack && src_stack->nthreads && !into->stacks)
         into->stacks = calloc((size_t)into->nprocs, sizeof *into->stacks);
@@ -132,6 +144,16 @@ static void place(struct mqdh_dump *into, int i, struct mqdh_process *src,
     }
     mqdh__stack_clear(src_stack);
     struct mqdh_process *dst = &into->procs[i];
+    if (src_cpu && src_cpu->known && !into->cpu)
+        into->cpu = calloc((size_t)into->nprocs, sizeof *into->cpu);
+    if (into->cpu) {
+        mqdh__cpu_clear(&into->cpu[i]);
+        if (src_cpu) {
+            into->cpu[i] = *src_cpu;
+            memset(src_cpu, 0, sizeof *src_cpu);
+        }
+    }
+    mqdh__cpu_clear(src_cpu);
     char *host = dst->host;
     int rank = dst->rank, world = dst->world, identity = dst->identity;
     dst->host = NULL;
@@ -167,14 +189,16 @@ int mqdh__dump_merge_marked(struct mqdh_dump *into, struct mqdh_dump *const *fro
         for (int i = 0; f && i < f->nprocs; i++) {
             struct mqdh_process *src = &f->procs[i];
             struct mqdh_stack *src_stack = f->stacks ? &f->stacks[i] : NULL;
+            struct mqdh_cpu *src_cpu = f->cpu ? &f->cpu[i] : NULL;
             struct slot key = {src->pid, src->host, 0};
             struct slot *hit = bsearch(&key, slots, (size_t)into->nprocs, sizeof *slots, cmp_slot);
             if (!hit || hit->index < 0) {
                 mqdh__process_clear(src);
                 mqdh__stack_clear(src_stack);
+                mqdh__cpu_clear(src_cpu);
                 continue;
             }
-            place(into, hit->index, src, src_stack);
+            place(into, hit->index, src, src_stack, src_cpu);
             if (placed)
                 placed[hit->index] = 1;
             hit->index = -1; /* one place, one process */
@@ -185,6 +209,8 @@ int mqdh__dump_merge_marked(struct mqdh_dump *into, struct mqdh_dump *const *fro
             f->procs = NULL;
             free(f->stacks);
             f->stacks = NULL;
+            free(f->cpu);
+            f->cpu = NULL;
             f->nprocs = 0;
             mqdh_dump_index(f);
         }

@@ -27,6 +27,9 @@ void mqdh__thread_clear(struct mqdh_thread *t);
 /* Free what a stack holds, and zero it (NULL is nothing). */
 void mqdh__stack_clear(struct mqdh_stack *st);
 
+/* Free what a process's CPU record holds, and zero it (NULL is nothing). */
+void mqdh__cpu_clear(struct mqdh_cpu *c);
+
 /* ---------------------------------------------------------------- errors */
 
 /*

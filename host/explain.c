@@ -51,13 +51,19 @@ static void peer_state(const struct mqdh_dump *d, int i, enum mqdh_wait_kind kin
         snprintf(buf, len, " (it is in %s%s)", t->where_call, site);
     else if (t->where_error || t->error)
         snprintf(buf, len, " (where it is is not known)");
-    else if (at) {
-        char pos[160];
-        position(at->file, at->line, pos, sizeof pos);
-        snprintf(buf, len, " (it is not in MPI: in %s%s%s)", at->function ? at->function : "??",
-                 pos[0] ? " at " : "", pos);
-    } else
-        snprintf(buf, len, " (it is not in MPI)");
+    else {
+        /* Not in MPI: it may still do what is waited for, or never. */
+        const char *may = kind == MQDH_WAIT_RECV   ? "it may still send"
+                          : kind == MQDH_WAIT_SEND ? "it may still receive"
+                                                   : "it may still enter it";
+        if (at) {
+            char pos[160];
+            position(at->file, at->line, pos, sizeof pos);
+            snprintf(buf, len, " (it is not in MPI: in %s%s%s; %s)",
+                     at->function ? at->function : "??", pos[0] ? " at " : "", pos, may);
+        } else
+            snprintf(buf, len, " (it is not in MPI; %s)", may);
+    }
 }
 
 void mqdh_explain_wait(const struct mqdh_dump *d, const struct mqdh_wait *w, int relative,
@@ -66,7 +72,7 @@ void mqdh_explain_wait(const struct mqdh_dump *d, const struct mqdh_wait *w, int
     const struct mqdh_process *p = &d->procs[w->from], *t = &d->procs[w->to];
     /* -1: MPI_Finalize's MPI_COMM_WORLD, gone from the process already */
     const char *cname = w->comm >= 0 ? p->comms[w->comm].name : w->comm == -1 ? "MPI_COMM_WORLD" : "?";
-    char me[48], them[48], args[200], state[400], rootmsg[96], site[200];
+    char me[48], them[48], args[200], state[400], rootmsg[160], site[200];
     const char *call = p->where_call ? p->where_call : "MPI";
     mqdh_process_label(p, me, sizeof me);
     if (relative && t->rank >= 0 && t->world == p->world)
@@ -115,7 +121,22 @@ void mqdh_explain_wait(const struct mqdh_dump *d, const struct mqdh_wait *w, int
             reason = rootmsg;
             break;
         }
+        if (!own && w->tag >= 0) { /* the member's instance with that tag is another one */
+            snprintf(args, sizeof args, "nonblocking collective(comm=%s, MPICH tag %ld", cname,
+                     w->tag);
+            reason = "started another collective as that instance: a message of it with that "
+                     "tag is beside a receive that does not take it, and neither completes";
+            break;
+        }
         snprintf(args, sizeof args, "%scomm=%s", own ? "" : "nonblocking collective(", cname);
+        if (own && w->tag >= 0) { /* in the same call, made otherwise */
+            snprintf(rootmsg, sizeof rootmsg,
+                     "is in it too, but its message with tag %ld is beside a receive of it "
+                     "that does not take it: the calls differ, and neither completes",
+                     w->tag);
+            reason = rootmsg;
+            break;
+        }
         reason = own ? "has not entered it" : "has not entered it or a matching one";
         break;
     }

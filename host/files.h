@@ -71,6 +71,9 @@ struct mqdh_files {
     /* For every libdwfl: a process's and a file's own. */
     Dwfl_Callbacks callbacks;
     unsigned long opened;             /* files opened (for --stats) */
+    /* A debuginfod fetch had no answer in its time: the servers are taken
+     * as silent and later fetches are cancelled (files.c; __atomic). */
+    int debuginfod_silent;
 };
 
 /* A new, empty set, or NULL without memory. */

@@ -6,7 +6,9 @@
  * *executable_name; int pid; } of MPIR_proctable_size entries; it is
  * stopped only while the table is read.  A launcher without it (a stripped
  * distribution mpiexec, a batch script, mqd-launch) has its ranks found
- * among its descendants: the processes with a rank in their environment.
+ * among its descendants: the processes with a rank in their environment
+ * (procjob.c), and so does one whose table is empty.  Open MPI 5's prterun
+ * is one of them: PRRTE keeps no table unless the MPIR shim runs it.
  * Neither lists the processes the ranks start with MPI_Comm_spawn: they are
  * found among the launcher's descendants too (hydra runs them under a proxy
  * of its own and marks them PMI_SPAWNED), after the launched ranks.
@@ -18,6 +20,7 @@
 #include "image.h"
 #include "memory.h"
 #include "proc.h"
+#include "procjob.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -136,49 +139,6 @@ static int append(const struct member *m, int k, pid_t **pids, int **ranks, char
     return MQDH_OK;
 }
 
-/* The launched ranks from the launcher's members (their world 0 comes
- * first): every rank from 0 up, once.  mrc: job_members' result. */
-static int ranks_from_descendants(pid_t launcher, const struct member *m, int nm, int mrc,
-                                  pid_t **pids, int **ranks, char ***hosts, int *n, char *err,
-                                  size_t errlen)
-{
-    if (mrc) {
-        snprintf(err, errlen, "cannot list the processes under %d: %s", (int)launcher,
-                 strerror(-mrc));
-        return mrc == -ENOMEM ? MQDH_E_NOMEM : MQDH_E_JOB;
-    }
-    int count = 0;
-    while (count < nm && m[count].world == 0)
-        count++;
-    if (count == 0) {
-        snprintf(err, errlen, "process %d has no MPIR_proctable and no descendant with an MPI "
-                 "rank in its environment: not an MPI launcher, or its job has not started",
-                 (int)launcher);
-        return MQDH_E_JOB;
-    }
-    for (int i = 1; i < count; i++) {
-        if (m[i].rank == m[i - 1].rank) {
-            snprintf(err, errlen, "processes %d and %d under %d both have rank %d: more than "
-                     "one job runs under this process; give its mpiexec, or the ranks with "
-                     "--pid", (int)m[i - 1].pid, (int)m[i].pid, (int)launcher, m[i].rank);
-            return MQDH_E_JOB;
-        }
-    }
-    for (int r = 0; r < count; r++) {
-        if (m[r].rank != r) {
-            snprintf(err, errlen, "no process under %d has rank %d (ranks up to %d were "
-                     "found): the job spans other hosts, or is still starting", (int)launcher,
-                     r, m[count - 1].rank);
-            return MQDH_E_JOB;
-        }
-    }
-    if (append(m, count, pids, ranks, hosts, n) != MQDH_OK) {
-        snprintf(err, errlen, "out of memory");
-        return MQDH_E_NOMEM;
-    }
-    return MQDH_OK;
-}
-
 /*
  * The ranks in the launcher's MPIR_proctable (its address at table_sym,
  * its size at size_sym in the image im), read through mem: each entry's
@@ -202,9 +162,17 @@ static int read_proctable(pid_t launcher, const struct mqdh_image *im, struct mq
         snprintf(err, errlen, "cannot read MPIR_proctable of process %d", (int)launcher);
         goto out;
     }
-    if (count <= 0 || count > 1 << 20 || !table) {
+    if (count == 0 || !table) {
+        /* Empty: *n stays 0, and the caller looks in /proc. */
         snprintf(err, errlen, "process %d's MPIR_proctable is empty (size %d): the job has not "
                  "started its ranks yet", (int)launcher, (int)count);
+        count = 0;
+        rc = MQDH_OK;
+        goto out;
+    }
+    if (count < 0 || count > 1 << 20) {
+        snprintf(err, errlen, "process %d's MPIR_proctable has %d entries: the table is "
+                 "corrupt", (int)launcher, (int)count);
         goto out;
     }
     size_t esize = wide ? 24 : 12;
@@ -241,7 +209,7 @@ static int read_proctable(pid_t launcher, const struct mqdh_image *im, struct mq
     *n = count;
     rc = MQDH_OK;
 out:
-    if (rc != MQDH_OK) {
+    if (rc != MQDH_OK || count == 0) {
         mqdh_job_free(*pids, *ranks, *hosts, count > 0 ? count : 0);
         *pids = NULL;
         *ranks = NULL;
@@ -250,10 +218,41 @@ out:
     return rc;
 }
 
-/* The ranks the launcher started: its MPIR_proctable, else its descendants. */
-static int launched_ranks(pid_t launcher, const struct member *m, int nm, int mrc,
-                          pid_t **pids, int **ranks, char ***hosts, int *n, char *err,
-                          size_t errlen)
+/*
+ * The launched ranks from /proc (procjob.c), for a launcher whose
+ * MPIR_proctable is missing or empty (why: which), on this host, appended
+ * to the caller's arrays of *n; how the ranks were found into how[howlen].
+ */
+static int ranks_from_proc(pid_t launcher, const char *why, pid_t **pids, int **ranks,
+                           char ***hosts, int *n, char *how, size_t howlen, char *err,
+                           size_t errlen)
+{
+    struct mqdh__pj_job job;
+    int rc = mqdh__pj_find("/proc", launcher, &job, err, errlen);
+    if (rc != MQDH_OK)
+        return rc;
+    struct member *m = malloc((size_t)job.nranks * sizeof *m);
+    if (!m) {
+        mqdh__pj_free(&job);
+        snprintf(err, errlen, "out of memory");
+        return MQDH_E_NOMEM;
+    }
+    for (int i = 0; i < job.nranks; i++)
+        m[i] = (struct member){job.ranks[i].pid, job.ranks[i].rank, job.ranks[i].world};
+    rc = append(m, job.nranks, pids, ranks, hosts, n);
+    free(m);
+    if (rc != MQDH_OK)
+        snprintf(err, errlen, "out of memory");
+    else if (how)
+        snprintf(how, howlen, "%s; %s", why, job.note);
+    mqdh__pj_free(&job);
+    return rc;
+}
+
+/* The ranks the launcher started: its MPIR_proctable, else (none, or an
+ * empty one) from /proc. */
+static int launched_ranks(pid_t launcher, pid_t **pids, int **ranks, char ***hosts, int *n,
+                          char *how, size_t howlen, char *err, size_t errlen)
 {
     struct mqdh__attach att;
     struct mqdh_image img;
@@ -279,20 +278,42 @@ static int launched_ranks(pid_t launcher, const struct member *m, int nm, int mr
     mqdh__image_close(&img);
     mqdh__mem_fini(&mem);
     mqdh__detach(&att);
+    if (rc != MQDH_OK || *n > 0)
+        return rc;
+    char raw[64], name[160], why[400];
+    if (mqdh__proc_name(launcher, raw, sizeof raw) != 0)
+        snprintf(raw, sizeof raw, "process");
+    mqdh_escape(name, sizeof name, raw); /* its own choice */
     if (!table)
-        return ranks_from_descendants(launcher, m, nm, mrc, pids, ranks, hosts, n, err,
-                                      errlen);
+        snprintf(why, sizeof why, "%s %d has no MPIR_proctable%s", name, (int)launcher,
+                 strcmp(name, "prterun") == 0 || strcmp(name, "prted") == 0 ||
+                         strcmp(name, "prte") == 0
+                     ? " (PRRTE, Open MPI 5's runtime, keeps none unless the MPIR shim "
+                       "runs it)"
+                     : "");
+    else
+        snprintf(why, sizeof why, "%s %d's MPIR_proctable is empty", name, (int)launcher);
+    char tabled[512], found[1024];
+    snprintf(tabled, sizeof tabled, "%s", err); /* the empty table's message */
+    rc = ranks_from_proc(launcher, why, pids, ranks, hosts, n, how, howlen, err, errlen);
+    if (rc == MQDH_E_JOB && table) {
+        snprintf(found, sizeof found, "%s", err);
+        snprintf(err, errlen, "%s; and in /proc: %s", tabled, found);
+    }
     return rc;
 }
 
-int mqdh_job_ranks(pid_t launcher, pid_t **pids, int **ranks, char ***hosts, int *n, char *err,
-                   size_t errlen)
+int mqdh_job_ranks_how(pid_t launcher, pid_t **pids, int **ranks, char ***hosts, int *n,
+                       char *how, size_t howlen, char *err, size_t errlen)
 {
-    /* Read once: the launched ranks if there is no MPIR_proctable, and the
-     * spawned processes, which no table lists, either way. */
+    if (how && howlen)
+        how[0] = '\0';
+    /* The spawned processes, which no table lists, from the launcher's
+     * descendants either way. */
     struct member *m;
-    int nm, mrc = job_members(launcher, &m, &nm);
-    int rc = launched_ranks(launcher, m, nm, mrc, pids, ranks, hosts, n, err, errlen);
+    int nm;
+    (void)job_members(launcher, &m, &nm); /* none if they cannot be listed */
+    int rc = launched_ranks(launcher, pids, ranks, hosts, n, how, howlen, err, errlen);
     if (rc == MQDH_OK) {
         int first = 0; /* the spawned: after world 0 */
         while (first < nm && m[first].world == 0)
@@ -307,8 +328,16 @@ int mqdh_job_ranks(pid_t launcher, pid_t **pids, int **ranks, char ***hosts, int
         *ranks = NULL;
         *hosts = NULL;
         *n = 0;
+        if (how && howlen)
+            how[0] = '\0';
     }
     return rc;
+}
+
+int mqdh_job_ranks(pid_t launcher, pid_t **pids, int **ranks, char ***hosts, int *n, char *err,
+                   size_t errlen)
+{
+    return mqdh_job_ranks_how(launcher, pids, ranks, hosts, n, NULL, 0, err, errlen);
 }
 
 int mqdh_job_owner(pid_t launcher, uid_t *uid, char *err, size_t errlen)
@@ -332,12 +361,15 @@ void mqdh_job_free(pid_t *pids, int *ranks, char **hosts, int n)
 
 /* ---------------------------------------------------------------- listing */
 
-/* Launchers a user would name with --job, by command name. */
+/* Launchers a user would name with --job, by command name.  PRRTE's prted
+ * is one: with no MPIR_proctable in prterun, a node's ranks are found
+ * under its own daemon (procjob.c), whose parent is nothing of the job's. */
 static int is_launcher(const char *name)
 {
     static const char *const names[] = {"mpiexec", "mpiexec.hydra", "mpiexec.mpich",
                                         "mpirun",  "mpirun.mpich",  "orterun",
-                                        "prterun", "srun",          "mqd-launch"};
+                                        "prterun", "prte",          "prted",
+                                        "srun",    "mqd-launch"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (strcmp(name, names[i]) == 0)
             return 1;
@@ -348,7 +380,7 @@ static int is_launcher(const char *name)
 static int is_proxy(const char *name)
 {
     return strncmp(name, "hydra_pmi_proxy", 15) == 0 || strcmp(name, "orted") == 0 ||
-           strcmp(name, "prted") == 0 || strcmp(name, "slurmstepd") == 0;
+           strcmp(name, "slurmstepd") == 0;
 }
 
 /* The launcher of MPI process pid (see mqdh_list_jobs); *depth is how far

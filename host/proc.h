@@ -39,6 +39,10 @@ pid_t mqdh__proc_parent(pid_t pid);
 /* pid's command line, arguments joined by spaces, malloc'd; NULL if gone. */
 char *mqdh__proc_cmdline(pid_t pid);
 
+/* The whole of ROOT/PID/NAME ("/proc", or a /proc-shaped tree), NUL-
+ * terminated, in a malloc'd buffer of *n bytes; NULL if it cannot be read. */
+char *mqdh__proc_read(const char *root, pid_t pid, const char *name, size_t *n);
+
 /* pid's owner, its real user id (/proc/PID/status): 0, or -1 if gone. */
 int mqdh__proc_uid(pid_t pid, uid_t *uid);
 
@@ -125,5 +129,19 @@ struct mqdh_maps_entry {
     char *file;
 };
 int mqdh__text_maps_line(char *line, struct mqdh_maps_entry *e);
+
+/* utime + stime, in clock ticks, from a NUL-terminated /proc/PID/stat:
+ * 0, or -1 if it does not read as one. */
+int mqdh__text_stat_cpu(const char *stat, uint64_t *ticks);
+
+/*
+ * The CPU time process pid, stopped, has used, into *out (struct
+ * mqdh_cpu, mqdhost.h): the whole process's, and each of its threads
+ * tids[0..n-1]'s (0 entries skipped: threads gone).  MQDH_OK (known set
+ * if the process's own could be read), or MQDH_E_NOMEM with *out empty.
+ * *out's threads are the caller's to free.
+ */
+struct mqdh_cpu;
+int mqdh__proc_cpu(pid_t pid, const pid_t *tids, int n, struct mqdh_cpu *out);
 
 #endif

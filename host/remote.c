@@ -9,6 +9,13 @@
  * command's.  The agents of all hosts run at once, each within its time;
  * what one sends is only ever parsed, never run.
  *
+ * A template names {host} (one command per host) or {hosts} (one command
+ * for as many hosts as one command line carries: srun over a node list,
+ * pdsh -w list).  Then every agent is given every host's share of the
+ * table and picks its own (mqdump --agent-any); their outputs come back
+ * through the one command, told apart by the label it puts before each
+ * line, and each result names its processes' host.
+ *
  * Every agent is the leader of a process group of its own, so that one
  * that does not answer in time is stopped with whatever it started; and
  * an agent whose channel closes (the front end killed, ssh stopped) lets
@@ -50,28 +57,44 @@ extern char **environ;
 /* The agents running, for mqdh__remote_kill_all in a signal handler. */
 static atomic_int live[MAX_FANOUT];
 
-struct agent {
-    const char *host; /* the dump's */
+/* A host other ranks are on. */
+struct host {
+    const char *name; /* the dump's */
     int *idx, n;      /* the dump's processes on it */
+    char *why;        /* set: no agent was started for it, for this reason */
+};
+
+/*
+ * One run of the remote command: for one host ({host}), or for several at
+ * once ({hosts}), whose agents' outputs come back through it together.
+ */
+struct agent {
+    int first, nhosts; /* its hosts: r->h[first .. first + nhosts - 1] */
+    size_t table;     /* the bytes of their shares of the table (share_size) */
     pid_t pid;        /* the remote command; 0 not started, -1 done */
     int slot;         /* in live[] */
     int out, err, in; /* its stdout, stderr, stdin (held open); -1 closed */
     char *buf;
     size_t len, cap;
-    char tail[2048]; /* the end of its stderr */
-    size_t tlen;
+    char *tail;       /* the end of its stderr */
+    size_t tlen, tcap;
     double deadline;
     int status, timed_out, too_big;
-    char *why;        /* set: no result, for this reason */
-    struct mqdh_dump *result;
+    char *why;        /* set: it did not start, for this reason */
+    char *unread;     /* set: a result it gave that did not read, and why */
+    struct mqdh_dump **results;
+    int nresults;
 };
 
 struct mqdh_remote {
     const struct mqdh_options *opt;
-    char **words;     /* the remote command's words, {host} not yet replaced */
+    char **words;     /* the remote command's words, {host}/{hosts} not yet replaced */
     int nwords;
+    int all;          /* the template names {hosts}: one command for many hosts */
     char agent[PATH_MAX];
     int timeout, fanout;
+    struct host *h;
+    int nh;
     struct agent *a;
     int na, next;     /* agents; the next to start */
     const struct mqdh_process *procs;
@@ -141,76 +164,129 @@ static int split(const char *t, char ***out, int *n)
     return MQDH_OK;
 }
 
-/* word with every {host} replaced by host, malloc'd. */
-static char *expand(const char *word, const char *host)
+/* word with every key ("{host}") replaced by value, malloc'd; word is
+ * freed.  NULL: out of memory. */
+static char *expand(char *word, const char *key, const char *value)
 {
-    size_t hl = strlen(host), n = 0;
-    for (const char *c = strstr(word, "{host}"); c; c = strstr(c + 6, "{host}"))
-        n++;
-    char *out = malloc(strlen(word) + n * hl + 1), *o = out;
-    if (!out)
+    size_t kl = strlen(key), vl = strlen(value), n = 0;
+    if (!word)
         return NULL;
+    for (const char *c = strstr(word, key); c; c = strstr(c + kl, key))
+        n++;
+    char *out = n ? malloc(strlen(word) + n * vl + 1) : word, *o = out;
+    if (!n || !out) {
+        if (!out)
+            free(word);
+        return out;
+    }
     for (const char *c = word; *c;) {
-        if (strncmp(c, "{host}", 6) == 0) {
-            memcpy(o, host, hl);
-            o += hl;
-            c += 6;
+        if (strncmp(c, key, kl) == 0) {
+            memcpy(o, value, vl);
+            o += vl;
+            c += kl;
         } else {
             *o++ = *c++;
         }
     }
     *o = '\0';
+    free(word);
     return out;
 }
 
-static void set_why(struct agent *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void set_why(struct agent *a, const char *fmt, ...)
+static void set_why(char **why, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void set_why(char **why, const char *fmt, ...)
 {
-    if (a->why)
+    if (*why)
         return;
     va_list ap;
     va_start(ap, fmt);
-    if (vasprintf(&a->why, fmt, ap) < 0)
-        a->why = NULL;
+    if (vasprintf(why, fmt, ap) < 0)
+        *why = NULL;
     va_end(ap);
 }
 
-/* The agent's argv: the template's words for its host, then the agent's
- * command line.  NULL-terminated, malloc'd, or NULL with a->why set. */
+/* Host h's share of the table: "PID:RANK" words (per-host form), or one
+ * "HOST=PID:RANK,PID:RANK..." word (all-hosts form), at v[*k...]. */
+static int share_words(struct mqdh_remote *r, const struct host *h, char **v, int *k)
+{
+    if (!r->all) {
+        for (int i = 0; i < h->n; i++) {
+            int j = h->idx[i];
+            int rank = r->ranks && r->ranks[j] >= 0 ? r->ranks[j] : -1;
+            if (asprintf(&v[*k], "%d:%d", (int)r->procs[j].pid, rank) < 0)
+                return -1;
+            ++*k;
+        }
+        return 0;
+    }
+    size_t len = strlen(h->name) + 2 + (size_t)h->n * 24;
+    char *w = malloc(len), *o = w;
+    if (!w)
+        return -1;
+    o += sprintf(o, "%s=", h->name);
+    for (int i = 0; i < h->n; i++) {
+        int j = h->idx[i];
+        int rank = r->ranks && r->ranks[j] >= 0 ? r->ranks[j] : -1;
+        o += sprintf(o, "%s%d:%d", i ? "," : "", (int)r->procs[j].pid, rank);
+    }
+    v[(*k)++] = w;
+    return 0;
+}
+
+/* What share_words gives host h, in bytes (for packing hosts into one
+ * command). */
+static size_t share_size(const struct host *h)
+{
+    return strlen(h->name) + 2 + (size_t)h->n * 24;
+}
+
+/* The template's words for a's hosts: {host} (the per-host form), or
+ * {hosts} comma-joined and {nhosts} their count; into v[*k...]. */
+static int template_words(struct mqdh_remote *r, const struct agent *a, char **v, int *k)
+{
+    size_t len = 1;
+    for (int i = 0; i < a->nhosts; i++)
+        len += strlen(r->h[a->first + i].name) + 1;
+    char *list = malloc(len), *o = list, count[16];
+    if (!list)
+        return -1;
+    *o = '\0';
+    for (int i = 0; i < a->nhosts; i++)
+        o += sprintf(o, "%s%s", i ? "," : "", r->h[a->first + i].name);
+    snprintf(count, sizeof count, "%d", a->nhosts);
+    int rc = 0;
+    for (int i = 0; i < r->nwords && rc == 0; i++) {
+        char *w = strdup(r->words[i]);
+        w = expand(w, "{host}", r->h[a->first].name);
+        w = expand(w, "{hosts}", list);
+        w = expand(w, "{nhosts}", count);
+        if (!(v[*k] = w))
+            rc = -1;
+        else
+            ++*k;
+    }
+    free(list);
+    return rc;
+}
+
+/* The agent's argv: the template's words for its hosts, then the
+ * agent's command line.  NULL-terminated, malloc'd, or NULL out of
+ * memory. */
 static char **agent_argv(struct mqdh_remote *r, struct agent *a)
 {
     const struct mqdh_options *o = r->opt;
-    int max = r->nwords + 16 + a->n;
+    int max = r->nwords + 16 + (r->all ? a->nhosts : r->h[a->first].n);
     char **v = calloc((size_t)max + 1, sizeof *v);
     int k = 0;
-    if (!v)
+    if (!v || template_words(r, a, v, &k) != 0)
         goto nomem;
-    for (int i = 0; i < r->nwords; i++)
-        if (!(v[k++] = expand(r->words[i], a->host)))
-            goto nomem;
-    /* The words the remote command and the remote shell see must mean
-     * themselves: a host name that is one (never an option), and paths
-     * of plain characters. */
-    char why[256], shown[160];
-    if (mqdh__host_name_check(a->host, why, sizeof why) != 0) {
-        set_why(a, "not a host name, so no agent is started for it: %s", why);
-        goto fail;
-    }
-    const char *unsafe = !shell_safe(r->agent) ? r->agent
-                         : o->dll && !shell_safe(o->dll) ? o->dll
-                                                         : NULL;
-    if (unsafe) {
-        mqdh_escape(shown, sizeof shown, unsafe);
-        set_why(a, "'%s' cannot be passed to the agent: a remote shell would read characters "
-                   "in it as its own", shown);
-        goto fail;
-    }
     char jobs[32], timeout[32], owner[32];
     snprintf(jobs, sizeof jobs, "--jobs=%d", o->jobs);
     snprintf(timeout, sizeof timeout, "--timeout=%d", o->dll_timeout < 0 ? 0 : o->dll_timeout);
     /* The launcher's user, whose processes alone the agent may dump. */
     snprintf(owner, sizeof owner, "--owner=%lu", (unsigned long)o->owner);
-    const char *words[] = {r->agent, "--agent", a->host,
+    const char *words[] = {r->agent, r->all ? "--agent-any" : "--agent",
+                           r->all ? NULL : r->h[a->first].name,
                            o->dll ? "--dll" : NULL, o->dll,
                            o->target_dll ? "--target-dll" : NULL,
                            o->trust_target_dll ? "--trust-target-dll" : NULL,
@@ -224,19 +300,13 @@ static char **agent_argv(struct mqdh_remote *r, struct agent *a)
         if (words[i] && !(v[k++] = strdup(words[i])))
             goto nomem;
     }
-    for (int i = 0; i < a->n; i++) {
-        int j = a->idx[i];
-        int rank = r->ranks && r->ranks[j] >= 0 ? r->ranks[j] : -1;
-        if (asprintf(&v[k++], "%d:%d", (int)r->procs[j].pid, rank) < 0) {
-            v[--k] = NULL;
+    for (int i = 0; i < a->nhosts; i++)
+        if (share_words(r, &r->h[a->first + i], v, &k) != 0)
             goto nomem;
-        }
-    }
     return v;
 nomem:
-    set_why(a, "out of memory");
-fail:
-    for (int i = 0; i < k; i++)
+    set_why(&a->why, "out of memory");
+    for (int i = 0; v && i < k; i++)
         free(v[i]);
     free(v);
     return NULL;
@@ -262,7 +332,7 @@ static void start(struct mqdh_remote *r, struct agent *a)
     posix_spawn_file_actions_t fa;
     posix_spawnattr_t at;
     if (pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0 || pipe2(in, O_CLOEXEC) != 0) {
-        set_why(a, "cannot make pipes for its agent: %s", strerror(errno));
+        set_why(&a->why, "cannot make pipes for its agent: %s", strerror(errno));
         goto out;
     }
     posix_spawn_file_actions_init(&fa);
@@ -280,7 +350,7 @@ static void start(struct mqdh_remote *r, struct agent *a)
     posix_spawn_file_actions_destroy(&fa);
     posix_spawnattr_destroy(&at);
     if (rc != 0) {
-        set_why(a, "cannot run '%s': %s", argv[0], strerror(rc));
+        set_why(&a->why, "cannot run '%s': %s", argv[0], strerror(rc));
         goto out;
     }
     a->pid = pid;
@@ -326,11 +396,105 @@ static void start_more(struct mqdh_remote *r)
     }
 }
 
+/* Most bytes of host tables one command carries: what a remote shell
+ * is given is one argument (Linux: at most 128 kB), and ssh sends all of
+ * it.  More hosts than that take more commands. */
+#define MAX_TABLE ((size_t)96 * 1024)
+
+/* The reason every host gets that no agent can start for, if any. */
+static void check_command(struct mqdh_remote *r, int have_agent, char **why)
+{
+    const struct mqdh_options *o = r->opt;
+    int per_host = 0;
+    for (int i = 0; i < r->nwords; i++) {
+        per_host |= strstr(r->words[i], "{host}") != NULL;
+        r->all |= strstr(r->words[i], "{hosts}") != NULL;
+    }
+    char shown[160];
+    const char *unsafe = !shell_safe(r->agent) ? r->agent
+                         : o->dll && !shell_safe(o->dll) ? o->dll
+                                                         : NULL;
+    if (!r->nwords)
+        set_why(why, "the remote command is empty (--remote, $MQD_REMOTE)");
+    else if (per_host && r->all)
+        set_why(why, "the remote command names both {host} and {hosts}: it runs either for "
+                     "one host or for a list of them");
+    else if (!have_agent)
+        set_why(why, "no agent to start there: mqdump is not beside libmqdhost (give "
+                     "--agent-path, or $MQD_AGENT)");
+    else if (unsafe) {
+        /* The words the remote shell sees must mean themselves. */
+        mqdh_escape(shown, sizeof shown, unsafe);
+        set_why(why, "'%s' cannot be passed to the agent: a remote shell would read characters "
+                     "in it as its own", shown);
+    }
+}
+
+/* The hosts of the remote processes, in the order they first appear. */
+static int gather_hosts(struct mqdh_remote *r, const int *remote, int n)
+{
+    for (int i = 0; i < n; i++) {
+        if (!remote[i])
+            continue;
+        struct host *h = NULL;
+        for (int k = r->nh - 1; k >= 0 && !h; k--) /* ranks come by host: the last one, mostly */
+            if (strcmp(r->h[k].name, r->procs[i].host) == 0)
+                h = &r->h[k];
+        if (!h) {
+            h = &r->h[r->nh++];
+            *h = (struct host){.name = r->procs[i].host};
+        }
+        int *ni = realloc(h->idx, (size_t)(h->n + 1) * sizeof *ni);
+        if (!ni)
+            return -1;
+        h->idx = ni;
+        h->idx[h->n++] = i;
+    }
+    return 0;
+}
+
+/* Every host an agent can be started for in a command: its own (the
+ * per-host form), or as many at once as MAX_TABLE allows (all-hosts). */
+static void plan_agents(struct mqdh_remote *r, const char *why_all)
+{
+    for (int i = 0; i < r->nh; i++) {
+        struct host *h = &r->h[i];
+        char why[256];
+        if (why_all)
+            set_why(&h->why, "%s", why_all);
+        else if (mqdh__host_name_check(h->name, why, sizeof why) != 0)
+            set_why(&h->why, "not a host name, so no agent is started for it: %s", why);
+        if (h->why)
+            continue;
+        struct agent *last = r->na ? &r->a[r->na - 1] : NULL;
+        size_t size = share_size(h);
+        /* Hosts that cannot start are never in a command: a command's
+         * hosts are consecutive ones that can. */
+        if (r->all && last && last->first + last->nhosts == i && last->table + size <= MAX_TABLE) {
+            last->nhosts++;
+            last->table += size;
+            continue;
+        }
+        r->a[r->na++] = (struct agent){.first = i, .nhosts = 1, .table = size, .out = -1,
+                                       .err = -1, .in = -1, .slot = -1};
+    }
+}
+
+static void free_hosts(struct mqdh_remote *r)
+{
+    for (int k = 0; r->h && k < r->nh; k++) {
+        free(r->h[k].idx);
+        free(r->h[k].why);
+    }
+    free(r->h);
+}
+
 int mqdh__remote_start(const struct mqdh_options *opt, const struct mqdh_process *procs,
                        const int *ranks, const int *remote, int n, struct mqdh_remote **out)
 {
     *out = NULL;
     struct mqdh_remote *r = calloc(1, sizeof *r);
+    char *why_all = NULL;
     if (!r)
         return MQDH_E_NOMEM;
     r->opt = opt;
@@ -342,42 +506,46 @@ int mqdh__remote_start(const struct mqdh_options *opt, const struct mqdh_process
     const char *t = opt->remote ? opt->remote : getenv("MQD_REMOTE");
     if (!t || !*t)
         t = DEFAULT_REMOTE;
-    if (split(t, &r->words, &r->nwords) != MQDH_OK || !(r->a = calloc((size_t)n, sizeof *r->a)))
+    if (split(t, &r->words, &r->nwords) != MQDH_OK ||
+        !(r->h = calloc((size_t)(n ? n : 1), sizeof *r->h)) ||
+        !(r->a = calloc((size_t)(n ? n : 1), sizeof *r->a)) || gather_hosts(r, remote, n) != 0)
         goto nomem;
-    int have_agent = agent_path(opt, r->agent, sizeof r->agent) == 0;
-    /* One agent per host, in the order hosts first appear. */
-    for (int i = 0; i < n; i++) {
-        if (!remote[i])
-            continue;
-        struct agent *a = NULL;
-        for (int k = r->na - 1; k >= 0 && !a; k--) /* ranks come by host: the last one, mostly */
-            if (strcmp(r->a[k].host, procs[i].host) == 0)
-                a = &r->a[k];
-        if (!a) {
-            a = &r->a[r->na++];
-            *a = (struct agent){.host = procs[i].host, .out = -1, .err = -1, .in = -1, .slot = -1};
-            if (!r->nwords)
-                set_why(a, "the remote command is empty (--remote, $MQD_REMOTE)");
-            else if (!have_agent)
-                set_why(a, "no agent to start there: mqdump is not beside libmqdhost (give "
-                           "--agent-path, or $MQD_AGENT)");
-        }
-        int *ni = realloc(a->idx, (size_t)(a->n + 1) * sizeof *ni);
-        if (!ni)
-            goto nomem;
-        a->idx = ni;
-        a->idx[a->n++] = i;
-    }
+    check_command(r, agent_path(opt, r->agent, sizeof r->agent) == 0, &why_all);
+    plan_agents(r, why_all);
+    free(why_all);
     start_more(r);
     *out = r;
     return MQDH_OK;
 nomem:
-    for (int k = 0; r->a && k < r->na; k++)
-        free(r->a[k].idx);
+    free_hosts(r);
     free(r->a);
     free_words(r->words, r->nwords);
     free(r);
     return MQDH_E_NOMEM;
+}
+
+/* Keep the last a->tcap - 1 bytes of its stderr: the end says why it
+ * failed (for a command of many hosts, a line a host). */
+static void keep_tail(struct agent *a, const char *chunk, size_t g)
+{
+    if (!a->tail) {
+        a->tcap = a->nhosts > 1 ? 65536 : 2048;
+        if (!(a->tail = malloc(a->tcap)))
+            return;
+    }
+    if (g >= a->tcap) {
+        memcpy(a->tail, chunk + g - a->tcap + 1, a->tcap - 1);
+        a->tlen = a->tcap - 1;
+    } else {
+        if (a->tlen + g >= a->tcap) {
+            size_t drop = a->tlen + g - (a->tcap - 1);
+            memmove(a->tail, a->tail + drop, a->tlen - drop);
+            a->tlen -= drop;
+        }
+        memcpy(a->tail + a->tlen, chunk, g);
+        a->tlen += g;
+    }
+    a->tail[a->tlen] = '\0';
 }
 
 /* Read what fd has; 1 at its end (or an error), else 0. */
@@ -395,20 +563,7 @@ static int drain(struct agent *a, int *fd, int is_out)
             return 1;
         }
         if (!is_out) { /* keep the end of stderr */
-            size_t g = (size_t)got;
-            if (g >= sizeof a->tail) {
-                memcpy(a->tail, chunk + g - sizeof a->tail + 1, sizeof a->tail - 1);
-                a->tlen = sizeof a->tail - 1;
-            } else {
-                if (a->tlen + g >= sizeof a->tail) {
-                    size_t drop = a->tlen + g - (sizeof a->tail - 1);
-                    memmove(a->tail, a->tail + drop, a->tlen - drop);
-                    a->tlen -= drop;
-                }
-                memcpy(a->tail + a->tlen, chunk, g);
-                a->tlen += g;
-            }
-            a->tail[a->tlen] = '\0';
+            keep_tail(a, chunk, (size_t)got);
             continue;
         }
         if (a->len + (size_t)got > MAX_RESULT) {
@@ -487,56 +642,230 @@ static void reap(struct agent *a)
     a->pid = -1;
 }
 
-/* The last line of a's stderr, trimmed (for the reason it failed). */
-static const char *last_line(struct agent *a)
+/* Control characters as '?': never a terminal's control sequence. */
+static void tame(char *s)
 {
-    char *t = a->tail;
-    size_t l = a->tlen;
-    while (l && (t[l - 1] == '\n' || t[l - 1] == '\r' || t[l - 1] == ' '))
-        t[--l] = '\0';
-    char *nl = strrchr(t, '\n');
-    char *s = nl ? nl + 1 : t;
     for (char *c = s; *c; c++)
         if ((unsigned char)*c < ' ' || *c == 0x7f)
-            *c = '?'; /* never a terminal's control sequence */
-    return s;
+            *c = '?';
 }
 
-/* What a's end means: its result, or why there is none. */
+/* The last line of a's stderr that names host (for one of many hosts:
+ * "nodeC: ssh: connect to host nodeC port 22: ..."), or host NULL: its
+ * last line; "" if none; malloc'd, tamed.  NULL out of memory. */
+static char *said(const struct agent *a, const char *host)
+{
+    const char *t = a->tail ? a->tail : "", *best = NULL;
+    size_t hl = host ? strlen(host) : 0, bl = 0;
+    for (const char *l = t; *l;) {
+        size_t ll = strcspn(l, "\n");
+        size_t tl = ll;
+        while (tl && (l[tl - 1] == '\r' || l[tl - 1] == ' '))
+            tl--;
+        int names = !host;
+        for (const char *c = l; host && !names && c + hl < l + tl; c++)
+            names = strncmp(c, host, hl) == 0 && c[hl] == ':' && (c == l || c[-1] == ' ');
+        if (tl && names) {
+            best = l;
+            bl = tl;
+        }
+        l += ll + (l[ll] == '\n');
+    }
+    char *out = strndup(best ? best : "", bl);
+    if (out)
+        tame(out);
+    return out;
+}
+
+/* The length of a line's label, as a command that runs many hosts' agents
+ * marks each line (pdsh: "nodeB: ", srun --label: "  3: "): blanks, then
+ * a word ending in ':', then a blank.  A result's own lines start with a
+ * record's name, which never ends in ':' (docs/RESULT.md).  0: none. */
+static size_t label_len(const char *l, size_t ll)
+{
+    size_t i = 0;
+    while (i < ll && l[i] == ' ')
+        i++;
+    size_t w = i;
+    while (i < ll && l[i] != ' ' && l[i] != ':')
+        i++;
+    if (i == w || i >= ll || l[i] != ':' || (i + 1 < ll && l[i + 1] != ' '))
+        return 0;
+    return i + 1 < ll ? i + 2 : i + 1;
+}
+
+/* One agent's output, told apart from the others' by its label. */
+struct stream {
+    const char *label; /* in the command's output; "" none */
+    size_t llen;
+    char *buf;
+    size_t len, cap;
+};
+
+static int stream_add(struct stream *s, const char *l, size_t ll)
+{
+    if (s->len + ll + 1 > s->cap) {
+        size_t nc = s->cap ? s->cap * 2 : 4096;
+        while (nc < s->len + ll + 1)
+            nc *= 2;
+        char *nb = realloc(s->buf, nc);
+        if (!nb)
+            return -1;
+        s->buf = nb;
+        s->cap = nc;
+    }
+    memcpy(s->buf + s->len, l, ll);
+    s->len += ll;
+    s->buf[s->len++] = '\n';
+    return 0;
+}
+
+/* a's output sorted into streams, one a label (and one for the lines with
+ * none), in the order they first appear.  0, or -1 out of memory. */
+static int demux(const struct agent *a, struct stream **out, int *n)
+{
+    struct stream *st = NULL;
+    int ns = 0, last = -1;
+    for (size_t at = 0; at < a->len;) {
+        const char *l = a->buf + at;
+        const char *nl = memchr(l, '\n', a->len - at);
+        size_t ll = nl ? (size_t)(nl - l) : a->len - at;
+        at += ll + (nl != NULL);
+        size_t lab = label_len(l, ll);
+        int k = last;
+        if (k < 0 || st[k].llen != lab || memcmp(st[k].label, l, lab) != 0)
+            for (k = 0; k < ns; k++)
+                if (st[k].llen == lab && memcmp(st[k].label, l, lab) == 0)
+                    break;
+        if (k == ns) {
+            struct stream *nst = realloc(st, (size_t)(ns + 1) * sizeof *nst);
+            if (!nst)
+                goto nomem;
+            st = nst;
+            st[ns++] = (struct stream){.label = l, .llen = lab};
+        }
+        last = k;
+        if (stream_add(&st[k], l + lab, ll - lab) != 0)
+            goto nomem;
+    }
+    *out = st;
+    *n = ns;
+    return 0;
+nomem:
+    for (int k = 0; k < ns; k++)
+        free(st[k].buf);
+    free(st);
+    return -1;
+}
+
+/* The host of a's whose name is label's ("nodeB: "), or NULL. */
+static struct host *host_labelled(struct mqdh_remote *r, const struct agent *a,
+                                  const struct stream *s)
+{
+    size_t w = 0;
+    while (w < s->llen && s->label[w] == ' ')
+        w++;
+    size_t e = w;
+    while (e < s->llen && s->label[e] != ':')
+        e++;
+    for (int i = 0; i < a->nhosts; i++) {
+        struct host *h = &r->h[a->first + i];
+        if (strlen(h->name) == e - w && strncmp(h->name, s->label + w, e - w) == 0)
+            return h;
+    }
+    return NULL;
+}
+
+/* Read stream s, which holds one result or several one after another
+ * ("mqd-result" starts each), into a's results.  A result that does not
+ * read is a reason: its host's if the label names one, else a's. */
+static void read_stream(struct mqdh_remote *r, struct agent *a, const struct stream *s)
+{
+    for (size_t at = 0; at < s->len;) {
+        size_t end = at;
+        /* This result runs up to the next line that starts one. */
+        for (size_t p = at; p < s->len;) {
+            const char *nl = memchr(s->buf + p, '\n', s->len - p);
+            p = nl ? (size_t)(nl - s->buf) + 1 : s->len;
+            end = p;
+            if (p < s->len && strncmp(s->buf + p, "mqd-result ", 11) == 0)
+                break;
+        }
+        struct mqdh_dump *d = NULL;
+        char err[512] = "";
+        int rc = mqdh_result_read(s->buf + at, end - at, &d, err, sizeof err);
+        if (rc == MQDH_OK) {
+            struct mqdh_dump **nr = realloc(a->results, (size_t)(a->nresults + 1) * sizeof *nr);
+            if (nr) {
+                a->results = nr;
+                a->results[a->nresults++] = d;
+            } else {
+                mqdh_dump_free(d);
+            }
+        } else {
+            struct host *h = host_labelled(r, a, s);
+            tame(err);
+            set_why(h ? &h->why : &a->unread, "its agent's result: %s", err);
+        }
+        at = end;
+    }
+}
+
+/* Why a host of a's has no result (asked only of those), malloc'd. */
+static char *reason(struct mqdh_remote *r, struct agent *a, const struct host *h)
+{
+    if (h->why)
+        return strdup(h->why);
+    char *line = said(a, a->nhosts > 1 ? h->name : NULL), *why = NULL;
+    const char *sep = line && *line ? ": " : "";
+    const char *l = line ? line : "";
+    int st = a->status;
+    if (a->why) /* it did not start */
+        why = strdup(a->why);
+    else if (a->timed_out)
+        set_why(&why, "its agent gave no result within %d s (stopped)%s%s", r->timeout, sep, l);
+    else if (a->too_big)
+        set_why(&why, "its agent sent more than %zu MB: stopped", MAX_RESULT >> 20);
+    else if (a->nhosts > 1)
+        set_why(&why, "its agent gave no result through the command run for %d hosts (exit "
+                      "status %d)%s%s", a->nhosts, WIFEXITED(st) ? WEXITSTATUS(st) : -1, sep, l);
+    else if (WIFSIGNALED(st))
+        set_why(&why, "its agent died of signal %d (%s)%s%s", WTERMSIG(st),
+                strsignal(WTERMSIG(st)), sep, l);
+    else if (WIFEXITED(st) && WEXITSTATUS(st) == 127)
+        set_why(&why, "no agent there: %s (exit 127)%s%s", r->agent, sep, l);
+    else if (WIFEXITED(st) && WEXITSTATUS(st) == 64)
+        set_why(&why, "its agent %s does not take this command line: another mqd version? "
+                      "(exit 64)%s%s", r->agent, sep, l);
+    else if (WIFEXITED(st) && WEXITSTATUS(st) == 255 && r->nwords &&
+             strcmp(basename(r->words[0]), "ssh") == 0)
+        set_why(&why, "ssh failed%s%s", sep, *l ? l : "(exit 255)");
+    else if (a->unread)
+        why = strdup(a->unread);
+    else
+        set_why(&why, "its agent exited with status %d and gave no result%s%s",
+                WIFEXITED(st) ? WEXITSTATUS(st) : -1, sep, l);
+    free(line);
+    return why;
+}
+
+/* What a's end means: the results it gave (whatever its exit status, a
+ * result that reads is whole), or the reasons there are none. */
 static void conclude(struct mqdh_remote *r, struct agent *a)
 {
-    char err[512] = "";
-    const char *said = last_line(a);
-    const char *sep = *said ? ": " : "";
-    if (a->timed_out) {
-        set_why(a, "its agent gave no result within %d s (stopped)%s%s", r->timeout, sep, said);
+    if (a->too_big)
+        return;
+    struct stream *st = NULL;
+    int ns = 0;
+    if (demux(a, &st, &ns) != 0) {
+        set_why(&a->why, "out of memory");
         return;
     }
-    if (a->too_big) {
-        set_why(a, "its agent sent more than %zu MB: stopped", MAX_RESULT >> 20);
-        return;
+    for (int k = 0; k < ns; k++) {
+        read_stream(r, a, &st[k]);
+        free(st[k].buf);
     }
-    int rc = a->len ? mqdh_result_read(a->buf, a->len, &a->result, err, sizeof err) : MQDH_E_RESULT;
-    if (rc == MQDH_OK)
-        return; /* whatever its exit status: the result is whole */
-    int st = a->status;
-    if (WIFSIGNALED(st)) {
-        set_why(a, "its agent died of signal %d (%s)%s%s", WTERMSIG(st), strsignal(WTERMSIG(st)),
-                sep, said);
-    } else if (WIFEXITED(st) && WEXITSTATUS(st) == 127) {
-        set_why(a, "no agent there: %s (exit 127)%s%s", r->agent, sep, said);
-    } else if (WIFEXITED(st) && WEXITSTATUS(st) == 64) {
-        set_why(a, "its agent %s does not take this command line: another mqd version? "
-                   "(exit 64)%s%s", r->agent, sep, said);
-    } else if (WIFEXITED(st) && WEXITSTATUS(st) == 255 && r->nwords &&
-               strcmp(basename(r->words[0]), "ssh") == 0) {
-        set_why(a, "ssh failed%s%s", sep, *said ? said : "(exit 255)");
-    } else if (a->len) {
-        set_why(a, "its agent's result: %s", err);
-    } else {
-        set_why(a, "its agent exited with status %d and gave no result%s%s",
-                WIFEXITED(st) ? WEXITSTATUS(st) : -1, sep, said);
-    }
+    free(st);
 }
 
 /* Wait for the running agents, starting the rest as they finish. */
@@ -599,44 +928,62 @@ static void collect(struct mqdh_remote *r)
 int mqdh__remote_finish(struct mqdh_remote *r, struct mqdh_dump *d)
 {
     collect(r);
-    struct mqdh_dump **results = calloc((size_t)(r->na ? r->na : 1), sizeof *results);
-    unsigned char *placed = calloc((size_t)(d->nprocs ? d->nprocs : 1), 1);
     int nres = 0, rc = MQDH_OK;
     for (int i = 0; i < r->na; i++)
-        if (r->a[i].result && results)
-            results[nres++] = r->a[i].result;
+        nres += r->a[i].nresults;
+    struct mqdh_dump **results = calloc((size_t)(nres ? nres : 1), sizeof *results);
+    unsigned char *placed = calloc((size_t)(d->nprocs ? d->nprocs : 1), 1);
+    nres = 0;
+    for (int i = 0; results && i < r->na; i++)
+        for (int k = 0; k < r->a[i].nresults; k++)
+            results[nres++] = r->a[i].results[k];
     if (results && placed)
         mqdh__dump_merge_marked(d, results, nres, placed);
     /* Each process still without a result gets its host's reason. */
-    for (int i = 0; i < r->na; i++) {
-        struct agent *a = &r->a[i];
-        for (int k = 0; k < a->n; k++) {
-            struct mqdh_process *p = &d->procs[a->idx[k]];
-            char *why = NULL;
-            if (placed && placed[a->idx[k]]) { /* its agent's: say where an error was */
-                if (p->error && asprintf(&why, "host %s: %s", a->host, p->error) >= 0) {
+    for (int i = 0; i < r->nh; i++) {
+        struct host *h = &r->h[i];
+        struct agent *a = NULL;
+        for (int k = 0; k < r->na && !a; k++)
+            if (i >= r->a[k].first && i < r->a[k].first + r->a[k].nhosts)
+                a = &r->a[k];
+        char *why = NULL;
+        for (int k = 0; k < h->n; k++) {
+            struct mqdh_process *p = &d->procs[h->idx[k]];
+            char *full = NULL;
+            if (placed && placed[h->idx[k]]) { /* its agent's: say where an error was */
+                if (p->error && asprintf(&full, "host %s: %s", h->name, p->error) >= 0) {
                     free(p->error);
-                    p->error = why;
+                    p->error = full;
                 }
                 if (p->error)
                     rc = MQDH_E_REMOTE;
                 continue;
             }
-            if (asprintf(&why, "host %s: %s", a->host,
-                         a->why ? a->why : "its agent did not report this process") < 0)
-                why = NULL;
+            if (!why)
+                why = a ? reason(r, a, h) : h->why ? strdup(h->why) : NULL;
+            if (asprintf(&full, "host %s: %s", h->name,
+                         why ? why : "its agent did not report this process") < 0)
+                full = NULL;
             free(p->error);
-            p->error = why;
+            p->error = full;
             rc = MQDH_E_REMOTE;
         }
-        mqdh_dump_free(a->result);
+        free(why);
+    }
+    for (int i = 0; i < r->na; i++) {
+        struct agent *a = &r->a[i];
+        for (int k = 0; k < a->nresults; k++)
+            mqdh_dump_free(a->results[k]);
+        free(a->results);
         free(a->buf);
+        free(a->tail);
         free(a->why);
-        free(a->idx);
+        free(a->unread);
     }
     free(results);
     free(placed);
     free(r->a);
+    free_hosts(r);
     free_words(r->words, r->nwords);
     free(r);
     return rc;

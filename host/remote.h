@@ -1,5 +1,6 @@
 /*
- * remote.h - other hosts' ranks, through one agent per host (remote.c),
+ * remote.h - other hosts' ranks, through one agent per host (remote.c;
+ * started one command per host, or one for all of them),
  * for session.c.  The agents' results are dumps (dump.h), read
  * (mqdh_result_read) and merged into the session's dump here: remote.c
  * uses the dump model, never the session.

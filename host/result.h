@@ -9,9 +9,21 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 /* A queue's state ("q" records), by enum mqdh_queue_state. */
 #define MQDH_RESULT_QUEUE_STATES {"ok", "noinfo", "error"}
+
+/* A string field as the writer puts it: " -" for NULL, else " =" and its
+ * bytes, those outside '!'..'~' and '%' as %XX (a saved dump's header,
+ * saved.c, spells its strings alike). */
+void mqdh__result_put_str(FILE *f, const char *s);
+
+/* mqdh_result_read of a result that begins on line first_line of its
+ * file (a saved dump's, after its header): errors name the file's lines. */
+struct mqdh_dump;
+int mqdh__result_read_at(const char *buf, size_t len, int first_line, struct mqdh_dump **out,
+                         char *err, size_t errlen);
 
 /* ---------------------------------------------------------------- fields */
 

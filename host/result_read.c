@@ -339,7 +339,58 @@ static struct mqdh_stack *stack_of(struct mqdh_dump *d, int *stacks_cap, int p)
 struct stacks_read {
     struct module_table modules;
     int stacks_cap;
+    int cpu_cap, tc_cap; /* the dump's cpu records; the current process's threads' */
 };
+
+/* Process p's CPU record, made (zeroed) as the first "cpu" of any
+ * process comes: CPU records stay as many as the processes. */
+static struct mqdh_cpu *cpu_of(struct mqdh_dump *d, int *cpu_cap, int p)
+{
+    int had = d->cpu ? *cpu_cap : 0;
+    if (MQDH_GROW(d->cpu, *cpu_cap, p + 1) != 0)
+        return NULL;
+    if (*cpu_cap > had)
+        memset(d->cpu + had, 0, (size_t)(*cpu_cap - had) * sizeof *d->cpu);
+    return &d->cpu[p];
+}
+
+/* The current process's CPU time ("cpu NS"), once, before its threads'
+ * ("tc TID NS"). */
+static int read_cpu(struct mqdh__reader *r, struct mqdh_dump *d, struct place *at,
+                    struct stacks_read *sr)
+{
+    struct mqdh_cpu *cpu = cpu_of(d, &sr->cpu_cap, (int)(at->p - d->procs));
+    if (!cpu)
+        return mqdh__rd_fail(r, MQDH_E_NOMEM, "out of memory");
+    if (cpu->known)
+        return mqdh__rd_fail(r, MQDH_E_RESULT, "a second cpu record for one process");
+    if (mqdh__rd_u64(r, "cpu", &cpu->ns) != 0)
+        return -1;
+    cpu->known = 1;
+    return mqdh__rd_end(r);
+}
+
+static int read_thread_cpu(struct mqdh__reader *r, struct mqdh_dump *d, struct place *at,
+                           struct stacks_read *sr)
+{
+    struct mqdh_cpu *cpu = d->cpu ? &d->cpu[at->p - d->procs] : NULL;
+    if (!cpu || !cpu->known)
+        return mqdh__rd_fail(r, MQDH_E_RESULT, "a thread's cpu before its process's");
+    if (cpu->nthreads >= MQDH_MAX_THREADS)
+        return mqdh__rd_fail(r, MQDH_E_RESULT, "more than %d threads", MQDH_MAX_THREADS);
+    if (MQDH_GROW(cpu->threads, sr->tc_cap, cpu->nthreads + 1) != 0)
+        return mqdh__rd_fail(r, MQDH_E_NOMEM, "out of memory");
+    struct mqdh_thread_cpu *t = &cpu->threads[cpu->nthreads];
+    int tid;
+    if (mqdh__rd_int(r, "thread", 1, 0x7fffffff, &tid) != 0 ||
+        mqdh__rd_u64(r, "cpu", &t->ns) != 0)
+        return -1;
+    t->tid = (pid_t)tid;
+    if (cpu->nthreads && cpu->threads[cpu->nthreads - 1].tid >= t->tid)
+        return mqdh__rd_fail(r, MQDH_E_RESULT, "thread %d's cpu out of order", tid);
+    cpu->nthreads++;
+    return mqdh__rd_end(r);
+}
 
 /* A process ("p PID RANK ..."): the one the records after it are of. */
 static int begin_process(struct mqdh__reader *r, struct mqdh_dump *d, int *procs_cap,
@@ -348,9 +399,11 @@ static int begin_process(struct mqdh__reader *r, struct mqdh_dump *d, int *procs
     if (close_comm(r, at) != 0)
         return -1;
     if (MQDH_GROW(d->procs, *procs_cap, d->nprocs + 1) != 0 ||
-        (d->stacks && !stack_of(d, &sr->stacks_cap, d->nprocs)))
+        (d->stacks && !stack_of(d, &sr->stacks_cap, d->nprocs)) ||
+        (d->cpu && !cpu_of(d, &sr->cpu_cap, d->nprocs)))
         return mqdh__rd_fail(r, MQDH_E_NOMEM, "out of memory");
     *at = (struct place){.p = &d->procs[d->nprocs++]};
+    sr->tc_cap = 0;
     memset(at->p, 0, sizeof *at->p);
     return read_process(r, at->p);
 }
@@ -474,6 +527,10 @@ static int record(struct mqdh__reader *r, struct mqdh_dump *d, int *procs_cap, s
     if (is(r, "ws"))
         return mqdh__rd_int(r, "world size", 1, 1 << 30, &at->p->world_size) == 0 ? mqdh__rd_end(r)
                                                                                 : -1;
+    if (is(r, "cpu"))
+        return read_cpu(r, d, at, sr);
+    if (is(r, "tc"))
+        return read_thread_cpu(r, d, at, sr);
     if (is(r, "t"))
         return begin_thread(r, d, at, sr);
     if (is(r, "f"))
@@ -552,6 +609,12 @@ static void read_body(struct mqdh__reader *r, struct mqdh_dump *d, struct stacks
 
 int mqdh_result_read(const char *buf, size_t len, struct mqdh_dump **out, char *err, size_t errlen)
 {
+    return mqdh__result_read_at(buf, len, 1, out, err, errlen);
+}
+
+int mqdh__result_read_at(const char *buf, size_t len, int first_line, struct mqdh_dump **out,
+                         char *err, size_t errlen)
+{
     char dummy[1];
     if (!err || !errlen) {
         err = dummy;
@@ -563,7 +626,8 @@ int mqdh_result_read(const char *buf, size_t len, struct mqdh_dump **out, char *
     *out = NULL;
     if (!buf && len)
         return MQDH_E_USAGE;
-    struct mqdh__reader r = {.p = buf, .end = buf + len, .line = 1, .err = err, .errlen = errlen};
+    struct mqdh__reader r = {
+        .p = buf, .end = buf + len, .line = first_line, .err = err, .errlen = errlen};
     struct mqdh_dump *d = calloc(1, sizeof *d);
     if (!d)
         return MQDH_E_NOMEM;

@@ -30,6 +30,11 @@ static void put_str(FILE *f, const char *s)
     }
 }
 
+void mqdh__result_put_str(FILE *f, const char *s)
+{
+    put_str(f, s);
+}
+
 static const char *const queue_states[] = MQDH_RESULT_QUEUE_STATES;
 
 /* The object paths frames name, each written once ("m INDEX PATH") and
@@ -77,8 +82,17 @@ static void put_stack(FILE *f, const struct mqdh_stack *st, struct modules *m)
     }
 }
 
+/* The CPU time the process had used at the look: "cpu NS", then "tc TID
+ * NS" for each thread. */
+static void put_cpu(FILE *f, const struct mqdh_cpu *cpu)
+{
+    fprintf(f, "cpu %" PRIu64 "\n", cpu->ns);
+    for (int t = 0; t < cpu->nthreads; t++)
+        fprintf(f, "tc %d %" PRIu64 "\n", (int)cpu->threads[t].tid, cpu->threads[t].ns);
+}
+
 static void put_process(FILE *f, const struct mqdh_process *p, const struct mqdh_stack *st,
-                        struct modules *m)
+                        const struct mqdh_cpu *cpu, struct modules *m)
 {
     fprintf(f, "p %d %d %d %d %d %d %d %u %ld %ld %ld %ld %" PRIu64 " %lu %lu %lu %lu %.6f\n",
             (int)p->pid, p->rank, p->world, p->identity, (int)p->dll_source, p->where_line,
@@ -104,6 +118,8 @@ static void put_process(FILE *f, const struct mqdh_process *p, const struct mqdh
         fprintf(f, "ws %d\n", p->world_size);
     if (p->other_worlds != MQDH_WORLDS_UNKNOWN)
         fprintf(f, "ow %d\n", (int)p->other_worlds);
+    if (cpu && cpu->known)
+        put_cpu(f, cpu);
     if (st)
         put_stack(f, st, m);
     for (int c = 0; c < p->ncomms; c++) {
@@ -165,7 +181,8 @@ int mqdh_result_write(FILE *f, const struct mqdh_dump *d)
     fprintf(f, "dump %d %d %u\n", d->nprocs, d->workers, d->files);
     struct modules m = {0};
     for (int i = 0; i < d->nprocs; i++)
-        put_process(f, &d->procs[i], d->stacks ? &d->stacks[i] : NULL, &m);
+        put_process(f, &d->procs[i], d->stacks ? &d->stacks[i] : NULL,
+                    d->cpu ? &d->cpu[i] : NULL, &m);
     free(m.path);
     if (m.failed)
         return MQDH_E_NOMEM;

@@ -12,6 +12,7 @@
 #include "guard.h"
 #include "hosts.h"
 #include "owner.h"
+#include "proc.h"
 #include "remote.h"
 
 #include <errno.h>
@@ -247,6 +248,7 @@ static int call_begin(struct call *c, int n)
     struct mqdh_dump *d = c->d = calloc(1, sizeof *d);
     if (!d || !(d->procs = calloc(alloc, sizeof *d->procs)) ||
         !(d->stacks = calloc(alloc, sizeof *d->stacks)) ||
+        !(d->cpu = calloc(alloc, sizeof *d->cpu)) ||
         !(c->s.targets = calloc(alloc, sizeof *c->s.targets)) ||
         !(c->s.atts = calloc(alloc, sizeof *c->s.atts)) || !(c->s.files = mqdh__files_new()) ||
         !(c->local = calloc(alloc, sizeof *c->local)) ||
@@ -292,20 +294,23 @@ static void not_here(struct mqdh__attach *a, const char *h, const struct mqdh_op
  * others are left to their hosts' agents.  0, or -1 out of memory. */
 static int place_processes(struct call *c, const pid_t *pids, const char *const *hosts)
 {
-    const char *last = NULL;
-    int last_local = 1;
+    /* Every host name at once, in parallel and within a bound. */
+    int *local = calloc((size_t)(c->s.n ? c->s.n : 1), sizeof *local);
+    if (!local || (hosts && mqdh__hosts_local(hosts, c->s.n, MQDH__HOST_LOOKUP_SECONDS, local,
+                                              NULL) != 0)) {
+        free(local);
+        return -1;
+    }
     for (int i = 0; i < c->s.n; i++) {
         struct mqdh__attach *a = &c->s.atts[i];
         a->pid = pids[i];
         c->d->procs[i].pid = pids[i];
-        if (hosts && hosts[i] && !(c->d->procs[i].host = strdup(hosts[i])))
+        if (hosts && hosts[i] && !(c->d->procs[i].host = strdup(hosts[i]))) {
+            free(local);
             return -1;
-        const char *h = hosts ? hosts[i] : NULL;
-        if (h && (!last || strcmp(h, last) != 0)) {
-            last = h;
-            last_local = mqdh__host_is_local(h);
         }
-        if (!h || last_local) {
+        const char *h = hosts ? hosts[i] : NULL;
+        if (!h || local[i]) {
             if (mqdh__admit(a, &c->o))
                 c->local[c->nlocal++] = a;
             continue;
@@ -314,6 +319,7 @@ static int place_processes(struct call *c, const pid_t *pids, const char *const 
         c->nremote++;
         not_here(a, h, &c->o);
     }
+    free(local);
     /* A job table would know only this host's processes: every host's
      * dump then names peers by their world ranks, alike. */
     c->s.no_job = c->o.as_agent || c->nremote > 0;
@@ -354,12 +360,29 @@ static int name_processes(struct call *c, const int *ranks)
     return named ? 0 : -1;
 }
 
+/* The CPU time target i, stopped, has used (the dump's cpu[i]): with its
+ * stack, what tells two dumps apart which threads ran between them. */
+static void read_cpu(struct call *c, int i)
+{
+    const struct mqdh__attach *a = c->s.targets[i].att;
+    pid_t *tids = malloc((size_t)(a->nthreads ? a->nthreads : 1) * sizeof *tids);
+    if (tids) {
+        for (int k = 0; k < a->nthreads; k++)
+            tids[k] = a->threads[k].tid;
+    }
+    if (!tids || mqdh__proc_cpu(a->pid, tids, a->nthreads, &c->d->cpu[i]) != MQDH_OK)
+        first(&c->first_error, MQDH_E_NOMEM);
+    free(tids);
+}
+
 /* On this thread, which attached them, one target after another
- * (mqdh__proto_prepare). */
+ * (mqdh__proto_prepare); and each one's CPU time. */
 static void prepare_targets(struct call *c)
 {
     for (int i = 0; i < c->s.n; i++) {
         struct target *p = &c->s.targets[i];
+        if (p->att->attached)
+            read_cpu(c, i);
         if (p->out->error)
             continue;
         double t0 = now();
@@ -492,7 +515,8 @@ static int spread(struct mqdh_dump *d, const int *first_of, const pid_t *pids,
 {
     struct mqdh_process *procs = calloc((size_t)n, sizeof *procs);
     struct mqdh_stack *stacks = d->stacks ? calloc((size_t)n, sizeof *stacks) : NULL;
-    if (!procs || (d->stacks && !stacks))
+    struct mqdh_cpu *cpu = d->cpu ? calloc((size_t)n, sizeof *cpu) : NULL;
+    if (!procs || (d->stacks && !stacks) || (d->cpu && !cpu))
         goto nomem;
     for (int i = 0; i < n; i++) {
         struct mqdh_process *p = &procs[i];
@@ -513,12 +537,16 @@ static int spread(struct mqdh_dump *d, const int *first_of, const pid_t *pids,
         procs[i] = d->procs[k];
         if (stacks)
             stacks[i] = d->stacks[k];
+        if (cpu)
+            cpu[i] = d->cpu[k];
         k++;
     }
     free(d->procs);
     free(d->stacks);
+    free(d->cpu);
     d->procs = procs;
     d->stacks = stacks;
+    d->cpu = cpu;
     d->nprocs = n;
     mqdh_dump_index(d); /* without it (no memory), look-ups scan */
     return MQDH_OK;
@@ -528,6 +556,7 @@ nomem:
             mqdh__process_clear(&procs[i]);
     free(procs);
     free(stacks);
+    free(cpu);
     return MQDH_E_NOMEM;
 }
 

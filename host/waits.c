@@ -19,6 +19,8 @@
 #include <string.h>
 
 static void collective_waits(struct mqdh__waits *b, int i);
+static void nbc_waits(struct mqdh__waits *b, int i);
+static int receive_beside_message(const struct mqdh__waits *b, int x, int k, long peer, long tag);
 
 /* ---------------------------------------------------------------- building */
 
@@ -454,8 +456,8 @@ static void p2p_waits(struct mqdh__waits *b, int i, enum mqdh__call_kind k,
         (k == MQDH_CALL_ONE || k == MQDH_CALL_ALL || k == MQDH_CALL_ANY) && b->coll_comm[i] >= 0) {
         /* Nothing but a collective's traffic is pending: the request it
          * waits for is a nonblocking collective's (MPI_Ibarrier, MPI_Ireduce,
-         * ... then MPI_Wait), a collective wait on that communicator. */
-        collective_waits(b, i);
+         * ... then MPI_Wait), a wait on its instances on that communicator. */
+        nbc_waits(b, i);
     } else if (candidates == 0 && !incomplete && k == MQDH_CALL_ONE_SEND) {
         blocked_send_waits(b, i);
     } else if (candidates == 0) {
@@ -484,6 +486,28 @@ struct mqdh_wait *mqdh__add_collective_wait(struct mqdh__waits *b, int i, int m,
     w->peer_global = b->ids[m];
     w->tag = -1;
     return w;
+}
+
+/*
+ * Processes i and m in the same blocking collective on one communicator
+ * (ci of i, mk of m) whose calls differ all the same: a receive of one
+ * from the other beside a message of the other with its tag, unmatched
+ * (receive_beside_message: another algorithm, count or type, which MPICH
+ * runs apart).  The tag, or -1 if the queues show no such thing.
+ */
+static long calls_differ(const struct mqdh__waits *b, int i, int ci, int m, int mk)
+{
+    for (int side = 0; side < 2; side++) {
+        int x = side ? m : i, k = side ? mk : ci, y = side ? i : m;
+        const struct mqdh_queue *r = &b->m.d->procs[x].comms[k].queues[MQDH_RECEIVES];
+        for (int n = 0; r->state == MQDH_QUEUE_OK && n < r->nops; n++) {
+            const struct mqdh_op *o = &r->ops[n];
+            if (o->collective && o->status == MQDH_OP_PENDING && !o->tag_wild &&
+                receive_beside_message(b, x, k, b->ids[y], o->desired_tag))
+                return o->desired_tag;
+        }
+    }
+    return -1;
 }
 
 static void collective_waits(struct mqdh__waits *b, int i)
@@ -516,6 +540,13 @@ static void collective_waits(struct mqdh__waits *b, int i)
         }
         int in_it = mp->where_call && strcmp(mp->where_call, p->where_call) == 0 &&
                     (b->coll_comm[m] < 0 || b->coll_comm[m] == mk);
+        long differ = in_it ? calls_differ(b, i, ci, m, mk) : -1;
+        if (differ >= 0) {
+            if (!mqdh__add_collective_wait(b, i, m, group++, ci, mp->comms[mk].local_rank))
+                return;
+            b->a->waits[b->a->nwaits - 1].tag = differ;
+            continue;
+        }
         if (in_it && rooted) {
             /*
              * The same rooted collective with another root (read from both
@@ -560,6 +591,254 @@ static void collective_waits(struct mqdh__waits *b, int i)
                      c->size - 1, c->name, label(b, i, me, sizeof me), p->where_call, members);
         b->a->nwaits = first_wait;
     }
+}
+
+/* ---------------------------------------------------------------- nonblocking collectives */
+
+/*
+ * MPICH numbers the nonblocking collectives of each communicator: the
+ * n-th one's schedule sends and receives with tag MPIR_FIRST_NBC_TAG + n - 1
+ * (MPIR_Sched_next_tag; mpir_tags.h: MPIR_LAST_HCOLL_TAG + 1, 287 in MPICH
+ * 4.x), so that the same tag on two members is the same instance, and a
+ * higher one a later instance.  The blocking collectives use the fixed
+ * tags below it (MPIR_BARRIER_TAG 1, ...).  Tags wrap only after MPI_TAG_UB
+ * instances, which the rules below do not consider.
+ */
+enum { NBC_FIRST_TAG = 287 };
+
+/* What one of i's pending collective receives tells of its instance. */
+enum nbc_state {
+    NBC_MET,         /* its data is arriving: it completes */
+    NBC_UNKNOWN,     /* said (unseen): the member is in it, or may be */
+    NBC_NOT_ENTERED, /* the member shows nothing of that instance or a later one */
+    NBC_DIFFER,      /* the member started another collective as that instance */
+    NBC_FREE         /* the member is not in MPI: it can still do anything */
+};
+
+/*
+ * Does process x's communicator k hold both a pending collective receive
+ * from peer (a global rank) with tag and a collective message from peer
+ * with that tag, unexpected?  MPI matches a message to a posted receive
+ * of the same source, tag and communicator whichever comes first, so the
+ * two were not made for each other: MPICH keeps collectives apart beyond
+ * what the queues show (a collective's own context, node-level
+ * sub-communicators), and the two sides' n-th nonblocking collectives are
+ * different ones.
+ */
+static int receive_beside_message(const struct mqdh__waits *b, int x, int k, long peer, long tag)
+{
+    const struct mqdh_comm *c = &b->m.d->procs[x].comms[k];
+    const struct mqdh_queue *r = &c->queues[MQDH_RECEIVES], *u = &c->queues[MQDH_UNEXPECTED];
+    int posted = 0, message = 0;
+    for (int n = 0; r->state == MQDH_QUEUE_OK && n < r->nops; n++) {
+        const struct mqdh_op *o = &r->ops[n];
+        posted |= o->collective && o->status == MQDH_OP_PENDING && !o->tag_wild &&
+                  o->desired_tag == tag && o->desired_local_rank >= 0 &&
+                  mqdh__op_global(&b->m, x, k, o->desired_local_rank, o->desired_global_rank) ==
+                      peer;
+    }
+    for (int n = 0; posted && u->state == MQDH_QUEUE_OK && n < u->nops; n++) {
+        const struct mqdh_op *o = &u->ops[n];
+        message |= o->collective && o->actual_tag == tag &&
+                   mqdh__op_global(&b->m, x, k, o->actual_local_rank, o->actual_global_rank) ==
+                       peer;
+    }
+    return posted && message;
+}
+
+/*
+ * Has process m started its nonblocking collective with tag on its
+ * communicator k, or a later one: a pending collective receive or send
+ * of it with that tag or a higher one?  (A message of m's at i with such
+ * a tag, checked by the caller, says the same.)  -1: its queues there
+ * could not be seen.
+ */
+static int started_instance(const struct mqdh_comm *c, long tag)
+{
+    for (int q = MQDH_SENDS; q <= MQDH_RECEIVES; q++) {
+        const struct mqdh_queue *qu = &c->queues[q];
+        if (qu->state != MQDH_QUEUE_OK)
+            return -1;
+        for (int n = 0; n < qu->nops; n++)
+            if (qu->ops[n].collective && qu->ops[n].status != MQDH_OP_COMPLETE &&
+                qu->ops[n].desired_tag >= tag)
+                return 1;
+    }
+    return 0;
+}
+
+/* Has i's communicator ci a collective message from peer (a global rank)
+ * with tag or a higher one among its unexpected messages? */
+static int message_from_later(const struct mqdh__waits *b, int i, int ci, long peer, long tag)
+{
+    const struct mqdh_queue *u = &b->m.d->procs[i].comms[ci].queues[MQDH_UNEXPECTED];
+    for (int n = 0; u->state == MQDH_QUEUE_OK && n < u->nops; n++) {
+        const struct mqdh_op *o = &u->ops[n];
+        if (o->collective && o->actual_tag >= tag &&
+            mqdh__op_global(&b->m, i, ci, o->actual_local_rank, o->actual_global_rank) == peer)
+            return 1;
+    }
+    return 0;
+}
+
+/*
+ * Process i's pending collective receive o (on its communicator ci, from
+ * the process that rank names) in its nonblocking collective with o's tag:
+ * who it waits for (*m) and what can be told of it.  Says what it cannot
+ * see (unseen) before NBC_UNKNOWN.
+ */
+static enum nbc_state nbc_receive(struct mqdh__waits *b, int i, int ci, const struct mqdh_op *o,
+                                  int *m)
+{
+    const struct mqdh_process *p = &b->m.d->procs[i];
+    const struct mqdh_comm *c = &p->comms[ci];
+    char me[32], who[32];
+    long tag = o->desired_tag;
+    *m = -1;
+    if (o->status == MQDH_OP_MATCHED)
+        return NBC_MET;
+    long g = o->desired_local_rank < 0
+                 ? -1
+                 : mqdh__op_global(&b->m, i, ci, o->desired_local_rank, o->desired_global_rank);
+    int t = mqdh_process_by_global(b->m.d, g);
+    if (o->tag_wild || tag < NBC_FIRST_TAG || t < 0 || t == i) {
+        mqdh__unseen(b, i,
+                     "which collective %s waits for in %s (a receive of it on \"%s\" names no "
+                     "instance of a nonblocking collective, or no process in the dump)",
+                     label(b, i, me, sizeof me), p->where_call, c->name);
+        return NBC_UNKNOWN;
+    }
+    *m = t;
+    const struct mqdh_process *mp = &b->m.d->procs[t];
+    int mk = mqdh__comm_same(mp, c);
+    if (b->a->activity[t] == MQDH_ACT_UNKNOWN || mk < 0) {
+        mqdh__unseen(b, i, "whether %s is in %s's nonblocking collective on \"%s\"",
+                     label(b, t, who, sizeof who), label(b, i, me, sizeof me), c->name);
+        return NBC_UNKNOWN;
+    }
+    if (receive_beside_message(b, i, ci, b->ids[t], tag) ||
+        receive_beside_message(b, t, mk, b->ids[i], tag))
+        return NBC_DIFFER;
+    int started = started_instance(&mp->comms[mk], tag);
+    if (started < 0) {
+        mqdh__unseen(b, i, "%s's queues on \"%s\" (whether it is in %s's nonblocking collective)",
+                     label(b, t, who, sizeof who), c->name, label(b, i, me, sizeof me));
+        return NBC_UNKNOWN;
+    }
+    if (!started && !message_from_later(b, i, ci, b->ids[t], tag))
+        return NBC_NOT_ENTERED;
+    if (b->a->activity[t] == MQDH_ACT_RUNNING)
+        return NBC_FREE;
+    mqdh__unseen(b, i,
+                 "whether %s's and %s's nonblocking collectives on \"%s\" with MPICH's tag %ld "
+                 "are the same collective (both started one as that instance; no queue shows "
+                 "them apart)",
+                 label(b, i, me, sizeof me), label(b, t, who, sizeof who), c->name, tag);
+    return NBC_UNKNOWN;
+}
+
+/*
+ * Process i is in MPI_Wait & co. and nothing but collective traffic is
+ * pending in its queues: it waits for one (MPI_Wait) or more of its
+ * nonblocking collectives, the instances (on any of its communicators)
+ * its pending collective receives belong to.  A receive whose data is
+ * arriving, or whose peer is in the same instance as far as can be told,
+ * may let i go on: with one instance pending that is all (met, or cannot
+ * tell); with several, which one MPI_Wait waits for is not known, so i
+ * waits only where every instance is held.  Each held receive is an edge
+ * to its peer: one that has not entered the instance (nothing of it or a
+ * later one in its queues), one that started another collective as it
+ * (instances differ: neither completes), or one not in MPI.  The edges
+ * are alternatives (one group): whichever of them is met may be the
+ * instance i waits for, so i is stuck only if every one of them is.
+ */
+/* What nbc_waits finds of a process's instances. */
+struct nbc_found {
+    int instances;    /* instances with a pending receive */
+    int may_complete; /* one of them has no held receive */
+    int met;          /* one of those has its data arriving, nothing unseen */
+};
+
+/* nbc_waits on process i's communicator ci: each instance with a pending
+ * collective receive there, its held receives as edges (group 0). */
+static void nbc_instances(struct mqdh__waits *b, int i, int ci, struct nbc_found *f)
+{
+    const struct mqdh_process *p = &b->m.d->procs[i];
+    const struct mqdh_queue *r = &p->comms[ci].queues[MQDH_RECEIVES];
+    char me[32], who[32];
+    for (int n = 0; r->state == MQDH_QUEUE_OK && n < r->nops && !b->nomem; n++) {
+        const struct mqdh_op *o = &r->ops[n];
+        int seen = 0, held = 0, unknown = 0, arriving = 0;
+        if (!o->collective || o->status == MQDH_OP_COMPLETE)
+            continue;
+        for (int e = 0; e < n; e++) /* each instance once, at its first receive */
+            seen |= r->ops[e].collective && r->ops[e].status != MQDH_OP_COMPLETE &&
+                    r->ops[e].desired_tag == o->desired_tag;
+        if (seen)
+            continue;
+        f->instances++;
+        for (int e = n; e < r->nops && !b->nomem; e++) {
+            const struct mqdh_op *x = &r->ops[e];
+            if (!x->collective || x->status == MQDH_OP_COMPLETE || x->desired_tag != o->desired_tag)
+                continue;
+            int m;
+            enum nbc_state st = nbc_receive(b, i, ci, x, &m);
+            unknown |= st == NBC_UNKNOWN;
+            arriving |= st == NBC_MET;
+            if (st == NBC_MET || st == NBC_UNKNOWN)
+                continue;
+            held = 1;
+            const struct mqdh_process *mp = &b->m.d->procs[m];
+            int mk = mqdh__comm_same(mp, &p->comms[ci]);
+            struct mqdh_wait *w =
+                mqdh__add_collective_wait(b, i, m, 0, ci, mp->comms[mk].local_rank);
+            if (!w)
+                return;
+            w->tag = st == NBC_DIFFER ? x->desired_tag : -1;
+            w->bytes = x->desired_length;
+            if (st == NBC_DIFFER && b->a->activity[m] != MQDH_ACT_BLOCKED)
+                /* Never met, whatever m does; but m is not held by it, and
+                 * the graph counts on m to free i: no promise either way. */
+                mqdh__unseen(b, i,
+                             "whether the job can go on: %s's nonblocking collective on \"%s\" "
+                             "with MPICH tag %ld is another collective than %s's, so it never "
+                             "completes, and %s is not blocked in MPI",
+                             label(b, i, me, sizeof me), p->comms[ci].name, x->desired_tag,
+                             label(b, m, who, sizeof who), who);
+        }
+        if (!held) {
+            f->may_complete = 1;
+            f->met |= arriving && !unknown;
+        }
+    }
+}
+
+static void nbc_waits(struct mqdh__waits *b, int i)
+{
+    const struct mqdh_process *p = &b->m.d->procs[i];
+    int first = b->a->nwaits;
+    struct nbc_found f = {0, 0, 0};
+    char me[32];
+    for (int ci = 0; ci < p->ncomms && !b->nomem; ci++) /* on any of its communicators */
+        nbc_instances(b, i, ci, &f);
+    if (f.instances == 0) {
+        mqdh__unseen(b, i,
+                     "which collective %s waits for in %s (its queues hold only messages of "
+                     "other processes' collectives)",
+                     label(b, i, me, sizeof me), p->where_call);
+        return;
+    }
+    if (!f.may_complete)
+        return; /* every instance held: whichever it waits for */
+    /* An instance may complete: i goes on if that is the one it waits for
+     * (met: the only one, its data arriving), else what it waits for is
+     * not known (an instance whose peer was not told apart is unseen). */
+    b->a->nwaits = first;
+    if (f.met && f.instances > 1)
+        mqdh__unseen(b, i,
+                     "which of its %d nonblocking collectives %s waits for in %s (one of them "
+                     "is completing)",
+                     f.instances, label(b, i, me, sizeof me), p->where_call);
 }
 
 /*

@@ -46,7 +46,8 @@ enum mpich_generation {
     MPICH_GEN_CH3_SENDQ,  /* ch3, sends in MPIR_Sendq (4.0.2 and older) */
     MPICH_GEN_CH3_DEBUGQ, /* ch3, sends in MPIR_Debugq (4.0.3 and later) */
     MPICH_GEN_CH4_4X,     /* ch4 4.0.3 to 4.3: debug queues, lpid groups, rank maps */
-    MPICH_GEN_CH4_5X      /* ch4 5.0: debug queues, MPIR_Pmap groups, worlds */
+    MPICH_GEN_CH4_5X,     /* ch4 5.0: debug queues, MPIR_Pmap groups, worlds */
+    MPICH_GEN_CH4_MPIDIG  /* ch4 4.0.2: MPIR_Sendq, MPIDIG's own receive lists */
 };
 
 /* Symbols. */
@@ -80,7 +81,17 @@ enum mpich_generation {
  * GROUP_LPIDS 4.x groups (lrank_to_lpid); GROUP_PMAP 5.0 groups
  * (MPIR_Pmap); CH4_RANK_MAPS ch4's rank maps (MPIR_Comm.dev.ch4.map,
  * optional as a whole: 4.x ch4 makes groups lazily, and the map is how a
- * communicator without one names its members).  A field a process's
+ * communicator without one names its members); CH4_REQ, optional,
+ * where ch4's requests keep what the debug queues do not (each request's
+ * datatype: the active-message part MPIDIG_REQUEST for shared memory and
+ * active messages, the OFI part for the netmod's own sends and receives,
+ * dev.type telling which holds it; an unexpected message's progress, in
+ * its MPIDIG_req_ext_t); MPIDIG 4.0.2 ch4's receive lists, MPIDIG's own
+ * (src/mpid/ch4/src/mpidig_recvq.c exports MPID_Recvq_posted_head_ptr and
+ * MPID_Recvq_unexpected_head_ptr as &MPIDI_global.per_vci[0].posted_list
+ * and .unexp_list: requests linked through MPIR_Request.next by
+ * MPIDIG_enqueue_request's DL_APPEND, matched on MPIDIG_REQUEST(req,
+ * u.recv)).  A field a process's
  * generation needs and the debug information lacks stops the DLL with its
  * name.  The rest are optional: CH3_OPTIONAL ch3's process groups, which
  * name processes across jobs for MPI-2 identities (without them, peers
@@ -136,6 +147,7 @@ enum mpich_generation {
     X(RMAP_GPID, CH4_RANK_MAPS, "MPIDI_rank_map_t:irreg.mlut.gpid")                           \
     X(WORLD_NS, WORLDS, "MPIR_World:namespace")                                               \
     X(PROC_RANK, OPTIONAL, "MPIR_Process_t:rank")                                             \
+    X(PROC_SIZE, OPTIONAL, "MPIR_Process_t:size")                                             \
     X(PROC_TAG_UB, OPTIONAL, "MPIR_Process_t:attrs.tag_ub")                                   \
     X(MATCH_CTX, CH3_OPTIONAL, "MPIDI_Message_match_parts_t:context_id")                      \
     X(REQ_HANDLE, COMMON, "MPIR_Request:handle")                                              \
@@ -174,7 +186,31 @@ enum mpich_generation {
     X(DQ_BUF, DEBUGQ, "MPIR_Debugq:buf")                                                      \
     X(DQ_COUNT, DEBUGQ, "MPIR_Debugq:count")                                                  \
     X(DQ_NEXT, DEBUGQ, "MPIR_Debugq:next")                                                    \
-    X(DT_SIZE, COMMON, "MPIR_Datatype:size")
+    X(DT_SIZE, COMMON, "MPIR_Datatype:size")                                                  \
+    X(REQ_DEV_TYPE, CH4_REQ, "MPIR_Request:dev/MPIDI_Devreq_t:type")                          \
+    X(REQ_AM_EXT, CH4_REQ, "MPIR_Request:dev/MPIDI_Devreq_t:ch4.am/MPIDIG_req_t:req")         \
+    X(REQ_AM_DATATYPE, CH4_REQ,                                                               \
+      "MPIR_Request:dev/MPIDI_Devreq_t:ch4.am/MPIDIG_req_t:datatype")                         \
+    X(REQ_PREQ_COUNT, CH4_REQ, "MPIR_Request:dev/MPIDI_Devreq_t:ch4.preq/MPIDI_prequest_t:count") \
+    X(REQ_PREQ_DATATYPE, CH4_REQ,                                                             \
+      "MPIR_Request:dev/MPIDI_Devreq_t:ch4.preq/MPIDI_prequest_t:datatype")                   \
+    X(REQ_OFI_DATATYPE, CH4_REQ, "MPIR_Request:dev/MPIDI_Devreq_t:ch4.netmod.ofi.datatype")   \
+    X(REQ_SELF_BUF, CH4_REQ, "MPIR_Request:dev/MPIDI_Devreq_t:ch4.self.buf")                  \
+    X(REQ_SELF_COUNT, CH4_REQ, "MPIR_Request:dev/MPIDI_Devreq_t:ch4.self.count")              \
+    X(REQ_SELF_DATATYPE, CH4_REQ, "MPIR_Request:dev/MPIDI_Devreq_t:ch4.self.datatype")        \
+    X(REQ_OFI_AM_REQ, CH4_REQ, "MPIR_Request:dev/MPIDI_Devreq_t:ch4.netmod.ofi.am_req")       \
+    X(REQ_OFI_DIRECT_DATATYPE, CH4_REQ,                                                       \
+      "MPIR_Request:dev/MPIDI_Devreq_t:ch4.netmod.ofi.direct.datatype")                       \
+    X(AMEXT_STATUS, CH4_REQ, "MPIDIG_req_ext_t:status")                                       \
+    X(REQ_DL_NEXT, MPIDIG, "MPIR_Request:next")                                               \
+    X(REQ_AM_COUNT, MPIDIG, "MPIR_Request:dev/MPIDI_Devreq_t:ch4.am/MPIDIG_req_t:count")      \
+    X(REQ_AM_BUF, MPIDIG, "MPIR_Request:dev/MPIDI_Devreq_t:ch4.am/MPIDIG_req_t:buffer")       \
+    X(REQ_AM_SOURCE, MPIDIG,                                                                  \
+      "MPIR_Request:dev/MPIDI_Devreq_t:ch4.am/MPIDIG_req_t:u.recv.source")                    \
+    X(REQ_AM_TAG, MPIDIG, "MPIR_Request:dev/MPIDI_Devreq_t:ch4.am/MPIDIG_req_t:u.recv.tag")   \
+    X(REQ_AM_CTX, MPIDIG,                                                                     \
+      "MPIR_Request:dev/MPIDI_Devreq_t:ch4.am/MPIDIG_req_t:u.recv.context_id")                \
+    X(REQ_DEV_LOCAL, CH4_REQ, "MPIR_Request:dev/MPIDI_Devreq_t:is_local")
 
 /* Type sizes: X(ID, CLASS, TYPE).  MPIR_Context_id_t is gone in 5.0, where
  * contexts are int: without it, the target's int. */
@@ -230,6 +266,28 @@ enum { MPICH_LUPID_LPID_BITS = 24, MPICH_LUPID_AVTID_MASK = 0x7f };
 #define MPICH_DEBUG_ABORTING 2
 #define MPICH_ANY_SOURCE (-2)
 #define MPICH_ANY_TAG (-1)
+
+/* ch4's requests (src/mpid/ch4/include/mpidpre.h, 4.1 and later):
+ * dev.type MPIDI_REQ_TYPE_AM when the active-message part (MPIDIG_REQUEST)
+ * is the request's (MPIDIG_request_init), else NONE (the netmod's or
+ * ch4_self.c's own); an MPIDIG_req_ext_t's status bits: UNEXPECTED for an
+ * unexpected message (create_unexp_rreq), BUSY while an eager one's data
+ * is still coming, RTS for a rendezvous one (its data still at the sender;
+ * MPIDIG_send_target_msg_cb, src/mpid/ch4/src/mpidig_pt2pt_callbacks.c). */
+#define MPICH_CH4_REQ_TYPE_AM 1
+#define MPICH_MPIDIG_REQ_BUSY 0x1u
+#define MPICH_MPIDIG_REQ_UNEXPECTED 0x4u
+#define MPICH_MPIDIG_REQ_RTS 0x80u
+/* 5.0's internal datatypes (src/include/mpir_datatype.h, 0x4c8TCCDD):
+ * MPICH swaps a predefined type for one, which keeps the predefined
+ * type's index in DD (src/mpi/datatype/typeutil.c, MPIR_Internal_types)
+ * and its size in CC; the predefined handle is 0x4c00CCDD.  DD 0: one of
+ * MPICH's own, with no user type behind it. */
+#define MPICH_DATATYPE_IS_INTERNAL(h) (((unsigned)(h) & 0x4c800000u) == 0x4c800000u)
+#define MPICH_DATATYPE_PREDEFINED(h) (0x4c000000u | ((unsigned)(h) & 0xffffu))
+/* A handle's object kind (bits 26-29, src/include/mpir_objects.h). */
+#define MPICH_HANDLE_OBJECT(h) (((unsigned)(h) >> 26) & 0xfu)
+#define MPICH_OBJECT_DATATYPE 0x3u
 
 /* Request kinds (MPIR_Request_kind_t). */
 enum { MPICH_REQ_SEND = 1, MPICH_REQ_RECV = 2, MPICH_REQ_PREQUEST_SEND = 3,

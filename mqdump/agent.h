@@ -29,4 +29,13 @@ enum exit_status {
  */
 int agent_run(const char *host, char **args, int nargs, struct mqdh_options *o);
 
+/*
+ * The same, started on every host of a list by one command (the front
+ * end's {hosts} template): args are every host's share, each
+ * "HOST=PID:RANK[,PID:RANK...]", and this agent dumps the share of the
+ * host that is this one (mqdh_host_find), named as the front end names
+ * it.  EXIT_FATAL, said, when none is this host.
+ */
+int agent_run_any(char **args, int nargs, struct mqdh_options *o);
+
 #endif

@@ -6,6 +6,7 @@
 #include "common.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 
@@ -148,4 +149,12 @@ int compare_ints(const void *x, const void *y)
 int process_unwound(const struct mqdh_dump *d, int i)
 {
     return d->procs[i].where_call || (d->stacks && d->stacks[i].nthreads > 0);
+}
+
+void fold_free(struct fold *f)
+{
+    free(f->group);
+    free(f->relative);
+    f->group = NULL;
+    f->relative = NULL;
 }

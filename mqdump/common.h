@@ -70,6 +70,19 @@ void print_at_work(FILE *f, const struct mqdh_frame *uf, const char *lines);
 /* qsort's comparison of ints, ascending. */
 int compare_ints(const void *x, const void *y);
 
+/*
+ * How processes fold into groups of the same state, as the folded text
+ * view has them (text.c's text_fold makes it, graph.c draws by it), per
+ * process: group, the lowest process of its group (itself if alone), and
+ * relative, whether that group's peers read relative to each member's
+ * rank ("rank-1").  fold_free frees both and accepts a zeroed fold.
+ */
+struct fold {
+    int *group;
+    unsigned char *relative;
+};
+void fold_free(struct fold *f);
+
 /* Was d's process i attached and unwound (where it is is known), dumped
  * or not: in an MPI call, or a thread's stack known. */
 int process_unwound(const struct mqdh_dump *d, int i);

@@ -292,7 +292,7 @@ static void json_wait(const struct mqdh_dump *d, const struct mqdh_wait *w)
     json_string(f->where_call);
     printf(", \"comm\": ");
     json_string(w->comm >= 0 ? f->comms[w->comm].name : w->comm == -1 ? "MPI_COMM_WORLD" : "?");
-    if (w->tag_wild || w->kind == MQDH_WAIT_COLLECTIVE)
+    if (w->tag_wild || (w->kind == MQDH_WAIT_COLLECTIVE && w->tag < 0))
         printf(", \"tag\": null");
     else
         printf(", \"tag\": %ld", w->tag);

@@ -11,7 +11,11 @@
 #include "agent.h"
 #include "common.h"
 #include "mqdump.h"
+#include "progress.h"
+#include "save.h"
+#include "watch.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <limits.h>
 #include <signal.h>
@@ -20,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 
@@ -28,8 +33,10 @@ static void usage(FILE *f)
     fputs("usage: mqdump [OPTIONS] --job LAUNCHER_PID\n"
           "       mqdump [OPTIONS] --pid PID [--pid PID ...]\n"
           "       mqdump [--list]\n"
+          "       mqdump [OPTIONS] --load FILE\n"
           "       mqdump --check-dll PATH\n"
           "       mqdump --agent HOST [--owner UID] [OPTIONS] PID:RANK ...\n"
+          "       mqdump --agent-any [--owner UID] [OPTIONS] HOST=PID:RANK[,...] ...\n"
           "                                             (run by mqdump itself)\n"
           "Show the MPI message queues of processes, and who waits for whom.\n\n"
           "  -j, --job PID           every rank of the job this launcher (mpiexec) runs,\n"
@@ -44,7 +51,8 @@ static void usage(FILE *f)
           "                          checks: one the process names, or as root --dll's\n"
           "      --check-dll PATH    load and validate a debug DLL, print its version\n"
           "      --full              every process in full, not processes in the same\n"
-          "                          state folded together under their ranks\n"
+          "                          state folded together under their ranks (in the\n"
+          "                          text and in --graph's nodes)\n"
           "      --json              one JSON object instead of text\n"
           "      --graph FILE        the queues and deadlocks as a Graphviz graph: DOT,\n"
           "                          or SVG/PNG/PDF (by FILE's suffix) rendered by dot\n"
@@ -52,6 +60,15 @@ static void usage(FILE *f)
           "                          call tree from main, branches labelled with their\n"
           "                          ranks (full: the MPI library's frames too)\n"
           "      --stacks-graph FILE that tree as a Graphviz graph (as --graph does)\n"
+          "      --save FILE         keep the dump in FILE too (text, docs/RESULT.md),\n"
+          "                          stacks included, to be shown again with --load\n"
+          "      --load FILE         show a dump saved by --save, with any view, instead\n"
+          "                          of dumping a job\n"
+          "  -q, --quiet             no progress on stderr (shown on a terminal when a\n"
+          "                          dump takes over a second)\n"
+          "      --watch S           look twice, S seconds apart (the processes running in\n"
+          "                          between), and say what moved: stacks, queues, CPU\n"
+          "                          time outside MPI's progress loop; or that nothing did\n"
           "      --stats             per process: DLL callbacks, bytes, system calls, time;\n"
           "                          and what mqdump itself took (CPU, memory, workers)\n"
           "      --timeout S         seconds the debug DLL has for each process (default\n"
@@ -63,10 +80,14 @@ static void usage(FILE *f)
           "      --remote TEMPLATE   how to run it on a host, {host} replaced (default:\n"
           "                          $MQD_REMOTE, else 'ssh -o BatchMode=yes {host}'); e.g.\n"
           "                          'srun --overlap --jobid=ID -N1 -n1 -w {host}' or\n"
-          "                          'pdsh -N -w {host}'\n"
+          "                          'pdsh -N -w {host}'; or on all hosts at once, {hosts}\n"
+          "                          replaced by their names comma-joined, {nhosts} by\n"
+          "                          their count, each agent picking its host's ranks:\n"
+          "                          'srun --overlap --jobid=ID -N{nhosts} -n{nhosts}\n"
+          "                          --label -w {hosts}' or 'pdsh -R ssh -w {hosts}'\n"
           "      --agent-path PATH   the agent on those hosts (default: $MQD_AGENT, else\n"
           "                          this mqdump's own path)\n"
-          "      --remote-timeout S  seconds each host's agent has (default 60)\n"
+          "      --remote-timeout S  seconds each command running agents has (default 60)\n"
           "      --fanout N          agents started at once (default 256)\n"
           "      --local-only        start no agent: other hosts' ranks are not dumped\n"
           "  -v, --verbose           show the DLL's diagnostic messages\n"
@@ -175,6 +196,7 @@ enum task {
     TASK_CHECK_DLL, /* --check-dll PATH */
     TASK_AGENT,     /* --agent HOST PID:RANK ... */
     TASK_HELP,      /* --help */
+    TASK_LOAD,      /* --load FILE: show a saved dump */
 };
 
 /* The command line, read (parse_command_line). */
@@ -187,13 +209,21 @@ struct command {
     int stacks;       /* --stacks; stack_flags: =full's MQDH_STACKS_FULL */
     unsigned stack_flags;
     const char *check, *graph, *stacks_graph, *agent_host; /* NULL: not given */
+    int agent_any;    /* --agent-any: the agent of whichever host of the table this is */
     char **args;      /* the operands (--agent's PID:RANK), argv's */
     int nargs;
+    const char *save, *load; /* --save FILE, --load FILE; NULL: not given */
+    int quiet;               /* -q: no progress */
+    int watch;               /* --watch S: seconds between two looks; 0: one look */
+    struct watch *watched;   /* what moved between them (watch.h); NULL: not watched */
+    int argc;                /* the command line, for what a saved dump says of itself */
+    char **argv;
     struct mqdh_options o;
 };
 
 static void command_free(struct command *c)
 {
+    watch_free(c->watched);
     free(c->pids);
 }
 
@@ -232,6 +262,7 @@ static const struct number_option {
     {'O', 1, 86400, "--remote-timeout takes a number, 1 to 86400"},
     {'N', 1, 4096, "--fanout takes a number, 1 to 4096"},
     {'t', 0, 86400, "--timeout takes a number of seconds, 0 to 86400"},
+    {'w', 1, 3600, "--watch takes a number of seconds, 1 to 3600"},
 };
 
 /* Option opt (one of number_options) with its value arg.  0, or
@@ -255,6 +286,7 @@ static int take_number(struct command *c, int opt, const char *arg)
     case 'O': c->o.remote_timeout = (int)v; break;
     case 'N': c->o.fanout = (int)v; break;
     case 't': c->o.dll_timeout = v ? (int)v : -1; break;
+    case 'w': c->watch = (int)v; break;
     }
     return 0;
 }
@@ -287,12 +319,21 @@ static int take_option(struct command *c, int opt, const char *arg)
     case 'U':
     case 'O':
     case 'N':
+    case 'w':
     case 't': return take_number(c, opt, arg);
     case 'd': c->o.dll = arg; return 0;
+    case 'Y':
+        if (save_path_usable(arg) != 0)
+            return EXIT_USAGE;
+        c->save = arg;
+        return 0;
+    case 'Z': c->load = arg; return 0;
+    case 'q': c->quiet = 1; return 0;
     case 'C': c->check = arg; return 0;
     case 'G': c->graph = arg; return 0;
     case 'g': c->stacks_graph = arg; return 0;
     case 'A': c->agent_host = arg; return 0;
+    case 'K': c->agent_any = 1; return 0;
     case 'R': c->o.remote = arg; return 0;
     case 'P': c->o.agent_path = arg; return 0;
     case 'T': c->o.trust_target_dll = 1; return 0;
@@ -315,9 +356,13 @@ static int take_option(struct command *c, int opt, const char *arg)
  * for options that do not go together (said). */
 static int choose_task(struct command *c, int no_arguments)
 {
-    if (c->agent_host) {
+    if (c->agent_host || c->agent_any) {
+        if (c->agent_host && c->agent_any) {
+            fprintf(stderr, "mqdump: --agent names its host, --agent-any finds it: give one\n");
+            return EXIT_USAGE;
+        }
         if (c->npids || c->job || c->check || c->list || c->json || c->graph || c->full ||
-            c->stacks || c->stacks_graph) {
+            c->stacks || c->stacks_graph || c->save || c->load) {
             fprintf(stderr, "mqdump: --agent takes PID:RANK arguments and DLL options only\n");
             return EXIT_USAGE;
         }
@@ -327,6 +372,15 @@ static int choose_task(struct command *c, int no_arguments)
     if (c->o.owner_set) {
         fprintf(stderr, "mqdump: --owner is --agent's (--job passes its launcher's user on)\n");
         return EXIT_USAGE;
+    }
+    if (c->load) {
+        if (c->npids || c->job || c->check || c->list || c->save || c->nargs) {
+            fprintf(stderr, "mqdump: --load shows a saved dump: give it without --job, --pid, "
+                            "--list, --check-dll, --save or operands\n");
+            return EXIT_USAGE;
+        }
+        c->task = TASK_LOAD;
+        return 0;
     }
     if (c->check && c->nargs == 0 && c->npids == 0 && c->job == 0) {
         c->task = TASK_CHECK_DLL;
@@ -339,7 +393,7 @@ static int choose_task(struct command *c, int no_arguments)
         return EXIT_USAGE;
     }
     if (c->list || no_arguments) {
-        if (c->npids || c->job || c->check || c->nargs > 0) {
+        if (c->npids || c->job || c->check || c->nargs > 0 || c->save) {
             fprintf(stderr, "mqdump: --list takes no other argument\n");
             return EXIT_USAGE;
         }
@@ -374,6 +428,7 @@ static int parse_command_line(int argc, char **argv, struct command *c)
         {"target-dll", no_argument, NULL, 'D'},
         {"jobs", required_argument, NULL, 'W'},
         {"agent", required_argument, NULL, 'A'},
+        {"agent-any", no_argument, NULL, 'K'},
         {"remote", required_argument, NULL, 'R'},
         {"agent-path", required_argument, NULL, 'P'},
         {"remote-timeout", required_argument, NULL, 'O'},
@@ -383,17 +438,28 @@ static int parse_command_line(int argc, char **argv, struct command *c)
         {"stacks", optional_argument, NULL, 's'},
         {"stacks-graph", required_argument, NULL, 'g'},
         {"owner", required_argument, NULL, 'U'},
+        {"save", required_argument, NULL, 'Y'},
+        {"load", required_argument, NULL, 'Z'},
+        {"quiet", no_argument, NULL, 'q'},
+        {"watch", required_argument, NULL, 'w'},
         {NULL, 0, NULL, 0},
     };
     int opt;
-    while ((opt = getopt_long(argc, argv, "p:j:d:lvh", longopts, NULL)) != -1) {
+    c->argc = argc;
+    c->argv = argv;
+    while ((opt = getopt_long(argc, argv, "p:j:d:lvhq", longopts, NULL)) != -1) {
         int rc = take_option(c, opt, optarg);
         if (rc != 0 || c->task == TASK_HELP)
             return rc;
     }
     c->args = argv + optind;
     c->nargs = argc - optind;
-    return choose_task(c, argc == 1);
+    int rc = choose_task(c, argc == 1);
+    if (rc == 0 && c->watch && c->task != TASK_DUMP) {
+        fprintf(stderr, "mqdump: --watch looks at a job twice: it goes with --job or --pid\n");
+        return EXIT_USAGE;
+    }
+    return rc;
 }
 
 /* ---------------------------------------------------------------- the tasks */
@@ -515,6 +581,8 @@ static void show_json(const struct command *c, const struct mqdh_dump *d,
         json_analysis(d, a);
     if (tree)
         json_stacks(d, tree, c->stack_flags & MQDH_STACKS_FULL);
+    if (c->watched)
+        watch_json(d, c->watched);
     if (c->stats)
         json_cost(d);
     json_end();
@@ -553,7 +621,17 @@ static int write_graphs(const struct command *c, const struct mqdh_dump *d,
         if (status == EXIT_OK)
             status = EXIT_PARTIAL;
     }
-    if (c->graph && graph_write(c->graph, d, a, err, sizeof err) != 0) {
+    if (!c->graph)
+        return status;
+    /* Processes folded as the text view folds them, unless --full. */
+    struct fold fold = {0};
+    int rc = -1;
+    if (!c->full && text_fold(d, &fold) != 0)
+        snprintf(err, sizeof err, "out of memory");
+    else
+        rc = graph_write(c->graph, d, a, c->full ? NULL : &fold, err, sizeof err);
+    fold_free(&fold);
+    if (rc != 0) {
         say("--graph: ", err);
         if (status == EXIT_OK)
             status = EXIT_PARTIAL;
@@ -590,6 +668,8 @@ static int show(const struct command *c, struct mqdh_dump *d)
         tree = stack_tree(d, c->stack_flags);
     if (!c->json)
         show_text(c, d, a, tree);
+    if (!c->json && c->watched)
+        watch_text(d, c->watched);
     status = write_graphs(c, d, a, tree, status);
     mqdh_stack_tree_free(tree);
     mqdh_analysis_free(a);
@@ -674,6 +754,42 @@ static void release_stderr(struct held_stderr *h, int verbose)
     fclose(h->tmp);
 }
 
+/* Seconds on the monotonic clock. */
+static double monotonic_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/*
+ * --watch S: a first look, S seconds with every process running (each
+ * call of mqdh_dump_processes lets every process go before it returns),
+ * and a second look, which is the dump shown (*out; NULL as
+ * mqdh_dump_processes leaves it); what moved between them in c->watched.
+ * Returns the second look's code, or the first's if it made no dump.
+ */
+static int watch_looks(struct command *c, const pid_t *pids, const int *ranks,
+                       const char *const *hosts, int n, struct mqdh_dump **out)
+{
+    struct mqdh_dump *first = NULL;
+    double t0 = monotonic_seconds();
+    int rc = mqdh_dump_processes(pids, ranks, hosts, n, &c->o, &first);
+    if (!first) {
+        *out = NULL;
+        return rc;
+    }
+    struct timespec ts = {.tv_sec = c->watch};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+        ;
+    double t1 = monotonic_seconds();
+    rc = mqdh_dump_processes(pids, ranks, hosts, n, &c->o, out);
+    if (*out && !(c->watched = watch_compare(first, *out, c->watch, t1 - t0)))
+        fprintf(stderr, "mqdump: comparing the two looks ran out of memory\n");
+    mqdh_dump_free(first);
+    return rc;
+}
+
 /* --pid or --job: dump the processes and show them.  Returns the exit
  * status. */
 static int dump(struct command *c)
@@ -686,36 +802,76 @@ static int dump(struct command *c)
         /* Its table names only its user's processes: no other is touched
          * (mqdh_options.owner), here or by the agents. */
         int rc = mqdh_job_owner(c->job, &c->o.owner, err, sizeof err);
+        char how[1200] = ""; /* ranks not from a table: how they were found */
         if (rc == MQDH_OK)
-            rc = mqdh_job_ranks(c->job, &pids, &ranks, &hosts, &npids, err, sizeof err);
+            rc = mqdh_job_ranks_how(c->job, &pids, &ranks, &hosts, &npids, how, sizeof how,
+                                    err, sizeof err);
         c->o.owner_set = 1;
         c->o.owner_pid = c->job;
         if (rc != MQDH_OK) {
             say("", err);
             return EXIT_FATAL;
         }
+        if (how[0])
+            say("", how);
     }
     /* libdw fetches missing DWARF through debuginfod when DEBUGINFOD_URLS
      * says where; its client waits 90 s for a silent server by default.
-     * A hung job's user waits less: 5 s without progress, unless they
-     * chose otherwise. */
-    if (getenv("DEBUGINFOD_URLS"))
+     * A hung job's user waits less: 5 s without progress, and no retries
+     * (elfutils 0.188's client tries twice more), unless they chose
+     * otherwise. */
+    if (getenv("DEBUGINFOD_URLS")) {
         setenv("DEBUGINFOD_TIMEOUT", "5", 0);
+        setenv("DEBUGINFOD_RETRY_LIMIT", "0", 0);
+    }
     struct mqdh_dump *d = NULL;
     struct held_stderr held;
+    /* On the terminal, never in --json's output there. */
+    struct progress *pr = c->quiet || c->watch || (c->json && isatty(1))
+                              ? NULL
+                              : progress_start(pids, (const char *const *)hosts, npids);
     hold_stderr(&held);
-    int rc = mqdh_dump_processes(pids, ranks, (const char *const *)hosts, npids, &c->o, &d);
+    int rc = c->watch ? watch_looks(c, pids, ranks, (const char *const *)hosts, npids, &d)
+                      : mqdh_dump_processes(pids, ranks, (const char *const *)hosts, npids,
+                                            &c->o, &d);
+    progress_stop(pr);
     release_stderr(&held, c->o.verbose);
     int status;
     if (!d) {
         fprintf(stderr, "mqdump: %s\n", mqdh_strerror(rc));
         status = EXIT_FATAL;
     } else {
+        char err[4600]; /* saved as read: show escapes d */
+        int unsaved = c->save && save_dump(c->save, d, c->argc, c->argv, c->job, err,
+                                           sizeof err) != 0;
+        if (unsaved)
+            say("--save: ", err);
         status = show(c, d);
+        if (unsaved && status == EXIT_OK)
+            status = EXIT_PARTIAL;
     }
     mqdh_dump_free(d);
     if (c->job)
         mqdh_job_free(pids, ranks, hosts, npids);
+    return status;
+}
+
+/* --load FILE: a saved dump shown as the live one was (what it is said
+ * on stderr first).  Returns the exit status. */
+static int load(const struct command *c)
+{
+    struct mqdh_dump *d = NULL;
+    struct mqdh_saved *about = NULL;
+    char err[4600];
+    if (load_dump(c->load, &d, &about, err, sizeof err) != 0) {
+        say("", err);
+        return EXIT_FATAL;
+    }
+    if (!c->quiet)
+        say_saved(c->load, about);
+    int status = show(c, d);
+    mqdh_dump_free(d);
+    mqdh_saved_free(about);
     return status;
 }
 
@@ -726,10 +882,13 @@ static int run(struct command *c)
     case TASK_HELP:
         usage(stdout);
         return EXIT_OK;
-    case TASK_AGENT: return agent_run(c->agent_host, c->args, c->nargs, &c->o);
+    case TASK_AGENT:
+        return c->agent_any ? agent_run_any(c->args, c->nargs, &c->o)
+                            : agent_run(c->agent_host, c->args, c->nargs, &c->o);
     case TASK_CHECK_DLL: return check_dll(c->check, c->o.trust_target_dll);
     case TASK_LIST: return list_jobs(c->json);
     case TASK_DUMP: return dump(c);
+    case TASK_LOAD: return load(c);
     }
     return EXIT_FATAL;
 }

@@ -559,6 +559,31 @@ int text_folded(const struct mqdh_dump *d, int stats)
     return 0;
 }
 
+int text_fold(const struct mqdh_dump *d, struct fold *out)
+{
+    int n = d->nprocs, m = 0, rc = -1;
+    struct folding fo = {0};
+    int *in = malloc(((size_t)n + 1) * sizeof *in);
+    out->group = malloc(((size_t)n + 1) * sizeof *out->group);
+    out->relative = calloc((size_t)n + 1, sizeof *out->relative);
+    /* The same states as text_folded's: the error they share left out. */
+    shared_error = in ? common_error(d, in, &m) : NULL;
+    if (!in || !out->group || !out->relative || folding_make(&fo, d) != 0)
+        goto out;
+    for (int i = 0; i < n; i++) {
+        out->group[i] = fo.group[i] < 0 ? i : fo.group[i];
+        out->relative[i] = fo.group[i] >= 0 && fo.mode[fo.group[i]] == FOLD_REL;
+    }
+    rc = 0;
+out:
+    if (rc != 0)
+        fold_free(out);
+    folding_free(&fo, n);
+    free(in);
+    shared_error = NULL;
+    return rc;
+}
+
 /* --list: the MPI jobs on this node, for a user who has to find the
  * launcher's pid. */
 void text_jobs(const struct mqdh_job_info *jobs, int n)

@@ -19,6 +19,11 @@ void text_dump(const struct mqdh_dump *d, int stats);
 /* The default: processes in the same state folded under their ranks.
  * -1 out of memory (nothing printed). */
 int text_folded(const struct mqdh_dump *d, int stats);
+/* How text_folded folds d's processes, into out (the caller's, to free
+ * with fold_free), for the views that fold them the same way: -1 out of
+ * memory (out left empty). */
+struct fold;
+int text_fold(const struct mqdh_dump *d, struct fold *out);
 /* The deadlock report; fold: explanations the same up to the waiting rank
  * once, under the ranks they hold for. */
 void text_analysis(const struct mqdh_dump *d, const struct mqdh_analysis *a, int fold);

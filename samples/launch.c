@@ -24,6 +24,15 @@
  * killed and reaped before it exits: it is a child subreaper, so it also
  * catches processes that mpiexec's proxies orphan.
  *
+ * Shared memory the job leaves in /dev/shm is removed too, but only what
+ * is provably its own: files that a process of the job maps or holds open
+ * when the job is ended, that were not there before it started (name and
+ * inode) and that are this user's.  MPICH 5.0 leaves a segment per killed
+ * job there, named from hydra's KVS name, which hydra draws from rand()
+ * seeded with time(); in a fresh pid namespace mpiexec always has one pid,
+ * so a job started in the same second as a killed one would attach to its
+ * stale segment and hang in MPI_Init.
+ *
  * Exit status: COMMAND's; after a hold, 0 when stdin closed and 128+N when
  * signal N ended it; 2 if the job failed to become ready or was interrupted
  * before (the reason on stderr); 64 on a usage error.
@@ -41,11 +50,14 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #define MAX_RANKS 4096
+#define SHM_DIR "/dev/shm/"
+#define MAX_SHM 256
 
 /* The launchers mqd-launch knows how to drive. */
 enum launcher_kind {
@@ -233,10 +245,11 @@ static pid_t parent_of(pid_t pid)
 }
 
 /*
- * SIGKILL every descendant of this process.  Returns how many were found.
- * Descendants are found by following parent links up from every process.
+ * Call fn on every descendant of this process.  Returns how many were
+ * found.  Descendants are found by following parent links up from every
+ * process.
  */
-static int kill_descendants(void)
+static int each_descendant(void (*fn)(pid_t))
 {
     pid_t self = getpid();
     int found = 0;
@@ -253,7 +266,7 @@ static int kill_descendants(void)
         for (int depth = 0; depth < 64 && p > 1; depth++) {
             p = parent_of(p);
             if (p == self) {
-                kill((pid_t)v, SIGKILL);
+                fn((pid_t)v);
                 found++;
                 break;
             }
@@ -263,18 +276,136 @@ static int kill_descendants(void)
     return found;
 }
 
-/* Kill and reap everything this process started; bounded in time. */
+static void kill_one(pid_t pid)
+{
+    kill(pid, SIGKILL);
+}
+
+/* SIGKILL every descendant of this process; how many were found. */
+static int kill_descendants(void)
+{
+    return each_descendant(kill_one);
+}
+
+/* ---------------------------------------------------------------- /dev/shm */
+
+/* A file of /dev/shm by name and inode. */
+struct shm_file {
+    char name[NAME_MAX + 1];
+    ino_t ino;
+};
+
+/* What /dev/shm held before the job started, and what the job uses. */
+static struct shm_file shm_before[MAX_SHM], shm_job[MAX_SHM];
+static int n_shm_before, n_shm_job;
+static bool shm_before_complete;
+
+static bool shm_known(const struct shm_file *set, int n, const char *name, ino_t ino)
+{
+    for (int i = 0; i < n; i++)
+        if (set[i].ino == ino && strcmp(set[i].name, name) == 0)
+            return true;
+    return false;
+}
+
+/* Note /dev/shm's files before the job starts; if they are too many to
+ * note, the job's are never removed (nothing could be proved new). */
+static void shm_snapshot(void)
+{
+    DIR *d = opendir(SHM_DIR);
+    struct dirent *e;
+    shm_before_complete = d != NULL;
+    while (d && (e = readdir(d))) {
+        if (n_shm_before == MAX_SHM) {
+            shm_before_complete = false;
+            break;
+        }
+        snprintf(shm_before[n_shm_before].name, sizeof shm_before[0].name, "%s", e->d_name);
+        shm_before[n_shm_before++].ino = e->d_ino;
+    }
+    if (d)
+        closedir(d);
+}
+
+/* path (as /proc shows a mapping or a descriptor) if it is a file of
+ * /dev/shm new since the snapshot and this user's: note it as the job's. */
+static void shm_note(const char *path)
+{
+    struct stat st;
+    const char *name = path + strlen(SHM_DIR);
+    if (strncmp(path, SHM_DIR, strlen(SHM_DIR)) != 0 || strchr(name, '/') || !*name ||
+        n_shm_job == MAX_SHM || lstat(path, &st) != 0 || !S_ISREG(st.st_mode) ||
+        st.st_uid != getuid() || shm_known(shm_before, n_shm_before, name, st.st_ino) ||
+        shm_known(shm_job, n_shm_job, name, st.st_ino))
+        return;
+    snprintf(shm_job[n_shm_job].name, sizeof shm_job[0].name, "%s", name);
+    shm_job[n_shm_job++].ino = st.st_ino;
+}
+
+/* The files of /dev/shm that process pid maps or holds open. */
+static void shm_of_process(pid_t pid)
+{
+    char path[64], line[PATH_MAX + 128];
+    snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
+    FILE *f = fopen(path, "re");
+    while (f && fgets(line, sizeof line, f)) {
+        char *file = strstr(line, " " SHM_DIR);
+        if (!file)
+            continue;
+        file[strcspn(file, "\n")] = '\0';
+        shm_note(file + 1);
+    }
+    if (f)
+        fclose(f);
+    snprintf(path, sizeof path, "/proc/%d/fd", (int)pid);
+    DIR *d = opendir(path);
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        char fd[PATH_MAX], target[PATH_MAX];
+        snprintf(fd, sizeof fd, "%s/%s", path, e->d_name);
+        ssize_t n = readlink(fd, target, sizeof target - 1);
+        if (n <= 0)
+            continue;
+        target[n] = '\0';
+        shm_note(target);
+    }
+    if (d)
+        closedir(d);
+}
+
+/* Remove the job's files of /dev/shm, once nothing of it runs: those that
+ * are still the very files it used. */
+static void shm_remove(void)
+{
+    int dir = n_shm_job ? open(SHM_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+    for (int i = 0; dir >= 0 && i < n_shm_job; i++) {
+        struct stat st;
+        if (fstatat(dir, shm_job[i].name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+            st.st_ino == shm_job[i].ino && unlinkat(dir, shm_job[i].name, 0) != 0)
+            fprintf(stderr, "mqd-launch: cannot remove " SHM_DIR "%s: %s\n", shm_job[i].name,
+                    strerror(errno));
+    }
+    if (dir >= 0)
+        close(dir);
+}
+
+/* Kill and reap everything this process started, then remove the job's
+ * shared memory; bounded in time. */
 static void cleanup(pid_t mpiexec_pgid)
 {
     double deadline = now() + 10.0;
+    if (shm_before_complete)
+        each_descendant(shm_of_process);
     if (mpiexec_pgid > 0)
         kill(-mpiexec_pgid, SIGKILL);
     for (;;) {
         int live = kill_descendants();
         while (waitpid(-1, NULL, WNOHANG) > 0)
             ;
-        if (live == 0 && waitpid(-1, NULL, WNOHANG) < 0 && errno == ECHILD)
+        if (live == 0 && waitpid(-1, NULL, WNOHANG) < 0 && errno == ECHILD) {
+            shm_remove();
             return;
+        }
         if (now() > deadline) {
             fprintf(stderr, "mqd-launch: processes survived SIGKILL for 10 s\n");
             return;
@@ -424,6 +555,7 @@ int main(int argc, char **argv)
 
     char npbuf[16];
     snprintf(npbuf, sizeof npbuf, "%d", np);
+    shm_snapshot();
     pid_t job = fork();
     if (job < 0) {
         perror("mqd-launch: fork");

@@ -3,7 +3,7 @@
  *
  *   rank 0  MPI_Probe for rank 1's message (tag 9): nobody sends it
  *   rank 1  MPI_Ssend to rank 2 (tag 4): rank 2 never receives it
- *   rank 2  MPI_Finalize: it skipped its receive
+ *   rank 2  MPI_Finalize: it skipped its receive (then sample_finalized)
  *   rank 3  MPI_Waitany on a receive from rank 0 (tag 5)
  *
  * Every rank waits on another: a probe read from its arguments, a blocked
@@ -31,7 +31,7 @@ int main(int argc, char **argv)
     case 2:
         sample_ready();
         MPI_Finalize();
-        break;
+        sample_finalized();
     default:
         MPI_Irecv(&buf, 1, MPI_INT, 0, 5, MPI_COMM_WORLD, &req);
         sample_ready();

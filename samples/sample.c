@@ -85,6 +85,12 @@ _Noreturn void sample_returned(const char *call, int peer)
     abort();
 }
 
+_Noreturn void sample_finalized(void)
+{
+    for (;;)
+        pause();
+}
+
 _Noreturn void sample_stop(void)
 {
     fprintf(stderr, "rank %d: a call returned that never should\n", world_rank);

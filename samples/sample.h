@@ -34,6 +34,12 @@ _Noreturn void sample_block(MPI_Request *reqs, int n);
  * returns; sleeps most of the time so as not to take a core). */
 _Noreturn void sample_compute(void);
 
+/* After MPI_Finalize, which a sample's rank is never to leave: ch3 waits
+ * in it for every peer to close its connections, but ch4 (but for a few
+ * OFI providers) leaves it at once.  Then the rank stays here for ever,
+ * outside MPI, sending nothing (it can no longer abort the job). */
+_Noreturn void sample_finalized(void);
+
 /* A blocking call a sample expected never to return did: say so, abort. */
 _Noreturn void sample_stop(void);
 /* The same, for a call with the peer rank peer: say which. */

@@ -6,11 +6,17 @@
  * intercommunicator "mqd-spawn".  Peers on it are ranks in the other world:
  *   parent 0 posts a receive of 1 int from child 1, tag 3;
  *   child 1  posts a receive of 1 int from parent 0, tag 5;
- *   child 0  sends 1 MiB to parent 1, tag 4: rendezvous, pending;
+ *   child 0  sends 1 MiB to parent 1, tag 4, synchronous: pending;
  *   parent 1 waits until that message is unexpected in its queue, then
  *            posts a receive of 1 int from child 1, tag 6.
  * Parent 0 and child 1 wait for each other; parent 1 and child 0 are
  * stuck behind them.
+ *
+ * The send is an MPI_Issend, pending until a receive matches it (never),
+ * on every device: ch3 holds a plain 1 MiB MPI_Isend back until the
+ * receiver matches it (rendezvous), but ch4 (ch4:ofi) completes it as soon
+ * as the data has left between the worlds, which would end child 0's wait
+ * ("requests completed that never should") and the job with it.
  *
  * Readiness: every child posts its operations before it enters an
  * MPI_Barrier on the intercommunicator, so when a parent leaves that
@@ -36,7 +42,7 @@ static void child(MPI_Comm parent)
     MPI_Comm_set_errhandler(parent, MPI_ERRORS_ARE_FATAL);
     MPI_Comm_set_name(parent, "mqd-spawn");
     if (sample_rank() == 0)
-        MPI_Isend(long_buf, LONG_COUNT, MPI_DOUBLE, 1, 4, parent, &req);
+        MPI_Issend(long_buf, LONG_COUNT, MPI_DOUBLE, 1, 4, parent, &req);
     else
         MPI_Irecv(&one, 1, MPI_INT, 0, 5, parent, &req);
     MPI_Barrier(parent);

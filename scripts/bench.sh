@@ -18,12 +18,17 @@
 # The ranks spin on the same cores mqdump runs on until they are stopped:
 # wall time includes competing with them, CPU time does not.
 # Exits non-zero if a dump misses a rank.
-#   MQD_BENCH_NP   sizes (default "16 64 256"); one above MQD_BENCH_MAX_JOB
-#                  (default 128) is two jobs of half the ranks, dumped at once
+#   MQD_BENCH_NP   sizes (default "16 64 256"; 1024 fits this 2-core, 23 GB
+#                  machine); one above MQD_BENCH_MAX_JOB (default 128) runs
+#                  with MPIR_CVAR_NOLOCAL=1 (see below)
 #   MQD_BENCH_REPS dumps per size and DLL (default 5)
-# Then tests/bench_analysis: the analysis and the folded views on synthetic
-# dumps of MQD_BENCH_PROCESSES (default 100000) processes, and the merge of
-# MQD_BENCH_MERGE_RANKS (10000) ranks from MQD_BENCH_MERGE_HOSTS (1000) hosts.
+# Per size, below the table: how long the job took to start, its ranks'
+# memory, the load, and mqdump --graph on it (to SVG through Graphviz dot).
+# Then tests/bench_analysis: the analysis, the folded views and the folded
+# --graph (to DOT, and to SVG rendered by Graphviz dot; a handful of nodes)
+# on synthetic dumps of MQD_BENCH_PROCESSES (default 100000) processes, and the merge of
+# 1,024 ranks from 64 hosts and MQD_BENCH_MERGE_RANKS (10000) ranks from
+# MQD_BENCH_MERGE_HOSTS (1000) hosts.
 set -euo pipefail
 build=${MQD_BUILD:-build}
 sizes=${MQD_BENCH_NP:-16 64 256}
@@ -123,19 +128,42 @@ gdb_rank() {
 }
 export -f gdb_rank
 
-# Both jobs of a size above MQD_BENCH_MAX_JOB, in one dump: --pid each rank.
-two_jobs() {
-    local m pids=()
-    for m in "$MQD_BENCH_FIRST" "$MQD_MPIEXEC_PID"; do
-        for p in $(pgrep -P "$(pgrep -P "$m" | head -n 1)"); do pids+=(--pid "$p"); done
-    done
-    MQD_BENCH_ARGS="${pids[*]}" one_size
+# The job itself, once every rank is ready: how long it took to start, its
+# ranks' memory (proportional set size: shared pages split between them),
+# the load; then mqdump --graph on it, timed to the SVG, with its nodes.
+job_facts() {
+    local ranks pss t1 t2 nodes
+    ranks=$(pgrep -P "$(pgrep -P "$MQD_MPIEXEC_PID" | head -n 1)")
+    # One awk for every rank: behind a node of spinning ranks, each process
+    # started takes long.
+    # shellcheck disable=SC2046 # one path per rank
+    pss=$(awk '/^Pss:/ { k += $2 } END { print k + 0 }' \
+        $(printf '/proc/%s/smaps_rollup ' $ranks) 2>/dev/null) || true
+    printf '%6d ranks: started in %.1f s%s; ranks %.1f MB each (PSS), %.0f MB in all; load %s\n' \
+        "$MQD_BENCH_NP_NOW" "$(awk -v a="$MQD_BENCH_T0" -v b="$EPOCHREALTIME" 'BEGIN { print b - a }')" \
+        "${MQD_BENCH_NOTE:-}" \
+        "$(awk -v k="$pss" -v n="$MQD_BENCH_NP_NOW" 'BEGIN { print k / n / 1024 }')" \
+        "$(awk -v k="$pss" 'BEGIN { print k / 1024 }')" \
+        "$(cut -d ' ' -f 1-3 /proc/loadavg)" >>"$MQD_BENCH_OUT/facts"
+    t1=$EPOCHREALTIME
+    (unset MQD_DLL && exec "$MQD_BUILD/bin/mqdump" --job "$MQD_MPIEXEC_PID" \
+        --graph "$MQD_BENCH_OUT/g.svg") >/dev/null 2>&1 || true
+    t2=$EPOCHREALTIME
+    nodes=$(grep -c 'class="node"' "$MQD_BENCH_OUT/g.svg" 2>/dev/null) || true
+    echo "        mqdump --job --graph g.svg (the folded graph, rendered): $(ms "$t1" "$t2") ms" \
+        "wall, ${nodes:-0} node(s)" >>"$MQD_BENCH_OUT/facts"
+    rm -f "$MQD_BENCH_OUT/g.svg"
+    [ "${nodes:-0}" -gt 0 ] || {
+        echo "bench: mqdump --graph drew no graph of $MQD_BENCH_NP_NOW ranks" >&2
+        return 1
+    }
 }
-export -f two_jobs
+export -f job_facts
 
 one_size() {
     set -euo pipefail
-    MQD_BENCH_ARGS=${MQD_BENCH_ARGS:---job $MQD_MPIEXEC_PID}
+    MQD_BENCH_ARGS="--job $MQD_MPIEXEC_PID"
+    job_facts
     one_dll mqd ""
     one_dll libtvmpich "$MQD_BENCH_TVMPICH"
     if [ ! -s "$MQD_BENCH_OUT/gdb.result" ]; then
@@ -147,25 +175,34 @@ export -f one_size
 printf '%-10s %6s %6s %7s %8s %11s %9s %8s %9s %9s\n' dll ranks dumped workers "job ms" \
     "cpu ms/rank" "sys/rank" "peak MB" "rank0 ms" "other ms"
 # MPICH 4.0.2 (ch3) crashes in MPI_Init with more than about 180 ranks on
-# one node (a hello world does too): a larger size is two jobs of half the
-# ranks each, dumped together in one session (mqdump --pid for every rank).
+# one node (a hello world does too: its shared memory between the ranks).
+# MPIR_CVAR_NOLOCAL=1 turns that off: the ranks talk over TCP as if each
+# were on a node of its own, and their queues are the same.  A larger job
+# takes longer to start (every rank spins once it is in MPI): the launcher
+# waits MQD_BENCH_START seconds (default 600, or 1 per rank above that).
+# Memory: about 6 MB per rank (PSS, measured), so a size is skipped (said)
+# if 8 MB per rank is more than the memory available.
 max_job=${MQD_BENCH_MAX_JOB:-128}
-export max_job
+: >"$MQD_BENCH_OUT/facts"
 for np in $sizes; do
-    export MQD_BENCH_NP_NOW=$np
-    if [ "$np" -le "$max_job" ]; then
-        "$build/bin/mqd-launch" -n "$np" -t 600 -m "$MQD_MPIEXEC" "$build/samples/ring" -- \
-            bash -c one_size </dev/null | grep -Ev '^(mpiexec|rank|ready)'
-    else
-        export MQD_BENCH_HALF=$((np / 2))
-        "$build/bin/mqd-launch" -n "$MQD_BENCH_HALF" -t 600 -m "$MQD_MPIEXEC" \
-            "$build/samples/ring" -- bash -c 'MQD_BENCH_FIRST=$MQD_MPIEXEC_PID \
-                "$MQD_BUILD/bin/mqd-launch" -n "$MQD_BENCH_HALF" -t 600 -m "$MQD_MPIEXEC" \
-                "$MQD_BUILD/samples/ring" -- bash -c two_jobs' </dev/null |
-            grep -Ev '^(mpiexec|rank|ready)'
+    export MQD_BENCH_NP_NOW=$np MQD_BENCH_T0=$EPOCHREALTIME MQD_BENCH_NOTE=
+    avail=$(awk '/^MemAvailable:/ { print int($2 / 1024) }' /proc/meminfo)
+    if [ $((np * 8)) -gt "$avail" ]; then
+        echo "$(printf '%6d' "$np") ranks: skipped: about $((np * 8)) MB needed, $avail MB" \
+            "available" | tee -a "$MQD_BENCH_OUT/facts" >&2
+        continue
     fi
+    start=${MQD_BENCH_START:-$((np > 600 ? np : 600))}
+    if [ "$np" -gt "$max_job" ]; then
+        export MPIR_CVAR_NOLOCAL=1 MQD_BENCH_NOTE=" (MPIR_CVAR_NOLOCAL=1)"
+    fi
+    "$build/bin/mqd-launch" -n "$np" -t "$start" -m "$MQD_MPIEXEC" "$build/samples/ring" -- \
+        bash -c one_size </dev/null | grep -Ev '^(mpiexec|rank|ready)'
+    unset MPIR_CVAR_NOLOCAL
 done
 
+echo
+cat "$MQD_BENCH_OUT/facts"
 # Side by side: the padb method's one rank against mqdump's whole job.
 read -r gwall gcpu <"$MQD_BENCH_OUT/gdb.result"
 echo
@@ -176,10 +213,12 @@ awk -v gw="$gwall" -v gc="$gcpu" '$1 == "mqd" {
                gw * $2, gc / $6
     }' "$MQD_BENCH_OUT/rows"
 
-# The analysis and the folded views alone, on synthetic dumps far larger
-# than this machine can run (mqdump's own functions; one CPU).
+# The analysis, the folded views and the folded graph alone, on synthetic
+# dumps far larger than this machine can run (mqdump's own functions; one
+# CPU; Graphviz dot renders the graph).
 echo
 "$build/tests/bench_analysis" "${MQD_BENCH_PROCESSES:-100000}"
 # A job across hosts: reading and merging every host's agent result (made
 # beforehand, synthetic), then the same analysis over the whole job.
+"$build/tests/bench_analysis" --merge 1024 64
 "$build/tests/bench_analysis" --merge "${MQD_BENCH_MERGE_RANKS:-10000}" "${MQD_BENCH_MERGE_HOSTS:-1000}"

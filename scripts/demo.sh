@@ -5,12 +5,13 @@
 # rank is and the explained deadlock, write its graph, check that every rank
 # runs on untraced, and tear the job down.
 #   scripts/demo.sh [SAMPLE [NP]]
-# Without arguments: a 16-rank ring (its queues fold into one group), then
+# Without arguments: a 16-rank ring (its queues fold into one group, and
+# its graph into one node with its cycle), then
 # mismatch (a barrier one rank never joins), then hidden on 8 ranks with
 # --stacks (no deadlock: one rank computes outside MPI, and the merged
 # stacks and the report show where).  Exits non-zero if a dump fails,
-# shows no deadlock (hidden: not the rank that holds the job up), or
-# leaves a rank stopped or traced.
+# shows no deadlock (hidden: not the rank that holds the job up), draws
+# the ring other than folded, or leaves a rank stopped or traced.
 set -euo pipefail
 build=${MQD_BUILD:-build}
 out=${MQD_DEMO_OUT:-$build/demo}
@@ -66,6 +67,18 @@ show() {
     grep -Eq "$want" "$log" || bad="${bad:+$bad; }$what"
     grep -q "^DLL: .*mqd's DLL for MPICH" "$log" || bad="${bad:+$bad; }mqd's DLL was not used"
     [ "$running" -eq "${#pids[@]}" ] && [ "$traced" -eq 0 ] || bad="${bad:+$bad; }ranks left stopped or traced"
+    # The ring's picture folds as the text does: its ranks one node, the
+    # cycle one red loop on it that says how many it holds.
+    if [ "$sample" = ring ]; then
+        local dot=$out/$sample.svg.dot nodes
+        nodes=$(grep -c '^  p[0-9]* \[label=' "$dot" || true)
+        if [ "$nodes" -eq 1 ] &&
+            grep -q "^  p0 -> p0 \[color=red.*cycle of $np processes" "$dot"; then
+            echo "the ring's graph: its $np ranks one node, its cycle of $np processes a loop on it"
+        else
+            bad="${bad:+$bad; }the ring's graph is $nodes nodes, not one with its cycle"
+        fi
+    fi
     if [ -n "$bad" ]; then
         echo "demo: FAILED on $sample: $bad" >&2
         return 1

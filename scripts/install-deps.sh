@@ -14,6 +14,7 @@ packages=(
     man-db                           # man -l: the install test renders mqdump(1)
     openssh-server openssh-client    # the multi-node test: an ssh server per simulated node
     iproute2                         # ... its network links (ip); util-linux's unshare/nsenter
+    pdsh                             # ... and one command for all its nodes (--remote '... {hosts}')
     strace                           # the fault tests: a rank already traced by another tracer
     debuginfod                       # a local server: libdw fetching DWARF by DEBUGINFOD_URLS
     libfabric-dev                    # MPICH's ch4:ofi build (MQD_MPICH_DEVICE=ch4) ...

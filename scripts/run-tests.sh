@@ -3,9 +3,17 @@
 # Each program's own output is shown as it runs; the last line is the total,
 # "N passed, N failed".  Exits non-zero if any test failed or any program
 # exited non-zero without saying why (a crash counts as a failure).
+#
+# An argument NAME=VALUE sets that environment variable for the programs
+# after it (make check: the same suite under a second MPICH, one total).
 set -u
 passed=0 failed=0 broken=()
 for t in "$@"; do
+    if [[ $t =~ ^[A-Z_][A-Z0-9_]*= ]]; then
+        export "${t?}"
+        echo "run-tests: $t"
+        continue
+    fi
     log=$(mktemp)
     "$t" 2>&1 | tee "$log"
     rc=${PIPESTATUS[0]}

@@ -2,8 +2,10 @@
  * bench_analysis.c - how the analysis and the folded views scale: synthetic
  * dumps of N processes (default 100,000; argv[1]), analysed and written
  * folded as mqdump writes them (its own views, mqdump/text.c, linked in),
- * the output thrown away.  Run by `make bench`; prints one line per case:
- * the case, what the analysis found, and the seconds each step took.
+ * the output thrown away, and the folded --graph of each (DOT, then SVG
+ * rendered by Graphviz dot, in a directory of its own made and removed).
+ * Run by `make bench`; prints one line per case: the case, what the
+ * analysis found, the seconds each step took and the graph's nodes.
  *
  * Cases: a ring (one cycle of N: recursion N deep would overflow), pairs
  * (N/2 deadlocks), and a chain whose last process computes (each process
@@ -11,7 +13,9 @@
  * N passes).
  */
 #define _GNU_SOURCE
+#include "mqdump/common.h"
 #include "mqdump/mqdump.h"
+#include "tests/handdump.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,41 +56,14 @@ static long peer(enum shape s, int r, int n)
 
 static struct mqdh_dump *make_dump(enum shape s, int n)
 {
-    struct mqdh_dump *d = must(calloc(1, sizeof *d));
-    d->nprocs = n;
-    d->procs = must(calloc((size_t)n, sizeof *d->procs));
+    struct mqdh_dump *d = handdump_job(n);
     for (int r = 0; r < n; r++) {
-        struct mqdh_process *p = &d->procs[r];
         long from = peer(s, r, n);
-        p->pid = 1000 + r;
-        p->rank = p->identity = r;
-        p->image = must(strdup("/bench/app"));
-        p->dll = must(strdup("/bench/libmqd_mpich.so"));
-        if (from < -1) /* computing: not in MPI */
-            continue;
-        p->where_call = must(strdup("MPI_Recv"));
-        p->where_function = must(strdup("solve"));
-        p->where_file = must(strdup("app.c"));
-        p->where_line = 42;
-        p->ncomms = 1;
-        p->comms = must(calloc(1, sizeof *p->comms));
-        struct mqdh_comm *c = &p->comms[0];
-        snprintf(c->name, sizeof c->name, "MPI_COMM_WORLD");
-        c->size = n;
-        c->local_rank = r;
-        c->unique_id = 0x1000;
-        struct mqdh_queue *q = &c->queues[MQDH_RECEIVES];
-        q->nops = 1;
-        q->ops = must(calloc(1, sizeof *q->ops));
-        struct mqdh_op *o = &q->ops[0];
-        o->status = MQDH_OP_PENDING;
-        o->desired_local_rank = o->desired_global_rank = from;
-        o->desired_tag = 7;
-        o->desired_length = 4;
-        o->actual_local_rank = o->actual_global_rank = o->actual_tag = o->actual_length = -1;
+        if (from < -1)
+            handdump_computing(d, r);
+        else
+            handdump_recv(d, r, from, 7);
     }
-    if (mqdh_dump_index(d) != MQDH_OK)
-        must(NULL);
     return d;
 }
 
@@ -105,6 +82,62 @@ static int quiet_views(const struct mqdh_dump *d, const struct mqdh_analysis *a)
     close(saved);
     close(null);
     return rc;
+}
+
+/* How many nodes the DOT file at path has ("  pN [label=" lines); -1 if
+ * it cannot be read. */
+static int dot_nodes(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    char line[4096];
+    int n = 0;
+    while (fgets(line, sizeof line, f)) {
+        int id, at = 0;
+        n += sscanf(line, "  p%d [label=%n", &id, &at) == 1 && at > 0;
+    }
+    fclose(f);
+    return n;
+}
+
+/*
+ * The folded --graph of d and a, timed from the fold: to DOT (*dot_s), and
+ * to SVG rendered from its DOT by Graphviz dot (*svg_s).  Its nodes, or -1
+ * if a graph could not be written (said).
+ */
+static int folded_graph(const struct mqdh_dump *d, const struct mqdh_analysis *a,
+                        double *dot_s, double *svg_s)
+{
+    char dir[] = "/tmp/mqd-bench-graph-XXXXXX", dot[64], svg[64], svgdot[72], err[512];
+    if (!mkdtemp(dir))
+        must(NULL);
+    snprintf(dot, sizeof dot, "%s/g.dot", dir);
+    snprintf(svg, sizeof svg, "%s/g.svg", dir);
+    snprintf(svgdot, sizeof svgdot, "%s.dot", svg);
+    struct fold fold = {0};
+    int nodes = -1;
+    double t0 = now();
+    if (text_fold(d, &fold) != 0)
+        must(NULL);
+    double t1 = now();
+    if (graph_write(dot, d, a, &fold, err, sizeof err) != 0)
+        goto out;
+    double t2 = now();
+    if (graph_write(svg, d, a, &fold, err, sizeof err) != 0)
+        goto out;
+    *dot_s = t2 - t0;
+    *svg_s = now() - t2 + (t1 - t0);
+    nodes = dot_nodes(dot);
+out:
+    if (nodes < 0)
+        fprintf(stderr, "bench_analysis: --graph: %s\n", err);
+    fold_free(&fold);
+    unlink(dot);
+    unlink(svg);
+    unlink(svgdot);
+    rmdir(dir);
+    return nodes;
 }
 
 /*
@@ -207,16 +240,19 @@ int main(int argc, char **argv)
             must(NULL);
         double t1 = now();
         int rc = quiet_views(d, a);
-        double t2 = now();
+        double t2 = now(), dot_s = 0, svg_s = 0;
+        int nodes = folded_graph(d, a, &dot_s, &svg_s);
         /* What each case must find: the ring one deadlock of n, the pairs
-         * n/2, the chain none (every process is freed by the next). */
+         * n/2, the chain none (every process is freed by the next); its
+         * folded graph a handful of nodes (ring 1, pairs 2, chain 2). */
         int want = s == RING ? 1 : s == PAIRS ? n / 2 : 0;
         int ok = rc == 0 && a->ndeadlocks == want &&
-                 (s != RING || a->deadlocks[0].nmembers == n);
+                 (s != RING || a->deadlocks[0].nmembers == n) && nodes > 0 && nodes <= 10;
         failed |= !ok;
         printf("%-6s %7d processes: %6d deadlock(s)%s; analysis %.3f s, folded views %.3f s, "
-               "total %.3f s\n",
-               names[s], n, a->ndeadlocks, ok ? "" : " (WRONG)", t1 - t0, t2 - t1, t2 - t0);
+               "total %.3f s; folded graph: %d node(s), DOT %.3f s, SVG (dot) %.3f s\n",
+               names[s], n, a->ndeadlocks, ok ? "" : " (WRONG)", t1 - t0, t2 - t1, t2 - t0,
+               nodes, dot_s, svg_s);
         mqdh_analysis_free(a);
         mqdh_dump_free(d);
     }

@@ -27,7 +27,70 @@ struct dll_limits {
     const char *unnamed_name;
     /* Communicators other than the sample's (MPI-internal ones) appear. */
     int shows_internal_comms;
+    /* Unexpected queues give no information (null): the sample's
+     * unexpected messages are not looked for. */
+    int unexpected_no_information;
+    /* A pending send or receive may show as complete (its completion read
+     * from a byte of something else). */
+    int completion_unreliable;
+    /* On an intercommunicator a peer's global rank is that of the local
+     * group's member at the peer's index (the communicator's "group"). */
+    int intercomm_peers_in_local_group;
+    /* Ranks and tags are read as unsigned 32-bit numbers: MPI_ANY_SOURCE
+     * and MPI_ANY_TAG (-1) show as 4294967295. */
+    int ints_unsigned;
+    /* A blocking send (MPI_Send, MPI_Ssend) is a request in the send queue:
+     * a pending send the rank's own call made (its dest, tag and
+     * communicator, read from its frame) may show. */
+    int blocking_send_queued;
+    /* MPI's own collective traffic is hidden: what the .expect lists at a
+     * rank in a collective (its where call, or a collective wait from it)
+     * is not looked for. */
+    int collective_traffic_hidden;
 };
+
+/* What Open MPI 4.1.4's own DLL (libompi_dbg_msgq.so) gets wrong; each
+ * limit with its reason in Open MPI's source, in compare.c. */
+extern const struct dll_limits compare_ompi_limits;
+
+/* The MPICH build under test ($MQD_MPICH_PREFIX), as its own
+ * bin/mpichversion describes it. */
+struct mpich_build {
+    char version[32]; /* "4.0.2" */
+    int generation;   /* major * 100 + minor: 400 for 4.0.x, 402 for 4.2.x */
+    char device[32];  /* "ch3:nemesis", "ch4:ofi" */
+};
+
+/* Read the build under test into *b: 0, or -1 with why in err. */
+int compare_mpich_build(struct mpich_build *b, char *err, int errlen);
+
+/* What the tests allow on one MPICH build: what it cannot show. */
+struct mpich_allowances {
+    /* mqd's DLL, with libmpi's DWARF: what compare_dump allows. */
+    struct dll_limits limits;
+    /* libmpi.so without its DWARF: mqd's DLL knows no layout of this
+     * build (it says so) and the stub debugger cannot use it. */
+    int no_known_layout;
+    /* MPICH's own libtvmpich.so shows none of the sample's queues. */
+    int tvmpich_blind;
+    /* Samples (names, each followed by a space) some of whose queue
+     * entries this build keeps where mqd's DLL does not read them: their
+     * dumps are not compared, but every rank's call must be exact and the
+     * verdict either "cannot tell" or the sample's very deadlocks. */
+    const char *samples_unseen;
+    /* Every process runs threads of the MPI library's own besides main's
+     * (--stacks shows them under "other threads"). */
+    int library_threads;
+};
+
+/* What build b cannot show: the allowances compare.c writes for its
+ * generation and device, with their reasons; none (every dump exact) for
+ * a build none of them names. */
+struct mpich_allowances compare_mpich_allowances(const struct mpich_build *b);
+
+/* The allowances of the build under test, read once; NULL with why in err
+ * if it cannot be read. */
+const struct mpich_allowances *compare_mpich_under_test(char *err, int errlen);
 
 /*
  * 0 if dump (the parsed JSON of `mqdump --job` on job) shows what e
@@ -46,5 +109,14 @@ int compare_where(const struct json *dump, const struct expect *e, char *err, in
  * them (as a multiset of from, to, kind); else -1 with the difference.
  */
 int compare_deadlock(const struct json *dump, const struct expect *e, char *err, int errlen);
+
+/*
+ * For a DLL that hides part of what a deadlock rests on: 0 if every
+ * deadlock the dump reports is within one of e's (its ranks among that
+ * one's) and each edge explaining it is one of e's wait lines (each used
+ * once), so nothing wrong is claimed; else -1 with the first difference.
+ */
+int compare_deadlock_within(const struct json *dump, const struct expect *e, char *err,
+                            int errlen);
 
 #endif

@@ -195,6 +195,18 @@ static char *slurp_file(FILE *f)
     return buf;
 }
 
+char *job_slurp(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return NULL;
+    if (fseek(f, 0, SEEK_END) != 0) {
+        fclose(f);
+        return NULL;
+    }
+    return slurp_file(f);
+}
+
 int job_run_mqdump(const char *const *args, const char *const *env, char **out, char **err)
 {
     char mqdump[4096];

@@ -49,6 +49,9 @@ int job_start_in(struct job *job, const char *name, int np, const char *const *p
  */
 int job_stop(struct job *job);
 
+/* The whole of the file at path, malloc'd; NULL if it cannot be read. */
+char *job_slurp(const char *path);
+
 /* Seconds on the monotonic clock. */
 double job_now(void);
 

@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "json.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,11 +39,14 @@ static int parse_string(struct parser *ps, char **out)
     if (!s)
         return fail(ps, "out of memory");
     for (;;) {
-        char c = *ps->p++;
-        if (c == '\0') {
+        char c = *ps->p;
+        /* The end of the input, also right after a backslash: ps->p stays
+         * on the terminating NUL, which fail() quotes from. */
+        if (c == '\0' || (c == '\\' && ps->p[1] == '\0')) {
             free(s);
             return fail(ps, "unterminated string");
         }
+        ps->p++;
         if (c == '"')
             break;
         if (c == '\\') {
@@ -56,7 +60,9 @@ static int parse_string(struct parser *ps, char **out)
             case 'f': c = '\f'; break;
             case 'u': {
                 unsigned v;
-                if (sscanf(ps->p, "%4x", &v) != 1 || v > 0xff) {
+                if (!isxdigit((unsigned char)ps->p[0]) || !isxdigit((unsigned char)ps->p[1]) ||
+                    !isxdigit((unsigned char)ps->p[2]) || !isxdigit((unsigned char)ps->p[3]) ||
+                    sscanf(ps->p, "%4x", &v) != 1 || v > 0xff) {
                     free(s);
                     return fail(ps, "unsupported \\u escape");
                 }

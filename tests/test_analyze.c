@@ -577,6 +577,208 @@ static void test_analyze__nonblocking_collective_in_wait(void **state)
     mqdh_dump_free(d);
 }
 
+/* A collective's message at rank `at` from rank `from` with tag, unexpected. */
+static void collective_message(struct mqdh_dump *d, int at, int from, long tag)
+{
+    struct mqdh_op *o = op(d, at, MQDH_UNEXPECTED, -1, -1);
+    o->collective = 1;
+    o->status = MQDH_OP_COMPLETE;
+    o->actual_local_rank = o->actual_global_rank = from;
+    o->actual_tag = tag;
+    o->actual_length = 16;
+}
+
+/* Rank r in call with a receive from the other rank of a 2-rank job, of
+ * its nonblocking collective with schedule tag `tag`. */
+static struct mqdh_op *in_nbc(struct mqdh_dump *d, int r, const char *call, long tag)
+{
+    in_call(d, r, call);
+    struct mqdh_op *o = op(d, r, MQDH_RECEIVES, 1 - r, tag);
+    o->collective = 1;
+    return o;
+}
+
+/*
+ * Two ranks in MPI_Wait & co. on nonblocking collectives: a wait is met
+ * only by a member provably in the same instance.  Instances with the same
+ * schedule tag whose receive and message sit side by side, unmatched, are
+ * different collectives: a deadlock, whatever the calls are named.  No such
+ * sign: cannot tell, never "none" and never a deadlock.
+ */
+static void test_analyze__nonblocking_collective_instances(void **state)
+{
+    (void)state;
+    for (int waitall = 0; waitall < 2; waitall++) { /* the calls' names do not matter */
+        struct mqdh_dump *d = job(2);
+        for (int r = 0; r < 2; r++) {
+            in_nbc(d, r, r && waitall ? "MPI_Waitall" : "MPI_Wait", 287);
+            collective_message(d, r, 1 - r, 287);
+        }
+        struct mqdh_analysis *a = analyze(d);
+        char why[512];
+        snprintf(why, sizeof why,
+                 "rank 0 waits in MPI_Wait: nonblocking collective(comm=MPI_COMM_WORLD, MPICH "
+                 "tag 287) - rank 1 started another collective as that instance: a message of "
+                 "it with that tag is beside a receive that does not take it, and neither "
+                 "completes (it is in %s)", waitall ? "MPI_Waitall" : "MPI_Wait");
+        one_deadlock(d, a, "0,1", why);
+        assert_int_equal(a->verdict, MQDH_VERDICT_DEADLOCK);
+        mqdh_analysis_free(a);
+        mqdh_dump_free(d);
+    }
+    /* The sign on one side is enough for both: rank 1's queues show that
+     * its instance 287 is not rank 0's. */
+    struct mqdh_dump *d = job(2);
+    in_nbc(d, 0, "MPI_Wait", 287);
+    in_nbc(d, 1, "MPI_Wait", 287);
+    collective_message(d, 1, 0, 287);
+    struct mqdh_analysis *a = analyze(d);
+    assert_int_equal(a->ndeadlocks, 1);
+    assert_int_equal(a->deadlocks[0].nwaits, 2);
+    mqdh_analysis_free(a);
+    /* No sign: both started their 287, which may be the same collective. */
+    free(d->procs[1].comms[0].queues[MQDH_UNEXPECTED].ops);
+    d->procs[1].comms[0].queues[MQDH_UNEXPECTED].ops = NULL;
+    d->procs[1].comms[0].queues[MQDH_UNEXPECTED].nops = 0;
+    in_call(d, 1, "MPI_Waitall"); /* the old rule called this one a deadlock */
+    a = analyze(d);
+    assert_int_equal(a->ndeadlocks, 0);
+    assert_int_equal(a->verdict, MQDH_VERDICT_UNKNOWN);
+    assert_true(unseen_says(a, "whether rank 0's and rank 1's nonblocking collectives on "
+                               "\"MPI_COMM_WORLD\" with MPICH's tag 287 are the same "
+                               "collective"));
+    mqdh_analysis_free(a);
+    in_call(d, 1, "MPI_Wait"); /* nor "none" when both calls are alike */
+    a = analyze(d);
+    assert_int_equal(a->verdict, MQDH_VERDICT_UNKNOWN);
+    mqdh_analysis_free(a);
+    mqdh_dump_free(d);
+}
+
+/* A collective receive of rank r on its second communicator, "dup",
+ * from the other rank with tag. */
+static void on_dup(struct mqdh_dump *d, int r, long tag)
+{
+    struct mqdh_process *p = &d->procs[r];
+    if (p->ncomms == 1) {
+        p->comms = realloc(p->comms, 2 * sizeof *p->comms);
+        assert_non_null(p->comms);
+        p->ncomms = 2;
+        p->comms[1] = p->comms[0];
+        memset(p->comms[1].queues, 0, sizeof p->comms[1].queues);
+        strcpy(p->comms[1].name, "dup");
+    }
+    struct mqdh_queue *q = &p->comms[1].queues[MQDH_RECEIVES];
+    q->ops = realloc(q->ops, (size_t)(q->nops + 1) * sizeof *q->ops);
+    assert_non_null(q->ops);
+    q->ops[q->nops] = p->comms[0].queues[MQDH_RECEIVES].ops[0];
+    q->ops[q->nops].desired_tag = tag;
+    q->ops[q->nops++].collective = 1;
+}
+
+/* Rank 0 in MPI_Wait has nonblocking collectives on two communicators:
+ * one that rank 1, in MPI_Barrier, has not entered, and one on "dup"
+ * that rank 1 started too.  MPI_Wait waits for one of them, which is not
+ * known: no deadlock.  With only the first, a deadlock. */
+static void test_analyze__nonblocking_collectives_on_two_communicators(void **state)
+{
+    (void)state;
+    struct mqdh_dump *d = job(2);
+    in_nbc(d, 0, "MPI_Wait", 287);
+    in_nbc(d, 1, "MPI_Barrier", 1);
+    struct mqdh_analysis *a = analyze(d);
+    assert_int_equal(a->ndeadlocks, 1);
+    mqdh_analysis_free(a);
+    on_dup(d, 0, 287);
+    on_dup(d, 1, 287);
+    a = analyze(d);
+    assert_int_equal(a->ndeadlocks, 0);
+    assert_int_equal(a->verdict, MQDH_VERDICT_UNKNOWN);
+    assert_true(unseen_says(a, "on \"dup\" with MPICH's tag 287 are the same collective"));
+    mqdh_analysis_free(a);
+    mqdh_dump_free(d);
+}
+
+/* Two ranks in the same blocking collective are in it together (met),
+ * unless a receive of one sits beside the other's message with its tag,
+ * unmatched: the calls differ (another count, type or algorithm). */
+static void test_analyze__blocking_collective_calls_differ(void **state)
+{
+    (void)state;
+    struct mqdh_dump *d = job(2);
+    for (int r = 0; r < 2; r++)
+        in_nbc(d, r, "MPI_Allreduce", 14);
+    struct mqdh_analysis *a = analyze(d);
+    assert_int_equal(a->nwaits, 0);
+    assert_int_equal(a->verdict, MQDH_VERDICT_NONE);
+    mqdh_analysis_free(a);
+    collective_message(d, 1, 0, 14);
+    a = analyze(d);
+    one_deadlock(d, a, "0,1",
+                 "rank 0 waits in MPI_Allreduce(comm=MPI_COMM_WORLD) - rank 1 is in it too, but "
+                 "its message with tag 14 is beside a receive of it that does not take it: the "
+                 "calls differ, and neither completes (it is in MPI_Allreduce)");
+    mqdh_analysis_free(a);
+    mqdh_dump_free(d);
+}
+
+/* What else a nonblocking collective's wait can be: met (its data is
+ * arriving), behind (the member is at a later instance), not entered by
+ * the member, or nothing of its own pending. */
+static void test_analyze__nonblocking_collective_progress(void **state)
+{
+    (void)state;
+    /* Rank 0's only receive has its data arriving: it completes.  Rank 1
+     * is at instance 288, which rank 0 shows nothing of: it waits for 0. */
+    struct mqdh_dump *d = job(2);
+    in_nbc(d, 0, "MPI_Wait", 287)->status = MQDH_OP_MATCHED;
+    in_nbc(d, 1, "MPI_Wait", 288);
+    struct mqdh_analysis *a = analyze(d);
+    assert_int_equal(a->nwaits, 1);
+    assert_int_equal(a->waits[0].from, 1);
+    assert_int_equal(a->waits[0].to, 0);
+    assert_string_equal(why_of(d, &a->waits[0]),
+                        "rank 1 waits in MPI_Wait: nonblocking collective(comm=MPI_COMM_WORLD) - "
+                        "rank 0 has not entered it or a matching one (it is in MPI_Wait)");
+    assert_int_equal(a->verdict, MQDH_VERDICT_NONE); /* rank 0 goes on */
+    mqdh_analysis_free(a);
+    /* Not arriving: rank 1 is past instance 287 (it started 288), so it
+     * started 287 too: whether that is rank 0's collective cannot be told. */
+    d->procs[0].comms[0].queues[MQDH_RECEIVES].ops[0].status = MQDH_OP_PENDING;
+    a = analyze(d);
+    assert_int_equal(a->ndeadlocks, 0);
+    assert_int_equal(a->verdict, MQDH_VERDICT_UNKNOWN);
+    mqdh_analysis_free(a);
+    mqdh_dump_free(d);
+
+    /* Only other ranks' messages pending, none of its own: what it waits
+     * for is not known. */
+    d = job(2);
+    in_call(d, 0, "MPI_Wait");
+    collective_message(d, 0, 1, 287);
+    in_nbc(d, 1, "MPI_Wait", 288);
+    a = analyze(d);
+    assert_int_equal(a->ndeadlocks, 0);
+    assert_true(unseen_says(a, "what rank 0 waits for in MPI_Wait (nothing of it is in its "
+                               "queues)"));
+    assert_int_equal(a->verdict, MQDH_VERDICT_UNKNOWN);
+    mqdh_analysis_free(a);
+    mqdh_dump_free(d);
+
+    /* Instances that differ, the other rank outside MPI: the graph frees
+     * rank 0 by it, but its collective never completes: no promise. */
+    d = job(2);
+    in_nbc(d, 0, "MPI_Wait", 287);
+    collective_message(d, 0, 1, 287);
+    not_in_mpi(d, 1);
+    a = analyze(d);
+    assert_int_equal(a->ndeadlocks, 0);
+    assert_int_equal(a->verdict, MQDH_VERDICT_UNKNOWN);
+    assert_true(unseen_says(a, "so it never completes, and rank 1 is not blocked in MPI"));
+    mqdh_analysis_free(a);
+    mqdh_dump_free(d);
+}
+
 /* An unexpected message at rank `at` from rank `from`, tag 3. */
 static void unexpected(struct mqdh_dump *d, int at, int from, int complete)
 {
@@ -886,9 +1088,14 @@ static void test_analyze__call_sites(void **state)
                                  "MPI_Recv called from main)"
                                : "rank 1 waits in MPI_Recv(source=2, tag=7, comm=MPI_COMM_WORLD) "
                                  "called from main - rank 2 has no matching send pending (it is "
-                                 "not in MPI: in relax at app.c:12)";
+                                 "not in MPI: in relax at app.c:12; it may still send)";
         assert_string_equal(why, want);
     }
+    /* No promise that it will: said, and nobody made blind by it. */
+    assert_int_equal(a->verdict, MQDH_VERDICT_NONE);
+    assert_true(unseen_says(a, "whether rank 2 will still send or receive what the processes "
+                               "waiting on it need: it is not in MPI (in relax at src/app.c:12), "
+                               "so it may, or may never"));
     mqdh_analysis_free(a);
     mqdh_dump_free(d); /* its stacks too */
 }
@@ -1214,6 +1421,10 @@ int main(void)
         cmocka_unit_test(test_analyze__blocked_send_by_its_arguments),
         cmocka_unit_test(test_analyze__large_ring_and_chain),
         cmocka_unit_test(test_analyze__index_finds_as_a_scan_does),
+        cmocka_unit_test(test_analyze__nonblocking_collective_instances),
+        cmocka_unit_test(test_analyze__nonblocking_collective_progress),
+        cmocka_unit_test(test_analyze__blocking_collective_calls_differ),
+        cmocka_unit_test(test_analyze__nonblocking_collectives_on_two_communicators),
     };
     return cmocka_run_group_tests_name("analyze", tests, NULL, NULL);
 }

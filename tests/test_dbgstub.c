@@ -13,8 +13,13 @@
  * (1 int) and tag 19 (10 ints) from rank r+1 on "Dup of comm world" and a
  * send of tag 18 (1 int) to rank r-1 on MPI_COMM_WORLD; after a round of
  * matching, the tag 19 receive alone.
+ *
+ * On a build whose layout the DLL does not know (tests/compare.c's
+ * allowances: MPICH 4.0.2 with ch4) it must show nothing, and tvtest run
+ * to its end: no queue made up, no crash, no hang.
  */
 #define _GNU_SOURCE
+#include "compare.h"
 #include "joblaunch.h"
 
 #include <errno.h>
@@ -148,17 +153,26 @@ static void test_dbgstub__mpich_stub_debugger_runs_the_dll(void **state)
     char path[PATH_MAX];
     snprintf(path, sizeof path, "%s/mpiexec", dir);
     char *out = slurp(path);
+    struct mpich_build build;
+    char err[512];
+    if (compare_mpich_build(&build, err, sizeof err) != 0)
+        fail_msg("%s", err);
+    int nolayout = compare_mpich_allowances(&build).no_known_layout;
     for (int r = 0; r < NP; r++) {
         char *all;
         snprintf(path, sizeof path, "%s/out.%d", dir, r);
         all = slurp(path);
-        if (status != 0 || strstr(all, "Error:") || strstr(all, "Failed to get queues") ||
-            strstr(all, "Unknown return"))
+        if (nolayout && (status != 0 || strstr(all, "tag = ") ||
+                         !strstr(all, "Error: expected to find 3 comms but only saw 0")))
+            fail_msg("MPICH %s (%s), whose layout the DLL does not know: tvtest exited %d; "
+                     "rank %d printed:\n%s", build.version, build.device, status, r, all);
+        if (!nolayout && (status != 0 || strstr(all, "Error:") ||
+                          strstr(all, "Failed to get queues") || strstr(all, "Unknown return")))
             fail_msg("tvtest exited %d (-1: killed after %d s); rank %d printed:\n%s\n"
                      "mpiexec printed:\n%s", status, TIMEOUT_S, r, all, out);
         free(all);
     }
-    for (int r = 0; r < NP; r++) {
+    for (int r = 0; r < NP && !nolayout; r++) {
         char *mine = rank_lines(dir, r), want[2048];
         drop_barrier_traffic(&mine);
         int next = (r + 1) % NP, prev = (r + NP - 1) % NP;

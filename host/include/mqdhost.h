@@ -303,6 +303,29 @@ struct mqdh_stack {
     struct mqdh_thread *threads;
 };
 
+/* ---------------------------------------------------------------- CPU time */
+
+/* The CPU time one thread had used (user + system) when it was stopped. */
+struct mqdh_thread_cpu {
+    pid_t tid;
+    uint64_t ns;
+};
+
+/*
+ * The CPU time a process had used when it was stopped for the dump, so
+ * that two dumps some seconds apart tell which threads ran between them.
+ * Read from /proc while the process was stopped: the whole process's from
+ * /proc/PID/stat (utime + stime, in clock ticks); each thread's from
+ * /proc/PID/task/TID/schedstat (nanoseconds) where the kernel keeps it,
+ * else from that thread's stat.
+ */
+struct mqdh_cpu {
+    int known;     /* 0: not read (not attached here, or /proc unreadable) */
+    uint64_t ns;   /* the whole process's, threads that ended included */
+    int nthreads;
+    struct mqdh_thread_cpu *threads; /* its threads at the look, ascending tid */
+};
+
 struct mqdh_index;
 
 /*
@@ -331,6 +354,13 @@ struct mqdh_dump {
      * stacks (read from an agent that sends none); a caller building a
      * dump by hand sets it NULL or to nprocs stacks of its own making. */
     struct mqdh_stack *stacks;
+    /* The CPU time each process had used when it was looked at: cpu[i]
+     * is procs[i]'s (nprocs of them, freed with the dump; known 0 for a
+     * process not read).  NULL in a dump without (built by hand, or read
+     * from an agent that sends none).  A parallel array rather than a
+     * member of mqdh_process, which is an element of an array and keeps
+     * its layout within MQDH_VERSION 3. */
+    struct mqdh_cpu *cpu;
 };
 
 struct mqdh_options {
@@ -393,6 +423,11 @@ struct mqdh_options {
      * How to run a command on a host: words split at blanks (no shell),
      * each "{host}" replaced by the host's name, the agent's command line
      * appended.  NULL: $MQD_REMOTE, else "ssh -o BatchMode=yes {host}".
+     * Or one command for all the hosts: "{hosts}" replaced by their names
+     * comma-joined, "{nhosts}" by their count, and the agents' outputs
+     * told apart by the label the command puts before each line (pdsh's
+     * "host: ", srun --label's "N: "); remote_timeout is then the whole
+     * command's.
      */
     const char *remote;
     /* The agent on the other hosts.  NULL: $MQD_AGENT, else the mqdump
@@ -470,6 +505,17 @@ MQDH_API int mqdh_result_write(FILE *f, const struct mqdh_dump *d);
  */
 MQDH_API int mqdh_result_read(const char *buf, size_t len, struct mqdh_dump **out, char *err,
                               size_t errlen);
+
+/*
+ * Which of names[0..n-1] is this host, for an agent started on every host
+ * of a list at once (mqdump --agent-any): the index of the first name
+ * that is this host's own (gethostname, short or qualified); failing
+ * that, of the first whose look-up gives an address of this host
+ * (localhost, loopback, an interface's), all names looked up in parallel
+ * within 5 s together; else -1.  *late (may be NULL): how many look-ups
+ * had no answer in that time.
+ */
+MQDH_API int mqdh_host_find(const char *const *names, int n, int *late);
 
 /*
  * Put the processes of results from[0..nfrom-1] in their places in into:
@@ -574,7 +620,9 @@ struct mqdh_wait {
                        * process may be the peer its rank names) */
     long peer_local;  /* the peer as from's operation names it; -1 ANY */
     long peer_global;
-    long tag;         /* -1 with tag_wild */
+    long tag;         /* -1 with tag_wild; a collective wait: -1, or (MPI_Wait & co. on a
+                       * nonblocking collective) the schedule tag of the instance that
+                       * `to` started as another collective: neither completes */
     int tag_wild;
     long bytes;
     /*
@@ -866,6 +914,74 @@ MQDH_API int mqdh_dll_check_trusting(const char *path, int trust, char *version,
  * existed, library 0.2, it returned 0 or -1.)
  */
 MQDH_API int mqdh_own_dll(char *buf, size_t len);
+
+/* ---------------------------------------------------------------- saved dumps */
+
+/*
+ * A dump kept in a file (mqdump --save, --load), to be shown again later by
+ * any view, attached to a report or compared with another: one header line
+ * that says what the file is, then the dump as an agent's result
+ * (MQDH_RESULT_VERSION), stacks included.  docs/RESULT.md, "Saved dumps":
+ *
+ *   mqd-dump 1 DATE TOOL HOST COMMAND LAUNCHER
+ *
+ * MQDH_SAVED_VERSION is the header's format.  (Added beside MQDH_VERSION 3,
+ * which stays: no structure above changed.)
+ */
+#define MQDH_SAVED_VERSION 1
+
+/* What a saved dump says of itself.  Any string may be NULL (not known);
+ * read back, its control characters come out as '?'. */
+struct mqdh_saved {
+    unsigned version; /* MQDH_SAVED_VERSION; read: the file's */
+    int64_t time;     /* when it was made, seconds since the epoch; -1 unknown */
+    char *tool;       /* what made it: "mqdump 0.2" */
+    char *host;       /* the host it was made on */
+    char *command;    /* the command line that made it */
+    char *launcher;   /* the command line of the job's launcher (mpiexec ...) */
+};
+
+/*
+ * Write dump d, saved, to f (flushed): the header from about (NULL: all
+ * unknown; its version is ignored), then d as mqdh_result_write writes it.
+ * MQDH_OK; MQDH_E_USAGE (f or d NULL); MQDH_E_NOMEM; MQDH_E_WRITE (f's
+ * error indicator set, errno saying why).
+ */
+MQDH_API int mqdh_saved_write(FILE *f, const struct mqdh_dump *d, const struct mqdh_saved *about);
+
+/*
+ * Read a saved dump from buf[len] (need not be NUL-terminated), as hostile
+ * as an agent's result.  MQDH_OK, *out (mqdh_dump_free) and, if about is
+ * not NULL, *about (mqdh_saved_free); else MQDH_E_RESULT (not a saved
+ * dump - an agent's result is refused too -, another format version,
+ * corrupt or cut short: err[errlen] says what, and on which line of the
+ * file), MQDH_E_NOMEM, or MQDH_E_USAGE (out NULL, or buf NULL with
+ * len > 0), with *out (and *about) NULL.  err may be NULL.
+ */
+MQDH_API int mqdh_saved_read(const char *buf, size_t len, struct mqdh_dump **out,
+                             struct mqdh_saved **about, char *err, size_t errlen);
+MQDH_API void mqdh_saved_free(struct mqdh_saved *s);
+
+/*
+ * mqdh_job_ranks, and how the ranks were found into how[howlen] (how may
+ * be NULL): "" when from the launcher's MPIR_proctable; else one line
+ * saying they come from /proc - the launcher has no table (Open MPI 5's
+ * prterun, unless the MPIR shim runs it; a node's prted daemon) or an
+ * empty one -, which ranks, in which PMIx namespace, and what cannot be
+ * seen from this node (ranks on other nodes: without a table, only their
+ * own node's mqdump finds them).  Found in /proc, the launched ranks are
+ * the launcher's descendants of its own user (every user id: no other
+ * process's environment is read) with a rank in their environment
+ * (PMI_RANK, PMI_ID, OMPI_COMM_WORLD_RANK, PMIX_RANK), all of one PMIx
+ * namespace (PMIX_NAMESPACE; PRRTE's later ones, "BASE@N", are its
+ * MPI_Comm_spawn children, added after them); a rank held twice, ranks
+ * missing below the job's size (OMPI_COMM_WORLD_SIZE, PMI_SIZE) or below
+ * the highest found, or two unrelated namespaces are MQDH_E_JOB, err
+ * saying which - except under a node's daemon (prted, orted, proxy), whose
+ * ranks are its node's share.
+ */
+MQDH_API int mqdh_job_ranks_how(pid_t launcher, pid_t **pids, int **ranks, char ***hosts,
+                                int *n, char *how, size_t howlen, char *err, size_t errlen);
 
 #ifdef __cplusplus
 }

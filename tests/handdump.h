@@ -1,0 +1,27 @@
+/*
+ * handdump.h - dumps of a job built by hand, in memory, for the tests and
+ * the bench that feed mqdump's views and the analysis (test_graph.c,
+ * bench_analysis.c): no process, no DLL.  Out of memory exits (status 1),
+ * saying so.
+ */
+#ifndef MQD_TESTS_HANDDUMP_H
+#define MQD_TESTS_HANDDUMP_H
+
+#include "mqdhost.h"
+
+/*
+ * n processes of one world, ranks 0..n-1 (pids 1000 + rank), all running
+ * /bench/app, each in MPI_Recv called from solve at app.c:42, with
+ * MPI_COMM_WORLD (size n) and no operation yet; indexed by global rank
+ * (mqdh_dump_index).  Free with mqdh_dump_free.
+ */
+struct mqdh_dump *handdump_job(int n);
+
+/* A pending receive of rank's on MPI_COMM_WORLD from peer (its rank) with
+ * tag, 32 bytes, added to its queue; borrowed from d. */
+struct mqdh_op *handdump_recv(struct mqdh_dump *d, int rank, long peer, long tag);
+
+/* Rank is outside MPI (computing): not in a call, nothing queued. */
+void handdump_computing(struct mqdh_dump *d, int rank);
+
+#endif
