@@ -134,7 +134,7 @@ HOST_SRCS := host/memory.c host/attach.c host/files.c host/image.c host/types.c 
              host/callbacks.c host/choose.c host/beside.c host/protocol.c host/identity.c \
              host/owner.c host/session.c host/job.c host/proc.c host/hosts.c \
              host/result_write.c host/result_fields.c host/result_read.c host/remote.c \
-             host/escape.c host/guard.c host/saved.c host/procjob.c
+             host/escape.c host/guard.c host/saved.c host/procjob.c host/progress.c
 HOST_OBJS := $(HOST_SRCS:%.c=$(BUILD)/%.o)
 HOST_LIBS := -ldw -lelf -ldl
 
@@ -394,11 +394,15 @@ $(BUILD)/tests/test_mqdump: $(BUILD)/tests/test_mqdump.o $(BUILD)/tests/expect.o
 
 # --save then --load against the live dump, view by view, on real jobs;
 # files that are not saved dumps refused.
+# And the library's progress callback, in the test's own dump of a job.
 $(BUILD)/tests/test_save: $(BUILD)/tests/test_save.o $(BUILD)/tests/joblaunch.o \
                           $(BUILD)/tests/json.o $(BUILD)/tests/procstate.o \
+                          $(BUILD)/host/libmqdhost-internal.a \
                           | $(BUILD)/bin/mqdump $(BUILD)/lib/libmqd_mpich.so $(BUILD)/bin/mqd-launch \
                             $(BUILD)/tests/fake/fake_loop.so
-	$(CC) -o $@ $^ $(MQD_LDFLAGS) -lcmocka -lutil
+	$(CC) -o $@ $(filter-out %.a,$^) $(BUILD)/host/libmqdhost-internal.a $(MQD_LDFLAGS) \
+	    $(HOST_LIBS) -lpthread -lcmocka -lutil
+$(BUILD)/tests/test_save.o: MQD_CFLAGS += -Ihost/include
 
 # Nonblocking collectives on real jobs: mismatched instances are deadlocks,
 # concurrent correct ones never are.

@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "files.h"
 #include "array.h"
+#include "progress.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -55,7 +56,8 @@ static int lend_elf(Dwfl_Module *mod, void **userdata, const char *modname, Dwar
  * asks the debuginfod client libdw loads (libdebuginfod.so.1, when
  * DEBUGINFOD_URLS is set) for what it does not find locally.  A fetch is
  * said on stderr once it starts (the client's progress callback, which it
- * calls only while it fetches), naming the file and the servers, and one
+ * calls only while it fetches), naming the file and the servers - or told
+ * to the caller's mqdh_options.progress instead, when it has one - and one
  * that fails is said with why and the time it took.  DEBUGINFOD_TIMEOUT
  * bounds each (mqdump sets 5 s); once one had no answer in that time the
  * servers are taken as silent for the session and its later fetches are
@@ -101,7 +103,8 @@ static int fetch_progress(debuginfod_client *c, long done, long total)
         ft->cancelled = 1;
         return 1; /* the client gives up this fetch */
     }
-    if (!ft->said)
+    /* Progress: the caller's to show, if it takes it (mqdh_options.progress). */
+    if (!ft->said && !mqdh__progress_step(MQDH__FETCH_BEGIN, 1, ft->path))
         fprintf(stderr, "mqdump: fetching the debug information of %s through debuginfod (%s)\n",
                 ft->path, urls);
     ft->said = 1;
@@ -156,6 +159,8 @@ static int find_debuginfo_said(Dwfl_Module *mod, void **userdata, const char *mo
         dif.set_progressfn(c, NULL);
         dif.set_user_data(c, NULL);
     }
+    if (ft.said)
+        mqdh__progress_step(MQDH__FETCH_END, 1, NULL);
     if (ft.said && !ft.cancelled && fd < 0) {
         /* The client's own default is 90 s. */
         const char *t = getenv("DEBUGINFOD_TIMEOUT");

@@ -27,6 +27,7 @@
 #include "beside.h"
 #include "dump.h"
 #include "hosts.h"
+#include "progress.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -392,7 +393,9 @@ static void start_more(struct mqdh_remote *r)
         run += running(&r->a[i]);
     while (r->next < r->na && run < r->fanout) {
         start(r, &r->a[r->next++]);
-        run += running(&r->a[r->next - 1]);
+        int started = running(&r->a[r->next - 1]);
+        mqdh__progress_step(started ? MQDH__AGENT_STARTED : MQDH__AGENT_OVER, 1, NULL);
+        run += started;
     }
 }
 
@@ -513,6 +516,7 @@ int mqdh__remote_start(const struct mqdh_options *opt, const struct mqdh_process
     check_command(r, agent_path(opt, r->agent, sizeof r->agent) == 0, &why_all);
     plan_agents(r, why_all);
     free(why_all);
+    mqdh__progress_step(MQDH__AGENTS, r->na, NULL);
     start_more(r);
     *out = r;
     return MQDH_OK;
@@ -886,6 +890,7 @@ static void collect(struct mqdh_remote *r)
                 a->timed_out = 1;
                 reap(a);
                 conclude(r, a);
+                mqdh__progress_step(MQDH__AGENT_OVER, 1, NULL);
                 continue;
             }
             if (a->deadline < soonest)
@@ -893,6 +898,7 @@ static void collect(struct mqdh_remote *r)
             if (a->out < 0 && a->err < 0) {
                 reap(a);
                 conclude(r, a);
+                mqdh__progress_step(MQDH__AGENT_OVER, 1, NULL);
                 continue;
             }
             if (!fds)

@@ -13,6 +13,7 @@
 #include "hosts.h"
 #include "owner.h"
 #include "proc.h"
+#include "progress.h"
 #include "remote.h"
 
 #include <errno.h>
@@ -83,8 +84,12 @@ static void session_end(struct session *s)
             mqdh__image_close(&s->targets[i].elf);
     mqdh__files_free(s->files);
     malloc_trim(0); /* exiting then frees little: less to do once they run */
-    for (int i = 0; i < s->n; i++)
+    int held = 0;
+    for (int i = 0; i < s->n; i++) {
+        held += s->atts[i].attached != 0;
         mqdh__detach(&s->atts[i]);
+    }
+    mqdh__progress_step(MQDH__LET_GO, held, NULL);
     free(s->atts);
     free(s->targets);
     mqdh__callbacks_bind(NULL);
@@ -118,6 +123,7 @@ struct pool {
     enum phase phase;
     int *rcs;
     atomic_int next;
+    struct mqdh__progress *progress; /* the dump's, bound on each worker */
 };
 
 /* Take the next process and do the phase's work on it, until none is
@@ -164,6 +170,7 @@ static void *work(void *arg)
 {
     struct pool *pl = arg;
     mqdh__callbacks_bind(pl->s);
+    mqdh__progress_bound = pl->progress;
     struct mqdh_guard g;
     int guarded = mqdh__guard_init(&g, pl->s->dll_timeout) == 0;
     for (;;) {
@@ -186,6 +193,8 @@ static void *work(void *arg)
             rc = phase_work(pl->phase, p);
         pl->rcs[i] = why == MQDH_GUARD_NONE ? rc : give_up(p, why, &g);
         p->out->stats.seconds += now() - t0;
+        if (pl->phase == PHASE_READ)
+            mqdh__progress_step(MQDH__READ, 1, NULL);
     }
     if (guarded)
         mqdh__guard_fini(&g);
@@ -195,7 +204,7 @@ static void *work(void *arg)
 /* One phase over every process, on s->workers threads (this one too). */
 static void run(struct session *s, enum phase phase, int *rcs)
 {
-    struct pool pl = {.s = s, .phase = phase, .rcs = rcs};
+    struct pool pl = {.s = s, .phase = phase, .rcs = rcs, .progress = mqdh__progress_bound};
     atomic_init(&pl.next, 0);
     pthread_t *t = s->workers > 1 ? calloc((size_t)s->workers - 1, sizeof *t) : NULL;
     int started = 0;
@@ -224,6 +233,7 @@ struct call {
     int *rcs;                  /* per process: how its set-up and reading went */
     struct mqdh_remote *agents; /* the other hosts' agents; NULL: none started */
     int first_error;
+    struct mqdh__progress progress; /* told to o.progress */
 };
 
 /* The caller's options, as far as it knows them; the rest stays as
@@ -320,6 +330,7 @@ static int place_processes(struct call *c, const pid_t *pids, const char *const 
         not_here(a, h, &c->o);
     }
     free(local);
+    mqdh__progress_step(MQDH__TO_STOP, c->nlocal, NULL);
     /* A job table would know only this host's processes: every host's
      * dump then names peers by their world ranks, alike. */
     c->s.no_job = c->o.as_agent || c->nremote > 0;
@@ -388,6 +399,7 @@ static void prepare_targets(struct call *c)
         double t0 = now();
         c->rcs[i] = mqdh__proto_prepare(p);
         p->out->stats.seconds = now() - t0;
+        mqdh__progress_step(MQDH__UNWOUND, 1, NULL);
     }
 }
 
@@ -424,6 +436,12 @@ static int dump_listed(const pid_t *pids, const int *ranks, const char *const *h
         return MQDH_E_USAGE;
     struct call c = {0};
     complete_options(&c.o, opt);
+    /* Told from this thread and the workers (run binds it on each). */
+    c.progress = (struct mqdh__progress){.fn = c.o.progress, .arg = c.o.progress_arg,
+                                         .lock = PTHREAD_MUTEX_INITIALIZER,
+                                         .now = {.size = sizeof(struct mqdh_progress)}};
+    struct mqdh__progress *outer = mqdh__progress_bound;
+    mqdh__progress_bound = &c.progress;
     /* Stop everything first, all at once: one consistent state across the
      * job.  Until the ranks stop, this thread gets the CPU a moment at a
      * time (they spin in MPI's progress loop): do nothing else before.
@@ -433,10 +451,15 @@ static int dump_listed(const pid_t *pids, const int *ranks, const char *const *h
         (c.nremote && !c.o.local_only && !c.o.as_agent &&
          mqdh__remote_start(&c.o, c.d->procs, ranks, c.remote, n, &c.agents) != MQDH_OK)) {
         call_abandon(&c);
+        mqdh__progress_bound = outer;
         return MQDH_E_NOMEM;
     }
     mqdh__attach_all(c.local, c.nlocal);
     mqdh__readmit(c.local, c.nlocal, &c.o);
+    int stopped = 0; /* and kept: the ones readmit refused are let go at once */
+    for (int i = 0; i < c.nlocal; i++)
+        stopped += c.local[i]->attached != 0;
+    mqdh__progress_step(MQDH__STOPPED, stopped, NULL);
     mqdh__callbacks_bind(&c.s);
     bind_targets(&c, pids);
     /* Then what /proc says of each (it costs system calls that would each
@@ -444,6 +467,7 @@ static int dump_listed(const pid_t *pids, const int *ranks, const char *const *h
     if (name_processes(&c, ranks) == 0)
         prepare_targets(&c);
     *out = read_targets(&c);
+    mqdh__progress_bound = outer;
     return c.first_error;
 }
 

@@ -827,14 +827,16 @@ static int dump(struct command *c)
     struct mqdh_dump *d = NULL;
     struct held_stderr held;
     /* On the terminal, never in --json's output there. */
-    struct progress *pr = c->quiet || c->watch || (c->json && isatty(1))
-                              ? NULL
-                              : progress_start(pids, (const char *const *)hosts, npids);
+    struct progress *pr = c->quiet || c->watch || (c->json && isatty(1)) ? NULL : progress_start();
+    c->o.progress = pr ? progress_note : NULL;
+    c->o.progress_arg = pr;
     hold_stderr(&held);
     int rc = c->watch ? watch_looks(c, pids, ranks, (const char *const *)hosts, npids, &d)
                       : mqdh_dump_processes(pids, ranks, (const char *const *)hosts, npids,
                                             &c->o, &d);
     progress_stop(pr);
+    c->o.progress = NULL;
+    c->o.progress_arg = NULL;
     release_stderr(&held, c->o.verbose);
     int status;
     if (!d) {

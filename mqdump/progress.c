@@ -4,34 +4,32 @@
 #define _GNU_SOURCE
 #include "progress.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
+#include <sys/ioctl.h>
 #include <time.h>
 #include <unistd.h>
 
 /* Silent for the first second; then refreshed this often. */
-enum { QUIET_MS = 1000, EVERY_MS = 250, MAX_AGENTS = 1 << 16 };
+enum { QUIET_MS = 1000, EVERY_MS = 250 };
 
 struct progress {
-    int fd;       /* the terminal */
-    pid_t *here;  /* the ranks on this host */
-    int nhere;
-    pid_t *agents; /* every child seen: an agent mqdump started */
-    int nagents;
-    int stopped_most; /* the most ranks seen stopped at once */
-    int shown;        /* a line is on the terminal */
+    int fd;    /* the terminal */
+    int shown; /* a line is on the terminal */
     struct timespec t0;
     pthread_t thread;
-    pthread_mutex_t lock;
+    pthread_mutex_t lock; /* guards what follows */
     pthread_cond_t wake;
     int stop;
+    int told;               /* the library told a step */
+    struct mqdh_progress p; /* the latest counts, fetch_name not kept */
+    char fetch[160];        /* the file being fetched (escaped, its base name), or "" */
 };
 
 static double since(const struct timespec *t0)
@@ -41,182 +39,141 @@ static double since(const struct timespec *t0)
     return (double)(t.tv_sec - t0->tv_sec) + (double)(t.tv_nsec - t0->tv_nsec) / 1e9;
 }
 
-/* Is host h this one (as far as its name says: the library decides)? */
-static int is_here(const char *h, const char *me)
+void progress_note(void *arg, const struct mqdh_progress *p)
 {
-    if (!h || strcasecmp(h, "localhost") == 0)
-        return 1;
-    size_t lh = strcspn(h, "."), lm = strcspn(me, ".");
-    return lh == lm && lh > 0 && strncasecmp(h, me, lh) == 0;
-}
-
-/* Is pid stopped by this mqdump (ptrace: the thread that attached it is
- * the main one, whose id is the process's)? */
-static int stopped_by_us(pid_t pid)
-{
-    char path[64], buf[2048];
-    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return 0;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    if (n <= 0)
-        return 0;
-    buf[n] = '\0';
-    const char *t = strstr(buf, "\nTracerPid:");
-    return t && strtol(t + 11, NULL, 10) == (long)getpid();
-}
-
-/* The children of every thread of this process into kids (at most max):
- * how many. */
-static int children(pid_t *kids, int max)
-{
-    DIR *dir = opendir("/proc/self/task");
-    if (!dir)
-        return 0;
-    int n = 0;
-    struct dirent *e;
-    while ((e = readdir(dir)) && n < max) {
-        if (e->d_name[0] == '.')
-            continue;
-        char path[300];
-        snprintf(path, sizeof path, "/proc/self/task/%s/children", e->d_name);
-        FILE *f = fopen(path, "re");
-        if (!f)
-            continue;
-        long k;
-        while (n < max && fscanf(f, "%ld", &k) == 1)
-            kids[n++] = (pid_t)k;
-        fclose(f);
+    struct progress *pr = arg;
+    pthread_mutex_lock(&pr->lock);
+    pr->told = 1;
+    size_t size = p->size < sizeof pr->p ? p->size : sizeof pr->p;
+    memset(&pr->p, 0, sizeof pr->p);
+    memcpy(&pr->p, p, size);
+    pr->p.fetch_name = NULL;
+    if (pr->p.fetching <= 0)
+        pr->fetch[0] = '\0';
+    else if (size >= offsetof(struct mqdh_progress, fetch_name) + sizeof p->fetch_name &&
+             p->fetch_name) {
+        const char *base = strrchr(p->fetch_name, '/');
+        /* A path as the target maps it: any byte, shown escaped. */
+        mqdh_escape(pr->fetch, sizeof pr->fetch, base ? base + 1 : p->fetch_name);
     }
-    closedir(dir);
-    return n;
-}
-
-static int listed(const pid_t *v, int n, pid_t pid)
-{
-    for (int i = 0; i < n; i++)
-        if (v[i] == pid)
-            return 1;
-    return 0;
+    pthread_mutex_unlock(&pr->lock);
 }
 
 /* The line as it stands now, into line[len]. */
-static void describe(struct progress *p, char *line, size_t len)
+static void describe(struct progress *pr, char *line, size_t len)
 {
-    int stopped = 0;
-    for (int i = 0; i < p->nhere; i++)
-        stopped += stopped_by_us(p->here[i]);
-    if (stopped > p->stopped_most)
-        p->stopped_most = stopped;
-    size_t at = (size_t)snprintf(line, len, "mqdump: %.0f s:", since(&p->t0));
-    if (p->nhere && at < len)
-        at += (size_t)(stopped || !p->stopped_most
-                           ? snprintf(line + at, len - at, " %d of %d ranks here stopped",
-                                      stopped, p->nhere)
-                           : snprintf(line + at, len - at, " ranks here read and let go"));
-    pid_t kids[4096];
-    int nkids = children(kids, 4096), running = 0;
-    for (int i = 0; i < nkids; i++) {
-        running++;
-        if (!listed(p->agents, p->nagents, kids[i]) && p->nagents < MAX_AGENTS)
-            p->agents[p->nagents++] = kids[i];
+    pthread_mutex_lock(&pr->lock);
+    const struct mqdh_progress *p = &pr->p;
+    size_t at = (size_t)snprintf(line, len, "mqdump: %.0f s:", since(&pr->t0));
+    if (!pr->told && at < len)
+        at += (size_t)snprintf(line + at, len - at, " starting");
+    const char *sep = "";
+    if (p->to_stop && at < len) {
+        at += (size_t)snprintf(line + at, len - at,
+                               " ranks here: %d of %d stopped, %d unwound, %d read, %d let go",
+                               p->stopped, p->to_stop, p->unwound, p->read, p->let_go);
+        sep = ";";
     }
-    if (p->nagents && at < len)
-        snprintf(line + at, len - at, "%s agents of other hosts: %d of %d answered",
-                 p->nhere ? ";" : "", p->nagents - running, p->nagents);
+    if (p->agents && at < len) {
+        at += (size_t)snprintf(line + at, len - at, "%s agents of other hosts: %d of %d answered",
+                               sep, p->agents_answered, p->agents);
+        sep = ";";
+    }
+    if (p->fetching > 0 && at < len)
+        snprintf(line + at, len - at, "%s fetching %s through debuginfod (%d fetched)", sep,
+                 pr->fetch[0] ? pr->fetch : "debug information", p->fetched);
+    else if (p->fetched && at < len)
+        snprintf(line + at, len - at, "%s %d debug file%s fetched", sep, p->fetched,
+                 p->fetched == 1 ? "" : "s");
+    pthread_mutex_unlock(&pr->lock);
 }
 
-static void show(struct progress *p)
+static void show(struct progress *pr)
 {
-    char line[200], out[224];
-    describe(p, line, sizeof line);
+    char line[400], out[424];
+    describe(pr, line, sizeof line);
+    /* Within the terminal's width: a longer line would wrap, and \r would
+     * not reach its start.  Cut at a whole character. */
+    struct winsize ws;
+    if (ioctl(pr->fd, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 1 && strlen(line) >= ws.ws_col) {
+        size_t cut = (size_t)ws.ws_col - 1;
+        while (cut > 0 && ((unsigned char)line[cut] & 0xC0) == 0x80)
+            cut--;
+        line[cut] = '\0';
+    }
     /* At the line's start, the rest of the line erased after it. */
     int n = snprintf(out, sizeof out, "\r%s\033[K", line);
-    if (n > 0 && write(p->fd, out, (size_t)n) == n)
-        p->shown = 1;
+    if (n > 0 && (size_t)n < sizeof out && write(pr->fd, out, (size_t)n) == n)
+        pr->shown = 1;
 }
 
 /* Sleep until `seconds` after t0, or a stop: 1 if stopped. */
-static int wait_until(struct progress *p, double seconds)
+static int wait_until(struct progress *pr, double seconds)
 {
-    struct timespec until = p->t0;
+    struct timespec until = pr->t0;
     long ns = (long)((seconds - (long)seconds) * 1e9);
     until.tv_sec += (time_t)seconds + (until.tv_nsec + ns) / 1000000000L;
     until.tv_nsec = (until.tv_nsec + ns) % 1000000000L;
-    pthread_mutex_lock(&p->lock);
-    while (!p->stop &&
-           pthread_cond_timedwait(&p->wake, &p->lock, &until) != ETIMEDOUT)
+    pthread_mutex_lock(&pr->lock);
+    while (!pr->stop && pthread_cond_timedwait(&pr->wake, &pr->lock, &until) != ETIMEDOUT)
         ;
-    int stop = p->stop;
-    pthread_mutex_unlock(&p->lock);
+    int stop = pr->stop;
+    pthread_mutex_unlock(&pr->lock);
     return stop;
 }
 
 static void *watch(void *arg)
 {
-    struct progress *p = arg;
-    for (double t = QUIET_MS / 1000.0; !wait_until(p, t); t += EVERY_MS / 1000.0)
-        show(p);
+    struct progress *pr = arg;
+    for (double t = QUIET_MS / 1000.0; !wait_until(pr, t); t += EVERY_MS / 1000.0)
+        show(pr);
     return NULL;
 }
 
-struct progress *progress_start(const pid_t *pids, const char *const *hosts, int n)
+struct progress *progress_start(void)
 {
     if (!isatty(2))
         return NULL;
-    struct progress *p = calloc(1, sizeof *p);
-    if (!p)
+    struct progress *pr = calloc(1, sizeof *pr);
+    if (!pr)
         return NULL;
-    p->fd = fcntl(2, F_DUPFD_CLOEXEC, 3);
-    p->here = malloc((size_t)(n > 0 ? n : 1) * sizeof *p->here);
-    p->agents = malloc(MAX_AGENTS * sizeof *p->agents);
-    char me[256] = "";
-    gethostname(me, sizeof me - 1);
-    for (int i = 0; p->here && i < n; i++)
-        if (is_here(hosts ? hosts[i] : NULL, me))
-            p->here[p->nhere++] = pids[i];
+    pr->fd = fcntl(2, F_DUPFD_CLOEXEC, 3);
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    clock_gettime(CLOCK_MONOTONIC, &p->t0);
-    int ok = p->fd >= 0 && p->here && p->agents && pthread_mutex_init(&p->lock, NULL) == 0 &&
-             pthread_cond_init(&p->wake, &ca) == 0;
+    clock_gettime(CLOCK_MONOTONIC, &pr->t0);
+    int ok = pr->fd >= 0 && pthread_mutex_init(&pr->lock, NULL) == 0 &&
+             pthread_cond_init(&pr->wake, &ca) == 0;
     pthread_condattr_destroy(&ca);
-    /* The watcher takes no signal: mqdump's handlers run on the thread
+    /* The shower takes no signal: mqdump's handlers run on the thread
      * that does the dump. */
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
-    ok = ok && pthread_create(&p->thread, NULL, watch, p) == 0;
+    ok = ok && pthread_create(&pr->thread, NULL, watch, pr) == 0;
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (!ok) {
-        if (p->fd >= 0)
-            close(p->fd);
-        free(p->here);
-        free(p->agents);
-        free(p);
+        if (pr->fd >= 0)
+            close(pr->fd);
+        free(pr);
         return NULL;
     }
-    return p;
+    return pr;
 }
 
-void progress_stop(struct progress *p)
+void progress_stop(struct progress *pr)
 {
-    if (!p)
+    if (!pr)
         return;
-    pthread_mutex_lock(&p->lock);
-    p->stop = 1;
-    pthread_cond_signal(&p->wake);
-    pthread_mutex_unlock(&p->lock);
-    pthread_join(p->thread, NULL);
-    if (p->shown && write(p->fd, "\r\033[K", 4) != 4)
-        p->shown = 0; /* the terminal is gone: nothing to clear */
-    close(p->fd);
-    pthread_mutex_destroy(&p->lock);
-    pthread_cond_destroy(&p->wake);
-    free(p->here);
-    free(p->agents);
-    free(p);
+    pthread_mutex_lock(&pr->lock);
+    pr->stop = 1;
+    pthread_cond_signal(&pr->wake);
+    pthread_mutex_unlock(&pr->lock);
+    pthread_join(pr->thread, NULL);
+    if (pr->shown && write(pr->fd, "\r\033[K", 4) != 4)
+        pr->shown = 0; /* the terminal is gone: nothing to clear */
+    close(pr->fd);
+    pthread_mutex_destroy(&pr->lock);
+    pthread_cond_destroy(&pr->wake);
+    free(pr);
 }

@@ -18,11 +18,15 @@
  * standard error when that is a terminal (a pty here) and the dump takes
  * over a second (a DLL that never returns, given 1 s per process), as one
  * line refreshed in place and cleared at the end; nothing with -q, nothing
- * when standard error is not a terminal, nothing for a quick dump.
+ * when standard error is not a terminal, nothing for a quick dump.  The
+ * library's side of it (mqdh_options.progress), called in the test's own
+ * dump of a ring: counts that only grow, never two calls at once, a few
+ * calls a process, and every rank stopped, unwound, read and let go.
  *
  * Environment: MQD_BUILD, MQD_MPICH_PREFIX.
  */
 #define _GNU_SOURCE
+#include "mqdhost.h"
 #include "tests/joblaunch.h"
 #include "tests/json.h"
 #include "tests/procstate.h"
@@ -31,6 +35,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pty.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -430,7 +435,9 @@ static void test_save__progress_on_a_terminal_only(void **state)
     int rc = mqdump_on_tty(long_dump, &tty);
     double took = job_now() - t0;
     assert_int_equal(rc, 1); /* nothing read, every rank unwound */
-    if (took < 1.5 || progress_lines(tty) < 2 || !strstr(tty, "4 of 4 ranks here stopped"))
+    /* The DLL never returns: every rank stopped and unwound, none read. */
+    if (took < 1.5 || progress_lines(tty) < 2 ||
+        !strstr(tty, "ranks here: 4 of 4 stopped, 4 unwound, 0 read"))
         fail_msg("%.1f s on a terminal, and its progress was: '%s'", took, tty);
     /* Cleared at the end: after the last line, the line erased. */
     const char *last = tty, *p;
@@ -459,6 +466,95 @@ static void test_save__progress_on_a_terminal_only(void **state)
     released_and_stop(&job);
 }
 
+/* What the progress callback saw. */
+struct told {
+    pthread_mutex_t lock;
+    int inside, overlapped; /* a call while another ran */
+    int calls, bad_size, went_back;
+    struct mqdh_progress last;
+    char why[256];
+};
+
+static void told(void *arg, const struct mqdh_progress *p)
+{
+    struct told *t = arg;
+    if (__atomic_exchange_n(&t->inside, 1, __ATOMIC_ACQ_REL))
+        __atomic_store_n(&t->overlapped, 1, __ATOMIC_RELAXED);
+    pthread_mutex_lock(&t->lock);
+    const struct mqdh_progress *l = &t->last;
+    if (p->size != sizeof *p)
+        t->bad_size = 1;
+    /* Every count but fetching (fetches under way) only grows. */
+    int v[] = {p->to_stop, p->stopped, p->unwound, p->read, p->let_go, p->agents,
+               p->agents_started, p->agents_answered, p->fetched};
+    int w[] = {l->to_stop, l->stopped, l->unwound, l->read, l->let_go, l->agents,
+               l->agents_started, l->agents_answered, l->fetched};
+    for (size_t i = 0; i < sizeof v / sizeof v[0] && !t->went_back; i++)
+        if (v[i] < w[i]) {
+            t->went_back = 1;
+            snprintf(t->why, sizeof t->why, "count %zu went from %d to %d at call %d", i, w[i],
+                     v[i], t->calls + 1);
+        }
+    /* Nothing done before its step's start. */
+    if (!t->went_back && (p->stopped > p->to_stop || p->unwound > p->stopped ||
+                          p->read > p->unwound || p->let_go > p->stopped ||
+                          p->agents_answered > p->agents || p->fetching < 0)) {
+        t->went_back = 1;
+        snprintf(t->why, sizeof t->why,
+                 "call %d: %d to stop, %d stopped, %d unwound, %d read, %d let go, %d fetching",
+                 t->calls + 1, p->to_stop, p->stopped, p->unwound, p->read, p->let_go,
+                 p->fetching);
+    }
+    t->last = *p;
+    t->last.fetch_name = NULL; /* valid during the call only */
+    t->calls++;
+    pthread_mutex_unlock(&t->lock);
+    __atomic_store_n(&t->inside, 0, __ATOMIC_RELEASE);
+}
+
+static void test_save__progress_told_by_the_library(void **state)
+{
+    (void)state;
+    struct job job;
+    char err[512], mqd[PATH_MAX];
+    if (job_start(&job, "ring", 4, err, sizeof err) != 0)
+        fail_msg("ring: %s", err);
+    job_build_path(mqd, sizeof mqd, "lib/libmqd_mpich.so");
+    struct told t = {.lock = PTHREAD_MUTEX_INITIALIZER};
+    for (int jobs = 1; jobs <= 2; jobs++) { /* on this thread alone, then with a worker */
+        memset(&t.last, 0, sizeof t.last);
+        t.calls = 0;
+        struct mqdh_options o = MQDH_OPTIONS_INIT;
+        o.dll = mqd;
+        o.jobs = jobs;
+        o.progress = told;
+        o.progress_arg = &t;
+        struct mqdh_dump *d = NULL;
+        int rc = mqdh_dump_processes(job.ranks, NULL, NULL, job.np, &o, &d);
+        assert_non_null(d);
+        if (rc != MQDH_OK)
+            fail_msg("dump of the ring (jobs %d): %s: %s", jobs, mqdh_strerror(rc),
+                     d->procs[0].error ? d->procs[0].error : "");
+        mqdh_dump_free(d);
+        const struct mqdh_progress *l = &t.last;
+        if (t.bad_size || t.went_back || t.overlapped)
+            fail_msg("jobs %d: size %zu, %s%s", jobs, l->size, t.why,
+                     t.overlapped ? ", and two calls at once" : "");
+        if (l->to_stop != 4 || l->stopped != 4 || l->unwound != 4 || l->read != 4 ||
+            l->let_go != 4 || l->agents || l->agents_started || l->agents_answered ||
+            l->fetching)
+            fail_msg("jobs %d, at the end: %d to stop, %d stopped, %d unwound, %d read, %d let "
+                     "go, %d agents, %d fetching",
+                     jobs, l->to_stop, l->stopped, l->unwound, l->read, l->let_go, l->agents,
+                     l->fetching);
+        /* A call a step: to stop, stopped, each unwound, each read, let go;
+         * and two a fetch, if debuginfod is asked. */
+        if (t.calls < 11 || t.calls > 11 + 2 * l->fetched)
+            fail_msg("jobs %d: %d calls for 4 ranks and %d fetches", jobs, t.calls, l->fetched);
+    }
+    released_and_stop(&job);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -470,6 +566,7 @@ int main(void)
         cmocka_unit_test(test_save__not_a_saved_dump),
         cmocka_unit_test(test_save__bad_command_lines),
         cmocka_unit_test(test_save__progress_on_a_terminal_only),
+        cmocka_unit_test(test_save__progress_told_by_the_library),
     };
     return cmocka_run_group_tests_name("save", tests, make_dir, remove_dir);
 }

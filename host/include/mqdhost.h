@@ -363,6 +363,29 @@ struct mqdh_dump {
     struct mqdh_cpu *cpu;
 };
 
+/*
+ * A dump's progress (mqdh_options.progress): counts, each only growing.
+ * This host's processes are stopped together, unwound one by one, set up
+ * and read by the workers, and let go together; other hosts' ranks go to
+ * agents, started at most fanout at once.
+ */
+struct mqdh_progress {
+    size_t size;         /* sizeof(struct mqdh_progress) as the library knows it */
+    int to_stop;         /* this host's processes to stop */
+    int stopped;         /* stopped (the others could not be attached) */
+    int unwound;         /* whose stacks were unwound (or tried: where_error) */
+    int read;            /* whose queues were read (or tried: error) */
+    int let_go;          /* let go again */
+    int agents;          /* agents to start, for the ranks of other hosts */
+    int agents_started;  /* started */
+    int agents_answered; /* over: answered, out of time, or could not start */
+    int fetching;        /* debug files being fetched through debuginfod now */
+    int fetched;         /* fetches over (the file fetched or not) */
+    /* The file whose debug information is being fetched (the latest one
+     * to start, while fetching > 0), else NULL; valid during the call. */
+    const char *fetch_name;
+};
+
 struct mqdh_options {
     /*
      * sizeof(struct mqdh_options) as the caller knows it (MQDH_OPTIONS_INIT
@@ -473,6 +496,19 @@ struct mqdh_options {
     int owner_set;
     uid_t owner;
     pid_t owner_pid;
+    /*
+     * Told at each step of the dump (NULL: nothing is told):
+     * progress(progress_arg, p), p the dump's counts so far (struct
+     * mqdh_progress, valid during the call).  Each count only grows, and
+     * the library calls it at most once a process (or agent, or fetch) and
+     * step, never in a loop.  It is called from the thread that called
+     * mqdh_dump_processes or from one of its workers (jobs), never two
+     * calls at once; it must return soon and call no function of the
+     * library (the dump holds the processes stopped).  Showing the counts,
+     * and how often, is the caller's business.
+     */
+    void (*progress)(void *progress_arg, const struct mqdh_progress *p);
+    void *progress_arg;
 };
 
 #define MQDH_OPTIONS_INIT {.size = sizeof(struct mqdh_options)}
