@@ -169,6 +169,21 @@ static int op_targets(struct mqdh__waits *b, int i, int ci, int q, const struct 
         *free = 1;
         return 0;
     }
+    /* A process waiting for itself on a communicator it does not have to
+     * itself: what another vendor's DLL says when it translates an
+     * intercommunicator's remote rank through the local group (Open MPI's
+     * does), so not a peer to build on.  mqd's own DLL tells the groups
+     * apart. */
+    if (tp == i && c->size > 1 && p->dll_source != MQDH_DLL_OWN) {
+        mqdh__unseen(b, i,
+                     "which process is rank %ld of \"%s\", which %s %s (the DLL names the "
+                     "process itself, as a DLL that reads an intercommunicator's remote rank "
+                     "in the local group does)",
+                     o->desired_local_rank, c->name, label(b, i, me, sizeof me),
+                     q == MQDH_SENDS ? "sends to" : "receives from");
+        *free = 1;
+        return 0;
+    }
     int has = mqdh__partner_pending(&b->m, i, tp, c, q, o);
     if (has) {
         if (has < 0)

@@ -10,6 +10,7 @@
 #include <grp.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -200,7 +201,10 @@ char *job_slurp(const char *path)
     FILE *f = fopen(path, "r");
     if (!f)
         return NULL;
-    if (fseek(f, 0, SEEK_END) != 0) {
+    /* Only a regular file has a length to read (a directory opens, and
+     * its "end" is far off). */
+    struct stat st;
+    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode) || fseek(f, 0, SEEK_END) != 0) {
         fclose(f);
         return NULL;
     }

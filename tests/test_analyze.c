@@ -163,6 +163,33 @@ static void test_analyze__ring_is_a_cycle(void **state)
 }
 
 /*
+ * Another vendor's DLL that reads an intercommunicator's remote rank in the
+ * local group (Open MPI's) makes a rank wait for itself: that names no
+ * peer, so no deadlock is built on it; mqd's own DLL is believed.
+ */
+static void test_analyze__waiting_for_itself(void **state)
+{
+    (void)state;
+    struct mqdh_dump *d = job(2);
+    for (int r = 0; r < 2; r++) {
+        in_call(d, r, "MPI_Waitall");
+        d->procs[r].dll_source = MQDH_DLL_TARGET;
+        op(d, r, MQDH_RECEIVES, r, 3);
+    }
+    struct mqdh_analysis *a = analyze(d);
+    assert_int_equal(a->ndeadlocks, 0);
+    assert_true(unseen_says(a, "the DLL names the process itself"));
+    assert_int_equal(a->verdict, MQDH_VERDICT_UNKNOWN);
+    mqdh_analysis_free(a);
+    for (int r = 0; r < 2; r++)
+        d->procs[r].dll_source = MQDH_DLL_OWN;
+    a = analyze(d);
+    assert_int_equal(a->ndeadlocks, 2);
+    mqdh_analysis_free(a);
+    mqdh_dump_free(d);
+}
+
+/*
  * Rank 0 has receives pending from rank 1 (blocked, waiting for rank 0)
  * and from rank 2 (computing).  In MPI_Waitall it needs both: a cycle with
  * rank 1.  In MPI_Recv or MPI_Wait it needs one of them, which rank 2 may
@@ -1405,6 +1432,7 @@ int main(void)
         cmocka_unit_test(test_analyze__calls_alone_need_the_whole_world),
         cmocka_unit_test(test_analyze__calls_alone_proc_null_and_threads),
         cmocka_unit_test(test_analyze__ring_is_a_cycle),
+        cmocka_unit_test(test_analyze__waiting_for_itself),
         cmocka_unit_test(test_analyze__waitall_needs_all_recv_needs_one),
         cmocka_unit_test(test_analyze__in_flight_is_not_a_wait),
         cmocka_unit_test(test_analyze__any_source_knot),

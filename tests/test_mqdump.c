@@ -1141,7 +1141,9 @@ static void test_mqdump__spawn_is_one_job(void **state)
     for (int l = 0; l < 2 && !msg[0]; l++) {
         char pid[16], *out = NULL, *err = NULL;
         snprintf(pid, sizeof pid, "%d", (int)launchers[l]);
-        const char *args[] = {"--job", pid, "--dll", mqd_dll(), "--graph", dotfile, NULL};
+        /* --full: each process its own section and node, whatever folds. */
+        const char *args[] = {"--job",  pid,      "--dll", mqd_dll(), "--full",
+                              "--graph", dotfile, NULL};
         /* A child may still be leaving the barrier it announced with. */
         for (int attempt = 0; attempt <= 50; attempt++) {
             free(out);
