@@ -627,6 +627,14 @@ static int debugq_entry(struct mqd_process *p, int queue, const unsigned char *b
         return rc;
     unsigned handle = raddr ? (unsigned)mqd_uint(p, req, o[F_REQ_HANDLE], 4) : 0;
     r->op.status = cc == 0 ? mqs_st_complete : mqs_st_pending;
+    /* ch4 enters a collective's receive under the plain context too; an
+     * active-message request matches on its own context id, which has
+     * the collective offset (MPIDIG_do_irecv: recvcontext_id +
+     * context_offset; MPIDIG's unexpected requests take the header's). */
+    if (raddr && o[F_REQ_DEV_TYPE] >= 0 && o[F_REQ_AM_CTX] >= 0 &&
+        mqd_int(p, req, o[F_REQ_DEV_TYPE], 4) == MPICH_CH4_REQ_TYPE_AM &&
+        (mqd_uint(p, req, o[F_REQ_AM_CTX], b->size[S_SZ_CONTEXT_ID]) & MPICH_CONTEXT_COLL_BIT))
+        r->internal = 1;
     debugq_received(p, queue, rank, tag, count, raddr, req, r);
     request_line(r, raddr, handle);
     return mqs_ok;

@@ -1141,9 +1141,7 @@ static void test_mqdump__spawn_is_one_job(void **state)
     for (int l = 0; l < 2 && !msg[0]; l++) {
         char pid[16], *out = NULL, *err = NULL;
         snprintf(pid, sizeof pid, "%d", (int)launchers[l]);
-        /* --full: each process its own section and node, whatever folds. */
-        const char *args[] = {"--job",  pid,      "--dll", mqd_dll(), "--full",
-                              "--graph", dotfile, NULL};
+        const char *args[] = {"--job", pid, "--dll", mqd_dll(), "--graph", dotfile, NULL};
         /* A child may still be leaving the barrier it announced with. */
         for (int attempt = 0; attempt <= 50; attempt++) {
             free(out);
@@ -1151,7 +1149,10 @@ static void test_mqdump__spawn_is_one_job(void **state)
             int rc = run_mqdump(&out, &err, args);
             msg[0] = '\0';
             for (size_t k = 0; k < nwant && !msg[0]; k++)
-                if (rc != partial || !strstr(out, want[k]))
+                /* With the queues between the worlds unseen, the two
+                 * launched ranks show one state and fold together. */
+                if (rc != partial || !strstr(out, partial && k == 1 ? "\nranks [0-1] (2 processes)\n"
+                                                                    : want[k]))
                     snprintf(msg, sizeof msg, "launcher %d: exit %d, no \"%s\" in:\n%s%s",
                              (int)launchers[l], rc, want[k], out, err);
             if (!msg[0])
@@ -1169,7 +1170,7 @@ static void test_mqdump__spawn_is_one_job(void **state)
     if (count_lines(dot, "  subgraph cluster_world1 {") != 1 ||
         count_lines(dot, "  subgraph cluster_world2 {") != 1 ||
         !strstr(dot, "label=\"world 1 (spawned)\"") ||
-        count_lines(dot, "  p3 [label=\"world 1 rank 1\\n") != 1 ||
+        (!partial && count_lines(dot, "  p3 [label=\"world 1 rank 1\\n") != 1) ||
         (!partial && (count_lines(dot, "  p0 -> p3 [color=red") != 1 ||
                       count_lines(dot, "  p3 -> p0 [color=red") != 1 ||
                       count_lines(dot, "[color=red, fontcolor=red") != 2)))
@@ -1202,7 +1203,10 @@ static void test_mqdump__job_lists_every_rank(void **state)
             if (!strstr(out, line))
                 fail_msg("launcher %d: no \"%s\" in:\n%s%s", (int)launchers[l], line, out, err);
         }
-        assert_int_equal(rc, 0);
+        /* A libtvmpich.so that shows none of this MPICH's queues leaves the
+         * analysis unsure (1); every rank is still listed and dumped. */
+        if (rc != 0 && !(rc == 1 && allowed()->tvmpich_blind))
+            fail_msg("launcher %d: exit %d:\n%s%s", (int)launchers[l], rc, out, err);
         assert_int_equal(nproc, 4);
         assert_non_null(strstr(out, "communicator \"MPI_COMM_WORLD\" (size 4, rank 2)"));
         assert_non_null(strstr(out, "stats: "));
@@ -1229,8 +1233,15 @@ static void test_mqdump__pids_and_the_dll_the_target_names(void **state)
     for (int target = 0; target < 2; target++) {
         const char *args[] = {"--pid", p1, "--pid", p0, "--json",
                               target ? "--target-dll" : NULL, NULL};
-        struct json *j = run_json(args, 2, &out, &err);
+        /* A libtvmpich.so that shows none of this MPICH's queues leaves the
+         * analysis unsure (exit 1); the processes are dumped all the same. */
+        int rc = run_mqdump(&out, &err, args);
+        char msg[512];
+        struct json *j = json_parse(out, msg, sizeof msg);
+        if (!j || (rc != 0 && !(rc == 1 && target && allowed()->tvmpich_blind)))
+            fail_msg("mqdump exited %d (%s): %s", rc, msg, err);
         const struct json *procs = json_get(j, "processes");
+        assert_int_equal(procs->n, 2);
         for (int i = 0; i < 2; i++) {
             const struct json *p = &procs->items[i];
             int want_rank = i == 0 ? 1 : 0; /* in the order given */
