@@ -373,8 +373,13 @@ int mqdh__proc_uid(pid_t pid, uid_t *uid)
 
 int mqdh__proc_uids(pid_t pid, uid_t ids[4])
 {
+    return mqdh__proc_uids_at("/proc", pid, ids);
+}
+
+int mqdh__proc_uids_at(const char *root, pid_t pid, uid_t ids[4])
+{
     size_t n;
-    char *st = read_proc_file(pid, "status", &n);
+    char *st = mqdh__proc_read(root, pid, "status", &n);
     long v[4];
     int got = st ? mqdh__text_status_numbers(st, "Uid", v, 4) : 0;
     free(st);

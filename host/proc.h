@@ -43,6 +43,10 @@ char *mqdh__proc_cmdline(pid_t pid);
  * terminated, in a malloc'd buffer of *n bytes; NULL if it cannot be read. */
 char *mqdh__proc_read(const char *root, pid_t pid, const char *name, size_t *n);
 
+/* The real, effective, saved and file-system uids of ROOT/PID (ROOT:
+ * "/proc", or a /proc-shaped tree): 0, or -1 if they cannot be read. */
+int mqdh__proc_uids_at(const char *root, pid_t pid, uid_t ids[4]);
+
 /* pid's owner, its real user id (/proc/PID/status): 0, or -1 if gone. */
 int mqdh__proc_uid(pid_t pid, uid_t *uid);
 

@@ -121,15 +121,11 @@ static int cmp_cand(const void *a, const void *b)
 /* All four user ids of pid in the tree are uid?  1, 0, or -1 if gone. */
 static int only_user(const char *root, pid_t pid, uid_t uid)
 {
-    size_t n;
-    char *st = mqdh__proc_read(root, pid, "status", &n);
-    long v[4];
-    int got = st ? mqdh__text_status_numbers(st, "Uid", v, 4) : 0;
-    free(st);
-    if (got != 4)
+    uid_t ids[4];
+    if (mqdh__proc_uids_at(root, pid, ids) != 0)
         return -1;
     for (int i = 0; i < 4; i++)
-        if ((uid_t)v[i] != uid)
+        if (ids[i] != uid)
             return 0;
     return 1;
 }

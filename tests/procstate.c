@@ -95,3 +95,11 @@ int proc_released(pid_t pid, char *why, size_t len)
                  (int)bad, (int)pid, st, tracer);
     return -1;
 }
+
+int job_released(const struct job *job, char *why, size_t len)
+{
+    for (int r = 0; r < job->np; r++)
+        if (proc_released(job->ranks[r], why, len) != 0)
+            return -1;
+    return proc_released(job->mpiexec, why, len);
+}

@@ -2,6 +2,8 @@
 #ifndef MQD_TESTS_PROCSTATE_H
 #define MQD_TESTS_PROCSTATE_H
 
+#include "joblaunch.h"
+
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -25,5 +27,9 @@ char settled_state(pid_t pid, pid_t tid, char want, long *tracer);
  * why[len].
  */
 int proc_released(pid_t pid, char *why, size_t len);
+
+/* proc_released for every rank of job, then its mpiexec: 0, or -1 with
+ * the first offender in why[len]. */
+int job_released(const struct job *job, char *why, size_t len);
 
 #endif

@@ -57,11 +57,7 @@ static void start(struct job *job, const char *name, int np)
 static void released_and_stop(struct job *job)
 {
     char why[256];
-    int bad = 0;
-    for (int r = 0; r < job->np && !bad; r++)
-        bad = proc_released(job->ranks[r], why, sizeof why) != 0;
-    if (!bad)
-        bad = proc_released(job->mpiexec, why, sizeof why) != 0;
+    int bad = job_released(job, why, sizeof why) != 0;
     int st = job_stop(job);
     if (bad)
         fail_msg("after mqdump --watch: %s", why);
