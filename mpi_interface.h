@@ -328,7 +328,11 @@ extern int mqd_get_comm_handle(mqs_process *, mqs_taddr_t *);
  * mqs_setup_operation_iterator, or at its end).
  */
 enum {
-    MQD_OP_COLLECTIVE = 0x1 /* MPI's own traffic for a collective operation */
+    MQD_OP_COLLECTIVE = 0x1, /* MPI's own traffic for a collective operation */
+    /* Not marked a collective's, but it may be one: the MPI keeps no mark
+     * of its collectives' sends (MPICH 4.1 and later under ch4), and this
+     * send has a tag its nonblocking collectives use. */
+    MQD_OP_MAYBE_COLLECTIVE = 0x2
 };
 /* extra_text[line] names addresses or handles of this process (a request,
  * a datatype without a name), which may differ between processes in the

@@ -42,6 +42,8 @@ struct mqd_raw_op {
     uint64_t context; /* matched against mqd_comm's send or receive context */
     int recv_keyed;   /* a send entered under its communicator's receive context */
     int internal;     /* MPI's own traffic, known by other means than the context */
+    int maybe_internal; /* not internal by what the library keeps, but may be
+                         * (MQD_OP_MAYBE_COLLECTIVE) */
     uint64_t request; /* its request's address in the target; 0 if none */
     unsigned text_address; /* MQD_OP_TEXT_ADDRESS bits: lines of op.extra_text */
     mqs_pending_operation op; /* global ranks are filled in by the core */

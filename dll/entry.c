@@ -499,7 +499,8 @@ MQD_EXPORT int mqs_next_operation(mqs_process *process, mqs_pending_operation *o
         if (in == 2) /* for a debugger's reader: a line saying so, if there is room */
             mqd_add_text(op, "part of a collective operation");
         ps->op_returned = 1;
-        ps->op_flags = r->text_address | (in == 2 ? MQD_OP_COLLECTIVE : 0u);
+        ps->op_flags = r->text_address | (in == 2 ? MQD_OP_COLLECTIVE : 0u) |
+                       (in == 1 && r->maybe_internal ? MQD_OP_MAYBE_COLLECTIVE : 0u);
         ps->op_request = r->request;
         return mqs_ok;
     }

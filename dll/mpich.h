@@ -47,6 +47,10 @@ enum {
     CLASS_WORLDS = 0x100,        /* 5.0 worlds: optional */
     CLASS_CH4_REQ = 0x200,       /* ch4 requests' datatypes and progress: optional */
     CLASS_MPIDIG = 0x400,        /* 4.0.2 ch4's MPIDIG receive lists */
+    /* An MPIDIG receive's own context id: 4.0.2 ch4 needs it for its
+     * lists, 4.1+ reads it to tell a collective's receives (the debug
+     * queues enter them under the plain context). */
+    CLASS_MPIDIG_RECV = CLASS_MPIDIG | CLASS_CH4_REQ,
     CLASS_OPTIONAL = 0x00,       /* optional, any generation (looked up with COMMON) */
     CLASS_ALL = 0x7ff
 };

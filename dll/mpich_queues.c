@@ -635,6 +635,13 @@ static int debugq_entry(struct mqd_process *p, int queue, const unsigned char *b
         mqd_int(p, req, o[F_REQ_DEV_TYPE], 4) == MPICH_CH4_REQ_TYPE_AM &&
         (mqd_uint(p, req, o[F_REQ_AM_CTX], b->size[S_SZ_CONTEXT_ID]) & MPICH_CONTEXT_COLL_BIT))
         r->internal = 1;
+    /* Not so marked, a receive with a nonblocking collective's tag may be
+     * one's all the same: the netmod's own requests keep no context, and
+     * 5.0's shared-memory IPC path writes the sender's rank over the
+     * context id once the data moves (MPIDIG_req_t's union u: u.ipc.
+     * peer_rank, 5.0.1 ipc_control.c:131). */
+    r->maybe_internal = !r->internal && queue == mqs_pending_receives &&
+                        !mpich__gen_is_ch3(bp->gen) && tag >= MPICH_FIRST_NBC_TAG;
     debugq_received(p, queue, rank, tag, count, raddr, req, r);
     request_line(r, raddr, handle);
     return mqs_ok;
@@ -676,15 +683,59 @@ static int debugq_list(struct mqd_process *p, mqs_taddr_t head_sym, int queue,
     return rc;
 }
 
+/*
+ * MPICH 4.1+ ch4 enters a collective's sends under the plain context and
+ * keeps no record of the offset on the send request (MPIDIG_isend_impl
+ * puts it only in the message header; ch4_send.h: comm->recvcontext_id):
+ * a send is taken for the collective's when this process has a receive
+ * or unexpected message of a collective on the same communicator with the
+ * same tag.  A nonblocking collective's schedule sends and receives
+ * under one tag of its own (MPIR_Sched_next_tag), so a send with it is
+ * that collective's, short of a program that sends with the very tag of
+ * a nonblocking collective it has in progress on that communicator.  A
+ * send of a collective whose process receives nothing with that tag
+ * (MPI_Ibcast's root) stays unmarked, and any other send with a tag a
+ * nonblocking collective may have is said to be maybe a collective's
+ * (MQD_OP_MAYBE_COLLECTIVE): the host weighs it against its peer.
+ */
+static int mark_collective_sends(struct mqd_process *p, struct mqd_ops *sends)
+{
+    struct mpich_process *bp = mqd_process_backend(p);
+    struct mqd_ops other[2] = {{0, 0, NULL}, {0, 0, NULL}};
+    int rc = debugq_list(p, bp->recvq, mqs_pending_receives, &other[0]);
+    if (rc == mqs_ok)
+        rc = debugq_list(p, bp->unexpq, mqs_unexpected_messages, &other[1]);
+    for (int i = 0; rc == mqs_ok && i < sends->n; i++) {
+        struct mqd_raw_op *s = &sends->v[i];
+        int coll = 0;
+        for (int q = 0; q < 2 && !coll && !s->internal; q++)
+            for (int k = 0; k < other[q].n && !coll; k++) {
+                const struct mqd_raw_op *x = &other[q].v[k];
+                long tag = q == 0 ? x->op.desired_tag : x->op.actual_tag;
+                coll = x->internal && x->context == s->context &&
+                       !(q == 0 && x->op.tag_wild) && tag == s->op.desired_tag;
+            }
+        s->internal |= coll;
+        s->maybe_internal = !s->internal && s->op.desired_tag >= MPICH_FIRST_NBC_TAG;
+    }
+    mqd_ops_free(&other[0]);
+    mqd_ops_free(&other[1]);
+    /* Only a hint: what could not be read leaves the sends as they are. */
+    return rc == MQD_ERR_NOMEM ? rc : mqs_ok;
+}
+
 int mqd_be_read_queue(struct mqd_process *p, int queue, struct mqd_ops *out)
 {
     struct mpich_process *bp = mqd_process_backend(p);
     int rc;
-    if (!mpich__gen_is_ch3(bp->gen) && bp->gen != MPICH_GEN_CH4_MPIDIG)
+    if (!mpich__gen_is_ch3(bp->gen) && bp->gen != MPICH_GEN_CH4_MPIDIG) {
         rc = debugq_list(p, queue == mqs_pending_sends      ? bp->sendq
                             : queue == mqs_pending_receives ? bp->recvq
                                                             : bp->unexpq,
                          queue, out);
+        if (rc == mqs_ok && queue == mqs_pending_sends)
+            rc = mark_collective_sends(p, out);
+    }
     else if (queue == mqs_pending_sends)
         rc = bp->gen == MPICH_GEN_CH3_DEBUGQ ? debugq_list(p, bp->sendq, queue, out)
                                             : ch3_sendq(p, out);

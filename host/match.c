@@ -193,6 +193,45 @@ int mqdh__partner_pending(const struct mqdh__match *mc, int i, int t, const stru
     return 0;
 }
 
+int mqdh__collective_twin(const struct mqdh__match *mc, int i, int t, const struct mqdh_comm *c,
+                          int q, const struct mqdh_op *o)
+{
+    const struct mqdh_process *tp = &mc->d->procs[t];
+    int k = mqdh__comm_same(tp, c);
+    if (k < 0 || !o->maybe_collective || o->tag_wild)
+        return 0;
+    const struct mqdh_queue *tq = &tp->comms[k].queues[q == MQDH_SENDS ? MQDH_RECEIVES : MQDH_SENDS];
+    for (int n = 0; tq->state == MQDH_QUEUE_OK && n < tq->nops; n++) {
+        const struct mqdh_op *m = &tq->ops[n];
+        if (!(m->collective || (q == MQDH_RECEIVES && m->maybe_collective)) || m->tag_wild ||
+            m->desired_tag != o->desired_tag || m->desired_local_rank < 0)
+            continue;
+        long g = mqdh__op_global(mc, t, k, m->desired_local_rank, m->desired_global_rank);
+        if (g == mc->ids[i] || (g < 0 && m->desired_local_rank == c->local_rank))
+            return 1;
+    }
+    return 0;
+}
+
+int mqdh__peer_later_instance(const struct mqdh__match *mc, int t, const struct mqdh_comm *c,
+                              const struct mqdh_op *o, long from_tag)
+{
+    int k = mqdh__comm_same(&mc->d->procs[t], c);
+    if (k < 0 || !o->maybe_collective)
+        return 0;
+    for (int q = MQDH_SENDS; q < MQDH_NQUEUES; q++) {
+        const struct mqdh_queue *qu = &mc->d->procs[t].comms[k].queues[q];
+        for (int n = 0; qu->state == MQDH_QUEUE_OK && n < qu->nops; n++) {
+            const struct mqdh_op *m = &qu->ops[n];
+            long tag = q == MQDH_UNEXPECTED ? m->actual_tag : m->desired_tag;
+            if ((m->collective || m->maybe_collective) && m->status != MQDH_OP_COMPLETE &&
+                tag >= from_tag)
+                return 1;
+        }
+    }
+    return 0;
+}
+
 int mqdh__own_unexpected(const struct mqdh__match *mc, int i, int ci, const struct mqdh_op *o)
 {
     const struct mqdh_queue *q = &mc->d->procs[i].comms[ci].queues[MQDH_UNEXPECTED];

@@ -82,6 +82,31 @@ struct mqdh__match {
  */
 long mqdh__op_global(const struct mqdh__match *mc, int i, int ci, long local, long global);
 
+/*
+ * Process i's operation o (queue q of communicator c) may be a
+ * collective's (maybe_collective: MPICH 4.1+ ch4 enters a collective's
+ * traffic under the plain context, keeps no mark of its sends, and loses
+ * that of some receives; mqd's DLL marks what it can tell).  Does process
+ * t hold, with o's tag, a collective receive from i (o a send) or a
+ * collective's send to i (o a receive, the send maybe one too), which
+ * would then be o's partner, or (complete) has taken o's data?  1 yes, 0
+ * no (or o is not maybe_collective).
+ */
+int mqdh__collective_twin(const struct mqdh__match *mc, int i, int t, const struct mqdh_comm *c,
+                          int q, const struct mqdh_op *o);
+
+/*
+ * Does process t show, on communicator c, a nonblocking collective whose
+ * tag is from_tag or later: a pending entry of a collective, or one that
+ * may be a collective's, with such a tag?  MPICH numbers them in order, so
+ * if i's operation o (maybe_collective) is a collective's, t has entered
+ * its instance (from_tag o's tag) or a later one: t shows no partner of
+ * o, so either t has taken o's data already, or o is the program's own
+ * and t must match it.  1 yes, 0 no.
+ */
+int mqdh__peer_later_instance(const struct mqdh__match *mc, int t, const struct mqdh_comm *c,
+                              const struct mqdh_op *o, long from_tag);
+
 /* Does process t hold the partner of process i's operation o (queue q of
  * communicator c: a pending receive for a send, a send for a receive)?
  * 1 yes, 0 no, -1 cannot be seen. */

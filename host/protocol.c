@@ -56,6 +56,7 @@ static void import_op_info(struct target *p, struct mqdh_op *o)
         DLL_EXT(p, get_operation_info, "mqd_get_operation_info", (mqs_process *)p, &flags,
                 &request) == mqs_ok) {
         o->collective = (flags & MQD_OP_COLLECTIVE) != 0;
+        o->maybe_collective = !o->collective && (flags & MQD_OP_MAYBE_COLLECTIVE) != 0;
         o->request = request;
         for (int l = 0; l < 5; l++)
             if (flags & MQD_OP_TEXT_ADDRESS(l))

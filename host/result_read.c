@@ -171,7 +171,7 @@ static int read_queue(struct mqdh__reader *r, struct mqdh_queue *q, int which)
 
 static int read_op(struct mqdh__reader *r, struct mqdh_op *o)
 {
-    int status;
+    int status, coll;
     unsigned long text;
     if (mqdh__rd_int(r, "status", MQDH_OP_PENDING, MQDH_OP_UNKNOWN, &status) != 0 ||
         mqdh__rd_long(r, "desired_local_rank", &o->desired_local_rank) != 0 ||
@@ -185,13 +185,15 @@ static int read_op(struct mqdh__reader *r, struct mqdh_op *o)
         mqdh__rd_long(r, "actual_global_rank", &o->actual_global_rank) != 0 ||
         mqdh__rd_long(r, "actual_tag", &o->actual_tag) != 0 ||
         mqdh__rd_long(r, "actual_length", &o->actual_length) != 0 ||
-        mqdh__rd_int(r, "collective", 0, 1, &o->collective) != 0 ||
+        mqdh__rd_int(r, "collective", 0, 2, &coll) != 0 ||
         mqdh__rd_u64(r, "request", &o->request) != 0 ||
         mqdh__rd_ulong(r, "text_address", &text) != 0)
         return -1;
     if (text > 0x1f)
         return mqdh__rd_fail(r, MQDH_E_RESULT, "text_address %lu has unknown bits", text);
     o->status = (enum mqdh_op_status)status;
+    o->collective = coll == 1;
+    o->maybe_collective = coll == 2;
     o->text_address = (unsigned)text;
     return mqdh__rd_end(r);
 }

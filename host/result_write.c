@@ -162,7 +162,8 @@ static void put_process(FILE *f, const struct mqdh_process *p, const struct mqdh
                         (int)o->status, o->desired_local_rank, o->desired_global_rank,
                         o->tag_wild, o->desired_tag, o->desired_length, o->system_buffer,
                         o->buffer, o->actual_local_rank, o->actual_global_rank, o->actual_tag,
-                        o->actual_length, o->collective, o->request, o->text_address);
+                        o->actual_length, o->collective ? 1 : o->maybe_collective ? 2 : 0,
+                        o->request, o->text_address);
                 for (int l = 0; l < 5 && o->extra_text[l][0]; l++) {
                     fprintf(f, "x %d", l);
                     put_str(f, o->extra_text[l]);

@@ -184,6 +184,22 @@ static int op_targets(struct mqdh__waits *b, int i, int ci, int q, const struct 
         *free = 1;
         return 0;
     }
+    int twin = mqdh__collective_twin(&b->m, i, tp, c, q, o);
+    if (twin || mqdh__peer_later_instance(&b->m, tp, c, o, o->desired_tag)) {
+        int send = q == MQDH_SENDS;
+        mqdh__unseen(b, i,
+                     "whether %s's %s %s %s with tag %ld on \"%s\" is MPI's own, for a "
+                     "nonblocking collective (its MPI does not mark all of a collective's "
+                     "traffic): %s %s",
+                     label(b, i, me, sizeof me), send ? "send" : "receive", send ? "to" : "from",
+                     label(b, tp, peer, sizeof peer), o->desired_tag, c->name, peer,
+                     twin ? (send ? "has a collective's receive from it with that tag"
+                                  : "has a collective's send to it with that tag")
+                          : "is in that nonblocking collective or a later one there, and "
+                            "shows no message that would match it");
+        *free = 1;
+        return 0;
+    }
     int has = mqdh__partner_pending(&b->m, i, tp, c, q, o);
     if (has) {
         if (has < 0)

@@ -208,7 +208,7 @@ enum mpich_generation {
     X(REQ_AM_SOURCE, MPIDIG,                                                                  \
       "MPIR_Request:dev/MPIDI_Devreq_t:ch4.am/MPIDIG_req_t:u.recv.source")                    \
     X(REQ_AM_TAG, MPIDIG, "MPIR_Request:dev/MPIDI_Devreq_t:ch4.am/MPIDIG_req_t:u.recv.tag")   \
-    X(REQ_AM_CTX, MPIDIG,                                                                     \
+    X(REQ_AM_CTX, MPIDIG_RECV,                                                                \
       "MPIR_Request:dev/MPIDI_Devreq_t:ch4.am/MPIDIG_req_t:u.recv.context_id")                \
     X(REQ_DEV_LOCAL, CH4_REQ, "MPIR_Request:dev/MPIDI_Devreq_t:is_local")
 
@@ -265,6 +265,11 @@ enum { MPICH_LUPID_LPID_BITS = 24, MPICH_LUPID_AVTID_MASK = 0x7f };
  * through MPIR_Debugger_set_aborting(NULL) before MPID_Finalize. */
 #define MPICH_DEBUG_ABORTING 2
 #define MPICH_ANY_SOURCE (-2)
+/* The first tag of a nonblocking collective's schedule (src/include/
+ * mpir_tags.h: MPIR_FIRST_NBC_TAG, after the blocking collectives' and
+ * hcoll's, the same from 4.0 to 5.0); MPIR_Sched_next_tag counts up from
+ * it per communicator. */
+#define MPICH_FIRST_NBC_TAG 287
 #define MPICH_ANY_TAG (-1)
 
 /* ch4's requests (src/mpid/ch4/include/mpidpre.h, 4.1 and later):

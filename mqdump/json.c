@@ -142,8 +142,10 @@ static void json_op(const struct mqdh_op *op, int first)
         printf("%s", l ? ", " : "");
         json_string(op->extra_text[l]);
     }
-    printf("], \"collective\": %s, \"request\": %llu}", op->collective ? "true" : "false",
-           (unsigned long long)op->request);
+    printf("], \"collective\": %s, ", op->collective ? "true" : "false");
+    if (op->maybe_collective)
+        printf("\"maybe_collective\": true, ");
+    printf("\"request\": %llu}", (unsigned long long)op->request);
 }
 
 /* A communicator's queue q: its entries, or null without them (no

@@ -111,6 +111,11 @@ struct mqdh_op {
      * extra_text lines showing "0x" are then taken for address lines.
      */
     int collective;        /* MPI's own traffic for a collective operation */
+    /* A send not marked collective that may be a collective's all the same:
+     * its MPI keeps no mark of its collectives' sends (MPICH 4.1+ ch4) and
+     * its tag is one a nonblocking collective may have.  (In what was
+     * padding: the layout of the members around it is unchanged.) */
+    int maybe_collective;
     uint64_t request;      /* its request's address in the target; 0 if unknown */
     unsigned text_address; /* bit l set: extra_text[l] names this process's
                               addresses or handles (may differ between
