@@ -430,7 +430,7 @@ $(BUILD)/tests/test_watch: tests/test_watch.c mqdump/watch.c mqdump/watch.h mqdu
 # every sample's, through tests/schema.c's validator.
 $(BUILD)/tests/test_json_format: $(BUILD)/tests/test_json_format.o $(BUILD)/tests/schema.o \
                                  $(BUILD)/tests/json.o $(BUILD)/tests/joblaunch.o \
-                                 $(BUILD)/tests/expect.o \
+                                 $(BUILD)/tests/expect.o $(BUILD)/tests/compare.o \
                                  | $(BUILD)/bin/mqdump $(BUILD)/lib/libmqd_mpich.so
 	$(CC) -o $@ $^ $(MQD_LDFLAGS) -lcmocka
 

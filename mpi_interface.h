@@ -340,6 +340,18 @@ enum {
 #define MQD_OP_TEXT_ADDRESS(line) (0x100u << (line))
 extern int mqd_get_operation_info(mqs_process *, unsigned *flags, mqs_taddr_t *request);
 /*
+ * An mqd extension, as mqd_get_comm_handle: what the MPI library says of
+ * the process as a whole, as the last mqs_update_communicator_list found
+ * it.  *flags: MQD_PROC_* bits.  mqs_ok, or mqs_no_information.
+ */
+enum {
+    /* MPI_Finalize has begun, or has returned: the process sends and
+     * receives nothing more of what its program asked for (what MPI_Finalize
+     * itself does aside). */
+    MQD_PROC_FINALIZED = 0x1
+};
+extern int mqd_get_process_state(mqs_process *, unsigned *flags);
+/*
  * Select queue (an mqs_op_class) of the current communicator.  Returns
  * mqs_ok, mqs_end_of_list (known empty) or mqs_no_information (unknown).
  */

@@ -105,6 +105,8 @@ MQD_HIDDEN int mqd_be_op_in_comm(const struct mqd_comm *comm, int queue,
  * the debugger numbered p by its world rank).
  */
 MQD_HIDDEN int mqd_be_process_key(struct mqd_process *p, char *key, int len);
+/* MQD_PROC_* bits for p as the last mqd_be_read_comms found it. */
+MQD_HIDDEN unsigned mqd_be_process_flags(struct mqd_process *p);
 /* The function on which a debugger should stop after a spawn. */
 MQD_HIDDEN const char *mqd_be_spawn_breakpoint(void);
 

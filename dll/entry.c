@@ -523,6 +523,24 @@ MQD_EXPORT int mqd_get_operation_info(mqs_process *process, unsigned *flags,
     return mqs_ok;
 }
 
+/*
+ * mqd's extension (mpi_interface.h): the process as a whole, as the last
+ * mqs_update_communicator_list read it (MPICH: in MPI_Finalize or past
+ * it, its communicators freed).
+ */
+MQD_EXPORT int mqd_get_process_state(mqs_process *process, unsigned *flags)
+{
+    struct process_state *ps = ready(process);
+    if (!ps)
+        return MQD_ERR_NOT_SET_UP;
+    if (!flags)
+        return MQD_ERR_BUF_SMALL;
+    if (!ps->have_comms)
+        return mqs_no_information;
+    *flags = mqd_be_process_flags(&ps->base);
+    return mqs_ok;
+}
+
 /* ---------------------------------------------------------------- MPI-2 */
 
 MQD_EXPORT int mqs_setup_job(mqs_job *job, const mqs_job_callbacks *cb)

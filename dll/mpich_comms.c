@@ -463,6 +463,12 @@ static int walk_comms(struct mqd_process *p, mqs_taddr_t node, struct mqd_comm *
     return rc;
 }
 
+unsigned mqd_be_process_flags(struct mqd_process *p)
+{
+    const struct mpich_process *bp = mqd_process_backend(p);
+    return bp->finalized ? MQD_PROC_FINALIZED : 0u;
+}
+
 int mqd_be_read_comms(struct mqd_process *p, struct mqd_comm **out, int *nout)
 {
     const struct mpich_image *b = mpich__image(p);

@@ -188,6 +188,63 @@ static int other_thread_at_work(const struct mqdh_dump *d, int i, pid_t *tid,
     return 0;
 }
 
+/*
+ * A cause that is processes past MPI_Finalize alone (no wait holds them:
+ * they wait for nobody) is where waits end: it takes in the stuck
+ * processes that wait on it directly, with those waits, and they leave
+ * `behind`.  Its kind is MQDH_DEADLOCK_END.  0, or -1 out of memory (h
+ * unchanged where it failed).
+ */
+static int end_causes(struct mqdh__hang *h, const struct mqdh__edge *edges, int ne,
+                      const int *terminal, int n)
+{
+    for (int c = 0; c < h->ncauses; c++) {
+        struct mqdh__cause *k = &h->causes[c];
+        int ends = k->nedges == 0;
+        for (int m = 0; m < k->nmembers && ends; m++)
+            ends = terminal[k->members[m]] == 2;
+        if (!ends)
+            continue;
+        int *in = calloc((size_t)n, sizeof *in);
+        int *members = malloc((size_t)n * sizeof *members);
+        int *held = malloc((size_t)(ne ? ne : 1) * sizeof *held);
+        if (!in || !members || !held) {
+            free(in);
+            free(members);
+            free(held);
+            return -1;
+        }
+        for (int m = 0; m < k->nmembers; m++)
+            in[k->members[m]] = 1;
+        int nheld = 0;
+        for (int e = 0; e < ne; e++)
+            if (edges[e].never && in[edges[e].to] == 1 && h->stuck[edges[e].from]) {
+                held[nheld++] = e;
+                h->in_cause[e] = 1; /* these waits explain it */
+                if (!in[edges[e].from])
+                    in[edges[e].from] = 2;
+            }
+        int nm = 0;
+        for (int v = 0; v < n; v++)
+            if (in[v])
+                members[nm++] = v;
+        int nb = 0;
+        for (int b = 0; b < h->nbehind; b++)
+            if (!in[h->behind[b]])
+                h->behind[nb++] = h->behind[b];
+        h->nbehind = nb;
+        free(k->members);
+        free(k->edges);
+        free(in);
+        k->members = members;
+        k->nmembers = nm;
+        k->edges = held;
+        k->nedges = nheld;
+        k->knot = MQDH_DEADLOCK_END;
+    }
+    return 0;
+}
+
 /* The graph's causes as a's deadlocks (their members and waits move into
  * a), its behind as a's.  MQDH_OK, or MQDH_E_NOMEM with h freed. */
 static int take_hang(struct mqdh_analysis *a, struct mqdh__hang *h)
@@ -219,7 +276,8 @@ static int take_hang(struct mqdh_analysis *a, struct mqdh__hang *h)
  * What can never go on (graph.c): the processes are the vertices, the
  * blocked ones waiting, and each wait an edge.  A point-to-point wait on a
  * terminal process (in MPI_Finalize or MPI_Abort), which will never send
- * or receive again, is never met, stuck or not.  MQDH_OK or MQDH_E_NOMEM.
+ * or receive again, is never met, stuck or not; so is any wait on a
+ * process past MPI_Finalize.  MQDH_OK or MQDH_E_NOMEM.
  */
 static int find_deadlocks(struct mqdh_analysis *a, const struct mqdh_dump *d)
 {
@@ -232,16 +290,26 @@ static int find_deadlocks(struct mqdh_analysis *a, const struct mqdh_dump *d)
         goto out;
     for (int i = 0; i < n; i++) {
         waiting[i] = a->activity[i] == MQDH_ACT_BLOCKED;
-        terminal[i] = waiting[i] && mqdh__process_terminal(&d->procs[i]);
+        /* 2: past MPI_Finalize, where even a collective is never joined */
+        terminal[i] = mqdh__process_finished(&d->procs[i])
+                          ? 2
+                          : waiting[i] && mqdh__process_terminal(&d->procs[i]);
     }
     for (int e = 0; e < ne; e++) {
         const struct mqdh_wait *w = &a->waits[e];
-        edges[e] = (struct mqdh__edge){w->from, w->to, w->group,
-                                       w->kind != MQDH_WAIT_COLLECTIVE && terminal[w->to]};
+        edges[e] = (struct mqdh__edge){
+            w->from, w->to, w->group,
+            terminal[w->to] == 2 || (w->kind != MQDH_WAIT_COLLECTIVE && terminal[w->to])};
     }
     struct mqdh__graph g = {.n = n, .waiting = waiting, .nedges = ne, .edges = edges};
     struct mqdh__hang h = {.stuck = a->stuck, .in_cause = in_cause};
-    if (mqdh__graph_hang(&g, &h) != MQDH_OK || take_hang(a, &h) != MQDH_OK)
+    if (mqdh__graph_hang(&g, &h) != MQDH_OK)
+        goto out;
+    if (end_causes(&h, edges, ne, terminal, n) != 0) {
+        mqdh__hang_free(&h);
+        goto out;
+    }
+    if (take_hang(a, &h) != MQDH_OK)
         goto out;
     for (int e = 0; e < ne; e++)
         a->waits[e].in_deadlock = in_cause[e];
@@ -268,7 +336,8 @@ static void note_running_peers(struct mqdh__waits *b)
     const struct mqdh_dump *d = b->m.d;
     for (int e = 0; e < a->nwaits && !b->nomem; e++) {
         const struct mqdh_wait *w = &a->waits[e];
-        if (w->kind == MQDH_WAIT_COLLECTIVE || a->activity[w->to] != MQDH_ACT_RUNNING)
+        if (w->kind == MQDH_WAIT_COLLECTIVE || a->activity[w->to] != MQDH_ACT_RUNNING ||
+            mqdh__process_finished(&d->procs[w->to]))
             continue;
         char who[32], at[200] = "";
         mqdh_process_label(&d->procs[w->to], who, sizeof who);

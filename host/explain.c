@@ -44,7 +44,14 @@ static void peer_state(const struct mqdh_dump *d, int i, enum mqdh_wait_kind kin
     char site[200];
     call_site(t, site, sizeof site);
     const struct mqdh_frame *at = t->where_call ? NULL : mqdh_user_frame(d, i);
-    if (mqdh__process_terminal(t) && kind != MQDH_WAIT_COLLECTIVE)
+    if (mqdh__process_finished(t)) {
+        char pos[160] = "";
+        if (at && at->file)
+            position(at->file, at->line, pos, sizeof pos);
+        snprintf(buf, len, " (it is past MPI_Finalize%s%s%s%s: it will never send, receive or "
+                 "join anything again)", at && at->function ? ", in " : "",
+                 at && at->function ? at->function : "", pos[0] ? " at " : "", pos);
+    } else if (mqdh__process_terminal(t) && kind != MQDH_WAIT_COLLECTIVE)
         snprintf(buf, len, " (it is in %s%s: it will never send or receive again)",
                  t->where_call, site);
     else if (t->where_call)

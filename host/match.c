@@ -68,7 +68,12 @@ int mqdh__call_rooted(const char *call)
 int mqdh__process_terminal(const struct mqdh_process *p)
 {
     enum mqdh__call_kind k = mqdh__call_kind(p->where_call);
-    return k == MQDH_CALL_FINALIZE || k == MQDH_CALL_ABORT;
+    return k == MQDH_CALL_FINALIZE || k == MQDH_CALL_ABORT || p->mpi_finalized;
+}
+
+int mqdh__process_finished(const struct mqdh_process *p)
+{
+    return p->mpi_finalized && mqdh__call_kind(p->where_call) != MQDH_CALL_FINALIZE;
 }
 
 /* ---------------------------------------------------------------- communicators */
@@ -133,13 +138,15 @@ static int group_names_peers(const struct mqdh__match *mc, int i, int ci)
     const struct mqdh_comm *c = &mc->d->procs[i].comms[ci];
     if (!c->group)
         return 0;
-    for (int m = 0; m < mc->d->nprocs; m++) {
-        int k = mqdh__comm_same(&mc->d->procs[m], c);
-        if (k < 0 || !mc->d->procs[m].comms[k].group)
-            continue;
-        if (memcmp(mc->d->procs[m].comms[k].group, c->group, (size_t)c->size * sizeof *c->group))
-            return 0;
-    }
+    /* By name and size alone: mqdh__comm_same would pass over the other
+     * side, whose group differs. */
+    for (int m = 0; m < mc->d->nprocs; m++)
+        for (int k = 0; k < mc->d->procs[m].ncomms; k++) {
+            const struct mqdh_comm *x = &mc->d->procs[m].comms[k];
+            if (x->group && x->size == c->size && strcmp(x->name, c->name) == 0 &&
+                memcmp(x->group, c->group, (size_t)c->size * sizeof *c->group))
+                return 0;
+        }
     return 1;
 }
 

@@ -50,8 +50,14 @@ enum mqdh__call_kind mqdh__call_kind(const char *call);
 int mqdh__call_rooted(const char *call);
 
 /* A process that will never send, receive or join anything again (in
- * MPI_Finalize or MPI_Abort). */
+ * MPI_Finalize or MPI_Abort, or past MPI_Finalize). */
 int mqdh__process_terminal(const struct mqdh_process *p);
+
+/* A process past MPI_Finalize: its DLL says its MPI has finalized, and it
+ * is not in MPI_Finalize (MPICH 4.1 and later return from it at once).
+ * It waits for nobody, and nothing waits on it to any end: a wait on it,
+ * a collective's included, is never met. */
+int mqdh__process_finished(const struct mqdh_process *p);
 
 /* The communicator p's call names by its comm argument (read from its
  * frame, matched by handle: mqdh_process.where_comm; with a DLL that

@@ -169,6 +169,10 @@ int mqdh__proto_read(struct target *p)
     int rc = DLL(p, update_communicator_list, mp);
     if (rc != mqs_ok)
         return dll_fail(p, "mqs_update_communicator_list", rc);
+    unsigned state = 0;
+    if (p->dll->get_process_state &&
+        DLL_EXT(p, get_process_state, "mqd_get_process_state", mp, &state) == mqs_ok)
+        p->out->mpi_finalized = (state & MQD_PROC_FINALIZED) != 0;
     rc = DLL(p, setup_communicator_iterator, mp);
     if (rc == mqs_end_of_list)
         return MQDH_OK;

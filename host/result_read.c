@@ -526,6 +526,10 @@ static int record(struct mqdh__reader *r, struct mqdh_dump *d, int *procs_cap, s
         at->p->other_worlds = (enum mqdh_other_worlds)ow;
         return mqdh__rd_end(r);
     }
+    if (is(r, "mf")) {
+        at->p->mpi_finalized = 1;
+        return mqdh__rd_end(r);
+    }
     if (is(r, "ws"))
         return mqdh__rd_int(r, "world size", 1, 1 << 30, &at->p->world_size) == 0 ? mqdh__rd_end(r)
                                                                                 : -1;

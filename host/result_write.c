@@ -118,6 +118,8 @@ static void put_process(FILE *f, const struct mqdh_process *p, const struct mqdh
         fprintf(f, "ws %d\n", p->world_size);
     if (p->other_worlds != MQDH_WORLDS_UNKNOWN)
         fprintf(f, "ow %d\n", (int)p->other_worlds);
+    if (p->mpi_finalized)
+        fputs("mf\n", f);
     if (cpu && cpu->known)
         put_cpu(f, cpu);
     if (st)

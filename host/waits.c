@@ -680,7 +680,8 @@ static int receive_beside_message(const struct mqdh__waits *b, int x, int k, lon
 /*
  * Has process m started its nonblocking collective with tag on its
  * communicator k, or a later one: a pending collective receive or send
- * of it with that tag or a higher one?  (A message of m's at i with such
+ * of it with that tag or a higher one (or one that may be a collective's:
+ * maybe_collective)?  (A message of m's at i with such
  * a tag, checked by the caller, says the same.)  -1: its queues there
  * could not be seen.
  */
@@ -691,8 +692,8 @@ static int started_instance(const struct mqdh_comm *c, long tag)
         if (qu->state != MQDH_QUEUE_OK)
             return -1;
         for (int n = 0; n < qu->nops; n++)
-            if (qu->ops[n].collective && qu->ops[n].status != MQDH_OP_COMPLETE &&
-                qu->ops[n].desired_tag >= tag)
+            if ((qu->ops[n].collective || qu->ops[n].maybe_collective) &&
+                qu->ops[n].status != MQDH_OP_COMPLETE && qu->ops[n].desired_tag >= tag)
                 return 1;
     }
     return 0;

@@ -127,16 +127,24 @@ struct own_cost own_cost(void)
 
 /*
  * A process outside MPI, where its own code is at work (uf, its innermost
- * user frame): "not in MPI: in relax at samples/hidden.c:29"; lines, if
- * not NULL, in place of the frame's line (a folded group's).
+ * user frame): "not in MPI: in relax at samples/hidden.c:29" ("past
+ * MPI_Finalize: ..." once its MPI has finalized); lines, if not NULL, in
+ * place of the frame's line (a folded group's).
  */
-void print_at_work(FILE *f, const struct mqdh_frame *uf, const char *lines)
+void print_at_work(FILE *f, const struct mqdh_process *p, const struct mqdh_frame *uf,
+                   const char *lines)
 {
-    fprintf(f, "not in MPI: in %s", uf->function ? uf->function : "??");
+    fprintf(f, "%s: in %s", p->mpi_finalized ? "past MPI_Finalize" : "not in MPI",
+            uf->function ? uf->function : "??");
     if (uf->file && lines)
         fprintf(f, " at %s:%s", uf->file, lines);
     else if (uf->file)
         fprintf(f, " at %s:%d", uf->file, uf->line);
+}
+
+const char *deadlock_kind_name(const struct mqdh_deadlock *dl)
+{
+    return dl->knot == MQDH_DEADLOCK_END ? "end" : dl->knot ? "knot" : "cycle";
 }
 
 /* qsort's comparison of ints, ascending. */

@@ -66,7 +66,10 @@ struct own_cost own_cost(void);
 /* A process outside MPI, where its own code is at work (uf, its innermost
  * user frame): "not in MPI: in relax at samples/hidden.c:29"; lines, if
  * not NULL, in place of the frame's line (a folded group's). */
-void print_at_work(FILE *f, const struct mqdh_frame *uf, const char *lines);
+void print_at_work(FILE *f, const struct mqdh_process *p, const struct mqdh_frame *uf,
+                   const char *lines);
+/* A deadlock's kind in one word: "cycle", "knot" or "end". */
+const char *deadlock_kind_name(const struct mqdh_deadlock *dl);
 /* qsort's comparison of ints, ascending. */
 int compare_ints(const void *x, const void *y);
 

@@ -51,7 +51,7 @@ static int node_size(const struct queues_graph *g, int i)
 
 /* What a process's node is folded by: its state's group, its world and
  * its part in the analysis (the kind and size of the deadlock it is in:
- * 2 * size + knot, 0 none); then the process, so the lowest comes first. */
+ * 3 * size + knot, 0 none); then the process, so the lowest comes first. */
 enum { KEY_FIELDS = 5 };
 struct node_key {
     int field[KEY_FIELDS]; /* group, world, deadlock, stuck, activity */
@@ -70,7 +70,7 @@ static int by_node_key(const void *x, const void *y)
 static int deadlock_kind(const struct queues_graph *g, int i)
 {
     const struct mqdh_deadlock *dl = g->deadlock[i] ? &g->a->deadlocks[g->deadlock[i] - 1] : NULL;
-    return dl ? 2 * dl->nmembers + dl->knot : 0;
+    return dl ? 3 * dl->nmembers + dl->knot : 0;
 }
 
 /* Put each process in its node (g->node, g->start, g->members) and say
@@ -406,7 +406,7 @@ static void wait_words(const struct queues_graph *g, const struct mqdh_wait *w, 
     int n = 0;
     if (g->fold && deadlock >= 0)
         n = snprintf(label, len, "%s of %d processes\n",
-                     g->a->deadlocks[deadlock].knot ? "knot" : "cycle",
+                     deadlock_kind_name(&g->a->deadlocks[deadlock]),
                      g->a->deadlocks[deadlock].nmembers);
     if (w->kind == MQDH_WAIT_COLLECTIVE) {
         snprintf(label + n, len - (size_t)n, "waits: %s not entered",

@@ -224,6 +224,8 @@ static void json_process(const struct mqdh_dump *d, int i, int stats, int stacks
     json_string(p->dll_why);
     printf(", \"error\": ");
     json_string(p->error);
+    if (p->mpi_finalized)
+        printf(", \"mpi_finalized\": true");
     json_where(p);
     json_user_frame(d, i);
     if (stacks && d->stacks) {
@@ -334,7 +336,7 @@ void json_analysis(const struct mqdh_dump *d, const struct mqdh_analysis *a)
            a->ndeadlocks ? "true" : "false", verdict_name(a->verdict), a->nblind, a->ncalls_only);
     for (int k = 0; k < a->ndeadlocks; k++) {
         const struct mqdh_deadlock *dl = &a->deadlocks[k];
-        printf("%s\n  {\"kind\": \"%s\", ", k ? "," : "", dl->knot ? "knot" : "cycle");
+        printf("%s\n  {\"kind\": \"%s\", ", k ? "," : "", deadlock_kind_name(dl));
         json_members("ranks", "processes", dl->members, dl->nmembers, d);
         printf(", \"edges\": [");
         for (int e = 0; e < dl->nwaits; e++) {

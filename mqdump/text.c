@@ -106,7 +106,7 @@ static void text_state(const struct view *v)
         fprintf(f, "  where: %s\n", p->where_error);
     } else if ((uf = mqdh_user_frame(v->d, i)) != NULL) {
         fprintf(f, "  ");
-        print_at_work(f, uf, v->mode == EXACT ? NULL : v->lines ? v->lines : "?");
+        print_at_work(f, p, uf, v->mode == EXACT ? NULL : v->lines ? v->lines : "?");
         fprintf(f, "\n");
     } else if (!p->error) {
         fprintf(f, "  not in MPI\n");

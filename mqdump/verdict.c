@@ -114,7 +114,7 @@ static int text_holders(const struct mqdh_dump *d, const struct mqdh_analysis *a
             if (p->where_file)
                 printf(" at %s:%d", p->where_file, p->where_line);
         } else if (uf) {
-            print_at_work(stdout, uf, NULL);
+            print_at_work(stdout, p, uf, NULL);
         } else {
             printf("not in MPI");
         }
@@ -149,11 +149,13 @@ void text_analysis(const struct mqdh_dump *d, const struct mqdh_analysis *a, int
     printf("\n");
     for (int k = 0; k < a->ndeadlocks; k++) {
         const struct mqdh_deadlock *dl = &a->deadlocks[k];
-        printf("DEADLOCK: a %s of %d process%s, ranks [", dl->knot ? "knot" : "cycle",
-               dl->nmembers, dl->nmembers == 1 ? "" : "es");
+        printf("DEADLOCK: a%s %s of %d process%s, ranks [", dl->knot == MQDH_DEADLOCK_END ? "n" : "",
+               deadlock_kind_name(dl), dl->nmembers, dl->nmembers == 1 ? "" : "es");
         print_ranks(stdout, d, dl->members, dl->nmembers);
-        printf("]%s\n", dl->knot ? " (some wait for any one of several: all of those are in it)"
-                                 : " (every wait in it is needed)");
+        printf("]%s\n", dl->knot == MQDH_DEADLOCK_END
+                            ? " (waits on processes past MPI_Finalize, which never act again)"
+                        : dl->knot ? " (some wait for any one of several: all of those are in it)"
+                                   : " (every wait in it is needed)");
         if (!fold || fold_waits(d, a, dl) != 0) {
             for (int e = 0; e < dl->nwaits; e++) {
                 char why[WHY_LEN];

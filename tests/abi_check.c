@@ -123,6 +123,8 @@ int (*const abi_get_comm)(mqs_process *, mqs_communicator *) = mqs_get_communica
 int (*const abi_next_comm)(mqs_process *) = mqs_next_communicator;
 int (*const abi_comm_group)(mqs_process *, int *) = mqs_get_comm_group;
 int (*const abi_comm_handle)(mqs_process *, mqs_taddr_t *) = mqd_get_comm_handle;
+int (*const abi_op_info)(mqs_process *, unsigned *, mqs_taddr_t *) = mqd_get_operation_info;
+int (*const abi_process_state)(mqs_process *, unsigned *) = mqd_get_process_state;
 int (*const abi_setup_op_iter)(mqs_process *, int) = mqs_setup_operation_iterator;
 int (*const abi_next_op)(mqs_process *, mqs_pending_operation *) = mqs_next_operation;
 #if MQS_FOR_MPI2_

@@ -47,6 +47,13 @@ struct dll_limits {
      * rank in a collective (its where call, or a collective wait from it)
      * is not looked for. */
     int collective_traffic_hidden;
+    /* A receive's source is read as an unsigned 16-bit number:
+     * MPI_ANY_SOURCE (MPICH's -2) shows as 65534. */
+    int any_source_16bit;
+    /* An unexpected message whose data is all there may show as pending
+     * (its request's completion counter, which the library keeps until a
+     * receive matches it). */
+    int unexpected_complete_as_pending;
 };
 
 /* What Open MPI 4.1.4's own DLL (libompi_dbg_msgq.so) gets wrong; each
@@ -73,6 +80,9 @@ struct mpich_allowances {
     int no_known_layout;
     /* MPICH's own libtvmpich.so shows none of the sample's queues. */
     int tvmpich_blind;
+    /* What else MPICH's own libtvmpich.so gets wrong on this build, beyond
+     * what it gets wrong everywhere (test_mqdump.c's TVMPICH_LIMITS). */
+    struct dll_limits tvmpich;
     /* Samples (names, each followed by a space) some of whose queue
      * entries this build keeps where mqd's DLL does not read them: their
      * dumps are not compared, but every rank's call must be exact and the
@@ -81,12 +91,28 @@ struct mpich_allowances {
     /* Every process runs threads of the MPI library's own besides main's
      * (--stacks shows them under "other threads"). */
     int library_threads;
+    /* MPI_Finalize returns at once: a rank a sample holds there is past it
+     * (expect_finalize_returns). */
+    int finalize_returns;
+    /* Samples (names, each followed by a space) that this build does not
+     * hold: the call each means to hang in returns, for the reason
+     * returns_why gives.  A test checks that they end instead. */
+    const char *samples_return;
+    const char *returns_why;
 };
 
 /* What build b cannot show: the allowances compare.c writes for its
  * generation and device, with their reasons; none (every dump exact) for
  * a build none of them names. */
 struct mpich_allowances compare_mpich_allowances(const struct mpich_build *b);
+
+/* compare_mpich_under_test's, or the test program ends (exit 2) saying
+ * why: the build under test is a set-up fault, not a test's failure. */
+const struct mpich_allowances *compare_mpich_allowed(void);
+
+/* Why sample name does not hold on the build allowed for (a's
+ * samples_return); NULL if it holds. */
+const char *compare_sample_returns(const struct mpich_allowances *a, const char *name);
 
 /* The allowances of the build under test, read once; NULL with why in err
  * if it cannot be read. */

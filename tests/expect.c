@@ -197,7 +197,7 @@ static int parse_line(char *line, struct expect *e)
     }
     if (strcmp(tok[0], "deadlock") == 0 && n == 3) {
         struct expect_deadlock d;
-        d.knot = strcmp(tok[1], "knot") == 0;
+        d.knot = strcmp(tok[1], "knot") == 0 ? 1 : strcmp(tok[1], "end") == 0 ? EXPECT_END : 0;
         if ((!d.knot && strcmp(tok[1], "cycle") != 0) || rank_list(d.ranks, tok[2]))
             return -1;
         e->analysed = 1;
@@ -313,4 +313,101 @@ const char *expect_process_text(int key, char *buf, int len)
     else
         snprintf(buf, (size_t)len, "%d", key);
     return buf;
+}
+
+/* The process keys of a rank list ("0,1:2") into keys (room for n); their
+ * number. */
+static int list_keys(const char *list, int *keys, int n)
+{
+    int k = 0;
+    const char *p = list;
+    while (*p && k < n) {
+        char *end;
+        if (parse_process(p, &keys[k], &end))
+            break;
+        k++;
+        if (*end != ',')
+            break;
+        p = end + 1;
+    }
+    return k;
+}
+
+/* keys (ascending, n of them) as a rank list into dst[256]. */
+static void keys_list(char dst[256], const int *keys, int n)
+{
+    size_t at = 0;
+    char who[32];
+    dst[0] = '\0';
+    for (int i = 0; i < n && at < 256; i++)
+        at += (size_t)snprintf(dst + at, 256 - at, "%s%s", i ? "," : "",
+                               expect_process_text(keys[i], who, sizeof who));
+}
+
+static int has_key(const int *keys, int n, int key)
+{
+    for (int i = 0; i < n; i++)
+        if (keys[i] == key)
+            return 1;
+    return 0;
+}
+
+void expect_finalize_returns(struct expect *e)
+{
+    enum { MAX = 256 };
+    int fin[MAX], nfin = 0;
+    for (int w = 0; w < e->nwheres; w++) {
+        struct expect_where *x = &e->wheres[w];
+        if (x->rank == EXPECT_ALL_RANKS || strcmp(x->call, "MPI_Finalize") != 0 || nfin == MAX)
+            continue;
+        fin[nfin++] = x->rank;
+        x->call[0] = '\0';
+        x->nargs = 0;
+        x->finalized = 1;
+    }
+    if (!nfin)
+        return;
+    int nw = 0;
+    for (int w = 0; w < e->nwaits; w++)
+        if (!has_key(fin, nfin, e->waits[w].from))
+            e->waits[nw++] = e->waits[w];
+    e->nwaits = nw;
+    int behind[MAX], nbehind = list_keys(e->behind, behind, MAX), ended[MAX], nended = 0;
+    for (int d = 0; d < e->ndeadlocks; d++) {
+        struct expect_deadlock *dl = &e->deadlocks[d];
+        int in[MAX], n = list_keys(dl->ranks, in, MAX), kept[MAX], nkept = 0, ends = 0;
+        for (int i = 0; i < n; i++)
+            ends |= has_key(fin, nfin, in[i]);
+        if (!ends)
+            continue;
+        for (int i = 0; i < n; i++) {
+            int waits_on_end = 0;
+            for (int w = 0; w < e->nwaits; w++)
+                waits_on_end |= e->waits[w].from == in[i] && has_key(fin, nfin, e->waits[w].to);
+            if (has_key(fin, nfin, in[i]) || waits_on_end) {
+                kept[nkept++] = in[i];
+                if (nended < MAX)
+                    ended[nended++] = in[i];
+            } else if (nbehind < MAX)
+                behind[nbehind++] = in[i];
+        }
+        keys_list(dl->ranks, kept, nkept);
+        dl->knot = EXPECT_END;
+    }
+    /* An end's waits are those on its finalized ranks; the ranks behind
+     * it wait on it, not in it. */
+    nw = 0;
+    for (int w = 0; w < e->nwaits; w++)
+        if (!has_key(behind, nbehind, e->waits[w].from) &&
+            !(has_key(ended, nended, e->waits[w].from) && !has_key(fin, nfin, e->waits[w].to)))
+            e->waits[nw++] = e->waits[w];
+    e->nwaits = nw;
+    /* Behind: ascending, as the analysis gives it. */
+    for (int i = 1; i < nbehind; i++)
+        for (int j = i; j > 0 && behind[j - 1] > behind[j]; j--) {
+            int t = behind[j];
+            behind[j] = behind[j - 1];
+            behind[j - 1] = t;
+        }
+    keys_list(e->behind, behind, nbehind);
 }

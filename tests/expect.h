@@ -47,6 +47,9 @@ struct expect_op {
 struct expect_where {
     int rank; /* EXPECT_ALL_RANKS for '*' */
     char call[64];
+    /* Past MPI_Finalize: in no MPI call (call ""), its MPI finalized
+     * (expect_finalize_returns). */
+    int finalized;
     /* The call's arguments read from its frame: "source" 1, "comm"
      * MPI_COMM_WORLD (a communicator's name), ... */
     int nargs;
@@ -55,8 +58,9 @@ struct expect_where {
 };
 
 /* One deadlock the analysis must report: its kind and its ranks ("0,1"). */
+enum { EXPECT_END = 2 }; /* knot: an end (MQDH_DEADLOCK_END) */
 struct expect_deadlock {
-    int knot;
+    int knot; /* 0 cycle, 1 knot, EXPECT_END end */
     char ranks[256];
 };
 
@@ -86,6 +90,15 @@ struct expect {
  */
 int expect_load(const char *path, struct expect *out, char *err, int errlen);
 void expect_free(struct expect *e);
+/*
+ * For an MPI whose MPI_Finalize returns at once (MPICH 4.1 and later under
+ * ch4): a rank e has in MPI_Finalize is instead past it, in no MPI call
+ * with its MPI finalized; it waits for nobody (its waits go), and a
+ * deadlock it is in becomes an end: those ranks and the ones with a wait
+ * on them, the others of it behind it.
+ */
+void expect_finalize_returns(struct expect *e);
+
 /* The same for sample name: $MQD_SAMPLES_SRC/NAME.expect (default
  * samples/). */
 int expect_load_sample(const char *name, struct expect *out, char *err, int errlen);

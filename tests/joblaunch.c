@@ -41,6 +41,17 @@ int job_pid_alive(pid_t pid)
     return pid > 0 && (kill(pid, 0) == 0 || errno == EPERM);
 }
 
+int job_rank_ends(const struct job *job, double seconds)
+{
+    for (double end = job_now() + seconds;; usleep(50 * 1000)) {
+        for (int r = 0; r < job->np; r++)
+            if (!job_pid_alive(job->ranks[r]))
+                return 1;
+        if (job_now() >= end)
+            return 0;
+    }
+}
+
 int job_start(struct job *job, const char *name, int np, char *err, size_t errlen)
 {
     return job_start_in(job, name, np, NULL, NULL, err, errlen);

@@ -58,6 +58,9 @@ double job_now(void);
 /* 1 if pid exists (in any state but reaped), else 0. */
 int job_pid_alive(pid_t pid);
 
+/* 1 if a rank of job is gone within seconds (polled every 50 ms), else 0. */
+int job_rank_ends(const struct job *job, double seconds);
+
 /*
  * Start the test fixture $MQD_BUILD/tests/NAME with args (NULL-terminated,
  * at most 14), as user uid (0: as is), killed if the test dies; wait for

@@ -523,6 +523,34 @@ static void test_analyze__spawned_worlds(void **state)
     d->procs[3].rank = 7;
     assert_int_equal(mqdh_process_by_global(d, 1), 1);
     mqdh_dump_free(d);
+
+    /* An intercommunicator between the worlds whose peers the DLL names by
+     * local rank alone, each side giving its own group (MPICH 4.1+ ch4):
+     * the group names no peer, or rank 1 would wait for itself and world
+     * 1 for its own ranks. */
+    d = job(4);
+    for (int i = 0; i < 4; i++) {
+        struct mqdh_comm *c = &d->procs[i].comms[0];
+        d->procs[i].world = i / 2;
+        d->procs[i].rank = i % 2;
+        strcpy(c->name, "mqd-spawn");
+        c->size = 2;
+        c->local_rank = i % 2;
+        c->group = calloc(2, sizeof *c->group);
+        assert_non_null(c->group);
+        c->group[0] = i / 2 * 2;
+        c->group[1] = i / 2 * 2 + 1;
+        in_call(d, i, "MPI_Waitall");
+    }
+    op(d, 1, MQDH_RECEIVES, 1, 6)->desired_global_rank = -1;
+    op(d, 2, MQDH_SENDS, 1, 4)->desired_global_rank = -1;
+    op(d, 3, MQDH_RECEIVES, 0, 5)->desired_global_rank = -1;
+    a = analyze(d);
+    assert_int_equal(a->ndeadlocks, 0);
+    assert_int_equal(a->verdict, MQDH_VERDICT_UNKNOWN);
+    assert_true(unseen_says(a, "no group that can be trusted"));
+    mqdh_analysis_free(a);
+    mqdh_dump_free(d);
 }
 
 /*
@@ -576,6 +604,46 @@ static void collective(struct mqdh_op *o)
     o->collective = 1;
 }
 
+/*
+ * A rank past MPI_Finalize (MPICH 4.1+ returns from it at once): not in
+ * MPI, its DLL says its MPI has finalized.  It waits for nobody and will
+ * never act again: a receive from it and a collective it never joins are
+ * both never met, and the deadlock is an end, the ranks behind it apart.
+ */
+static void test_analyze__past_finalize_is_an_end(void **state)
+{
+    (void)state;
+    struct mqdh_dump *d = job(4);
+    in_call(d, 0, "MPI_Recv");
+    op(d, 0, MQDH_RECEIVES, 1, 5);
+    not_in_mpi(d, 1);
+    d->procs[1].mpi_finalized = 1;
+    in_call(d, 2, "MPI_Recv");
+    op(d, 2, MQDH_RECEIVES, 0, 6);
+    in_call(d, 3, "MPI_Barrier");
+    collective(op(d, 3, MQDH_RECEIVES, 1, 1));
+    struct mqdh_analysis *a = analyze(d);
+    assert_int_equal(a->verdict, MQDH_VERDICT_DEADLOCK);
+    assert_int_equal(a->ndeadlocks, 1);
+    assert_int_equal(a->deadlocks[0].knot, MQDH_DEADLOCK_END);
+    assert_string_equal(ranks(d, a->deadlocks[0].members, a->deadlocks[0].nmembers), "0,1,3");
+    assert_int_equal(a->deadlocks[0].nwaits, 2);
+    assert_string_equal(why_of(d, &a->waits[a->deadlocks[0].waits[0]]),
+                        "rank 0 waits in MPI_Recv(source=1, tag=5, comm=MPI_COMM_WORLD) - rank 1 "
+                        "has no matching send pending (it is past MPI_Finalize: it will never "
+                        "send, receive or join anything again)");
+    assert_string_equal(ranks(d, a->behind, a->nbehind), "2");
+    assert_false(unseen_says(a, "will still send"));
+    mqdh_analysis_free(a);
+    /* Not finalized, the same rank outside MPI may still send: no deadlock. */
+    d->procs[1].mpi_finalized = 0;
+    a = analyze(d);
+    assert_int_equal(a->ndeadlocks, 0);
+    assert_true(unseen_says(a, "will still send"));
+    mqdh_analysis_free(a);
+    mqdh_dump_free(d);
+}
+
 static void test_analyze__nonblocking_collective_in_wait(void **state)
 {
     (void)state;
@@ -623,6 +691,47 @@ static struct mqdh_op *in_nbc(struct mqdh_dump *d, int r, const char *call, long
     struct mqdh_op *o = op(d, r, MQDH_RECEIVES, 1 - r, tag);
     o->collective = 1;
     return o;
+}
+
+/*
+ * MPICH 4.1+ ch4 keeps no mark of a collective's sends: mqd's DLL flags a
+ * send with a nonblocking collective's tag maybe_collective.  Such a send
+ * is no wait when its peer holds the collective receive it would be the
+ * partner of, or is in that nonblocking collective or a later one: what
+ * cannot be told is said.  Unflagged, the same queues are a deadlock.
+ */
+static void test_analyze__maybe_collective_sends(void **state)
+{
+    (void)state;
+    for (int flagged = 0; flagged < 2; flagged++) {
+        /* The twin: rank 1's collective receive from rank 0 with tag 300. */
+        struct mqdh_dump *d = job(2);
+        in_call(d, 0, "MPI_Wait");
+        op(d, 0, MQDH_SENDS, 1, 300)->maybe_collective = flagged;
+        in_nbc(d, 1, "MPI_Wait", 300);
+        struct mqdh_analysis *a = analyze(d);
+        assert_int_equal(a->ndeadlocks, !flagged);
+        if (flagged) {
+            assert_int_equal(a->verdict, MQDH_VERDICT_UNKNOWN);
+            assert_true(unseen_says(a, "has a collective's receive from it with that tag"));
+        }
+        mqdh_analysis_free(a);
+        mqdh_dump_free(d);
+        /* Both sends, each to the other with the same tag, and nothing
+         * else: two rendezvous sends of one collective whose data is taken,
+         * or the program's own head to head: not told apart. */
+        d = job(2);
+        for (int r = 0; r < 2; r++) {
+            in_call(d, r, "MPI_Wait");
+            op(d, r, MQDH_SENDS, 1 - r, 300)->maybe_collective = flagged;
+        }
+        a = analyze(d);
+        assert_int_equal(a->ndeadlocks, !flagged);
+        if (flagged)
+            assert_true(unseen_says(a, "is in that nonblocking collective or a later one"));
+        mqdh_analysis_free(a);
+        mqdh_dump_free(d);
+    }
 }
 
 /*
@@ -1442,6 +1551,7 @@ int main(void)
         cmocka_unit_test(test_analyze__peer_labels_and_bad_arguments),
         cmocka_unit_test(test_analyze__spawned_worlds),
         cmocka_unit_test(test_analyze__finalize_is_terminal),
+        cmocka_unit_test(test_analyze__past_finalize_is_an_end),
         cmocka_unit_test(test_analyze__nonblocking_collective_in_wait),
         cmocka_unit_test(test_analyze__blocked_sends_found_at_their_destination),
         cmocka_unit_test(test_analyze__probe_by_its_arguments),
@@ -1451,6 +1561,7 @@ int main(void)
         cmocka_unit_test(test_analyze__index_finds_as_a_scan_does),
         cmocka_unit_test(test_analyze__nonblocking_collective_instances),
         cmocka_unit_test(test_analyze__nonblocking_collective_progress),
+        cmocka_unit_test(test_analyze__maybe_collective_sends),
         cmocka_unit_test(test_analyze__blocking_collective_calls_differ),
         cmocka_unit_test(test_analyze__nonblocking_collectives_on_two_communicators),
     };

@@ -20,6 +20,7 @@
  * (docs/ is beside it).
  */
 #define _GNU_SOURCE
+#include "tests/compare.h"
 #include "tests/expect.h"
 #include "tests/joblaunch.h"
 #include "tests/json.h"
@@ -388,7 +389,12 @@ static void test_json_format__every_sample_fits_the_schema(void **state)
     char **names;
     int n = sample_names(&names);
     assert_true(n >= 20);
+    const struct mpich_allowances *all = compare_mpich_allowed();
     for (int s = 0; s < n; s++) {
+        if (compare_sample_returns(all, names[s])) { /* nothing to dump: it ends */
+            free(names[s]);
+            continue;
+        }
         start_sample(names[s]);
         char pid[16], msg[1200];
         snprintf(pid, sizeof pid, "%d", (int)job.mpiexec);

@@ -179,10 +179,7 @@ static void run_case(const struct ompi_case *c)
     if (job_start_in(&job, name, e.np, NULL, mpirun, err, sizeof err) != 0)
         fail_msg("%s: %s", name, err);
     if (c->returns) {
-        int gone = 0;
-        for (double end = job_now() + 10; !gone && job_now() < end; usleep(50 * 1000))
-            for (int r = 0; r < job.np; r++)
-                gone |= !job_pid_alive(job.ranks[r]);
+        int gone = job_rank_ends(&job, 10);
         job_stop(&job);
         expect_free(&e);
         if (!gone)

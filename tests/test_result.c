@@ -44,6 +44,7 @@ static struct mqdh_dump *sample_dump(void)
         p->stats.callbacks = 300;
         p->stats.seconds = 0.25;
         p->ncomms = 1;
+        p->mpi_finalized = i;
         p->comms = calloc(1, sizeof *p->comms);
         struct mqdh_comm *c = &p->comms[0];
         c->unique_id = 0xffffffffffffffffULL;
@@ -73,6 +74,7 @@ static struct mqdh_dump *sample_dump(void)
             o->buffer = 0x7ffd00001000ULL;
             o->actual_local_rank = o->actual_global_rank = o->actual_tag = o->actual_length = -1;
             o->collective = k;
+            o->maybe_collective = !k && i; /* process 1's first: COLLECTIVE 2 */
             o->request = 0xdeadbeef;
             o->text_address = 2;
             snprintf(o->extra_text[0], sizeof o->extra_text[0], "receive: 8 x MPI_INT");
@@ -161,6 +163,7 @@ static void same_dump(const struct mqdh_dump *a, const struct mqdh_dump *b)
         assert_int_equal(p->where_args, q->where_args);
         assert_int_equal(p->where_source, q->where_source);
         assert_int_equal(p->where_comm, q->where_comm);
+        assert_int_equal(p->mpi_finalized, q->mpi_finalized);
         assert_int_equal(p->stats.callbacks, q->stats.callbacks);
         assert_true(q->stats.seconds > 0.2499 && q->stats.seconds < 0.2501);
         const struct mqdh_comm *c = &p->comms[0], *e = &q->comms[0];

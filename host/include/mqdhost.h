@@ -211,6 +211,13 @@ struct mqdh_process {
     int where_line;
     pid_t where_tid;
     int ncomms;
+    /*
+     * The DLL says its MPI has finalized (mqd_get_process_state): MPI_Finalize
+     * has begun, or has returned, and the process sends and receives nothing
+     * more of what its program asked for.  (In what was padding: the layout
+     * of the members around it is unchanged.)
+     */
+    int mpi_finalized;
     struct mqdh_comm *comms;
     struct mqdh_stats stats;
     /*
@@ -688,11 +695,15 @@ struct mqdh_wait {
 /*
  * A set of processes that can never go on: a cycle (AND model: each waits
  * for all its edges) or a knot (OR model: some wait for any one of several
- * processes, and every one of those is in the knot too).  Trimmed to the
- * processes that cause it: those merely waiting on it are `behind` it.
+ * processes, and every one of those is in the knot too); or an end
+ * (MQDH_DEADLOCK_END): processes past MPI_Finalize, which wait for nobody
+ * and will never act again, with the processes that wait on them directly.
+ * Trimmed to the processes that cause it: those merely waiting on it are
+ * `behind` it.
  */
+enum { MQDH_DEADLOCK_END = 2 };
 struct mqdh_deadlock {
-    int knot;
+    int knot; /* 0 a cycle, 1 a knot, MQDH_DEADLOCK_END an end */
     int nmembers;
     int *members; /* process indexes, ascending */
     int nwaits;
