@@ -95,20 +95,31 @@ static void my_world_key(struct mqd_process *p, struct mpich_process *bp)
 }
 
 /*
- * 4.x ch4: this process's MPI-2 key, from the PMI name of its world that
- * src/util/mpir_pmi.c keeps in a static (a char * under PMI-1 and PMI-2,
- * the nspace that starts a pmix_proc_t under PMIx) and its world rank: the
- * key ch3 and 5.0 give for the same process.  A library stripped of its
- * local symbols has none: MPI-1 ranks only.
+ * 4.x ch4: this process's MPI-2 key, from its world's name and its world
+ * rank.  The name is MPIR_Process.world_id, the FNV-1a hash of the PMI
+ * name that mpir_pmi.c takes at MPI_Init (HASH_FNV) and keeps past
+ * MPI_Finalize, as "world-HASH"; or, without it, the PMI name itself,
+ * which mpir_pmi.c keeps in a static (a char * under PMI-1 and PMI-2, the
+ * nspace that starts a pmix_proc_t under PMIx) until MPI_Finalize frees it
+ * (MPIR_pmi_finalize).  Every process of a job gets its name the same way
+ * (the same build), so their keys agree.  Without either: MPI-1 ranks.
  */
 static void my_pmi_key(struct mqd_process *p, struct mpich_process *bp, mqs_taddr_t var,
                        int inline_name)
 {
+    const struct mpich_image *b = mpich__image(p);
     mqs_taddr_t name = var;
     char ns[PG_ID_MAX];
-    if (!var || (!inline_name && (mqd_read_ptr(p, var, &name) != mqs_ok || !name)) ||
-        mqd_read_cstring(p, name, ns, sizeof ns) != mqs_ok || !ns[0] ||
-        key_by_world_rank(p, bp, ns) != 0)
+    unsigned char v[4];
+    if (bp->mpir_process && b->off[F_PROC_WORLD_ID] >= 0 &&
+        mqd_read(p, bp->mpir_process + (mqs_taddr_t)b->off[F_PROC_WORLD_ID], v, 4) == mqs_ok &&
+        mqd_uint(p, v, 0, 4) != 0) {
+        snprintf(ns, sizeof ns, "world-%08x", (unsigned)mqd_uint(p, v, 0, 4));
+    } else if (!var || (!inline_name && (mqd_read_ptr(p, var, &name) != mqs_ok || !name)) ||
+               mqd_read_cstring(p, name, ns, sizeof ns) != mqs_ok || !ns[0]) {
+        return;
+    }
+    if (key_by_world_rank(p, bp, ns) != 0)
         return;
     snprintf(bp->ns, sizeof bp->ns, "%s", ns);
 }

@@ -148,6 +148,7 @@ enum mpich_generation {
     X(WORLD_NS, WORLDS, "MPIR_World:namespace")                                               \
     X(PROC_RANK, OPTIONAL, "MPIR_Process_t:rank")                                             \
     X(PROC_SIZE, OPTIONAL, "MPIR_Process_t:size")                                             \
+    X(PROC_WORLD_ID, OPTIONAL, "MPIR_Process_t:world_id")                                     \
     X(PROC_TAG_UB, OPTIONAL, "MPIR_Process_t:attrs.tag_ub")                                   \
     X(MATCH_CTX, CH3_OPTIONAL, "MPIDI_Message_match_parts_t:context_id")                      \
     X(REQ_HANDLE, COMMON, "MPIR_Request:handle")                                              \

@@ -26,8 +26,8 @@
  *
  * Shared memory the job leaves in /dev/shm is removed too, but only what
  * is provably its own: files that a process of the job maps or holds open
- * when the job is ended, that were not there before it started (name and
- * inode) and that are this user's.  MPICH 5.0 leaves a segment per killed
+ * when every rank is ready or when the job is ended, that were not there
+ * before it started (name and inode) and that are this user's.  MPICH 5.0 leaves a segment per killed
  * job there, named from hydra's KVS name, which hydra draws from rand()
  * seeded with time(); in a fresh pid namespace mpiexec always has one pid,
  * so a job started in the same second as a killed one would attach to its
@@ -642,6 +642,10 @@ int main(int argc, char **argv)
     printf("mpiexec %d\n", (int)job);
     for (int i = 0; i < np; i++)
         printf("rank %d %ld\n", i, pids[i]);
+    /* The job's shared memory as it stands now too: a sample that ends by
+     * itself (MPI_Abort) maps nothing by the time the job is ended. */
+    if (shm_before_complete)
+        each_descendant(shm_of_process);
     printf("ready\n");
     fflush(stdout);
 

@@ -55,7 +55,8 @@ const struct dll_limits compare_ompi_limits = {
 
 static const char *const queue_keys[] = {"pending_sends", "pending_receives",
                                          "unexpected_messages"};
-static const char *const status_names[] = {"pending", "matched", "complete"};
+static const char *const status_names[] = {"pending", "matched", "complete",
+                                           "complete or pending"};
 
 static long num(const struct json *obj, const char *key)
 {
@@ -160,8 +161,10 @@ static int op_matches(const struct json *op, const struct json *comm, int queue,
                       const struct json *procs, const struct dll_limits *lim)
 {
     const char *st = str(op, "status");
-    if (!st || x->status < 0 || x->status > 2 ||
-        (strcmp(st, status_names[x->status]) != 0 &&
+    if (!st || x->status < 0 || x->status > EXPECT_NOT_RECORDED ||
+        (x->status == EXPECT_NOT_RECORDED
+             ? strcmp(st, "complete") != 0 && strcmp(st, "pending") != 0
+             : strcmp(st, status_names[x->status]) != 0 &&
          !(lim->completion_unreliable && queue != EXPECT_UNEXPECTED &&
            x->status == 0 && strcmp(st, "complete") == 0) &&
          !(lim->unexpected_complete_as_pending && queue == EXPECT_UNEXPECTED &&
@@ -651,9 +654,16 @@ static const struct {
      *     :600), which ch4 keeps at 1 until a receive matches it
      *     (MPIDIG's create_unexp_rreq): an eager message whose data is
      *     all there shows as pending. */
+    /* - spawn: the worlds reach each other through OFI's own tagged path
+     *   (no shared memory between them), whose unexpected messages stay in
+     *   libfabric and never reach the debug queues (only MPIDIG's
+     *   callbacks enter them: 4.2.3 mpidig_pt2pt_callbacks.c:390, 5.0.1
+     *   :420): child 0's message to parent 1 is not shown; and up to 4.3
+     *   peers in another world are named by libfabric addresses alone
+     *   (another address table), so they have no global rank. */
 #define CH4_41_ALLOWANCES                                                                     \
     .limits = {.blocking_send_queued = 1}, .no_known_layout = 1, .library_threads = 1,        \
-    .finalize_returns = 1,                                                                     \
+    .finalize_returns = 1, .samples_unseen = "spawn ",                                         \
     .tvmpich = {.any_source_16bit = 1, .unexpected_complete_as_pending = 1}
     {401, 499, "ch4", {CH4_41_ALLOWANCES}},
     /* 5.0 and later, ch4: as 4.1, and nbcmix's MPI_Iscan and MPI_Iallreduce

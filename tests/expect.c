@@ -367,6 +367,10 @@ void expect_finalize_returns(struct expect *e)
     }
     if (!nfin)
         return;
+    for (int o = 0; o < e->nops; o++)
+        if (has_key(fin, nfin, e->ops[o].rank) && e->ops[o].queue == EXPECT_UNEXPECTED &&
+            e->ops[o].status == 2)
+            e->ops[o].status = EXPECT_NOT_RECORDED;
     int nw = 0;
     for (int w = 0; w < e->nwaits; w++)
         if (!has_key(fin, nfin, e->waits[w].from))

@@ -37,9 +37,13 @@ struct expect_op {
     int rank; /* a process (EXPECT_WORLD); gpeer too */
     char comm[64];
     enum expect_queue queue;
-    int status; /* enum mqs_status */
+    int status; /* enum mqs_status; EXPECT_NOT_RECORDED: complete or pending */
     long peer, gpeer, tag, bytes; /* EXPECT_ANY for ANY */
 };
+
+/* An unexpected message whose arrival its library no longer records:
+ * "complete" or "pending" (expect_finalize_returns). */
+#define EXPECT_NOT_RECORDED 3
 
 /* The MPI call a rank is blocked in once the sample is in its state. */
 #define EXPECT_MAX_ARGS 5
@@ -95,7 +99,10 @@ void expect_free(struct expect *e);
  * ch4): a rank e has in MPI_Finalize is instead past it, in no MPI call
  * with its MPI finalized; it waits for nobody (its waits go), and a
  * deadlock it is in becomes an end: those ranks and the ones with a wait
- * on them, the others of it behind it.
+ * on them, the others of it behind it.  A complete unexpected message at
+ * such a rank may show as pending: MPI_Finalize has destroyed the pool of
+ * the request parts that record its arrival (4.2.3 ch4: MPIDIG_am_finalize,
+ * mpidig_init.c:174).
  */
 void expect_finalize_returns(struct expect *e);
 

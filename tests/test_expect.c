@@ -139,6 +139,52 @@ static void test_expect__every_sample_file(void **state)
     }
 }
 
+/* mixed.expect's rank in MPI_Finalize, on an MPICH whose MPI_Finalize
+ * returns: past it, waiting for nobody, the deadlock an end of it and the
+ * rank that waits on it, the others behind. */
+static void test_expect__finalize_returns(void **state)
+{
+    (void)state;
+    char path[64], err[256];
+    struct expect e;
+    write_tmp("np 4\n"
+              "op 2 MPI_COMM_WORLD unexpected complete 1 1 4 4\n"
+              "op 3 MPI_COMM_WORLD recv pending 0 0 5 4\n"
+              "where 1 MPI_Ssend dest=2 tag=4\n"
+              "where 2 MPI_Finalize\n"
+              "deadlock cycle 0,1,2,3\n"
+              "wait 0 1 recv\nwait 1 2 send\nwait 2 0 collective\nwait 2 3 collective\n"
+              "wait 3 0 recv\n",
+              path, sizeof path);
+    assert_int_equal(expect_load(path, &e, err, sizeof err), 0);
+    unlink(path);
+    expect_finalize_returns(&e);
+    assert_string_equal(e.wheres[0].call, "MPI_Ssend");
+    assert_int_equal(e.wheres[0].finalized, 0);
+    assert_string_equal(e.wheres[1].call, "");
+    assert_int_equal(e.wheres[1].finalized, 1);
+    assert_int_equal(e.ndeadlocks, 1);
+    assert_int_equal(e.deadlocks[0].knot, EXPECT_END);
+    assert_string_equal(e.deadlocks[0].ranks, "1,2");
+    assert_string_equal(e.behind, "0,3");
+    assert_int_equal(e.nwaits, 1);
+    assert_int_equal(e.waits[0].from, 1);
+    assert_int_equal(e.waits[0].to, 2);
+    assert_int_equal(e.ops[0].status, EXPECT_NOT_RECORDED);
+    assert_int_equal(e.ops[1].status, 0);
+    expect_free(&e);
+    /* Without a rank in MPI_Finalize nothing changes. */
+    write_tmp("np 2\nwhere * MPI_Recv\ndeadlock cycle 0,1\nwait 0 1 recv\nwait 1 0 recv\n", path,
+              sizeof path);
+    assert_int_equal(expect_load(path, &e, err, sizeof err), 0);
+    unlink(path);
+    expect_finalize_returns(&e);
+    assert_int_equal(e.deadlocks[0].knot, 0);
+    assert_int_equal(e.nwaits, 2);
+    assert_string_equal(e.behind, "");
+    expect_free(&e);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -146,6 +192,7 @@ int main(void)
         cmocka_unit_test(test_expect__spawned_worlds),
         cmocka_unit_test(test_expect__rejects_malformed),
         cmocka_unit_test(test_expect__every_sample_file),
+        cmocka_unit_test(test_expect__finalize_returns),
     };
     return cmocka_run_group_tests_name("expect", tests, NULL, NULL);
 }
