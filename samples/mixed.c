@@ -9,6 +9,12 @@
  * Every rank waits on another: a probe read from its arguments, a blocked
  * send to a finalizing rank, MPI_Finalize's collective wait, and a
  * receive behind MPICH's internal_Waitany frame.
+ *
+ * Rank 1 sends half a second after announcing itself, so that its message
+ * comes to a rank already in MPI_Finalize: MPICH 4.1 and later return from
+ * it at once and take nothing in after it, and 5.0 fails MPI_Finalize on
+ * a message it had taken in but not matched ("being freed has 1 unmatched
+ * message(s)").  ch3 still takes it in, waiting in MPI_Finalize.
  */
 #include "sample.h"
 
@@ -26,6 +32,7 @@ int main(int argc, char **argv)
         break;
     case 1:
         sample_ready();
+        sample_pause(500);
         MPI_Ssend(&buf, 1, MPI_INT, 2, 4, MPI_COMM_WORLD);
         break;
     case 2:

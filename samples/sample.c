@@ -66,6 +66,13 @@ _Noreturn void sample_block(MPI_Request *reqs, int n)
     abort();
 }
 
+void sample_pause(int ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000 * 1000};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+        ;
+}
+
 _Noreturn void sample_compute(void)
 {
     volatile double x = 1.0;

@@ -40,6 +40,9 @@ _Noreturn void sample_compute(void);
  * outside MPI, sending nothing (it can no longer abort the job). */
 _Noreturn void sample_finalized(void);
 
+/* Sleep ms milliseconds (outside MPI). */
+void sample_pause(int ms);
+
 /* A blocking call a sample expected never to return did: say so, abort. */
 _Noreturn void sample_stop(void);
 /* The same, for a call with the peer rank peer: say which. */

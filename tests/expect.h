@@ -41,8 +41,8 @@ struct expect_op {
     long peer, gpeer, tag, bytes; /* EXPECT_ANY for ANY */
 };
 
-/* An unexpected message whose arrival its library no longer records:
- * "complete" or "pending" (expect_finalize_returns). */
+/* An unexpected message at a rank past MPI_Finalize: "complete" or
+ * "pending", or not there at all (expect_finalize_returns). */
 #define EXPECT_NOT_RECORDED 3
 
 /* The MPI call a rank is blocked in once the sample is in its state. */
@@ -102,7 +102,10 @@ void expect_free(struct expect *e);
  * on them, the others of it behind it.  A complete unexpected message at
  * such a rank may show as pending: MPI_Finalize has destroyed the pool of
  * the request parts that record its arrival (4.2.3 ch4: MPIDIG_am_finalize,
- * mpidig_init.c:174).
+ * mpidig_init.c:174).  It may also be missing: a message that arrives after
+ * MPI_Finalize has returned is never taken in (and one taken in before
+ * makes 5.0's MPI_Finalize fail: MPIR_Comm_delete_internal, "being freed
+ * has 1 unmatched message(s)"), so whether it is there is a race.
  */
 void expect_finalize_returns(struct expect *e);
 
