@@ -588,13 +588,15 @@ check-includes:
 	@CC="$(CC)" scripts/include-graph.sh host dll mqdump
 
 # Every test under the ch3 MPICH, then the samples, the dumps of every
-# sample and MPICH's stub debugger (CH4_TESTS) again under the ch4 one,
-# built in $(CH4_BUILD); one total.  (All of MPICH_TESTS under ch4:
+# sample, the nonblocking collectives, ranks killed mid-dump (ch4's ranks
+# run threads of libfabric's) and MPICH's stub debugger (CH4_TESTS) again
+# under the ch4 one, built in $(CH4_BUILD); one total.  (All of MPICH_TESTS under ch4:
 # make check-mpi MQD_MPICH_PREFIX=$(MQD_MPICH_CH4) BUILD=build/ch4.)
 CH4_BUILD := $(BUILD)/ch4
 CH4_ENV    = MQD_BUILD=$(CH4_BUILD) MQD_MPICH_PREFIX=$(MQD_MPICH_CH4) \
              MQD_MPIEXEC=$(MQD_MPICH_CH4)/bin/mpiexec
-CH4_TESTS  = $(addprefix $(CH4_BUILD)/tests/,test_samples test_mqdump test_dbgstub)
+CH4_TESTS  = $(addprefix $(CH4_BUILD)/tests/,test_samples test_mqdump test_nbc test_faults \
+                                              test_dbgstub)
 check: deps
 	@$(MAKE) --no-print-directory mpich openmpi
 	@$(MAKE) --no-print-directory mpich MQD_MPICH_PREFIX=$(MQD_MPICH_CH4)

@@ -349,7 +349,12 @@ static int thread_entry(struct mqdh_thread *t, const struct mqdh__where *w)
 /*
  * Walk one thread (thread, or tid through dwfl) into w, and its frames
  * into t: 1 if it is in an MPI call (w filled, w->tid set), else 0 with w
- * cleared; -1 out of memory (t then empty).
+ * cleared; -1 out of memory (t then empty); -2 when not even its registers
+ * could be read (the thread is gone: its process was killed mid-dump).
+ * Then no other thread of the process may be walked: libdwfl (elfutils
+ * 0.188, linux-pid-attach.c) leaves the failed thread marked attached,
+ * and asserts on the next one (pid_set_initial_registers: "tid_attached ==
+ * 0"), which aborts mqdump.
  */
 static int walk_thread(struct mqdh_image *im, Dwfl_Thread *thread, pid_t tid,
                        struct mqdh_mem *mem, struct mqdh__where *w, struct mqdh_thread *t)
@@ -370,6 +375,10 @@ static int walk_thread(struct mqdh_image *im, Dwfl_Thread *thread, pid_t tid,
     if ((why && !(t->error = strdup(why))) || (k.nomem & 1) || thread_entry(t, w) != 0) {
         mqdh__thread_clear(t);
         return -1;
+    }
+    if (rc < 0 && !t->nframes) {
+        memset(w, 0, sizeof *w);
+        return -2;
     }
     if (!k.found) {
         memset(w, 0, sizeof *w);
@@ -405,11 +414,13 @@ static int thread_cb(Dwfl_Thread *thread, void *arg)
     st->threads = grown;
     struct mqdh__where w;
     int in = walk_thread(th->im, thread, tid, th->mem, &w, &st->threads[st->nthreads]);
-    if (in < 0) {
+    if (in == -1) {
         th->nomem = 1;
         return DWARF_CB_ABORT;
     }
     st->nthreads++;
+    if (in == -2) /* gone: walk no other thread (walk_thread) */
+        return DWARF_CB_ABORT;
     if (in && !th->found) {
         *th->w = w;
         th->found = 1;
@@ -434,7 +445,7 @@ int mqdh__where(struct mqdh_image *im, struct mqdh_mem *mem, struct mqdh__where 
      * without stacks, the others, until one is in MPI, only if it is in no
      * MPI call. */
     if (!stack) {
-        if (!walk_thread(im, NULL, im->pid, mem, w, NULL)) {
+        if (walk_thread(im, NULL, im->pid, mem, w, NULL) == 0) {
             struct threads th = {im, w, mem, NULL, 0, 0};
             dwfl_getthreads(im->dwfl, thread_cb, &th);
         }
@@ -446,12 +457,13 @@ int mqdh__where(struct mqdh_image *im, struct mqdh_mem *mem, struct mqdh__where 
         return -1;
     }
     int in = walk_thread(im, NULL, im->pid, mem, w, &stack->threads[0]);
-    if (in >= 0) {
+    if (in >= 0 || in == -2)
         stack->nthreads = 1;
+    if (in >= 0) {
         th.found = in;
         dwfl_getthreads(im->dwfl, thread_cb, &th);
     }
-    if (in < 0 || th.nomem) {
+    if (in == -1 || th.nomem) {
         mqdh__stack_clear(stack);
         memset(w, 0, sizeof *w);
         snprintf(err, errlen, "out of memory");

@@ -94,6 +94,9 @@ struct mpich_allowances {
     /* MPI_Finalize returns at once: a rank a sample holds there is past it
      * (expect_finalize_returns). */
     int finalize_returns;
+    /* A message between ranks on different nodes is never an unexpected
+     * message of the debug queues: it may be missing. */
+    int internode_unexpected_unseen;
     /* Samples (names, each followed by a space) that this build does not
      * hold: the call each means to hang in returns, for the reason
      * returns_why gives.  A test checks that they end instead. */
