@@ -97,6 +97,8 @@ struct mpich_allowances {
     /* A message between ranks on different nodes is never an unexpected
      * message of the debug queues: it may be missing. */
     int internode_unexpected_unseen;
+    /* A send to a rank on another node has no length (-1). */
+    int internode_send_length_unknown;
     /* Samples (names, each followed by a space) that this build does not
      * hold: the call each means to hang in returns, for the reason
      * returns_why gives.  A test checks that they end instead. */

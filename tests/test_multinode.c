@@ -278,11 +278,14 @@ static void check_across(const char *name, const char *hosts, const char *const 
     load_expect(name, &e);
     /* What the MPICH under test keeps of messages between nodes. */
     const struct mpich_allowances *all = compare_mpich_allowed();
-    for (int o = 0; all->internode_unexpected_unseen && o < e.nops; o++) {
+    for (int o = 0; o < e.nops; o++) {
         struct expect_op *x = &e.ops[o];
-        if (x->queue == EXPECT_UNEXPECTED && x->peer >= 0 && x->peer < e.np && x->rank < e.np &&
-            strcmp(placed[x->rank], placed[x->peer]) != 0)
+        int across = x->peer >= 0 && x->peer < e.np && x->rank >= 0 && x->rank < e.np &&
+                     strcmp(placed[x->rank], placed[x->peer]) != 0;
+        if (across && x->queue == EXPECT_UNEXPECTED && all->internode_unexpected_unseen)
             x->status = EXPECT_NOT_RECORDED;
+        if (across && x->queue == EXPECT_SEND && all->internode_send_length_unknown)
+            x->bytes = -1;
     }
     struct job job;
     start(&job, name, e.np, hosts);
