@@ -32,6 +32,7 @@ up() {
     mkdir -p "$dir"
     dir=$(cd "$dir" && pwd)
     rm -f "$dir"/*.pid "$dir"/*.ready
+    shm_list >"$dir/shm.before"  # the nodes' jobs' shared memory: what is new at down
     ssh-keygen -q -t ed25519 -N '' -C mqd-test -f "$dir/id" <<<y >/dev/null
     ssh-keygen -q -t ed25519 -N '' -C mqd-test-host -f "$dir/host_key" <<<y >/dev/null
     cp "$dir/id.pub" "$dir/authorized_keys"
@@ -127,6 +128,11 @@ sshd_stop() {
     run "$dir" "$n" sh -c "kill \$(cat '$dir/$n.sshd')"
 }
 
+# /dev/shm's files as "NAME INODE" lines.
+shm_list() {
+    find /dev/shm -maxdepth 1 -type f -printf '%f %i\n' 2>/dev/null | sort
+}
+
 down() {
     local dir=$1
     for f in "$dir"/*.pid; do
@@ -137,6 +143,16 @@ down() {
     done
     # A veth pair goes with its node's network namespace.
     ip link del "$BRIDGE" 2>/dev/null || true
+    # Shared memory the nodes' jobs left (MPICH 5.0 leaves a segment per
+    # killed job; mqd-launch removes only its own descendants'): what is
+    # new since up by name and inode, and mapped by no process.
+    if [ -f "$dir/shm.before" ]; then
+        sleep 0.2
+        shm_list | comm -13 "$dir/shm.before" - | while read -r name _; do
+            grep -qsF "/dev/shm/$name" /proc/[0-9]*/maps || rm -f "/dev/shm/$name"
+        done
+        rm -f "$dir/shm.before"
+    fi
 }
 
 cmd=${1:-}
