@@ -92,6 +92,14 @@ MQD_HIDDEN int mqd_be_read_comms(struct mqd_process *p, struct mqd_comm **comms,
 /* Read one whole queue (every communicator's entries, in matching order). */
 MQD_HIDDEN int mqd_be_read_queue(struct mqd_process *p, int queue, struct mqd_ops *out);
 /*
+ * What the receive side tells of the sends, once the three queues are read
+ * (the core reads the sends last and calls this once per stop): mark
+ * internal, or maybe_internal, sends the library keeps no mark of.
+ * recvs and unexps are NULL where they could not be read.
+ */
+MQD_HIDDEN void mqd_be_refine_sends(struct mqd_process *p, struct mqd_ops *sends,
+                                    const struct mqd_ops *recvs, const struct mqd_ops *unexps);
+/*
  * Does op (from queue) belong to comm?  0 no, 1 yes, 2 yes as part of a
  * collective operation (MPI-internal traffic on the user's communicator).
  */

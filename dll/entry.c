@@ -449,6 +449,24 @@ static long to_global(const struct mqd_comm *c, long peer)
     return c->peer_global[peer];
 }
 
+/* Queue `queue` of this stop, read once. */
+static void read_queue(struct process_state *ps, int queue)
+{
+    if (ps->queue_read[queue])
+        return;
+    mqd_ops_free(&ps->queues[queue]);
+    ps->queue_rc[queue] = mqd_be_read_queue(&ps->base, queue, &ps->queues[queue]);
+    if (ps->queue_rc[queue] != mqs_ok)
+        mqd_ops_free(&ps->queues[queue]);
+    ps->queue_read[queue] = 1;
+}
+
+/* The queue as read, or NULL if it could not be. */
+static const struct mqd_ops *queue_read_ok(const struct process_state *ps, int queue)
+{
+    return ps->queue_rc[queue] == mqs_ok ? &ps->queues[queue] : NULL;
+}
+
 MQD_EXPORT int mqs_setup_operation_iterator(mqs_process *process, int queue)
 {
     struct process_state *ps = ready(process);
@@ -458,13 +476,17 @@ MQD_EXPORT int mqs_setup_operation_iterator(mqs_process *process, int queue)
         return MQD_ERR_BAD_QUEUE;
     if (ps->comm_pos < 0 || ps->comm_pos >= ps->ncomms)
         return MQD_ERR_NO_COMM;
-    if (!ps->queue_read[queue]) {
-        mqd_ops_free(&ps->queues[queue]);
-        ps->queue_rc[queue] = mqd_be_read_queue(&ps->base, queue, &ps->queues[queue]);
-        if (ps->queue_rc[queue] != mqs_ok)
-            mqd_ops_free(&ps->queues[queue]);
-        ps->queue_read[queue] = 1;
+    if (queue == mqs_pending_sends && !ps->queue_read[queue]) {
+        /* The sends last: the receive side tells of them (mqd_be_refine_sends). */
+        read_queue(ps, mqs_pending_receives);
+        read_queue(ps, mqs_unexpected_messages);
+        read_queue(ps, queue);
+        if (ps->queue_rc[queue] == mqs_ok)
+            mqd_be_refine_sends(&ps->base, &ps->queues[queue],
+                                queue_read_ok(ps, mqs_pending_receives),
+                                queue_read_ok(ps, mqs_unexpected_messages));
     }
+    read_queue(ps, queue);
     ps->op_state = 0;
     ps->op_returned = 0;
     if (ps->queue_rc[queue] != mqs_ok)

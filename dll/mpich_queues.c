@@ -698,19 +698,20 @@ static int debugq_list(struct mqd_process *p, mqs_taddr_t head_sym, int queue,
  * nonblocking collective may have is said to be maybe a collective's
  * (MQD_OP_MAYBE_COLLECTIVE): the host weighs it against its peer.
  */
-static int mark_collective_sends(struct mqd_process *p, struct mqd_ops *sends)
+void mqd_be_refine_sends(struct mqd_process *p, struct mqd_ops *sends,
+                         const struct mqd_ops *recvs, const struct mqd_ops *unexps)
 {
-    struct mpich_process *bp = mqd_process_backend(p);
-    struct mqd_ops other[2] = {{0, 0, NULL}, {0, 0, NULL}};
-    int rc = debugq_list(p, bp->recvq, mqs_pending_receives, &other[0]);
-    if (rc == mqs_ok)
-        rc = debugq_list(p, bp->unexpq, mqs_unexpected_messages, &other[1]);
-    for (int i = 0; rc == mqs_ok && i < sends->n; i++) {
+    const struct mpich_process *bp = mqd_process_backend(p);
+    const struct mqd_ops *other[2] = {recvs, unexps};
+    /* Only a hint: what could not be read leaves the sends as they are. */
+    if (mpich__gen_is_ch3(bp->gen) || bp->gen == MPICH_GEN_CH4_MPIDIG || !recvs || !unexps)
+        return;
+    for (int i = 0; i < sends->n; i++) {
         struct mqd_raw_op *s = &sends->v[i];
         int coll = 0;
         for (int q = 0; q < 2 && !coll && !s->internal; q++)
-            for (int k = 0; k < other[q].n && !coll; k++) {
-                const struct mqd_raw_op *x = &other[q].v[k];
+            for (int k = 0; k < other[q]->n && !coll; k++) {
+                const struct mqd_raw_op *x = &other[q]->v[k];
                 long tag = q == 0 ? x->op.desired_tag : x->op.actual_tag;
                 coll = x->internal && x->context == s->context &&
                        !(q == 0 && x->op.tag_wild) && tag == s->op.desired_tag;
@@ -718,24 +719,17 @@ static int mark_collective_sends(struct mqd_process *p, struct mqd_ops *sends)
         s->internal |= coll;
         s->maybe_internal = !s->internal && s->op.desired_tag >= MPICH_FIRST_NBC_TAG;
     }
-    mqd_ops_free(&other[0]);
-    mqd_ops_free(&other[1]);
-    /* Only a hint: what could not be read leaves the sends as they are. */
-    return rc == MQD_ERR_NOMEM ? rc : mqs_ok;
 }
 
 int mqd_be_read_queue(struct mqd_process *p, int queue, struct mqd_ops *out)
 {
     struct mpich_process *bp = mqd_process_backend(p);
     int rc;
-    if (!mpich__gen_is_ch3(bp->gen) && bp->gen != MPICH_GEN_CH4_MPIDIG) {
+    if (!mpich__gen_is_ch3(bp->gen) && bp->gen != MPICH_GEN_CH4_MPIDIG)
         rc = debugq_list(p, queue == mqs_pending_sends      ? bp->sendq
                             : queue == mqs_pending_receives ? bp->recvq
                                                             : bp->unexpq,
                          queue, out);
-        if (rc == mqs_ok && queue == mqs_pending_sends)
-            rc = mark_collective_sends(p, out);
-    }
     else if (queue == mqs_pending_sends)
         rc = bp->gen == MPICH_GEN_CH3_DEBUGQ ? debugq_list(p, bp->sendq, queue, out)
                                             : ch3_sendq(p, out);

@@ -220,22 +220,28 @@ int mqdh__collective_twin(const struct mqdh__match *mc, int i, int t, const stru
     return 0;
 }
 
+int mqdh__queue_has_instance(const struct mqdh_comm *c, int q, long from_tag)
+{
+    const struct mqdh_queue *qu = &c->queues[q];
+    for (int n = 0; qu->state == MQDH_QUEUE_OK && n < qu->nops; n++) {
+        const struct mqdh_op *m = &qu->ops[n];
+        long tag = q == MQDH_UNEXPECTED ? m->actual_tag : m->desired_tag;
+        if ((m->collective || m->maybe_collective) && m->status != MQDH_OP_COMPLETE &&
+            tag >= from_tag)
+            return 1;
+    }
+    return 0;
+}
+
 int mqdh__peer_later_instance(const struct mqdh__match *mc, int t, const struct mqdh_comm *c,
                               const struct mqdh_op *o, long from_tag)
 {
     int k = mqdh__comm_same(&mc->d->procs[t], c);
     if (k < 0 || !o->maybe_collective)
         return 0;
-    for (int q = MQDH_SENDS; q < MQDH_NQUEUES; q++) {
-        const struct mqdh_queue *qu = &mc->d->procs[t].comms[k].queues[q];
-        for (int n = 0; qu->state == MQDH_QUEUE_OK && n < qu->nops; n++) {
-            const struct mqdh_op *m = &qu->ops[n];
-            long tag = q == MQDH_UNEXPECTED ? m->actual_tag : m->desired_tag;
-            if ((m->collective || m->maybe_collective) && m->status != MQDH_OP_COMPLETE &&
-                tag >= from_tag)
-                return 1;
-        }
-    }
+    for (int q = MQDH_SENDS; q < MQDH_NQUEUES; q++)
+        if (mqdh__queue_has_instance(&mc->d->procs[t].comms[k], q, from_tag))
+            return 1;
     return 0;
 }
 

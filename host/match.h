@@ -102,6 +102,14 @@ int mqdh__collective_twin(const struct mqdh__match *mc, int i, int t, const stru
                           int q, const struct mqdh_op *o);
 
 /*
+ * Does queue q of communicator c hold a pending entry of a collective, or
+ * one that may be a collective's, with a tag (an unexpected message's
+ * actual one) of from_tag or higher: a nonblocking collective that far or
+ * later?  0 also when the queue could not be seen.
+ */
+int mqdh__queue_has_instance(const struct mqdh_comm *c, int q, long from_tag);
+
+/*
  * Does process t show, on communicator c, a nonblocking collective whose
  * tag is from_tag or later: a pending entry of a collective, or one that
  * may be a collective's, with such a tag?  MPICH numbers them in order, so

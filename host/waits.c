@@ -688,13 +688,10 @@ static int receive_beside_message(const struct mqdh__waits *b, int x, int k, lon
 static int started_instance(const struct mqdh_comm *c, long tag)
 {
     for (int q = MQDH_SENDS; q <= MQDH_RECEIVES; q++) {
-        const struct mqdh_queue *qu = &c->queues[q];
-        if (qu->state != MQDH_QUEUE_OK)
+        if (c->queues[q].state != MQDH_QUEUE_OK)
             return -1;
-        for (int n = 0; n < qu->nops; n++)
-            if ((qu->ops[n].collective || qu->ops[n].maybe_collective) &&
-                qu->ops[n].status != MQDH_OP_COMPLETE && qu->ops[n].desired_tag >= tag)
-                return 1;
+        if (mqdh__queue_has_instance(c, q, tag))
+            return 1;
     }
     return 0;
 }
