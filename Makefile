@@ -128,7 +128,7 @@ samples: $(SAMPLE_BINS) $(BUILD)/samples/unexpected-named $(STRIPPED)/soname \
          $(BUILD)/bin/mqd-launch
 
 # ---------------------------------------------------------------- host
-HOST_SRCS := host/memory.c host/attach.c host/files.c host/image.c host/types.c host/loader.c \
+HOST_SRCS := host/memory.c host/attach.c host/files.c host/image.c host/types.c host/loader.c host/trust.c host/debugfile.c \
              host/pc.c host/args.c host/callsite.c host/where.c host/stacks.c host/dump.c \
              host/match.c host/waits.c host/calls.c host/graph.c host/explain.c host/analyze.c \
              host/callbacks.c host/choose.c host/beside.c host/protocol.c host/identity.c \
@@ -263,6 +263,9 @@ $(BUILD)/tests/fake/fake_%.so: tests/fixtures/fake_dll.c mpi_interface.h | $(BUI
 	    $(call fake_flags,$*) -o $@ $<
 $(BUILD)/tests/fake/not_a_dll.so: | $(BUILD)/tests/fake
 	echo "this is a text file, not a shared object" > $@
+# No MQD DLL, but a constructor that marks the process it runs in.
+$(BUILD)/tests/fake/not_mqd.so: tests/fixtures/ctor_lib.c | $(BUILD)/tests/fake
+	$(CC) -std=c11 $(WARN) -O1 -g -fPIC -shared -o $@ $<
 # The good fake DLL plus a constructor that marks the process it runs in.
 $(BUILD)/tests/fake/evil.so: tests/fixtures/evil_dll.c tests/fixtures/fake_dll.c mpi_interface.h \
                              | $(BUILD)/tests/fake
@@ -281,7 +284,7 @@ $(BUILD)/tests/test_dll_synth: $(BUILD)/tests/synth.o $(BUILD)/tests/expect.o
 # test_dump's target is a fork of itself: its DWARF must describe mqd_fixture_op.
 $(BUILD)/tests/test_dump.o: MQD_CFLAGS += -g
 $(BUILD)/tests/test_loader: | $(FAKE_DLLS) $(BUILD)/tests/libtypes_fixture.so \
-                              $(BUILD)/tests/fake/evil.so
+                              $(BUILD)/tests/fake/evil.so $(BUILD)/tests/fake/not_mqd.so
 $(BUILD)/tests/test_dump: | $(FAKE_DLLS) $(BUILD)/bin/mqdump
 
 # A launcher whose MPIR_proctable names whatever its command line says.
@@ -338,12 +341,24 @@ $(BUILD)/tests/test_attach: | $(BUILD)/tests/fake_rank $(BUILD)/tests/fake/fake_
 $(BUILD)/tests/test_mqdump: | $(BUILD)/tests/fake_launcher $(BUILD)/tests/fake_rank $(FAKE_DLLS)
 
 $(BUILD)/tests/test_image: | $(BUILD)/tests/libtypes_fixture.so \
-                             $(BUILD)/tests/debuglink/libtypes_fixture.so
+                             $(BUILD)/tests/debuglink/libtypes_fixture.so \
+                             $(BUILD)/tests/evillink/libtypes_fixture.so \
+                             $(BUILD)/tests/evilslash/libtypes_fixture.so
 # The same fixture with its DWARF in a separate file found by .gnu_debuglink.
 $(BUILD)/tests/debuglink/libtypes_fixture.so: $(BUILD)/tests/libtypes_fixture.so
 	mkdir -p $(@D)
 	objcopy --only-keep-debug $< $@.debug
 	objcopy --strip-debug --add-gnu-debuglink=$@.debug $< $@
+# The same stripped fixture with a .gnu_debuglink a hostile target could
+# have: a plain name (the test makes it a FIFO) and a path that climbs out.
+$(BUILD)/tests/evillink/libtypes_fixture.so: $(BUILD)/tests/libtypes_fixture.so
+	mkdir -p $(@D)
+	printf 'evil.debug\0\0\0\0\0\0' > $@.link
+	objcopy --strip-debug --add-section .gnu_debuglink=$@.link $< $@
+$(BUILD)/tests/evilslash/libtypes_fixture.so: $(BUILD)/tests/libtypes_fixture.so
+	mkdir -p $(@D)
+	printf '../evillink/evil.debug\0\0\0\0\0\0' > $@.link
+	objcopy --strip-debug --add-section .gnu_debuglink=$@.link $< $@
 # Plain -g -O0 (no sanitizer): a fixture whose DWARF the test knows exactly.
 $(BUILD)/tests/libtypes_fixture.so: tests/fixtures/types_fixture.c | $(BUILD)/tests
 	$(CC) -std=c11 $(WARN) -g -O0 -fPIC -shared -o $@ $<

@@ -151,6 +151,10 @@ static void activities(struct mqdh__waits *b)
         } else if (!p->where_call && p->where_error) {
             b->a->activity[i] = MQDH_ACT_UNKNOWN;
             mqdh__unseen(b, i, "where %s is (%s)", me, p->where_error);
+        } else if (!p->where_call && p->where_tid > 0) {
+            /* A call was found in that thread, and its name not kept. */
+            b->a->activity[i] = MQDH_ACT_UNKNOWN;
+            mqdh__unseen(b, i, "which MPI call %s is in (not recorded: out of memory)", me);
         } else {
             enum mqdh__call_kind k = mqdh__call_kind(p->where_call);
             b->a->activity[i] = k == MQDH_CALL_NOT_MPI  ? MQDH_ACT_RUNNING

@@ -175,14 +175,39 @@ int mqdh_dump_merge(struct mqdh_dump *into, struct mqdh_dump *const *from, int n
 int mqdh__dump_merge_marked(struct mqdh_dump *into, struct mqdh_dump *const *from, int nfrom,
                             unsigned char *placed)
 {
-    if (!into || nfrom < 0 || (nfrom && !from))
+    return mqdh__dump_merge_only(into, from, nfrom, NULL, into ? into->nprocs : 0, placed);
+}
+
+/* Empty f of its processes (each placed or cleared already). */
+static void emptied(struct mqdh_dump *f)
+{
+    free(f->procs);
+    f->procs = NULL;
+    free(f->stacks);
+    f->stacks = NULL;
+    free(f->cpu);
+    f->cpu = NULL;
+    f->nprocs = 0;
+    mqdh_dump_index(f);
+}
+
+int mqdh__dump_merge_only(struct mqdh_dump *into, struct mqdh_dump *const *from, int nfrom,
+                          const int *only, int nonly, unsigned char *placed)
+{
+    if (!into || nfrom < 0 || (nfrom && !from) || nonly < 0 || nonly > into->nprocs)
         return -MQDH_E_USAGE;
-    struct slot *slots = malloc((size_t)(into->nprocs ? into->nprocs : 1) * sizeof *slots);
+    struct slot *slots = malloc((size_t)(nonly ? nonly : 1) * sizeof *slots);
     if (!slots)
         return -MQDH_E_NOMEM;
-    for (int i = 0; i < into->nprocs; i++)
-        slots[i] = (struct slot){into->procs[i].pid, into->procs[i].host, i};
-    qsort(slots, (size_t)into->nprocs, sizeof *slots, cmp_slot);
+    for (int k = 0; k < nonly; k++) {
+        int i = only ? only[k] : k;
+        if (i < 0 || i >= into->nprocs) {
+            free(slots);
+            return -MQDH_E_USAGE;
+        }
+        slots[k] = (struct slot){into->procs[i].pid, into->procs[i].host, i};
+    }
+    qsort(slots, (size_t)nonly, sizeof *slots, cmp_slot);
     int n_placed = 0;
     for (int k = 0; k < nfrom; k++) {
         struct mqdh_dump *f = from[k];
@@ -191,7 +216,7 @@ int mqdh__dump_merge_marked(struct mqdh_dump *into, struct mqdh_dump *const *fro
             struct mqdh_stack *src_stack = f->stacks ? &f->stacks[i] : NULL;
             struct mqdh_cpu *src_cpu = f->cpu ? &f->cpu[i] : NULL;
             struct slot key = {src->pid, src->host, 0};
-            struct slot *hit = bsearch(&key, slots, (size_t)into->nprocs, sizeof *slots, cmp_slot);
+            struct slot *hit = bsearch(&key, slots, (size_t)nonly, sizeof *slots, cmp_slot);
             if (!hit || hit->index < 0) {
                 mqdh__process_clear(src);
                 mqdh__stack_clear(src_stack);
@@ -204,16 +229,8 @@ int mqdh__dump_merge_marked(struct mqdh_dump *into, struct mqdh_dump *const *fro
             hit->index = -1; /* one place, one process */
             n_placed++;
         }
-        if (f) {
-            free(f->procs);
-            f->procs = NULL;
-            free(f->stacks);
-            f->stacks = NULL;
-            free(f->cpu);
-            f->cpu = NULL;
-            f->nprocs = 0;
-            mqdh_dump_index(f);
-        }
+        if (f)
+            emptied(f);
     }
     free(slots);
     mqdh_dump_index(into);

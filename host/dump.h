@@ -47,6 +47,14 @@ void mqdh__process_error(struct mqdh_process *p, const char *fmt, ...)
  * a result's process replaced (placed, of into->nprocs, may be NULL).
  * The same return: how many were placed, or -MQDH_E_USAGE, -MQDH_E_NOMEM.
  */
+/*
+ * The same, into only the processes only[0..nonly-1] of into (indices; an
+ * agent's results go only where that agent was sent, never to another
+ * host's processes or this host's): a result's process that is none of
+ * them is dropped.
+ */
+int mqdh__dump_merge_only(struct mqdh_dump *into, struct mqdh_dump *const *from, int nfrom,
+                          const int *only, int nonly, unsigned char *placed);
 int mqdh__dump_merge_marked(struct mqdh_dump *into, struct mqdh_dump *const *from, int nfrom,
                             unsigned char *placed);
 

@@ -1,16 +1,14 @@
 /* files.c - the ELF objects a session's processes map, each read once. */
 #define _GNU_SOURCE
 #include "files.h"
+#include "debugfile.h"
 #include "array.h"
 #include "progress.h"
 
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
-#include <time.h>
 #include <gelf.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -51,145 +49,19 @@ static int lend_elf(Dwfl_Module *mod, void **userdata, const char *modname, Dwar
     return -1;
 }
 
-/*
- * Debug information fetched through debuginfod: libdwfl's standard search
- * asks the debuginfod client libdw loads (libdebuginfod.so.1, when
- * DEBUGINFOD_URLS is set) for what it does not find locally.  A fetch is
- * said on stderr once it starts (the client's progress callback, which it
- * calls only while it fetches), naming the file and the servers - or told
- * to the caller's mqdh_options.progress instead, when it has one - and one
- * that fails is said with why and the time it took.  DEBUGINFOD_TIMEOUT
- * bounds each (mqdump sets 5 s); once one had no answer in that time the
- * servers are taken as silent for the session and its later fetches are
- * cancelled at once (said too), so a silent server costs one timeout, not
- * one per file.  The
- * client's functions are looked up in the loaded library (debuginfod.h of
- * elfutils 0.179 on), never linked.
- */
-typedef int (*fetch_progress_fn)(debuginfod_client *, long, long);
-
-struct fetch {
-    const char *path;
-    int *silent; /* the session's mqdh_files.debuginfod_silent */
-    int said, cancelled;
-};
-
-static struct {
-    int looked;
-    void (*set_progressfn)(debuginfod_client *, fetch_progress_fn);
-    void (*set_user_data)(debuginfod_client *, void *);
-    void *(*get_user_data)(debuginfod_client *);
-} dif;
-
-static double fetch_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static int fetch_progress(debuginfod_client *c, long done, long total)
-{
-    (void)done;
-    (void)total;
-    struct fetch *ft = dif.get_user_data(c);
-    const char *urls = getenv("DEBUGINFOD_URLS");
-    if (!ft)
-        return 0;
-    if (__atomic_load_n(ft->silent, __ATOMIC_RELAXED)) {
-        if (!ft->cancelled)
-            fprintf(stderr, "mqdump: not fetching the debug information of %s through "
-                    "debuginfod (%s): an earlier fetch had no answer\n", ft->path, urls);
-        ft->cancelled = 1;
-        return 1; /* the client gives up this fetch */
-    }
-    /* Progress: the caller's to show, if it takes it (mqdh_options.progress). */
-    if (!ft->said && !mqdh__progress_step(MQDH__FETCH_BEGIN, 1, ft->path))
-        fprintf(stderr, "mqdump: fetching the debug information of %s through debuginfod (%s)\n",
-                ft->path, urls);
-    ft->said = 1;
-    return 0;
-}
-
-/* The client of dwfl, with its progress callback set to say ft's fetch;
- * NULL if libdw has none (no DEBUGINFOD_URLS, no libdebuginfod). */
-static debuginfod_client *fetch_client(Dwfl *dwfl, struct fetch *ft)
-{
-    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-    debuginfod_client *c = dwfl ? dwfl_get_debuginfod_client(dwfl) : NULL;
-    if (!c)
-        return NULL;
-    pthread_mutex_lock(&lock);
-    if (!dif.looked) {
-        dif.looked = 1;
-        void *lib = dlopen("libdebuginfod.so.1", RTLD_LAZY | RTLD_NOLOAD);
-        if (lib) {
-            *(void **)&dif.set_progressfn = dlsym(lib, "debuginfod_set_progressfn");
-            *(void **)&dif.set_user_data = dlsym(lib, "debuginfod_set_user_data");
-            *(void **)&dif.get_user_data = dlsym(lib, "debuginfod_get_user_data");
-            if (!dif.set_progressfn || !dif.set_user_data || !dif.get_user_data)
-                dif.set_progressfn = NULL;
-        }
-    }
-    pthread_mutex_unlock(&lock);
-    if (!dif.set_progressfn)
-        return NULL;
-    dif.set_user_data(c, ft);
-    dif.set_progressfn(c, fetch_progress);
-    return c;
-}
-
-/* libdwfl's find_debuginfo: its standard search, a fetch said. */
-static int find_debuginfo_said(Dwfl_Module *mod, void **userdata, const char *modname,
-                               Dwarf_Addr base, const char *file_name,
-                               const char *debuglink_file, GElf_Word debuglink_crc,
-                               char **debuginfo_file_name)
-{
-    struct mqdh_file *f = *userdata;
-    if (!f)
-        return dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name,
-                                            debuglink_file, debuglink_crc, debuginfo_file_name);
-    struct fetch ft = {f->path, &f->owner->debuginfod_silent, 0, 0};
-    debuginfod_client *c = mod == f->mod ? fetch_client(f->dwfl, &ft) : NULL;
-    double start = fetch_now();
-    int fd = dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name,
-                                          debuglink_file, debuglink_crc, debuginfo_file_name);
-    double took = fetch_now() - start;
-    if (c) {
-        dif.set_progressfn(c, NULL);
-        dif.set_user_data(c, NULL);
-    }
-    if (ft.said)
-        mqdh__progress_step(MQDH__FETCH_END, 1, NULL);
-    if (ft.said && !ft.cancelled && fd < 0) {
-        /* The client's own default is 90 s. */
-        const char *t = getenv("DEBUGINFOD_TIMEOUT");
-        double limit = t && atof(t) > 0 ? atof(t) : 90;
-        int silent = took >= limit * 0.9;
-        if (silent)
-            __atomic_store_n(ft.silent, 1, __ATOMIC_RELAXED);
-        fprintf(stderr,
-                "mqdump: could not fetch the debug information of %s through debuginfod "
-                "(%s): %s (after %.1f s)\n",
-                ft.path, getenv("DEBUGINFOD_URLS"),
-                silent ? "no answer within DEBUGINFOD_TIMEOUT"
-                       : "the servers do not have it or cannot be reached",
-                took);
-    }
-    return fd;
-}
-
 struct mqdh_files *mqdh__files_new(void)
 {
     struct mqdh_files *fs = calloc(1, sizeof *fs);
     if (!fs)
         return NULL;
     elf_version(EV_CURRENT); /* before any elf_begin (libdwfl calls it too) */
-    const char *env = getenv("MQD_DEBUGINFO_PATH");
-    fs->debuginfo_path = env && *env ? (char *)env : NULL;
+    if (!(fs->debuginfo_path = mqdh__debug_dirs(getenv("MQD_DEBUGINFO_PATH")))) {
+        free(fs);
+        return NULL;
+    }
     fs->callbacks = (Dwfl_Callbacks){
         .find_elf = lend_elf,
-        .find_debuginfo = find_debuginfo_said,
+        .find_debuginfo = mqdh__find_debuginfo,
         .debuginfo_path = &fs->debuginfo_path,
     };
     return fs;
@@ -229,6 +101,8 @@ void mqdh__files_free(struct mqdh_files *fs)
         fs->list = f->next;
         file_free(f);
     }
+    mqdh__debug_client_end(fs);
+    free(fs->debuginfo_path);
     free(fs);
 }
 

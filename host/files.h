@@ -49,6 +49,7 @@ struct mqdh_file {
     size_t nheads;
     int syms_built;
     int worlds; /* mqdh__file_reaches_worlds: 0 not looked, else its answer + 2 */
+    int prefetched; /* its debug file looked for before the ranks stopped */
     /* Per address, what the address's users keep of it (mqdh__file_memo). */
     struct fmemo *memo;
     size_t memo_cap, memo_used;
@@ -63,17 +64,22 @@ struct mqdh_file {
 /* Every file a session's processes map. */
 struct mqdh_files {
     struct mqdh_file *list;
-    /* Where libdwfl looks for separate debug files: $MQD_DEBUGINFO_PATH in
-     * elfutils' format (as eu-stack --debuginfo-path), else NULL for its
-     * default (the file's directory, its .debug, /usr/lib/debug, by build
-     * id and debuglink).  The callbacks point at it. */
+    /* Where separate debug files are looked for (debugfile.h,
+     * mqdh__debug_dirs): $MQD_DEBUGINFO_PATH in elfutils' format (as
+     * eu-stack --debuginfo-path), else the file's directory, its .debug,
+     * /usr/lib/debug, by build id and debuglink.  The callbacks point at
+     * it; owned. */
     char *debuginfo_path;
     /* For every libdwfl: a process's and a file's own. */
     Dwfl_Callbacks callbacks;
     unsigned long opened;             /* files opened (for --stats) */
-    /* A debuginfod fetch had no answer in its time: the servers are taken
-     * as silent and later fetches are cancelled (files.c; __atomic). */
-    int debuginfod_silent;
+    /* debuginfod (debugfile.c): the client, made on first need; a fetch
+     * had no answer in its time, so the servers are taken as silent and
+     * later fetches are cancelled; the seconds fetches took before the
+     * ranks were stopped [0] and since [1]. */
+    debuginfod_client *dclient;
+    int debuginfod_silent, ranks_stopped;
+    double fetch_spent[2];
 };
 
 /* A new, empty set, or NULL without memory. */

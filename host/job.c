@@ -202,9 +202,17 @@ static int read_proctable(pid_t launcher, const struct mqdh_image *im, struct mq
                      "corrupt", i, (int)launcher, (int)pid);
             goto out;
         }
+        /* A name that cannot be read, or is too long for one, is no host:
+         * never NULL, which would mean this one (its pid attached here). */
         char name[256];
-        if (host && mqdh__mem_read_string(mem, host, name, sizeof name) == 0)
-            (*hosts)[i] = strdup(name);
+        if (host && mqdh__mem_read_string(mem, host, name, sizeof name) != 0)
+            snprintf(name, sizeof name, "(MPIR_proctable[%d].host_name unreadable or over 255 "
+                     "bytes)", i);
+        if (host && !((*hosts)[i] = strdup(name))) {
+            rc = MQDH_E_NOMEM;
+            snprintf(err, errlen, "out of memory");
+            goto out;
+        }
     }
     *n = count;
     rc = MQDH_OK;

@@ -8,8 +8,10 @@
 #include "mqdhost.h"
 
 #include <dlfcn.h>
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <gelf.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -30,179 +32,12 @@
 static pthread_mutex_t loaded_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct mqdh_dll *loaded;
 
-static int owner_ok(const struct stat *st)
-{
-    return st->st_uid == 0 || st->st_uid == geteuid();
-}
-
-/* What a trust failure says: the defect, then what it means.  subject is
- * the file or the directory that failed, with what it is to the DLL. */
-enum defect { OWNER, WRITABLE, SHARED };
-
-static int refuse(enum mqdh_dll_trust trust, enum defect what, const struct stat *st,
-                  const char *subject, char *err, size_t errlen)
-{
-    char defect[64];
-    switch (what) {
-    case OWNER:
-        snprintf(defect, sizeof defect, "is owned by uid %u", (unsigned)st->st_uid);
-        break;
-    case WRITABLE:
-        snprintf(defect, sizeof defect, "is writable by its group or by others (mode %03o)",
-                 (unsigned)(st->st_mode & 0777));
-        break;
-    case SHARED:
-        snprintf(defect, sizeof defect, "is shared (sticky and world-writable, mode %04o)",
-                 (unsigned)(st->st_mode & 07777));
-        break;
-    }
-    if (trust == MQDH_DLL_TRUST_RULE)
-        snprintf(err, errlen, "%s %s%s", subject, defect,
-                 what == OWNER ? ", neither root nor you" : "");
-    else
-        snprintf(err, errlen, "%s %s: loading it as root runs %s as root; pass "
-                 "--trust-target-dll to load it anyway", subject, defect,
-                 what == OWNER ? "that user's code"
-                               : "whatever code its group or others put there");
-    return MQDH_E_DLL_UNTRUSTED;
-}
-
-/*
- * The trust rule for a directory on the DLL's path (the first dirlen
- * characters of real; own: the DLL's own directory): root's or the
- * invoking user's, and writable by neither group nor others.  A directory
- * above the DLL's own may be root's and sticky (/tmp): in it only the
- * owner of the next directory, checked in turn, can move that away.
- */
-static int dir_trusted(enum mqdh_dll_trust trust, const char *real, int dirlen, int own,
-                       const struct stat *st, char *err, size_t errlen)
-{
-    if (owner_ok(st) && !(st->st_mode & (S_IWGRP | S_IWOTH)))
-        return MQDH_OK;
-    if (!own && st->st_uid == 0 && (st->st_mode & S_ISVTX))
-        return MQDH_OK;
-    char subject[PATH_MAX * 2 + 64];
-    snprintf(subject, sizeof subject, "%s: %s %.*s%s", real,
-             own ? "its directory" : "the directory", dirlen, real, own ? "" : " above it");
-    enum defect what = WRITABLE;
-    if (!owner_ok(st))
-        what = OWNER;
-    else if ((st->st_mode & (S_ISVTX | S_IWOTH)) == (S_ISVTX | S_IWOTH))
-        what = SHARED;
-    return refuse(trust, what, st, subject, err, errlen);
-}
-
-static int file_trusted(enum mqdh_dll_trust trust, const char *real, const struct stat *st,
-                        char *err, size_t errlen)
-{
-    if (!owner_ok(st))
-        return refuse(trust, OWNER, st, real, err, errlen);
-    if (st->st_mode & (S_IWGRP | S_IWOTH))
-        return refuse(trust, WRITABLE, st, real, err, errlen);
-    return MQDH_OK;
-}
-
-/* Opening the first len characters of real failed with e.  ENOTDIR or
- * ELOOP: what realpath saw as a directory (or, at the end, the file) is now
- * a symbolic link or no directory: someone is moving the path while mqd
- * follows it. */
-static int changed(const char *path, const char *real, int len, int e, char *err, size_t errlen)
-{
-    if (e == ENOTDIR || e == ELOOP) {
-        snprintf(err, errlen, "%s changed while it was being opened (%.*s is now %s): "
-                 "refusing to load it", path, len, real,
-                 real[len] ? "a symbolic link or not a directory" : "a symbolic link");
-        return MQDH_E_DLL_UNTRUSTED;
-    }
-    snprintf(err, errlen, "cannot load %s: %.*s: %s", path, len, real, strerror(e));
-    return MQDH_E_DLL_LOAD;
-}
-
-/*
- * Open real (absolute, no symbolic link: realpath's) from "/" one
- * component at a time, following no symbolic link, checking each directory
- * as it is opened if check, then the file itself (O_PATH: opening a device
- * for reading may do something).  The descriptor in *fd is the file
- * checked; dlopen gets it, not the name.
- */
-static int walk(const char *path, const char *real, enum mqdh_dll_trust trust, int check,
-                int *fd, struct stat *st, char *err, size_t errlen)
-{
-    int dfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC), rc = MQDH_OK;
-    const char *name = real + 1;
-    int dirlen = 1; /* "/" */
-    *fd = -1;
-    if (dfd < 0)
-        return changed(path, "/", 1, errno, err, errlen);
-    for (;;) {
-        const char *slash = strchr(name, '/');
-        if (fstat(dfd, st) != 0) {
-            rc = changed(path, real, dirlen, errno, err, errlen);
-            goto out;
-        }
-        if (check && (rc = dir_trusted(trust, real, dirlen, !slash, st, err, errlen)) != MQDH_OK)
-            goto out;
-        if (!slash)
-            break;
-        char comp[NAME_MAX + 1];
-        size_t n = (size_t)(slash - name);
-        if (n > NAME_MAX) {
-            rc = changed(path, real, (int)(slash - real), ENAMETOOLONG, err, errlen);
-            goto out;
-        }
-        memcpy(comp, name, n);
-        comp[n] = '\0';
-        int next = openat(dfd, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (next < 0) {
-            rc = changed(path, real, (int)(slash - real), errno, err, errlen);
-            goto out;
-        }
-        close(dfd);
-        dfd = next;
-        dirlen = (int)(slash - real);
-        name = slash + 1;
-    }
-    *fd = openat(dfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-    if (*fd < 0) {
-        rc = changed(path, real, (int)strlen(real), errno, err, errlen);
-        goto out;
-    }
-    if (fstat(*fd, st) != 0) {
-        rc = changed(path, real, (int)strlen(real), errno, err, errlen);
-        goto out;
-    }
-    if (S_ISLNK(st->st_mode)) {
-        rc = changed(path, real, (int)strlen(real), ELOOP, err, errlen);
-        goto out;
-    }
-    if (!S_ISREG(st->st_mode)) {
-        snprintf(err, errlen, "cannot load %s: %s is not a regular file", path, real);
-        rc = MQDH_E_DLL_LOAD;
-        goto out;
-    }
-    if (check)
-        rc = file_trusted(trust, real, st, err, errlen);
-out:
-    close(dfd);
-    if (rc != MQDH_OK && *fd >= 0) {
-        close(*fd);
-        *fd = -1;
-    }
-    return rc;
-}
-
 int mqdh__dll_open(const char *path, enum mqdh_dll_trust trust, struct mqdh_dll_file *f,
                   char *err, size_t errlen)
 {
-    char real[PATH_MAX];
     struct stat st;
     f->fd = -1;
-    if (!realpath(path, real)) {
-        snprintf(err, errlen, "cannot load %s: %s", path, strerror(errno));
-        return MQDH_E_DLL_LOAD;
-    }
-    int check = trust == MQDH_DLL_TRUST_RULE || (trust == MQDH_DLL_TRUST_GIVEN && geteuid() == 0);
-    int rc = walk(path, real, trust, check, &f->fd, &st, err, errlen);
+    int rc = mqdh__trust_open(path, trust, NULL, &f->fd, &st, err, errlen);
     if (rc != MQDH_OK)
         return rc;
     f->dev = st.st_dev;
@@ -314,6 +149,75 @@ static int resolve(struct mqdh_dll *d, const char *path, char *err, size_t errle
     return MQDH_OK;
 }
 
+/* Does the dynamic symbol table hold a defined function called name? */
+static int exports(Elf *e, Elf_Scn *dynsym, const char *name)
+{
+    GElf_Shdr sh;
+    Elf_Data *data = elf_getdata(dynsym, NULL);
+    if (!gelf_getshdr(dynsym, &sh) || !data || !sh.sh_entsize)
+        return 0;
+    for (size_t i = 1; i < sh.sh_size / sh.sh_entsize; i++) {
+        GElf_Sym sym;
+        const char *n;
+        if (gelf_getsym(data, (int)i, &sym) && sym.st_shndx != SHN_UNDEF &&
+            (GELF_ST_TYPE(sym.st_info) == STT_FUNC ||
+             GELF_ST_TYPE(sym.st_info) == STT_GNU_IFUNC) &&
+            GELF_ST_BIND(sym.st_info) != STB_LOCAL &&
+            (n = elf_strptr(e, sh.sh_link, sym.st_name)) && strcmp(n, name) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+/*
+ * Before dlopen runs anything of it (its constructors run at load): the
+ * file the descriptor fd holds (O_PATH) is a shared object for this host
+ * that exports every required entry point.  A root-owned library that is
+ * no MQD DLL is never loaded.  MQDH_OK, or MQDH_E_DLL_SYMBOL or
+ * MQDH_E_DLL_LOAD with err saying why.
+ */
+static int looks_like_dll(int fd, const char *path, char *err, size_t errlen)
+{
+    int rfd = mqdh__trust_reopen(fd), rc = MQDH_E_DLL_LOAD;
+    Elf *e = NULL;
+    GElf_Ehdr eh;
+    Elf_Scn *scn = NULL, *dynsym = NULL;
+    elf_version(EV_CURRENT);
+    if (rfd < 0 || !(e = elf_begin(rfd, ELF_C_READ_MMAP, NULL)) || elf_kind(e) != ELF_K_ELF ||
+        !gelf_getehdr(e, &eh) || eh.e_type != ET_DYN) {
+        snprintf(err, errlen, "cannot load %s: it is not a shared object", path);
+        goto out;
+    }
+    if (eh.e_ident[EI_CLASS] != (sizeof(void *) == 8 ? ELFCLASS64 : ELFCLASS32)) {
+        snprintf(err, errlen, "cannot load %s: it is a %d-bit object, and this host is %d-bit",
+                 path, eh.e_ident[EI_CLASS] == ELFCLASS64 ? 64 : 32, (int)sizeof(void *) * 8);
+        goto out;
+    }
+    while ((scn = elf_nextscn(e, scn)) && !dynsym) {
+        GElf_Shdr sh;
+        if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_DYNSYM)
+            dynsym = scn;
+    }
+    char missing[512] = "";
+    for (size_t i = 0; i < sizeof entries / sizeof entries[0]; i++) {
+        size_t used = strlen(missing);
+        if (entries[i].required && !(dynsym && exports(e, dynsym, entries[i].name)))
+            snprintf(missing + used, sizeof missing - used, "%s%s", used ? ", " : "",
+                     entries[i].name);
+    }
+    rc = MQDH_OK;
+    if (missing[0]) {
+        snprintf(err, errlen, "%s is not an MQD debug DLL: it lacks %s", path, missing);
+        rc = MQDH_E_DLL_SYMBOL;
+    }
+out:
+    if (e)
+        elf_end(e);
+    if (rfd >= 0)
+        close(rfd);
+    return rc;
+}
+
 static int load(struct mqdh_dll_file *f, const char *path, const mqs_basic_callbacks *basic,
                 struct mqdh_dll **out, char *err, size_t errlen)
 {
@@ -339,6 +243,13 @@ static int load(struct mqdh_dll_file *f, const char *path, const mqs_basic_callb
     f->fd = -1;
     /* The file checked, by its descriptor: the name may point elsewhere by now. */
     snprintf(name, sizeof name, "/proc/self/fd/%d", d->fd);
+    int rc = looks_like_dll(d->fd, path, err, errlen);
+    if (rc != MQDH_OK) {
+        close(d->fd);
+        free(d->path);
+        free(d);
+        return rc;
+    }
     dlerror();
     d->handle = dlopen(name, RTLD_NOW | RTLD_LOCAL);
     if (!d->handle) {
@@ -348,8 +259,7 @@ static int load(struct mqdh_dll_file *f, const char *path, const mqs_basic_callb
         free(d);
         return MQDH_E_DLL_LOAD;
     }
-    int rc = resolve(d, path, err, errlen);
-    if (rc != MQDH_OK)
+    if ((rc = resolve(d, path, err, errlen)) != MQDH_OK)
         goto fail;
     d->mpi2 = d->setup_job && d->destroy_job_info && d->set_process_identity;
     d->version = d->version_string();

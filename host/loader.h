@@ -17,6 +17,7 @@
 
 #define FOR_MPI2 1
 #include "mpi_interface.h"
+#include "trust.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -72,26 +73,6 @@ struct mqdh_dll {
     int (*setup_job)(mqs_job *, const mqs_job_callbacks *);
     int (*destroy_job_info)(mqs_job_info *);
     int (*set_process_identity)(mqs_process *, int);
-};
-
-/*
- * How far a DLL's path is trusted.  The trust rule: the file a regular one,
- * it and every directory on its path owned by root or the invoking user and
- * writable by neither group nor others, except that a directory above the
- * DLL's own may be root's and sticky (/tmp).  Whatever the rule, the path
- * is resolved once and the file opened without following a symbolic link,
- * and a directory that became one after it was resolved is refused.
- */
-enum mqdh_dll_trust {
-    /* Named by a target (MPIR_dll_name, ...): the trust rule. */
-    MQDH_DLL_TRUST_RULE,
-    /* The user's choice (--dll, $MQD_DLL, mqdh_dll_check): loaded as given,
-     * but under the trust rule when running as root (geteuid() == 0), where
-     * another user's file would run that user's code as root. */
-    MQDH_DLL_TRUST_GIVEN,
-    /* No rule: --trust-target-dll, or mqd's own DLL, which sits beside the
-     * library that is already running. */
-    MQDH_DLL_TRUST_ANY,
 };
 
 /* A DLL file opened (O_PATH) and checked, not yet loaded. */

@@ -12,6 +12,8 @@
  */
 #include "match.h"
 
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* ---------------------------------------------------------------- calls */
@@ -133,21 +135,69 @@ int mqdh__comm_same(const struct mqdh_process *p, const struct mqdh_comm *c)
  * be the other side of an intercommunicator (whose peers are the remote
  * group, which the interface cannot tell from the local one).
  */
-static int group_names_peers(const struct mqdh__match *mc, int i, int ci)
+/* A communicator name and size, and whether its groups differ. */
+struct mqdh__group_key {
+    const char *name; /* NULL: an empty slot */
+    long size;
+    const long *group; /* the first one seen */
+    int differs;
+};
+
+static size_t key_slot(const struct mqdh__group_key *t, size_t cap, const char *name, long size)
 {
-    const struct mqdh_comm *c = &mc->d->procs[i].comms[ci];
-    if (!c->group)
-        return 0;
-    /* By name and size alone: mqdh__comm_same would pass over the other
-     * side, whose group differs. */
+    uint64_t h = 14695981039346656037u ^ (uint64_t)size; /* FNV-1a */
+    for (const char *c = name; *c; c++)
+        h = (h ^ (unsigned char)*c) * 1099511628211u;
+    size_t i = (size_t)h & (cap - 1);
+    while (t[i].name && (t[i].size != size || strcmp(t[i].name, name) != 0))
+        i = (i + 1) & (cap - 1);
+    return i;
+}
+
+int mqdh__match_groups(struct mqdh__match *mc)
+{
+    size_t n = 0, cap = 16;
+    for (int m = 0; m < mc->d->nprocs; m++)
+        n += (size_t)mc->d->procs[m].ncomms;
+    while (cap < 2 * n)
+        cap *= 2;
+    mc->groups = calloc(cap, sizeof *mc->groups);
+    if (!mc->groups)
+        return MQDH_E_NOMEM;
+    mc->groups_cap = cap;
     for (int m = 0; m < mc->d->nprocs; m++)
         for (int k = 0; k < mc->d->procs[m].ncomms; k++) {
             const struct mqdh_comm *x = &mc->d->procs[m].comms[k];
-            if (x->group && x->size == c->size && strcmp(x->name, c->name) == 0 &&
-                memcmp(x->group, c->group, (size_t)c->size * sizeof *c->group))
-                return 0;
+            if (!x->group || x->size <= 0)
+                continue;
+            struct mqdh__group_key *e = &mc->groups[key_slot(mc->groups, cap, x->name, x->size)];
+            if (!e->name)
+                *e = (struct mqdh__group_key){x->name, x->size, x->group, 0};
+            else if (!e->differs && e->group != x->group &&
+                     memcmp(e->group, x->group, (size_t)x->size * sizeof *x->group))
+                e->differs = 1;
         }
-    return 1;
+    return MQDH_OK;
+}
+
+void mqdh__match_fini(struct mqdh__match *mc)
+{
+    free(mc->groups);
+    mc->groups = NULL;
+    mc->groups_cap = 0;
+}
+
+/* By name and size alone (mqdh__comm_same would pass over the other side,
+ * whose group differs): one look-up in the table mqdh__match_groups made,
+ * not a pass over every process. */
+static int group_names_peers(const struct mqdh__match *mc, int i, int ci)
+{
+    const struct mqdh_comm *c = &mc->d->procs[i].comms[ci];
+    if (!c->group || !mc->groups)
+        return 0;
+    const struct mqdh__group_key *e =
+        &mc->groups[key_slot(mc->groups, mc->groups_cap, c->name, c->size)];
+    return e->name && !e->differs;
 }
 
 long mqdh__op_global(const struct mqdh__match *mc, int i, int ci, long local, long global)

@@ -78,7 +78,20 @@ struct mqdh__match {
     const struct mqdh_dump *d; /* indexed: every peer is looked up by global rank */
     const long *ids;           /* per process: the global rank its peers name it by */
     int one_world;             /* every process is in the job's own MPI_COMM_WORLD */
+    /* Each name and size of communicator the DLLs gave groups for, once,
+     * with whether those groups differ (mqdh__match_groups): a table of
+     * cap slots, a power of two; NULL when none. */
+    struct mqdh__group_key *groups;
+    size_t groups_cap;
 };
+
+/* Fill mc->groups from mc->d, comparing each group with the first of its
+ * name and size once: the whole dump costs one pass over its groups.
+ * MQDH_OK or MQDH_E_NOMEM. */
+int mqdh__match_groups(struct mqdh__match *mc);
+
+/* Free what mqdh__match_groups made. */
+void mqdh__match_fini(struct mqdh__match *mc);
 
 /*
  * The global rank of the peer that process i's operation on communicator

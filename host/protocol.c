@@ -271,11 +271,13 @@ static void locate(struct target *p)
     }
     if (!w.call[0])
         return;
+    /* Set first: a call found but not recorded (no memory for its name)
+     * is an unknown call, never "not in MPI" (analyze.c). */
+    p->out->where_tid = w.tid;
     p->out->where_call = strdup(w.call);
     p->out->where_function = strdup(w.function[0] ? w.function : "??");
     p->out->where_file = w.file[0] ? strdup(w.file) : NULL;
     p->out->where_line = w.line;
-    p->out->where_tid = w.tid;
     p->out->where_args = w.args;
     p->out->where_source = w.source;
     p->out->where_dest = w.dest;

@@ -85,6 +85,7 @@ struct agent {
     char *unread;     /* set: a result it gave that did not read, and why */
     struct mqdh_dump **results;
     int nresults;
+    int dropped; /* processes its results gave that it was not sent */
 };
 
 struct mqdh_remote {
@@ -93,6 +94,7 @@ struct mqdh_remote {
     int nwords;
     int all;          /* the template names {hosts}: one command for many hosts */
     char agent[PATH_MAX];
+    char program[PATH_MAX]; /* the remote command's, found (mqdh_program_path) */
     int timeout, fanout;
     struct host *h;
     int nh;
@@ -123,12 +125,26 @@ static int shell_safe(const char *w)
 }
 
 /* The agent's path: the caller's, $MQD_AGENT, else mqdump next to this
- * library (bin/ beside lib/: the build tree and an installation alike). */
-static int agent_path(const struct mqdh_options *o, char *out, size_t len)
+ * library (bin/ beside lib/: the build tree and an installation alike).
+ * One given is, as root, refused unless this host's copy passes the trust
+ * rule (the same path runs on the other hosts, as root there too).  0, or
+ * -1 with the reason in why (empty: none found). */
+static int agent_path(const struct mqdh_options *o, char *out, size_t len, char *why,
+                      size_t whylen)
 {
     const char *p = o->agent_path ? o->agent_path : getenv("MQD_AGENT");
-    if (p && *p)
-        return (size_t)snprintf(out, len, "%s", p) < len ? 0 : -1;
+    why[0] = '\0';
+    if (p && *p) {
+        if ((size_t)snprintf(out, len, "%s", p) >= len)
+            return -1;
+        char e[1024];
+        if (geteuid() == 0 && mqdh_path_trusted(out, "running it", e, sizeof e) != MQDH_OK) {
+            snprintf(why, whylen, "refusing the agent %s: %s",
+                     o->agent_path ? "given with --agent-path" : "given in $MQD_AGENT", e);
+            return -1;
+        }
+        return 0;
+    }
     static const char *const where[] = {"../bin/mqdump", "mqdump"};
     return mqdh__beside_library(where, 2, X_OK, out, len);
 }
@@ -347,7 +363,7 @@ static void start(struct mqdh_remote *r, struct agent *a)
     posix_spawnattr_setsigmask(&at, &none);
     posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK);
     pid_t pid;
-    int rc = posix_spawnp(&pid, argv[0], &fa, &at, argv, environ);
+    int rc = posix_spawn(&pid, r->program, &fa, &at, argv, environ);
     posix_spawn_file_actions_destroy(&fa);
     posix_spawnattr_destroy(&at);
     if (rc != 0) {
@@ -405,7 +421,8 @@ static void start_more(struct mqdh_remote *r)
 #define MAX_TABLE ((size_t)96 * 1024)
 
 /* The reason every host gets that no agent can start for, if any. */
-static void check_command(struct mqdh_remote *r, int have_agent, char **why)
+static void check_command(struct mqdh_remote *r, int have_agent, const char *agent_why,
+                          char **why)
 {
     const struct mqdh_options *o = r->opt;
     int per_host = 0;
@@ -417,11 +434,17 @@ static void check_command(struct mqdh_remote *r, int have_agent, char **why)
     const char *unsafe = !shell_safe(r->agent) ? r->agent
                          : o->dll && !shell_safe(o->dll) ? o->dll
                                                          : NULL;
+    char found[1024];
     if (!r->nwords)
         set_why(why, "the remote command is empty (--remote, $MQD_REMOTE)");
+    else if (mqdh_program_path(r->words[0], r->program, sizeof r->program, found,
+                               sizeof found) != MQDH_OK)
+        set_why(why, "the remote command cannot be run: %s", found);
     else if (per_host && r->all)
         set_why(why, "the remote command names both {host} and {hosts}: it runs either for "
                      "one host or for a list of them");
+    else if (!have_agent && agent_why[0])
+        set_why(why, "%s", agent_why);
     else if (!have_agent)
         set_why(why, "no agent to start there: mqdump is not beside libmqdhost (give "
                      "--agent-path, or $MQD_AGENT)");
@@ -513,7 +536,9 @@ int mqdh__remote_start(const struct mqdh_options *opt, const struct mqdh_process
         !(r->h = calloc((size_t)(n ? n : 1), sizeof *r->h)) ||
         !(r->a = calloc((size_t)(n ? n : 1), sizeof *r->a)) || gather_hosts(r, remote, n) != 0)
         goto nomem;
-    check_command(r, agent_path(opt, r->agent, sizeof r->agent) == 0, &why_all);
+    char agent_why[1200];
+    int have_agent = agent_path(opt, r->agent, sizeof r->agent, agent_why, sizeof agent_why) == 0;
+    check_command(r, have_agent, agent_why, &why_all);
     plan_agents(r, why_all);
     free(why_all);
     mqdh__progress_step(MQDH__AGENTS, r->na, NULL);
@@ -846,6 +871,11 @@ static char *reason(struct mqdh_remote *r, struct agent *a, const struct host *h
         set_why(&why, "ssh failed%s%s", sep, *l ? l : "(exit 255)");
     else if (a->unread)
         why = strdup(a->unread);
+    else if (a->dropped)
+        set_why(&why, "its agent did not report this process, and answered for %d it was not "
+                      "sent (dropped)", a->dropped);
+    else if (a->nresults)
+        set_why(&why, "its agent's result does not include this process");
     else
         set_why(&why, "its agent exited with status %d and gave no result%s%s",
                 WIFEXITED(st) ? WEXITSTATUS(st) : -1, sep, l);
@@ -934,17 +964,23 @@ static void collect(struct mqdh_remote *r)
 int mqdh__remote_finish(struct mqdh_remote *r, struct mqdh_dump *d)
 {
     collect(r);
-    int nres = 0, rc = MQDH_OK;
-    for (int i = 0; i < r->na; i++)
-        nres += r->a[i].nresults;
-    struct mqdh_dump **results = calloc((size_t)(nres ? nres : 1), sizeof *results);
+    int rc = MQDH_OK;
     unsigned char *placed = calloc((size_t)(d->nprocs ? d->nprocs : 1), 1);
-    nres = 0;
-    for (int i = 0; results && i < r->na; i++)
-        for (int k = 0; k < r->a[i].nresults; k++)
-            results[nres++] = r->a[i].results[k];
-    if (results && placed)
-        mqdh__dump_merge_marked(d, results, nres, placed);
+    int *only = malloc((size_t)(d->nprocs ? d->nprocs : 1) * sizeof *only);
+    /* Each agent's results only into the processes it was sent. */
+    for (int i = 0; placed && only && i < r->na; i++) {
+        struct agent *a = &r->a[i];
+        int nonly = 0;
+        for (int k = a->first; k < a->first + a->nhosts; k++)
+            for (int m = 0; m < r->h[k].n; m++)
+                only[nonly++] = r->h[k].idx[m];
+        int given = 0;
+        for (int k = 0; k < a->nresults; k++)
+            given += a->results[k]->nprocs;
+        int n = mqdh__dump_merge_only(d, a->results, a->nresults, only, nonly, placed);
+        a->dropped = n >= 0 ? given - n : 0;
+    }
+    free(only);
     /* Each process still without a result gets its host's reason. */
     for (int i = 0; i < r->nh; i++) {
         struct host *h = &r->h[i];
@@ -986,7 +1022,6 @@ int mqdh__remote_finish(struct mqdh_remote *r, struct mqdh_dump *d)
         free(a->why);
         free(a->unread);
     }
-    free(results);
     free(placed);
     free(r->a);
     free_hosts(r);

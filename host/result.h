@@ -42,7 +42,24 @@ struct mqdh__reader {
     char *err;
     size_t errlen;
     int failed; /* MQDH_E_RESULT or MQDH_E_NOMEM once something failed */
+    /* The memory the dump read may take, and what it has taken: no input
+     * makes more than a bounded multiple of its own size.  Two pools: the
+     * groups' members (a world of 10,000 is one run of 14 bytes, 80 kB),
+     * and all else (an entry, a frame and its module's path, ...). */
+    size_t budget, spent, group_budget, group_spent;
 };
+
+/* What a result of len bytes may make in memory: of groups 64 MiB and
+ * 1 kB more a byte; of all else 64 MiB and 64 bytes more a byte (a real
+ * dump makes about 10 bytes a byte; a frame of 16 bytes whose module's
+ * path is 4 kB would make 250). */
+#define MQDH__RESULT_GROUPS(len) (((size_t)64 << 20) + (size_t)(len) * 1024)
+#define MQDH__RESULT_MEMORY(len) (((size_t)64 << 20) + (size_t)(len) * 64)
+
+/* Take bytes of r's budget (group: of the groups' pool) for what is about
+ * to be made (what names it); past the budget r fails, saying so. */
+int mqdh__rd_spend_group(struct mqdh__reader *r, size_t bytes);
+int mqdh__rd_spend(struct mqdh__reader *r, size_t bytes, const char *what);
 
 /* Fail with code (MQDH_E_RESULT, MQDH_E_NOMEM) and the message fmt says,
  * control characters in it made '?': always -1. */

@@ -150,6 +150,8 @@ int mqdh__rd_str(struct mqdh__reader *r, const char *what, char *out, size_t len
     char *buf = out;
     if (dup) {
         len = r->toklen; /* never longer than its encoding */
+        if (mqdh__rd_spend(r, len, what) != 0)
+            return -1;
         if (!(buf = malloc(len)))
             return mqdh__rd_fail(r, MQDH_E_NOMEM, "out of memory");
     }
@@ -177,6 +179,31 @@ int mqdh__rd_str(struct mqdh__reader *r, const char *what, char *out, size_t len
     if (dup)
         *dup = buf;
     return 0;
+}
+
+/* Take bytes of a pool (*spent of budget); past it r fails. */
+static int spend(struct mqdh__reader *r, size_t *spent, size_t budget, size_t bytes,
+                 const char *what, const char *rule)
+{
+    if (bytes <= budget - *spent) {
+        *spent += bytes;
+        return 0;
+    }
+    return mqdh__rd_fail(r, MQDH_E_RESULT,
+                         "%s would take the result past the %zu MB of memory a result of its "
+                         "size may make (%s): more than a real dump holds",
+                         what, budget >> 20, rule);
+}
+
+int mqdh__rd_spend(struct mqdh__reader *r, size_t bytes, const char *what)
+{
+    return spend(r, &r->spent, r->budget, bytes, what, "64 MB and 64 bytes a byte");
+}
+
+int mqdh__rd_spend_group(struct mqdh__reader *r, size_t bytes)
+{
+    return spend(r, &r->group_spent, r->group_budget, bytes, "a group",
+                 "of groups, 64 MB and 1 kB a byte");
 }
 
 /* The end of the current record: nothing may follow its fields. */

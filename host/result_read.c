@@ -107,6 +107,8 @@ static int read_group(struct mqdh__reader *r, struct mqdh_comm *c)
         return mqdh__rd_fail(r, MQDH_E_RESULT,
                              "a group of %lld in a communicator of %ld (rank %ld)", n, c->size,
                              c->local_rank);
+    if (mqdh__rd_spend_group(r, (size_t)n * sizeof *c->group) != 0)
+        return -1;
     if (!(c->group = malloc((size_t)n * sizeof *c->group)))
         return mqdh__rd_fail(r, MQDH_E_NOMEM, "out of memory");
     for (long long i = 0; i < n;) {
@@ -243,6 +245,8 @@ static int read_frame(struct mqdh__reader *r, struct mqdh_frame *fr, char *const
         mqdh__rd_str(r, "file", NULL, 0, &fr->file) != 0)
         return -1;
     fr->kind = (enum mqdh_frame_kind)kind;
+    if (module >= 0 && mqdh__rd_spend(r, strlen(modules[module]) + 1, "a frame's module") != 0)
+        return -1;
     if (module >= 0 && !(fr->module = strdup(modules[module])))
         return mqdh__rd_fail(r, MQDH_E_NOMEM, "out of memory");
     return mqdh__rd_end(r);
@@ -380,6 +384,8 @@ static int read_thread_cpu(struct mqdh__reader *r, struct mqdh_dump *d, struct p
         return mqdh__rd_fail(r, MQDH_E_RESULT, "a thread's cpu before its process's");
     if (cpu->nthreads >= MQDH_MAX_THREADS)
         return mqdh__rd_fail(r, MQDH_E_RESULT, "more than %d threads", MQDH_MAX_THREADS);
+    if (mqdh__rd_spend(r, sizeof *cpu->threads, "a thread's cpu") != 0)
+        return -1;
     if (MQDH_GROW(cpu->threads, sr->tc_cap, cpu->nthreads + 1) != 0)
         return mqdh__rd_fail(r, MQDH_E_NOMEM, "out of memory");
     struct mqdh_thread_cpu *t = &cpu->threads[cpu->nthreads];
@@ -398,7 +404,8 @@ static int read_thread_cpu(struct mqdh__reader *r, struct mqdh_dump *d, struct p
 static int begin_process(struct mqdh__reader *r, struct mqdh_dump *d, int *procs_cap,
                          struct place *at, struct stacks_read *sr)
 {
-    if (close_comm(r, at) != 0)
+    if (close_comm(r, at) != 0 ||
+        mqdh__rd_spend(r, sizeof *d->procs + sizeof *d->stacks + sizeof *d->cpu, "a process") != 0)
         return -1;
     if (MQDH_GROW(d->procs, *procs_cap, d->nprocs + 1) != 0 ||
         (d->stacks && !stack_of(d, &sr->stacks_cap, d->nprocs)) ||
@@ -421,6 +428,8 @@ static int begin_thread(struct mqdh__reader *r, struct mqdh_dump *d, struct plac
         return mqdh__rd_fail(r, MQDH_E_NOMEM, "out of memory");
     if (at->st->nthreads >= MQDH_MAX_THREADS)
         return mqdh__rd_fail(r, MQDH_E_RESULT, "more than %d threads", MQDH_MAX_THREADS);
+    if (mqdh__rd_spend(r, sizeof *at->st->threads, "a thread") != 0)
+        return -1;
     if (MQDH_GROW(at->st->threads, at->threads_cap, at->st->nthreads + 1) != 0)
         return mqdh__rd_fail(r, MQDH_E_NOMEM, "out of memory");
     at->t = &at->st->threads[at->st->nthreads++];
@@ -434,6 +443,8 @@ static int add_frame(struct mqdh__reader *r, struct place *at, const struct stac
 {
     if (!at->t || at->t->nframes >= at->frames_want)
         return mqdh__rd_fail(r, MQDH_E_RESULT, "a frame beyond its thread's count");
+    if (mqdh__rd_spend(r, sizeof *at->t->frames, "a frame") != 0)
+        return -1;
     if (MQDH_GROW(at->t->frames, at->frames_cap, at->t->nframes + 1) != 0)
         return mqdh__rd_fail(r, MQDH_E_NOMEM, "out of memory");
     struct mqdh_frame *fr = &at->t->frames[at->t->nframes++];
@@ -445,7 +456,7 @@ static int add_frame(struct mqdh__reader *r, struct place *at, const struct stac
  * queues and entries after it are of. */
 static int begin_comm(struct mqdh__reader *r, struct place *at)
 {
-    if (close_comm(r, at) != 0)
+    if (close_comm(r, at) != 0 || mqdh__rd_spend(r, sizeof *at->p->comms, "a communicator") != 0)
         return -1;
     if (MQDH_GROW(at->p->comms, at->comms_cap, at->p->ncomms + 1) != 0)
         return mqdh__rd_fail(r, MQDH_E_NOMEM, "out of memory");
@@ -478,6 +489,8 @@ static int begin_op(struct mqdh__reader *r, struct place *at)
 {
     if (!at->q || at->q->nops >= at->ops_want)
         return mqdh__rd_fail(r, MQDH_E_RESULT, "an entry beyond its queue's count");
+    if (mqdh__rd_spend(r, sizeof *at->q->ops, "an entry") != 0)
+        return -1;
     if (MQDH_GROW(at->q->ops, at->ops_cap, at->q->nops + 1) != 0)
         return mqdh__rd_fail(r, MQDH_E_NOMEM, "out of memory");
     at->o = &at->q->ops[at->q->nops++];
@@ -632,8 +645,13 @@ int mqdh__result_read_at(const char *buf, size_t len, int first_line, struct mqd
     *out = NULL;
     if (!buf && len)
         return MQDH_E_USAGE;
-    struct mqdh__reader r = {
-        .p = buf, .end = buf + len, .line = first_line, .err = err, .errlen = errlen};
+    struct mqdh__reader r = {.p = buf,
+                             .end = buf + len,
+                             .line = first_line,
+                             .err = err,
+                             .errlen = errlen,
+                             .budget = MQDH__RESULT_MEMORY(len),
+                             .group_budget = MQDH__RESULT_GROUPS(len)};
     struct mqdh_dump *d = calloc(1, sizeof *d);
     if (!d)
         return MQDH_E_NOMEM;

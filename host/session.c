@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE
 #include "session.h"
+#include "debugfile.h"
 
 #include "dump.h"
 #include "guard.h"
@@ -427,6 +428,19 @@ static struct mqdh_dump *read_targets(struct call *c)
     return c->d;
 }
 
+/* What debuginfod will be asked for, fetched while the ranks still run;
+ * from then on the ranks are stopped (debugfile.h). */
+static void prefetch(struct call *c)
+{
+    pid_t *pids = malloc((size_t)(c->nlocal ? c->nlocal : 1) * sizeof *pids);
+    for (int i = 0; pids && i < c->nlocal; i++)
+        pids[i] = c->local[i]->pid;
+    if (pids)
+        mqdh__debug_prefetch(c->s.files, pids, c->nlocal);
+    free(pids);
+    mqdh__debug_ranks_stopped(c->s.files);
+}
+
 /* Dump pids[0..n-1], each process listed once (mqdh_dump_processes). */
 static int dump_listed(const pid_t *pids, const int *ranks, const char *const *hosts, int n,
                        const struct mqdh_options *opt, struct mqdh_dump **out)
@@ -454,6 +468,7 @@ static int dump_listed(const pid_t *pids, const int *ranks, const char *const *h
         mqdh__progress_bound = outer;
         return MQDH_E_NOMEM;
     }
+    prefetch(&c);
     mqdh__attach_all(c.local, c.nlocal);
     mqdh__readmit(c.local, c.nlocal, &c.o);
     int stopped = 0; /* and kept: the ones readmit refused are let go at once */

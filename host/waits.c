@@ -943,6 +943,10 @@ int mqdh__waits_init(struct mqdh__waits *b, const struct mqdh_dump *d, struct mq
     b->m.d = d;
     b->m.ids = b->ids;
     b->m.one_world = 1;
+    if (mqdh__match_groups(&b->m) != MQDH_OK) {
+        mqdh__waits_fini(b);
+        return MQDH_E_NOMEM;
+    }
     for (int i = 0; i < d->nprocs; i++) {
         const struct mqdh_process *p = &d->procs[i];
         b->m.one_world &= p->world <= 0;
@@ -958,6 +962,7 @@ int mqdh__waits_init(struct mqdh__waits *b, const struct mqdh_dump *d, struct mq
 
 void mqdh__waits_fini(struct mqdh__waits *b)
 {
+    mqdh__match_fini(&b->m);
     free(b->ids);
     free(b->blind);
     free(b->coll_comm);

@@ -18,8 +18,9 @@ void dot_string(FILE *f, const char *s);
  * write_dot(f, arg) writes the DOT (0, or -1 on a write error).  0, or -1
  * with the reason in err[errlen] (a DOT file written is kept).  Each file
  * is made new beside its place and renamed into it: a symlink there is
- * replaced, never followed, and another user's file in a sticky directory
- * is left alone (an error).
+ * replaced, never followed, and another user's file (or symlink) is left
+ * alone, as root too (an error).  Graphviz reads the DOT from the file
+ * mqdump wrote, on its standard input, never by its path.
  */
 int dot_file(const char *path, int (*write_dot)(FILE *f, const void *arg), const void *arg,
              char *err, size_t errlen);

@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -790,6 +791,50 @@ static int watch_looks(struct command *c, const pid_t *pids, const int *ranks,
     return rc;
 }
 
+/*
+ * libmqdhost fetches missing DWARF through debuginfod when DEBUGINFOD_URLS
+ * says where; its client waits 90 s for a silent server by default, and
+ * takes any size.  A hung job's user waits less: 5 s without progress, no
+ * retries (elfutils 0.188's client tries twice more), 20 s and 512 MB a
+ * file, unless they chose otherwise (the library bounds all fetches of a
+ * dump besides).  As root, the client's cache - $DEBUGINFOD_CACHE_PATH,
+ * else under $XDG_CACHE_HOME or $HOME, which sudo -E may have kept as the
+ * user's - is root's own unless it passes the trust rule: root never
+ * writes into, nor reads debug information from, a directory another user
+ * controls.
+ */
+static void debuginfod_settings(void)
+{
+    if (!getenv("DEBUGINFOD_URLS"))
+        return;
+    setenv("DEBUGINFOD_TIMEOUT", "5", 0);
+    setenv("DEBUGINFOD_RETRY_LIMIT", "0", 0);
+    setenv("DEBUGINFOD_MAXTIME", "20", 0);
+    setenv("DEBUGINFOD_MAXSIZE", "536870912", 0);
+    if (geteuid() != 0)
+        return;
+    const char *cache = getenv("DEBUGINFOD_CACHE_PATH"), *xdg = getenv("XDG_CACHE_HOME"),
+               *home = getenv("HOME");
+    char dir[4096], why[1024];
+    if (cache && *cache)
+        snprintf(dir, sizeof dir, "%s", cache);
+    else if (xdg && *xdg)
+        snprintf(dir, sizeof dir, "%s", xdg);
+    else
+        snprintf(dir, sizeof dir, "%s/.cache", home && *home ? home : "/");
+    /* The cache, or the nearest directory of its path that is there. */
+    for (char *slash; access(dir, F_OK) != 0 && (slash = strrchr(dir, '/')) && slash > dir;)
+        *slash = '\0';
+    if (mqdh_path_trusted(dir, "keeping root's debuginfod cache in it", why, sizeof why) ==
+        MQDH_OK)
+        return;
+    struct passwd *pw = getpwuid(0);
+    char own[4096];
+    snprintf(own, sizeof own, "%s/.cache/debuginfod_client", pw && pw->pw_dir ? pw->pw_dir : "/root");
+    fprintf(stderr, "mqdump: debuginfod's cache is %s instead: %s\n", own, why);
+    setenv("DEBUGINFOD_CACHE_PATH", own, 1);
+}
+
 /* --pid or --job: dump the processes and show them.  Returns the exit
  * status. */
 static int dump(struct command *c)
@@ -815,15 +860,7 @@ static int dump(struct command *c)
         if (how[0])
             say("", how);
     }
-    /* libdw fetches missing DWARF through debuginfod when DEBUGINFOD_URLS
-     * says where; its client waits 90 s for a silent server by default.
-     * A hung job's user waits less: 5 s without progress, and no retries
-     * (elfutils 0.188's client tries twice more), unless they chose
-     * otherwise. */
-    if (getenv("DEBUGINFOD_URLS")) {
-        setenv("DEBUGINFOD_TIMEOUT", "5", 0);
-        setenv("DEBUGINFOD_RETRY_LIMIT", "0", 0);
-    }
+    debuginfod_settings();
     struct mqdh_dump *d = NULL;
     struct held_stderr held;
     /* On the terminal, never in --json's output there. */

@@ -12,6 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -364,6 +367,9 @@ static void test_analyze__unseen_is_never_a_deadlock(void **state)
         "what rank 0 waits for in MPI_Probe (a probe posts nothing, and its arguments were "
         "not read)",
         "global rank 7, which rank 0 receives from on \"MPI_COMM_WORLD\" (not in the dump)",
+        /* A call found, its name not kept (out of memory): never "not in
+         * MPI", which would let rank 1 send (issue 45, finding 9). */
+        "which MPI call rank 1 is in (not recorded: out of memory)",
     };
     for (size_t c = 0; c < sizeof says / sizeof says[0]; c++) {
         struct mqdh_dump *d = job(2);
@@ -392,6 +398,10 @@ static void test_analyze__unseen_is_never_a_deadlock(void **state)
             break;
         case 3:
             in_call(d, 0, "MPI_Probe");
+            break;
+        case 5:
+            not_in_mpi(d, 1);
+            p1->where_tid = 1234;
             break;
         default:
             break;
@@ -1120,6 +1130,49 @@ static void test_analyze__blocked_send_by_its_arguments(void **state)
 }
 
 /*
+ * Peers through groups on a communicator that is not the world (no global
+ * ranks from the DLL, as libtvmpich gives none): each group is compared
+ * with the others of its name and size once for the whole dump, not once
+ * for every operation against every process (issue 45, finding 6: a 48 kB
+ * file cost 30-45 s of CPU).  A ring of 3,000 on "ring", each rank its
+ * group: the analysis, in a child with 10 s of CPU, ends and finds the
+ * cycle (it needs well under a second; make bench measures it).
+ */
+static void test_analyze__groups_compared_once(void **state)
+{
+    (void)state;
+    enum { N = 3000 };
+    struct mqdh_dump *d = job(N);
+    for (int r = 0; r < N; r++) {
+        struct mqdh_comm *c = &d->procs[r].comms[0];
+        strcpy(c->name, "ring");
+        c->group = malloc(N * sizeof *c->group);
+        assert_non_null(c->group);
+        for (int m = 0; m < N; m++)
+            c->group[m] = m;
+        in_call(d, r, "MPI_Recv");
+        op(d, r, MQDH_RECEIVES, (r + 1) % N, 3)->desired_global_rank = -1;
+    }
+    pid_t child = fork();
+    assert_true(child >= 0);
+    if (child == 0) {
+        struct rlimit cpu = {10, 10};
+        setrlimit(RLIMIT_CPU, &cpu);
+        struct mqdh_analysis *a = NULL;
+        _exit(mqdh_analyze(d, &a) == MQDH_OK && a->ndeadlocks == 1 &&
+                      a->deadlocks[0].nmembers == N
+                  ? 0
+                  : 1);
+    }
+    int st;
+    assert_int_equal(waitpid(child, &st, 0), child);
+    if (WIFSIGNALED(st))
+        fail_msg("the analysis did not end within 10 s of CPU (signal %d)", WTERMSIG(st));
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    mqdh_dump_free(d);
+}
+
+/*
  * A job larger than any recursion or pairwise pass survives: a ring of
  * 50,000 (one cycle of all: Tarjan without recursion) and a chain whose
  * last process computes (freed one by one from the end: the work list).
@@ -1558,6 +1611,7 @@ int main(void)
         cmocka_unit_test(test_analyze__rooted_collective_roots),
         cmocka_unit_test(test_analyze__blocked_send_by_its_arguments),
         cmocka_unit_test(test_analyze__large_ring_and_chain),
+        cmocka_unit_test(test_analyze__groups_compared_once),
         cmocka_unit_test(test_analyze__index_finds_as_a_scan_does),
         cmocka_unit_test(test_analyze__nonblocking_collective_instances),
         cmocka_unit_test(test_analyze__nonblocking_collective_progress),

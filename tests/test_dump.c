@@ -459,6 +459,48 @@ static void test_dump__a_failed_agent_fails_its_host_alone(void **state)
 }
 
 /*
+ * An agent answers only for the processes it was sent (issue 45, finding
+ * 4): one whose result names this host's process (its pid, this host's
+ * name) - a hostile node replacing rank 0 with a fabricated state - has
+ * that process dropped; this host's own dump of it stands, and the
+ * agent's own process is said unreported.
+ */
+static void test_dump__an_agent_answers_only_for_its_own(void **state)
+{
+    (void)state;
+    if (!can_unshare())
+        fail_msg("this test needs UTS namespaces (unshare --uts): run it as root");
+    char agent[4096], me[256] = "", pid0[16];
+    snprintf(agent, sizeof agent, "%s", build_path("bin/mqdump"));
+    assert_int_equal(gethostname(me, sizeof me - 1), 0);
+    pid_t pids[2] = {start_target(NULL, NULL), start_target(NULL, NULL)};
+    snprintf(pid0, sizeof pid0, "%d", (int)pids[0]);
+    setenv("MQD_FORGE_PID", pid0, 1);
+    setenv("MQD_FORGE_HOST", me, 1);
+    const char *hosts[2] = {me, "node-b"};
+    struct mqdh_options o = {.size = sizeof o, .dll = build_path("tests/fake/fake_ok.so"),
+                             .remote = remote_cmd("forge"), .agent_path = agent,
+                             .remote_timeout = 20};
+    struct mqdh_dump *d = NULL;
+    assert_int_equal(mqdh_dump_processes(pids, NULL, hosts, 2, &o, &d), MQDH_E_REMOTE);
+    unsetenv("MQD_FORGE_PID");
+    unsetenv("MQD_FORGE_HOST");
+    const struct mqdh_process *p0 = &d->procs[0], *p1 = &d->procs[1];
+    assert_null(p0->error);
+    assert_non_null(p0->image);
+    if (strstr(p0->image, "forged"))
+        fail_msg("another host's agent replaced this host's process %d", (int)pids[0]);
+    assert_int_equal(p0->ncomms, 1);
+    assert_non_null(p1->error);
+    if (!strstr(p1->error, "host node-b: its agent did not report this process, and answered "
+                           "for 1 it was not sent (dropped)"))
+        fail_msg("process on node-b: '%s'", p1->error);
+    mqdh_dump_free(d);
+    for (int i = 0; i < 2; i++)
+        stop_target(pids[i]);
+}
+
+/*
  * An agent that outlives its remote command (behind sshd, in a session of
  * its own) and is stuck in its DLL lets its ranks go when the front end,
  * its time up, closes the channel.
@@ -561,6 +603,7 @@ int main(void)
         cmocka_unit_test(test_dump__mqdump_interrupted_lets_go),
         cmocka_unit_test(test_dump__other_hosts_through_their_agents),
         cmocka_unit_test(test_dump__a_failed_agent_fails_its_host_alone),
+        cmocka_unit_test(test_dump__an_agent_answers_only_for_its_own),
         cmocka_unit_test(test_dump__an_agent_lets_go_when_its_channel_closes),
     };
     return cmocka_run_group_tests_name("dump", tests, NULL, NULL);

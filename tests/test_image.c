@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -173,7 +174,10 @@ static int needed_before(const struct mqdh_image *im, int m, int upto)
  * image must list the objects its executable needs first, in the order of
  * its own link map (the loader itself aside: glibc places it by its own
  * rules; and this process maps its own executable again, libelf reading
- * it, which a target never does).
+ * it, which a target never does).  The image is read from a forked copy
+ * of this process, whose link map is this one's and whose maps do not
+ * change while they are read (this process's own do, as libelf maps the
+ * files it opens).
  */
 static void test_image__loader_order(void **state)
 {
@@ -181,10 +185,19 @@ static void test_image__loader_order(void **state)
     static struct link_order lo;
     lo.n = 0;
     dl_iterate_phdr(add_loaded, &lo);
+    pid_t child = fork();
+    assert_true(child >= 0);
+    if (child == 0) {
+        pause();
+        _exit(0);
+    }
 
     struct mqdh_image im;
     char err[512];
-    assert_int_equal(mqdh__image_open_pid(&im, getpid(), NULL, err, sizeof err), 0);
+    int opened = mqdh__image_open_pid(&im, child, NULL, err, sizeof err);
+    kill(child, SIGKILL);
+    waitpid(child, NULL, 0);
+    assert_int_equal(opened, 0);
     assert_non_null(strstr(im.mods[0].file->path, "test_image"));
     int next = 0, seen = 0, m = 1;
     for (; m < im.nmods && needed_before(&im, m, m); m++) {
@@ -318,6 +331,91 @@ static void test_image__separate_debug_file(void **state)
     mqdh__image_close(&im);
 }
 
+/* The fixture's copy in directory dir (beside the fixture), into buf. */
+static const char *sibling(char *buf, size_t len, const char *dir)
+{
+    snprintf(buf, len, "%.*s/%s/libtypes_fixture.so", (int)(strrchr(fixture, '/') - fixture),
+             fixture, dir);
+    return buf;
+}
+
+/*
+ * In a child with 10 s: open lib and look a type up (which looks for its
+ * separate debug file).  1 if the type was found, 0 if not, -1 if the
+ * look-up did not return (the child ran out of time).
+ */
+static int type_found_in_time(const char *lib)
+{
+    pid_t child = fork();
+    assert_true(child >= 0);
+    if (child == 0) {
+        alarm(10);
+        struct mqdh_image im;
+        char err[512];
+        if (mqdh__image_open_file(&im, lib, err, sizeof err) != 0)
+            _exit(2);
+        int found = mqdh__type_find(&im, "fx_request_t") != NULL;
+        mqdh__image_close(&im);
+        _exit(found);
+    }
+    int st;
+    assert_int_equal(waitpid(child, &st, 0), child);
+    if (WIFSIGNALED(st))
+        return -1;
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) <= 1);
+    return WEXITSTATUS(st);
+}
+
+/*
+ * What a target's .gnu_debuglink names is never opened blocking, never
+ * outside a plain name, never anything but a regular file (issue 45,
+ * finding 2): a FIFO named by the link, or by "../evillink/evil.debug",
+ * held the dump (and every stopped rank) until it was killed.  And as
+ * root, a debug file in a directory another user controls is not read.
+ */
+static void test_image__hostile_debug_links(void **state)
+{
+    (void)state;
+    char evil[4096], slash[4096], fifo[4200];
+    sibling(evil, sizeof evil, "evillink");
+    sibling(slash, sizeof slash, "evilslash");
+    snprintf(fifo, sizeof fifo, "%.*s/evil.debug", (int)(strrchr(evil, '/') - evil), evil);
+    unlink(fifo);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    const char *libs[] = {evil, slash};
+    for (int i = 0; i < 2; i++) {
+        int found = type_found_in_time(libs[i]);
+        if (found < 0)
+            fail_msg("looking for %s's debug file blocked on the FIFO its link names", libs[i]);
+        assert_int_equal(found, 0);
+    }
+    unlink(fifo);
+    if (geteuid() != 0) {
+        print_message("[  SKIP    ] the rule for debug directories as root (uid %u)\n",
+                      (unsigned)geteuid());
+        return;
+    }
+    /* The good debug link, its files in a directory of uid 65534's: refused
+     * as root; the same directory root's again: read. */
+    char good[4096], dir[4096], cmd[24576];
+    sibling(good, sizeof good, "debuglink");
+    sibling(dir, sizeof dir, "theirs");
+    *strrchr(dir, '/') = '\0';
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' && mkdir -p '%s' && cp '%s' '%s.debug' '%s/'", dir,
+             dir, good, good, dir);
+    assert_int_equal(system(cmd), 0);
+    char lib[4200];
+    snprintf(lib, sizeof lib, "%s/libtypes_fixture.so", dir);
+    assert_int_equal(type_found_in_time(lib), 1);
+    assert_int_equal(chown(dir, 65534, 65534), 0);
+    assert_int_equal(type_found_in_time(lib), 0);
+    assert_int_equal(chown(dir, 0, 0), 0);
+    assert_int_equal(chmod(dir, 0777), 0);
+    assert_int_equal(type_found_in_time(lib), 0);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -328,6 +426,7 @@ int main(void)
         cmocka_unit_test(test_image__files_are_read_once),
         cmocka_unit_test(test_image__bad_files),
         cmocka_unit_test(test_image__separate_debug_file),
+        cmocka_unit_test(test_image__hostile_debug_links),
     };
     return cmocka_run_group_tests_name("image", tests, setup, NULL);
 }

@@ -92,11 +92,32 @@ static void test_loader__broken_dlls_are_refused_with_the_reason(void **state)
     }
 }
 
+/*
+ * A library that is no MQD DLL is refused before anything of it runs
+ * (issue 45, finding 7): its exports are read from the file checked, with
+ * libelf, before dlopen would run its constructors (which mark the
+ * process: $MQD_EVIL_RAN).  A target naming such a root-owned library
+ * (glibc's libmemusage.so) once ran it inside root's mqdump.
+ */
+static void test_loader__no_code_of_a_non_dll_runs(void **state)
+{
+    (void)state;
+    unsetenv("MQD_EVIL_RAN");
+    char err[1024] = "";
+    const char *path = fixture("fake/not_mqd.so");
+    int rc = mqdh_dll_check(path, NULL, 0, NULL, err, sizeof err);
+    if (rc != MQDH_E_DLL_SYMBOL || !strstr(err, "is not an MQD debug DLL: it lacks "
+                                                "mqs_version_string"))
+        fail_msg("code %d, \"%s\"", rc, err);
+    if (getenv("MQD_EVIL_RAN"))
+        fail_msg("%s's constructor ran in the host", path);
+}
+
 static void test_loader__every_error_code_has_a_message(void **state)
 {
     (void)state;
     const char *seen[32] = {0};
-    for (int code = MQDH_OK; code <= MQDH_E_NO_OWN_DLL; code++) {
+    for (int code = MQDH_OK; code <= MQDH_E_UNTRUSTED; code++) {
         const char *m = mqdh_strerror(code);
         assert_non_null(m);
         assert_true(strlen(m) > 5);
@@ -104,7 +125,7 @@ static void test_loader__every_error_code_has_a_message(void **state)
             assert_string_not_equal(m, seen[j]);
         seen[code] = m;
     }
-    assert_non_null(strstr(mqdh_strerror(MQDH_E_NO_OWN_DLL + 1), "unknown"));
+    assert_non_null(strstr(mqdh_strerror(MQDH_E_UNTRUSTED + 1), "unknown"));
     assert_non_null(strstr(mqdh_strerror(-1), "unknown"));
 }
 
@@ -545,6 +566,7 @@ int main(void)
         cmocka_unit_test(test_loader__good_dlls_load),
         cmocka_unit_test(test_loader__broken_dlls_are_refused_with_the_reason),
         cmocka_unit_test(test_loader__every_error_code_has_a_message),
+        cmocka_unit_test(test_loader__no_code_of_a_non_dll_runs),
         cmocka_unit_test_setup_teardown(
             test_loader__a_symlink_flipped_after_the_check_loads_what_was_checked,
             scratch_setup, scratch_teardown),

@@ -598,6 +598,139 @@ static int dump_through_port(int port, const char *dir, const char *name,
     return rc;
 }
 
+/* Sample unexpected started under the stripped libmpi.so (its DWARF only
+ * where MQD_DEBUGINFO_PATH or a debuginfod finds it), its expectation in
+ * *e; and a scratch directory made from dir's template. */
+static void start_stripped(struct expect *e, struct job *job, char *dir)
+{
+    char rel[PATH_MAX], stripped[PATH_MAX];
+    assert_non_null(realpath(job_build_path(rel, sizeof rel, "stripped"), stripped));
+    load_expect("unexpected", e);
+    setenv("LD_LIBRARY_PATH", stripped, 1);
+    unsetenv("MQD_DEBUGINFO_PATH");
+    start(job, "unexpected", e->np);
+    unsetenv("LD_LIBRARY_PATH");
+    assert_non_null(mkdtemp(dir));
+}
+
+/* rm -rf dir. */
+static void remove_dir(const char *dir)
+{
+    char rm[PATH_MAX + 16];
+    snprintf(rm, sizeof rm, "rm -rf %s", dir);
+    if (system(rm) != 0)
+        fprintf(stderr, "could not remove %s\n", dir);
+}
+
+/*
+ * A debuginfod server as a hostile or overloaded one behaves, on a port of
+ * 127.0.0.1 (returned), in a process group of its own (its pid in *pid):
+ * it answers every request with a file of `length` bytes and then sends
+ * them a byte every 200 ms - steady progress, so no DEBUGINFOD_TIMEOUT
+ * ever passes.  Only DEBUGINFOD_MAXSIZE (a length over it) and
+ * DEBUGINFOD_MAXTIME, and mqd's bound on all fetches, end it.
+ */
+static int trickle_server(long long length, pid_t *pid)
+{
+    int s = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t salen = sizeof sa;
+    assert_true(s >= 0 && bind(s, (struct sockaddr *)&sa, sizeof sa) == 0 &&
+                listen(s, 64) == 0 && getsockname(s, (struct sockaddr *)&sa, &salen) == 0);
+    *pid = fork();
+    assert_true(*pid >= 0);
+    if (*pid == 0) {
+        setpgid(0, 0);
+        signal(SIGPIPE, SIG_IGN);
+        for (;;) {
+            int c = accept(s, NULL, NULL);
+            if (c < 0 || fork() != 0) {
+                if (c >= 0)
+                    close(c);
+                continue;
+            }
+            char req[4096], head[256];
+            if (read(c, req, sizeof req) <= 0)
+                _exit(0);
+            int n = snprintf(head, sizeof head, "HTTP/1.1 200 OK\r\nContent-Type: "
+                             "application/octet-stream\r\nContent-Length: %lld\r\n\r\n",
+                             length);
+            if (write(c, head, (size_t)n) != n)
+                _exit(0);
+            for (long long i = 0; i < length && write(c, "x", 1) == 1; i++)
+                usleep(200 * 1000);
+            _exit(0);
+        }
+    }
+    close(s);
+    return ntohs(sa.sin_port);
+}
+
+/* The size of the largest file under dir (0 if none). */
+static long long largest_file(const char *dir)
+{
+    char cmd[PATH_MAX + 64], line[64] = "0";
+    snprintf(cmd, sizeof cmd, "find '%s' -type f -printf '%%s\\n' 2>/dev/null | sort -n | tail -1",
+             dir);
+    FILE *p = popen(cmd, "r");
+    if (p && !fgets(line, sizeof line, p))
+        strcpy(line, "0");
+    if (p)
+        pclose(p);
+    return atoll(line);
+}
+
+/*
+ * A debuginfod server that sends without end (issue 45, finding 5): one
+ * that announces 1 GB is refused by DEBUGINFOD_MAXSIZE, which mqdump sets,
+ * before anything lands in the cache; one that sends 100 MB a byte at a
+ * time is given up after DEBUGINFOD_MAXTIME (mqdump's 20 s), once, before
+ * the ranks are stopped - then taken as too slow - so the dump ends (it
+ * would not, before: progress kept the client's timeout from passing).
+ * The old limit-free mqdump is stopped at 90 s by an alarm.
+ */
+static void test_mqdump__debuginfod_fetches_are_bounded(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/mqd-debuginfod.XXXXXX";
+    struct expect e;
+    struct job job;
+    start_stripped(&e, &job, dir);
+    char pid[16], *out[2], *err[2], cache[PATH_MAX];
+    snprintf(pid, sizeof pid, "%d", (int)job.mpiexec);
+    const char *args[] = {"--job", pid, "--dll", mqd_dll(), NULL};
+    static const long long lengths[2] = {1LL << 30, 100LL << 20};
+    int rc[2];
+    double took[2];
+    long long landed[2];
+    setenv("MQD_TEST_ALARM", "90", 1);
+    for (int k = 0; k < 2; k++) {
+        pid_t server;
+        int port = trickle_server(lengths[k], &server);
+        rc[k] = dump_through_port(port, dir, k ? "cache-slow" : "cache-big", args, &out[k],
+                                  &err[k], &took[k]);
+        kill(-server, SIGKILL);
+        waitpid(server, NULL, 0);
+        snprintf(cache, sizeof cache, "%s/%s", dir, k ? "cache-slow" : "cache-big");
+        landed[k] = largest_file(cache);
+    }
+    unsetenv("MQD_TEST_ALARM");
+    unsetenv("DEBUGINFOD_URLS");
+    unsetenv("DEBUGINFOD_CACHE_PATH");
+    released_and_stop(&job);
+    remove_dir(dir);
+    for (int k = 0; k < 2; k++) {
+        print_message("server sending %lld bytes: exit %d in %.1f s, %lld bytes in the cache\n",
+                      lengths[k], rc[k], took[k], landed[k]);
+        if (rc[k] >= 128 || took[k] > (k ? 45 : 20) || landed[k] > (1 << 20))
+            fail_msg("a server sending %lld bytes: exit %d in %.1f s, %lld bytes landed:\n%s",
+                     lengths[k], rc[k], took[k], landed[k], err[k]);
+        free(out[k]);
+        free(err[k]);
+    }
+    expect_free(&e);
+}
+
 /*
  * Debug information where a distribution keeps it: a debuginfod server
  * (elfutils', on 127.0.0.1) serves the DWARF split off the stripped
@@ -617,12 +750,7 @@ static void test_mqdump__stripped_libmpi_through_debuginfod(void **state)
     /* The job first: a test that fails starting it leaves no server. */
     struct expect e;
     struct job job;
-    load_expect("unexpected", &e);
-    setenv("LD_LIBRARY_PATH", stripped, 1);
-    unsetenv("MQD_DEBUGINFO_PATH");
-    start(&job, "unexpected", e.np);
-    unsetenv("LD_LIBRARY_PATH");
-    assert_non_null(mkdtemp(dir));
+    start_stripped(&e, &job, dir);
     char db[PATH_MAX], cache[PATH_MAX], url[64], port[16];
     snprintf(db, sizeof db, "%s/db.sqlite", dir);
     snprintf(cache, sizeof cache, "%s/cache", dir);
@@ -680,10 +808,7 @@ static void test_mqdump__stripped_libmpi_through_debuginfod(void **state)
     released_and_stop(&job);
     kill(server, SIGTERM);
     waitpid(server, NULL, 0);
-    char rm[PATH_MAX + 16];
-    snprintf(rm, sizeof rm, "rm -rf %s", dir);
-    if (system(rm) != 0)
-        fprintf(stderr, "could not remove %s\n", dir);
+    remove_dir(dir);
     if (!up)
         fail_msg("the debuginfod server at %s never served %s's DWARF", url, soname);
     if (rc[0] || rc[1] || strcmp(out[0], out[1]) != 0 || strstr(err[1], "known layout"))
@@ -1720,6 +1845,7 @@ int main(void)
         cmocka_unit_test(test_mqdump__analysis_mixed),
         cmocka_unit_test(test_mqdump__stripped_libmpi_known_layout),
         cmocka_unit_test(test_mqdump__stripped_libmpi_through_debuginfod),
+        cmocka_unit_test(test_mqdump__debuginfod_fetches_are_bounded),
         cmocka_unit_test(test_mqdump__executable_names_the_dll),
         cmocka_unit_test(test_mqdump__where_each_rank_is),
         cmocka_unit_test(test_mqdump__tail_called_entry_points),

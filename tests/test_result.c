@@ -321,6 +321,59 @@ static void test_result__merge_places_by_host_and_pid(void **state)
     mqdh_dump_free(into);
 }
 
+/*
+ * A small result makes no more than a bounded multiple of its own size in
+ * memory (issue 45, finding 3): one line "g 8388608 0-8388607" is a 64 MB
+ * group, a frame copies its module's path, so 1.4 kB made 1 GB.  Refused,
+ * saying why; a world of 10,000 in one run still reads.
+ */
+static void test_result__memory_is_bounded_by_the_input(void **state)
+{
+    (void)state;
+    char text[16384], *at = text;
+    at += sprintf(at, "mqd-result 1\ndump 20 1 1\n");
+    for (int i = 0; i < 20; i++)
+        at += sprintf(at, "p %d 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0\nc 1 0 8388608 0 0 =W\n"
+                          "g 8388608 0-8388607\nq 0 ok 0 -\nq 1 ok 0 -\nq 2 ok 0 -\n", 100 + i);
+    at += sprintf(at, "end 20\n");
+    struct mqdh_dump *back = NULL;
+    char err[512] = "";
+    int rc = mqdh_result_read(text, (size_t)(at - text), &back, err, sizeof err);
+    if (rc != MQDH_E_RESULT || back || !strstr(err, "a group would take the result past the") ||
+        !strstr(err, "line 11:"))
+        fail_msg("%zu bytes: rc %d, '%s'", (size_t)(at - text), rc, err);
+    /* Frames: each copies its module's 4 kB path, one line of 18 bytes. */
+    at = text;
+    char path[4000];
+    memset(path, 'x', sizeof path - 1);
+    path[sizeof path - 1] = '\0';
+    at += sprintf(at, "mqd-result 1\nm 0 =/%s\ndump 1 1 1\n"
+                      "p 5 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n", path);
+    size_t head = (size_t)(at - text);
+    size_t len = head + 200000 * 17 + 64;
+    char *big = malloc(len);
+    assert_non_null(big);
+    memcpy(big, text, head);
+    at = big + head;
+    for (int t = 0; t < 400; t++) {
+        at += sprintf(at, "t %d 500 -1 - -\n", t + 1);
+        for (int f = 0; f < 500; f++)
+            at += sprintf(at, "f 1 0 0 0 0 - -\n");
+    }
+    at += sprintf(at, "end 1\n");
+    rc = mqdh_result_read(big, (size_t)(at - big), &back, err, sizeof err);
+    if (rc != MQDH_E_RESULT || back || !strstr(err, "a frame's module would take the result"))
+        fail_msg("%zu bytes of frames: rc %d, '%s'", (size_t)(at - big), rc, err);
+    free(big);
+    /* A real world's group, one run: read. */
+    const char *world = "mqd-result 1\ndump 1 1 1\np 5 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n"
+                        "c 1 0 10000 0 0 =MPI_COMM_WORLD\ng 10000 0-9999\n"
+                        "q 0 ok 0 -\nq 1 ok 0 -\nq 2 ok 0 -\nend 1\n";
+    assert_int_equal(mqdh_result_read(world, strlen(world), &back, err, sizeof err), MQDH_OK);
+    assert_int_equal(back->procs[0].comms[0].group[9999], 9999);
+    mqdh_dump_free(back);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -328,6 +381,7 @@ int main(void)
         cmocka_unit_test(test_result__every_truncation_is_refused),
         cmocka_unit_test(test_result__bad_records_name_their_line),
         cmocka_unit_test(test_result__merge_places_by_host_and_pid),
+        cmocka_unit_test(test_result__memory_is_bounded_by_the_input),
     };
     return cmocka_run_group_tests_name("result", tests, NULL, NULL);
 }

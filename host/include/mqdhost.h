@@ -68,7 +68,8 @@ extern "C" {
     X(MQDH_E_DLL_CRASHED, 17, "the debug DLL crashed")                                         \
     X(MQDH_E_DLL_TIMEOUT, 18, "the debug DLL did not return in time")                          \
     X(MQDH_E_WRITE, 19, "the output cannot be written")                                        \
-    X(MQDH_E_NO_OWN_DLL, 20, "mqd's own debug DLL is not installed beside the library")
+    X(MQDH_E_NO_OWN_DLL, 20, "mqd's own debug DLL is not installed beside the library")       \
+    X(MQDH_E_UNTRUSTED, 21, "the file is not trusted")
 
 enum mqdh_error {
 #define MQDH_ENUM_(name, value, msg) name = value,
@@ -209,6 +210,8 @@ struct mqdh_process {
      */
     char *where_call, *where_function, *where_file, *where_error;
     int where_line;
+    /* The thread in that call.  Set with where_call NULL: a call was found
+     * there but could not be kept (no memory): not known, not "not in MPI". */
     pid_t where_tid;
     int ncomms;
     /*
@@ -966,6 +969,31 @@ MQDH_API int mqdh_dll_check_trusting(const char *path, int trust, char *version,
  * existed, library 0.2, it returned 0 or -1.)
  */
 MQDH_API int mqdh_own_dll(char *buf, size_t len);
+
+/*
+ * The trust rule the library applies to a DLL a target names, for a file
+ * or directory a caller is about to load, run, read or write into as root
+ * on another user's say (an environment variable kept by sudo -E, say):
+ * as root (geteuid() == 0), path must be a regular file or a directory
+ * that it and every directory above it are owned by root and writable by
+ * neither group nor others (a sticky root-owned directory above it
+ * allowed); anyone else may use what they name.  use words the refusal
+ * ("running it"; NULL "using it").  MQDH_OK; MQDH_E_UNTRUSTED with the
+ * reason in err (refused, or not there); MQDH_E_USAGE for no path.
+ */
+MQDH_API int mqdh_path_trusted(const char *path, const char *use, char *err, size_t errlen);
+
+/*
+ * The program name as execvp would find it (a name with a '/' as it is,
+ * else the first executable file of that name on $PATH, or on
+ * /usr/local/bin:/usr/bin:/bin without one), into out[len], passing over,
+ * as root, every file that fails mqdh_path_trusted: run out itself, never
+ * the name through another search.  MQDH_OK; MQDH_E_UNTRUSTED (each one
+ * found refused: the last reason in err); MQDH_E_USAGE (not found, or no
+ * name).
+ */
+MQDH_API int mqdh_program_path(const char *name, char *out, size_t len, char *err,
+                               size_t errlen);
 
 /* ---------------------------------------------------------------- saved dumps */
 
