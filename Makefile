@@ -128,18 +128,23 @@ samples: $(SAMPLE_BINS) $(BUILD)/samples/unexpected-named $(STRIPPED)/soname \
          $(BUILD)/bin/mqd-launch
 
 # ---------------------------------------------------------------- host
-HOST_SRCS := host/memory.c host/attach.c host/files.c host/image.c host/types.c host/loader.c host/trust.c host/debugfile.c \
-             host/pc.c host/args.c host/callsite.c host/where.c host/stacks.c host/dump.c \
-             host/match.c host/waits.c host/calls.c host/graph.c host/explain.c host/analyze.c \
-             host/callbacks.c host/choose.c host/beside.c host/protocol.c host/identity.c \
-             host/owner.c host/session.c host/job.c host/proc.c host/hosts.c \
-             host/result_write.c host/result_fields.c host/result_read.c host/remote.c \
-             host/escape.c host/guard.c host/saved.c host/procjob.c host/progress.c
+# host/ in layers, each using only those before it (scripts/include-graph.sh
+# checks it): base <- target <- protocol <- job; analysis uses base only.
+HOST_BASE     := dump escape progress beside trust
+HOST_TARGET   := attach memory proc files debugfile image types pc args callsite where
+HOST_PROTOCOL := loader guard callbacks choose protocol identity
+HOST_JOB      := session launcher procjob owner hosts remote result_write result_fields \
+                 result_read saved
+HOST_ANALYSIS := analyze match waits calls cycles explain calltree
+HOST_SRCS := $(HOST_BASE:%=host/base/%.c) $(HOST_TARGET:%=host/target/%.c) \
+             $(HOST_PROTOCOL:%=host/protocol/%.c) $(HOST_JOB:%=host/job/%.c) \
+             $(HOST_ANALYSIS:%=host/analysis/%.c)
 HOST_OBJS := $(HOST_SRCS:%.c=$(BUILD)/%.o)
 HOST_LIBS := -ldw -lelf -ldl
 
-$(BUILD)/host/%.o: host/%.c | $(BUILD)/host
-	$(CC) $(MQD_CFLAGS) -Ihost/include -fPIC -fvisibility=hidden -c -o $@ $<
+$(BUILD)/host/%.o: host/%.c
+	@mkdir -p $(@D)
+	$(CC) $(MQD_CFLAGS) -Ihost -Ihost/include -fPIC -fvisibility=hidden -c -o $@ $<
 
 # The unit tests link the host's objects directly, internals included.
 $(BUILD)/host/libmqdhost-internal.a: $(HOST_OBJS)
@@ -196,8 +201,10 @@ $(BUILD)/tests/abi_cxx.o: tests/abi_check.c mpi_interface.h | $(BUILD)/tests
 $(BUILD)/tests/abi_cxx_mpi2.o: tests/abi_check.c mpi_interface.h | $(BUILD)/tests
 	$(CXX) -std=c++11 -x c++ -pedantic -Wall -Wextra -Werror -DFOR_MPI2 -I. -c -o $@ $<
 
+# Tests may reach the host's internals (host/LAYER/x.h, which include each
+# other from host/).
 $(BUILD)/tests/%.o: tests/%.c | $(BUILD)/tests
-	$(CC) $(MQD_CFLAGS) -c -o $@ $<
+	$(CC) $(MQD_CFLAGS) -Ihost -c -o $@ $<
 
 UNIT_TESTS := $(BUILD)/tests/test_interface $(BUILD)/tests/test_expect \
               $(BUILD)/tests/test_memory $(BUILD)/tests/test_attach \
@@ -233,7 +240,7 @@ $(BUILD)/lib/libmqd_mpich.so: $(DLL_OBJS) | $(BUILD)/lib
 # Known layouts (mpich_defs/layouts.h) are generated from the cached MPICH's
 # DWARF: `make layouts` after changing mpich_defs.h or the MPICH build.
 $(BUILD)/mpich_defs/gen_layout.o: mpich_defs/gen_layout.c | $(BUILD)/mpich_defs
-	$(CC) $(MQD_CFLAGS) -c -o $@ $<
+	$(CC) $(MQD_CFLAGS) -Ihost -c -o $@ $<
 $(BUILD)/bin/gen_layout: $(BUILD)/mpich_defs/gen_layout.o $(BUILD)/host/libmqdhost-internal.a \
                          | $(BUILD)/bin
 	$(CC) -o $@ $^ $(MQD_LDFLAGS) $(HOST_LIBS)
@@ -477,7 +484,7 @@ $(BUILD)/tests/test_install: $(BUILD)/tests/test_install.o $(BUILD)/tests/joblau
 # tree, the DLL in tsan/lib where the library looks for it (../lib from the
 # program).  Whatever SANITIZER the rest is built with.
 TSAN := $(BUILD)/tsan
-TSAN_CFLAGS = -std=c11 $(WARN) -O1 -g -fsanitize=thread -MMD -MP -I. -Ihost/include
+TSAN_CFLAGS = -std=c11 $(WARN) -O1 -g -fsanitize=thread -MMD -MP -I. -Ihost -Ihost/include
 $(TSAN)/host/%.o: host/%.c
 	@mkdir -p $(@D)
 	$(CC) $(TSAN_CFLAGS) -fPIC -fvisibility=hidden -c -o $@ $<
@@ -512,7 +519,7 @@ FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 60
 FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 FUZZ_CFLAGS   = -std=c11 $(WARN) -O1 -g $(FUZZ_SAN) -fsanitize=fuzzer-no-link -MMD -MP -I. \
-                -Ihost/include -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
+                -Ihost -Ihost/include -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
 $(FUZZ)/obj/%.o: %.c
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fPIC -c -o $@ $<
@@ -548,7 +555,7 @@ fuzz: deps
 $(BUILD)/tests/replay.o: tests/fuzz/replay.c | $(BUILD)/tests
 	$(CC) $(MQD_CFLAGS) -c -o $@ $<
 $(BUILD)/tests/fuzz_%.o: tests/fuzz/fuzz_%.c | $(BUILD)/tests
-	$(CC) $(MQD_CFLAGS) -Ihost/include -c -o $@ $<
+	$(CC) $(MQD_CFLAGS) -Ihost -Ihost/include -c -o $@ $<
 REPLAYS := $(FUZZ_TARGETS:%=$(BUILD)/tests/replay_%)
 $(BUILD)/tests/replay_%: $(BUILD)/tests/fuzz_%.o $(BUILD)/tests/replay.o $(BUILD)/tests/synth.o \
                          $(BUILD)/tests/expect.o $(BUILD)/host/libmqdhost-internal.a \

@@ -11,8 +11,8 @@
  * the integration tests check that the committed table still matches.
  */
 #define _GNU_SOURCE
-#include "host/image.h"
-#include "host/types.h"
+#include "host/target/image.h"
+#include "host/target/types.h"
 #include "mpich_defs/mpich_defs.h"
 
 #include <elf.h>

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# include-graph.sh - no cycle among a directory's own files.
+# include-graph.sh - no cycle among a directory's own files, and host/'s
+# layers used one way.
 #
 #   scripts/include-graph.sh [DIR...]      (default: host dll mqdump)
 #
@@ -15,9 +16,17 @@
 #             header's include graph cannot show.
 #
 # A cycle is printed as the path that closes it, each step with its
-# reason (the #include, or the first symbol used).  The exit status is 0
-# when every graph of every directory is acyclic, 1 otherwise, 2 when a
-# file cannot be compiled (its calls are then not known).
+# reason (the #include, or the first symbol used).
+#
+# host/ is in layers (docs/DEVELOPMENT.md): base <- target <- protocol <-
+# job, each using only itself and those before it, and analysis using only
+# itself and base; host/include (the public header) is every layer's.  Both
+# graphs are checked against that rule too: an include or a call that
+# points up, or across into analysis, is printed with its reason.
+#
+# The exit status is 0 when every graph of every directory is acyclic and
+# host/'s layers are kept, 1 otherwise, 2 when a file cannot be compiled
+# (its calls are then not known).
 set -u
 export LC_ALL=C
 cd "$(dirname "$0")/.." || exit 2
@@ -92,7 +101,7 @@ cycles() {
 resolve() {
     local f=$1 name=$2 d
     d=$(dirname "$f")
-    for c in "$d/$name" "$name" "host/include/$name"; do
+    for c in "$d/$name" "$name" "host/$name" "host/include/$name"; do
         if [ -f "$c" ]; then
             realpath --relative-to=. "$c"
             return
@@ -124,13 +133,33 @@ stem() {
     echo "${b%.*}"
 }
 
+# The edges ("FROM TO REASON...", host/ paths) that break host/'s layers,
+# one line each; nothing when every edge keeps them.
+layer_breaks() {
+    awk '
+    function layer(f) {
+        if (f ~ /^host\/include\//) return "public"
+        if (match(f, /^host\/[a-z]+\//)) return substr(f, 6, RLENGTH - 6)
+        return ""
+    }
+    BEGIN {
+        rank["base"] = 0; rank["target"] = 1; rank["protocol"] = 2; rank["job"] = 3
+    }
+    NF >= 2 {
+        a = layer($1); b = layer($2)
+        if (a == "" || b == "" || a == b || b == "public" || a == "public") next
+        ok = (a == "analysis") ? (b == "base") : (b != "analysis" && (b in rank) && (a in rank) && rank[b] <= rank[a])
+        if (!ok) printf "    %s (%s) -> %s (%s): %s\n", $1, a, $2, b, substr($0, length($1) + length($2) + 3)
+    }'
+}
+
 status=0
 for dir in "$@"; do
     dir=${dir%/}
     files=()
-    for f in "$dir"/*.c "$dir"/*.h "$dir"/include/*.h; do
-        [ -f "$f" ] && files+=("$f")
-    done
+    while read -r f; do
+        files+=("$f")
+    done < <(find "$dir" -name '*.[ch]' -type f | sort)
     echo "$dir: ${#files[@]} files"
 
     edges=$(include_edges "${files[@]}")
@@ -142,16 +171,24 @@ for dir in "$@"; do
     else
         echo "  includes: no cycle"
     fi
+    found=$(printf '%s\n' "$edges" | layer_breaks)
+    if [ -n "$found" ]; then
+        echo "  includes: LAYERS BROKEN"
+        echo "$found"
+        status=1
+    elif [ "$dir" = host ]; then
+        echo "  includes: layers kept"
+    fi
 
     obj=$tmp/$(echo "$dir" | tr / _)
     mkdir -p "$obj"
     broken=0
-    for f in "$dir"/*.c; do
-        [ -f "$f" ] || continue
-        if ! $CC -std=c11 -I. -Ihost/include -w -c -o "$obj/$(stem "$f").o" "$f" \
-            2>"$obj/$(stem "$f").err"; then
+    for f in "${files[@]}"; do
+        case $f in *.c) ;; *) continue ;; esac
+        o=$obj/$(echo "${f%.c}" | tr / @)
+        if ! $CC -std=c11 -I. -Ihost -Ihost/include -w -c -o "$o.o" "$f" 2>"$o.err"; then
             echo "  calls: cannot compile $f:"
-            sed -n '1,3s/^/      /p' "$obj/$(stem "$f").err"
+            sed -n '1,3s/^/      /p' "$o.err"
             broken=1
         fi
     done
@@ -160,19 +197,29 @@ for dir in "$@"; do
         [ "$status" -eq 0 ] && status=2
         continue
     fi
+    # Each object by its source's path ("host@base@dump" is host/base/dump.c).
     for o in "$obj"/*.o; do
-        nm -g --defined-only "$o" | awk -v m="$(stem "$o")" 'NF >= 3 {print $3, m}'
+        nm -g --defined-only "$o" | awk -v m="$(stem "$o" | tr @ /)" 'NF >= 3 {print $3, m}'
     done | sort -u > "$obj/defined"
-    found=$(for o in "$obj"/*.o; do
+    calls=$(for o in "$obj"/*.o; do
         nm -u "$o" | awk '{print $NF}' | sort -u | join - "$obj/defined" |
-            awk -v m="$(stem "$o")" '$2 != m {print m ".c", $2 ".c", "uses " $1}'
-    done | sort -k1,2 -u | cycles)
+            awk -v m="$(stem "$o" | tr @ /)" '$2 != m {print m ".c", $2 ".c", "uses " $1}'
+    done | sort -k1,2 -u)
+    found=$(printf '%s\n' "$calls" | cycles)
     if [ -n "$found" ]; then
         echo "  calls: CYCLE"
         echo "$found"
         status=1
     else
         echo "  calls: no cycle"
+    fi
+    found=$(printf '%s\n' "$calls" | layer_breaks)
+    if [ -n "$found" ]; then
+        echo "  calls: LAYERS BROKEN"
+        echo "$found"
+        status=1
+    elif [ "$dir" = host ]; then
+        echo "  calls: layers kept"
     fi
 done
 exit "$status"

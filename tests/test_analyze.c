@@ -1,5 +1,5 @@
 /*
- * test_analyze.c - the wait-for analysis (host/analyze.c) on dumps built
+ * test_analyze.c - the wait-for analysis (host/analysis/analyze.c) on dumps built
  * by hand: which calls need all their operations and which one of them,
  * in-flight operations, MPI_ANY_SOURCE knots, collectives, ranks behind a
  * deadlock, and everything the analysis cannot see making it assume the
@@ -7,7 +7,7 @@
  */
 #define _GNU_SOURCE
 #include "mqdhost.h"
-#include "host/dump.h" /* mqdh__peer_label: internal */
+#include "host/base/dump.h" /* mqdh__peer_label: internal */
 
 #include <stdio.h>
 #include <stdlib.h>

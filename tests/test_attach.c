@@ -1,9 +1,9 @@
 /*
- * test_attach.c - host/attach.c against real children: every thread is
+ * test_attach.c - host/target/attach.c against real children: every thread is
  * stopped while attached, and each process is left exactly as it was.
  */
 #define _GNU_SOURCE
-#include "host/attach.h"
+#include "host/target/attach.h"
 #include "host/include/mqdhost.h"
 #include "tests/procstate.h"
 

@@ -1,6 +1,6 @@
 /*
  * test_callsite.c - an MPI call's arguments from its caller's call site
- * (host/callsite.c), on real jobs (integration).
+ * (host/target/callsite.c), on real jobs (integration).
  *
  * Debian's own MPICH 4.0.2 ships libmpich stripped: the blocked calls'
  * arguments are known only where the program's DWARF describes them at

@@ -9,7 +9,7 @@
  * with nothing leaked.
  */
 #define _GNU_SOURCE
-#include "host/loader.h"
+#include "host/protocol/loader.h"
 #include "tests/expect.h"
 #include "tests/synth.h"
 

@@ -1,5 +1,5 @@
 /*
- * test_dump_model.c - the dump model (host/dump.c) on dumps built by hand:
+ * test_dump_model.c - the dump model (host/base/dump.c) on dumps built by hand:
  * clearing and freeing, a process's first error, merging agents' results
  * (what is placed, what is marked, what is refused), the index by global
  * rank, and how processes and peers are named.  The analysis that uses it
@@ -7,7 +7,7 @@
  */
 #define _GNU_SOURCE
 #include "mqdhost.h"
-#include "host/dump.h" /* the model's internals */
+#include "host/base/dump.h" /* the model's internals */
 
 #include <stdio.h>
 #include <stdlib.h>

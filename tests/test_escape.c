@@ -1,12 +1,12 @@
 /*
  * test_escape.c - strings that others choose, made fit to show
- * (host/escape.c), and host names checked before they are used
- * (host/hosts.c): table-driven, each case what a hostile target, launcher
+ * (host/base/escape.c), and host names checked before they are used
+ * (host/job/hosts.c): table-driven, each case what a hostile target, launcher
  * or agent could write.
  */
 #define _GNU_SOURCE
 #include "mqdhost.h"
-#include "host/hosts.h"
+#include "host/job/hosts.h"
 
 #include <stdio.h>
 #include <stdlib.h>

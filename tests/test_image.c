@@ -1,11 +1,11 @@
 /*
- * test_image.c - host/image.c and host/types.c against a shared object the
+ * test_image.c - host/target/image.c and host/target/types.c against a shared object the
  * build compiles with -g (tests/fixtures/types_fixture.c), and against this
  * very test process.
  */
 #define _GNU_SOURCE
-#include "host/image.h"
-#include "host/types.h"
+#include "host/target/image.h"
+#include "host/target/types.h"
 
 #include <dlfcn.h>
 #include <limits.h>

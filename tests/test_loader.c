@@ -14,7 +14,7 @@
  */
 #define _GNU_SOURCE
 #include "mqdhost.h"
-#include "host/session.h"
+#include "host/protocol/objects.h"
 
 #include <dlfcn.h>
 #include <errno.h>

@@ -1,9 +1,9 @@
 /*
- * test_memory.c - host/memory.c against a real child process: contents,
+ * test_memory.c - host/target/memory.c against a real child process: contents,
  * page-crossing reads, one system call per page, the cache, and errors.
  */
 #define _GNU_SOURCE
-#include "host/memory.h"
+#include "host/target/memory.h"
 
 #include <errno.h>
 #include <signal.h>

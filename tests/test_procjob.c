@@ -1,6 +1,6 @@
 /*
  * test_procjob.c - a job's ranks from /proc when its launcher keeps no
- * MPIR_proctable (host/procjob.c): Open MPI 5's prterun and prted, as
+ * MPIR_proctable (host/job/procjob.c): Open MPI 5's prterun and prted, as
  * PRRTE and OpenPMIx leave their ranks' environments (PMIX_NAMESPACE
  * "prterun-HOST-PID@N", PMIX_RANK, no size), and hydra-shaped ones.
  *
@@ -11,7 +11,7 @@
  */
 #define _GNU_SOURCE
 #include "mqdhost.h"
-#include "host/procjob.h"
+#include "host/job/procjob.h"
 
 #include <dirent.h>
 #include <fcntl.h>

@@ -1,5 +1,5 @@
 /*
- * test_result - the agents' result format (host/result_write.c, host/result_read.c): a dump written
+ * test_result - the agents' result format (host/job/result_write.c, host/job/result_read.c): a dump written
  * and read back is the same dump; what is not a whole result of this
  * version is refused with the line that is wrong; nothing read can carry a
  * control character; the merge puts each host's processes in their places.

@@ -1,5 +1,5 @@
 /*
- * test_stacks - the merged call tree (host/stacks.c) of a dump made by
+ * test_stacks - the merged call tree (host/analysis/calltree.c) of a dump made by
  * hand: paths merge from main outward and part where the frames differ,
  * each node labelled with the processes through it in order; the MPI
  * library's frames fold into the call the program made (and a system

@@ -25,7 +25,7 @@
  *   op % 4 == 2  type: which (1), field (1), value (2 bytes, signed)
  *   op % 4 == 3  the patches after this one apply between the two walks
  */
-#include "host/loader.h"
+#include "host/protocol/loader.h"
 #include "tests/synth.h"
 
 #include <stddef.h>

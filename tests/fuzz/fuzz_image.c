@@ -1,13 +1,13 @@
 /*
- * fuzz_image.c - the image and type modules (host/image.c, files.c,
+ * fuzz_image.c - the image and type modules (host/target/image.c, files.c,
  * types.c, over elfutils) on a crafted libmpi.so: the input is the ELF
  * file.  Every symbol and type look-up a DLL makes of MPICH is asked of
  * it: no crash, no leak, no sanitizer report in mqd's code or in what it
  * asks of libelf and libdw.
  */
 #define _GNU_SOURCE
-#include "host/image.h"
-#include "host/types.h"
+#include "host/target/image.h"
+#include "host/target/types.h"
 #include "tests/fuzz/fuzz_file.h"
 
 #include <stdlib.h>

@@ -1,5 +1,5 @@
 /*
- * fuzz_proc.c - the readers of /proc's text (host/proc.c) on any text: a
+ * fuzz_proc.c - the readers of /proc's text (host/target/proc.c) on any text: a
  * process's environment, command line, stat, status and maps lines, as a
  * hostile or odd process may make them (an environment and a command line
  * are the process's own to write; a comm may hold spaces, parentheses and
@@ -7,7 +7,7 @@
  * the NUL the kernel's reading leaves after it.  Beyond no crash and no
  * sanitizer report, each answer is checked against its promise.
  */
-#include "host/proc.h"
+#include "host/target/proc.h"
 
 #include <stdint.h>
 #include <stdio.h>

@@ -1,6 +1,6 @@
 /*
- * fuzz_text.c - what mqd does with strings others choose (host/escape.c,
- * host/hosts.c) on any bytes: a host name, a command line, a function's
+ * fuzz_text.c - what mqd does with strings others choose (host/base/escape.c,
+ * host/job/hosts.c) on any bytes: a host name, a command line, a function's
  * name, as a launcher, a process or an agent may write them.  The first
  * byte picks the check; the rest is the string, NUL-terminated where the
  * input has none.  Beyond no crash and no sanitizer report:
@@ -13,7 +13,7 @@
  */
 #define _GNU_SOURCE
 #include "mqdhost.h"
-#include "host/hosts.h"
+#include "host/job/hosts.h"
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,0 +1,83 @@
+/*
+ * waits.h - the wait-for graph of a dump, as it is built: what each
+ * blocked process waits for, by the MPI call it is in and what its queues
+ * and its peers' hold (waits.c), for analyze.c.
+ */
+#ifndef MQDH_WAITS_H
+#define MQDH_WAITS_H
+
+#include "analysis/match.h"
+#include "mqdhost.h"
+
+struct mqdh__candidate; /* waits.c */
+
+/* The analysis being built. */
+struct mqdh__waits {
+    struct mqdh__match m;    /* the dump, as matching reads it */
+    struct mqdh_analysis *a; /* the waits go into a->waits, what is not seen into a->unseen */
+    long *ids;               /* per process: the global rank its peers name it by (m.ids) */
+    int *blind;              /* per process: what it waits for was not (all) seen */
+    int *coll_comm;          /* per process: the communicator of its collective, -1 */
+    struct mqdh__candidate *cand; /* room for one operation's candidates: one per process */
+    int cap_waits, cap_unseen;
+    /*
+     * calls.c's checks of a world (is it whole, can its ranks be told
+     * apart, is it the whole job), which hold for every process of it:
+     * made once for the world last asked about (memo_world, -2: none),
+     * not once per process.  memo[c] -1 not made, else the answer, with
+     * its reason in memo_why[c].
+     */
+    int memo_world;
+    signed char memo[3];
+    char memo_why[3][200];
+    int nomem; /* memory ran out: the analysis is not whole */
+};
+
+/*
+ * Start building a's waits over d (indexed, a->activity not yet set;
+ * nothing of a is written here).  MQDH_OK, or MQDH_E_NOMEM with nothing
+ * to free.
+ */
+int mqdh__waits_init(struct mqdh__waits *b, const struct mqdh_dump *d, struct mqdh_analysis *a);
+
+/* Free what mqdh__waits_init made (the analysis stays). */
+void mqdh__waits_fini(struct mqdh__waits *b);
+
+/*
+ * Something the analysis could not see, which leaves what process `who`
+ * waits for (or whether it waits) unknown: a line of a->unseen (each said
+ * once), and who is blind.
+ */
+void mqdh__unseen(struct mqdh__waits *b, int who, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* A line of a->unseen (each said once) that leaves no process blind:
+ * what was not seen, where the analysis did without it. */
+void mqdh__unseen_note(struct mqdh__waits *b, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* A new wait of the graph, zeroed, at the end of a->waits; NULL (and
+ * b->nomem) out of memory. */
+struct mqdh_wait *mqdh__add_wait(struct mqdh__waits *b);
+
+/*
+ * A new wait of process i for m to enter its collective (alone in its
+ * group g); comm is i's communicator index (-1: see mqdh_wait), local m's
+ * rank there.  NULL (and b->nomem) out of memory.
+ */
+struct mqdh_wait *mqdh__add_collective_wait(struct mqdh__waits *b, int i, int m, int g, int comm,
+                                           long local);
+
+/*
+ * The waits of process i, blocked but without queues (its MPI keeps none
+ * for debuggers, or its DLL could not read them), from the arguments of
+ * the call it is in alone (calls.c).
+ */
+void mqdh__call_waits(struct mqdh__waits *b, int i);
+
+/* The waits of process i, blocked (a->activity[i], as every process's,
+ * set), from its queues and its call, into a->waits, one after another;
+ * b->nomem if memory ran out. */
+void mqdh__waits_of(struct mqdh__waits *b, int i);
+
+#endif

@@ -1,0 +1,296 @@
+/* trust.c - the trust rule (trust.h), and the public checks made of it. */
+#define _GNU_SOURCE
+#include "base/trust.h"
+#include "mqdhost.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static int owner_ok(const struct stat *st)
+{
+    return st->st_uid == 0 || st->st_uid == geteuid();
+}
+
+/* What a trust failure says: the defect, then what it means.  subject is
+ * the file or the directory that failed, with what it is to the file. */
+enum defect { OWNER, WRITABLE, SHARED };
+
+static const struct mqdh__trust_use dll_use = {"loading it",
+                                               "pass --trust-target-dll to load it anyway"};
+
+static int refuse(enum mqdh_dll_trust trust, const struct mqdh__trust_use *how, enum defect what,
+                  const struct stat *st, const char *subject, char *err, size_t errlen)
+{
+    char defect[64];
+    switch (what) {
+    case OWNER:
+        snprintf(defect, sizeof defect, "is owned by uid %u", (unsigned)st->st_uid);
+        break;
+    case WRITABLE:
+        snprintf(defect, sizeof defect, "is writable by its group or by others (mode %03o)",
+                 (unsigned)(st->st_mode & 0777));
+        break;
+    case SHARED:
+        snprintf(defect, sizeof defect, "is shared (sticky and world-writable, mode %04o)",
+                 (unsigned)(st->st_mode & 07777));
+        break;
+    }
+    if (!how)
+        how = &dll_use;
+    if (trust == MQDH_DLL_TRUST_RULE)
+        snprintf(err, errlen, "%s %s%s", subject, defect,
+                 what == OWNER ? ", neither root nor you" : "");
+    else
+        snprintf(err, errlen, "%s %s: %s as root runs %s as root%s%s", subject, defect, how->use,
+                 what == OWNER ? "that user's code" : "whatever code its group or others put there",
+                 how->override ? "; " : "", how->override ? how->override : "");
+    return MQDH_E_DLL_UNTRUSTED;
+}
+
+/*
+ * The rule for a directory on the file's path (the first dirlen characters
+ * of real; own: the file's own directory): root's or the invoking user's,
+ * and writable by neither group nor others.  A directory above the file's
+ * own may be root's and sticky (/tmp): in it only the owner of the next
+ * directory, checked in turn, can move that away.
+ */
+static int dir_trusted(enum mqdh_dll_trust trust, const struct mqdh__trust_use *how,
+                       const char *real, int dirlen, int own, const struct stat *st, char *err,
+                       size_t errlen)
+{
+    if (owner_ok(st) && !(st->st_mode & (S_IWGRP | S_IWOTH)))
+        return MQDH_OK;
+    if (!own && st->st_uid == 0 && (st->st_mode & S_ISVTX))
+        return MQDH_OK;
+    char subject[PATH_MAX * 2 + 64];
+    snprintf(subject, sizeof subject, "%s: %s %.*s%s", real,
+             own ? "its directory" : "the directory", dirlen, real, own ? "" : " above it");
+    enum defect what = WRITABLE;
+    if (!owner_ok(st))
+        what = OWNER;
+    else if ((st->st_mode & (S_ISVTX | S_IWOTH)) == (S_ISVTX | S_IWOTH))
+        what = SHARED;
+    return refuse(trust, how, what, st, subject, err, errlen);
+}
+
+static int file_trusted(enum mqdh_dll_trust trust, const struct mqdh__trust_use *how,
+                        const char *real, const struct stat *st, char *err, size_t errlen)
+{
+    if (!owner_ok(st))
+        return refuse(trust, how, OWNER, st, real, err, errlen);
+    if (st->st_mode & (S_IWGRP | S_IWOTH))
+        return refuse(trust, how, WRITABLE, st, real, err, errlen);
+    return MQDH_OK;
+}
+
+/* Opening the first len characters of real failed with e.  ENOTDIR or
+ * ELOOP: what realpath saw as a directory (or, at the end, the file) is now
+ * a symbolic link or no directory: someone is moving the path while mqd
+ * follows it. */
+static int changed(const char *verb, const char *path, const char *real, int len, int e,
+                   char *err, size_t errlen)
+{
+    if (e == ENOTDIR || e == ELOOP) {
+        snprintf(err, errlen, "%s changed while it was being opened (%.*s is now %s): "
+                 "refusing to %s it", path, len, real,
+                 real[len] ? "a symbolic link or not a directory" : "a symbolic link", verb);
+        return MQDH_E_DLL_UNTRUSTED;
+    }
+    snprintf(err, errlen, "cannot %s %s: %.*s: %s", verb, path, len, real, strerror(e));
+    return MQDH_E_DLL_LOAD;
+}
+
+/* Where a walk is: the directory open, the rest of the path. */
+struct walk {
+    const char *path, *real;
+    const char *verb; /* in messages: "load" (a DLL), "open" */
+    enum mqdh_dll_trust trust;
+    const struct mqdh__trust_use *how;
+    int check;
+    int dir_ok; /* the path may name a directory */
+    int dfd, dirlen;
+    const char *name;
+};
+
+/* Down one directory (the component before the next '/'), checking the
+ * one it leaves.  MQDH_OK (w->name is the last component when no '/'
+ * follows), or an error. */
+static int descend(struct walk *w, struct stat *st, char *err, size_t errlen)
+{
+    const char *slash = strchr(w->name, '/');
+    int rc;
+    if (fstat(w->dfd, st) != 0)
+        return changed(w->verb, w->path, w->real, w->dirlen, errno, err, errlen);
+    if (w->check && (rc = dir_trusted(w->trust, w->how, w->real, w->dirlen, !slash, st, err,
+                                      errlen)) != MQDH_OK)
+        return rc;
+    if (!slash)
+        return MQDH_OK;
+    char comp[NAME_MAX + 1];
+    size_t n = (size_t)(slash - w->name);
+    if (n > NAME_MAX)
+        return changed(w->verb, w->path, w->real, (int)(slash - w->real), ENAMETOOLONG, err, errlen);
+    memcpy(comp, w->name, n);
+    comp[n] = '\0';
+    int next = openat(w->dfd, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (next < 0)
+        return changed(w->verb, w->path, w->real, (int)(slash - w->real), errno, err, errlen);
+    close(w->dfd);
+    w->dfd = next;
+    w->dirlen = (int)(slash - w->real);
+    w->name = slash + 1;
+    return MQDH_OK;
+}
+
+/* The file at the end of the walk, opened (O_PATH) and checked. */
+static int open_last(struct walk *w, int *fd, struct stat *st, char *err, size_t errlen)
+{
+    int len = (int)strlen(w->real);
+    *fd = openat(w->dfd, w->name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+    if (*fd < 0)
+        return changed(w->verb, w->path, w->real, len, errno, err, errlen);
+    if (fstat(*fd, st) != 0)
+        return changed(w->verb, w->path, w->real, len, errno, err, errlen);
+    if (S_ISLNK(st->st_mode))
+        return changed(w->verb, w->path, w->real, len, ELOOP, err, errlen);
+    if (!S_ISREG(st->st_mode) && !(w->dir_ok && S_ISDIR(st->st_mode))) {
+        snprintf(err, errlen, "cannot %s %s: %s is not a regular file", w->verb, w->path,
+                 w->real);
+        return MQDH_E_DLL_LOAD;
+    }
+    return w->check ? file_trusted(w->trust, w->how, w->real, st, err, errlen) : MQDH_OK;
+}
+
+/* mqdh__trust_open, and mqdh_path_trusted's for a directory too (dir_ok). */
+static int trust_open(const char *path, enum mqdh_dll_trust trust,
+                      const struct mqdh__trust_use *how, int dir_ok, int *fd, struct stat *st,
+                      char *err, size_t errlen)
+{
+    char real[PATH_MAX];
+    const char *verb = how ? "open" : "load";
+    *fd = -1;
+    if (!realpath(path, real)) {
+        snprintf(err, errlen, "cannot %s %s: %s", verb, path, strerror(errno));
+        return MQDH_E_DLL_LOAD;
+    }
+    struct walk w = {
+        .path = path,
+        .real = real,
+        .verb = verb,
+        .trust = trust,
+        .how = how,
+        .dir_ok = dir_ok,
+        .check = trust == MQDH_DLL_TRUST_RULE || (trust == MQDH_DLL_TRUST_GIVEN && geteuid() == 0),
+        .dfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC),
+        .dirlen = 1, /* "/" */
+        .name = real + 1,
+    };
+    int rc = MQDH_OK;
+    if (w.dfd < 0)
+        return changed(verb, path, "/", 1, errno, err, errlen);
+    for (;;) { /* down to the file's own directory, checked as such */
+        int last = !strchr(w.name, '/');
+        if ((rc = descend(&w, st, err, errlen)) != MQDH_OK || last)
+            break;
+    }
+    if (rc == MQDH_OK)
+        rc = open_last(&w, fd, st, err, errlen);
+    close(w.dfd);
+    if (rc != MQDH_OK && *fd >= 0) {
+        close(*fd);
+        *fd = -1;
+    }
+    return rc;
+}
+
+int mqdh__trust_open(const char *path, enum mqdh_dll_trust trust,
+                     const struct mqdh__trust_use *how, int *fd, struct stat *st, char *err,
+                     size_t errlen)
+{
+    return trust_open(path, trust, how, 0, fd, st, err, errlen);
+}
+
+int mqdh__trust_reopen(int fd)
+{
+    char name[64];
+    snprintf(name, sizeof name, "/proc/self/fd/%d", fd);
+    return open(name, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+}
+
+/* ---------------------------------------------------------------- public */
+
+int mqdh_path_trusted(const char *path, const char *use, char *err, size_t errlen)
+{
+    char dummy[1];
+    if (!err || !errlen) {
+        err = dummy;
+        errlen = sizeof dummy;
+    }
+    err[0] = '\0';
+    if (!path || !*path)
+        return MQDH_E_USAGE;
+    struct mqdh__trust_use how = {use ? use : "using it", NULL};
+    int fd;
+    struct stat st;
+    int rc = trust_open(path, MQDH_DLL_TRUST_GIVEN, &how, 1, &fd, &st, err, errlen);
+    if (fd >= 0)
+        close(fd);
+    return rc == MQDH_OK ? MQDH_OK : MQDH_E_UNTRUSTED;
+}
+
+/* Is dir/name an executable regular file?  Its path into out. */
+static int candidate(const char *dir, size_t dirlen, const char *name, char *out, size_t len)
+{
+    if (!dirlen) /* an empty entry of PATH: the current directory */
+        dir = ".", dirlen = 1;
+    if ((size_t)snprintf(out, len, "%.*s/%s", (int)dirlen, dir, name) >= len)
+        return 0;
+    struct stat st;
+    return stat(out, &st) == 0 && S_ISREG(st.st_mode) && access(out, X_OK) == 0;
+}
+
+int mqdh_program_path(const char *name, char *out, size_t len, char *err, size_t errlen)
+{
+    char dummy[1];
+    if (!err || !errlen) {
+        err = dummy;
+        errlen = sizeof dummy;
+    }
+    err[0] = '\0';
+    if (!name || !*name || !out || !len)
+        return MQDH_E_USAGE;
+    struct mqdh__trust_use how = {"running it", NULL};
+    char why[1024] = "";
+    if (strchr(name, '/')) {
+        if ((size_t)snprintf(out, len, "%s", name) >= len)
+            return MQDH_E_USAGE;
+        return mqdh_path_trusted(out, how.use, err, errlen);
+    }
+    const char *path = getenv("PATH");
+    if (!path || !*path)
+        path = "/usr/local/bin:/usr/bin:/bin";
+    /* As execvp searches, but as root a candidate that fails the rule is
+     * passed over (said, if no later one serves). */
+    for (const char *d = path;; d++) {
+        const char *end = strchrnul(d, ':');
+        if (candidate(d, (size_t)(end - d), name, out, len)) {
+            int rc = mqdh_path_trusted(out, how.use, why, sizeof why);
+            if (rc == MQDH_OK)
+                return MQDH_OK;
+        }
+        if (!*end)
+            break;
+        d = end;
+    }
+    if (why[0])
+        snprintf(err, errlen, "%s: refused: %s", name, why);
+    else
+        snprintf(err, errlen, "%s: not found on PATH (%s)", name, path);
+    out[0] = '\0';
+    return why[0] ? MQDH_E_UNTRUSTED : MQDH_E_USAGE;
+}

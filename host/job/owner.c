@@ -1,0 +1,113 @@
+/*
+ * owner.c - whose processes a dump may touch (owner.h): an agent only its
+ * own user's, and, once the launcher's user is known (mqdh_options.owner),
+ * only that user's, checked before any process is attached and again once
+ * they are stopped.
+ */
+#define _GNU_SOURCE
+#include "job/owner.h"
+
+#include "target/proc.h"
+
+#include <errno.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <unistd.h>
+
+/* " (name)" for user uid into buf[len], or "" if it has no name here. */
+static const char *user_name(uid_t uid, char *buf, size_t len)
+{
+    struct passwd pw, *found = NULL;
+    char tmp[1024];
+    buf[0] = '\0';
+    if (getpwuid_r(uid, &pw, tmp, sizeof tmp, &found) == 0 && found && found->pw_name)
+        snprintf(buf, len, " (%s)", found->pw_name);
+    return buf;
+}
+
+/*
+ * Is process a the user's whose processes the dump may touch (o->owner:
+ * the launcher's)?  Every user id of it, and the owner of its files in
+ * /proc (root once it is not dumpable), must be that user.  1 if so;
+ * else 0 with a's error set.
+ */
+static int owners_process(struct mqdh__attach *a, const struct mqdh_options *o)
+{
+    uid_t ids[4], dir;
+    char name[160], whose[64];
+    if (mqdh__proc_uids(a->pid, ids) != 0 || mqdh__proc_dump_owner(a->pid, &dir) != 0) {
+        a->rc = -ESRCH;
+        snprintf(a->why, sizeof a->why, "process %d does not exist", (int)a->pid);
+        return 0;
+    }
+    if (o->owner_pid > 0)
+        snprintf(whose, sizeof whose, "the launcher %d", (int)o->owner_pid);
+    else
+        snprintf(whose, sizeof whose, "the job's launcher");
+    int other = -1;
+    for (int k = 0; k < 4 && other < 0; k++)
+        if (ids[k] != o->owner)
+            other = k;
+    if (other < 0 && dir == o->owner)
+        return 1;
+    a->rc = -EPERM;
+    if (other == 0) {
+        snprintf(a->why, sizeof a->why, "process %d belongs to user %lu%s, but %s runs as user "
+                 "%lu: a launcher's table names only its own user's processes; not attached",
+                 (int)a->pid, (unsigned long)ids[0], user_name(ids[0], name, sizeof name),
+                 whose, (unsigned long)o->owner);
+        return 0;
+    }
+    if (other > 0) {
+        snprintf(a->why, sizeof a->why, "process %d belongs to user %lu, but runs with the "
+                 "privileges of user %lu%s (a setuid program?), and %s runs as user %lu: a "
+                 "launcher's table names only its own user's processes; not attached",
+                 (int)a->pid, (unsigned long)ids[0], (unsigned long)ids[other],
+                 user_name(ids[other], name, sizeof name), whose, (unsigned long)o->owner);
+        return 0;
+    }
+    snprintf(a->why, sizeof a->why, "process %d is not dumpable (it runs a setuid or setgid "
+             "program, or made itself so): user %lu, as whom %s runs, could not trace it; "
+             "not attached", (int)a->pid, (unsigned long)o->owner, whose);
+    return 0;
+}
+
+/*
+ * May process a be attached?  An agent dumps only its own user's
+ * processes (root: anyone's): the pids it is given come from another
+ * host.  And with o->owner_set, only the owner's, even as root (a
+ * launcher's table names only its own user's processes).  1 if so; else 0
+ * with the attachment's error set.
+ */
+int mqdh__admit(struct mqdh__attach *a, const struct mqdh_options *o)
+{
+    uid_t uid;
+    if (o->as_agent && geteuid() != 0) {
+        if (mqdh__proc_uid(a->pid, &uid) != 0) {
+            a->rc = -ESRCH;
+            snprintf(a->why, sizeof a->why, "process %d does not exist", (int)a->pid);
+            return 0;
+        }
+        if (uid != getuid()) {
+            a->rc = -EPERM;
+            snprintf(a->why, sizeof a->why,
+                     "process %d belongs to user %lu, and the agent runs as user %lu: an agent "
+                     "dumps only its own user's processes", (int)a->pid, (unsigned long)uid,
+                     (unsigned long)getuid());
+            return 0;
+        }
+    }
+    return !o->owner_set || owners_process(a, o);
+}
+
+/*
+ * Once the processes are stopped, the owner's rule again: a process could
+ * have run a setuid program between its check and its stop; stopped, its
+ * ids hold still.  One that fails it now is let go, unread.
+ */
+void mqdh__readmit(struct mqdh__attach *const *atts, int n, const struct mqdh_options *o)
+{
+    for (int i = 0; o->owner_set && i < n; i++)
+        if (atts[i]->rc == 0 && !owners_process(atts[i], o))
+            mqdh__detach(atts[i]); /* its rc and why stay */
+}

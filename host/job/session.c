@@ -1,0 +1,674 @@
+/*
+ * session.c - one dump, from the processes' pids to the result: make the
+ * session, stop every process first (one consistent state across the
+ * job), set each up (protocol.c), read each, let every process go, then
+ * destroy what the DLL hung on the session's objects, in the order the
+ * specification gives.
+ */
+#define _GNU_SOURCE
+#include "protocol/objects.h"
+#include "target/debugfile.h"
+
+#include "base/dump.h"
+#include "protocol/guard.h"
+#include "job/hosts.h"
+#include "job/owner.h"
+#include "target/proc.h"
+#include "base/progress.h"
+#include "job/remote.h"
+
+#include <errno.h>
+#include <malloc.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char *const error_messages[] = {
+#define MQDH_MSG_(name, value, msg) [value] = msg,
+    MQDH_ERRORS(MQDH_MSG_)
+#undef MQDH_MSG_
+};
+
+const char *mqdh_strerror(int code)
+{
+    if (code >= 0 && code < (int)(sizeof error_messages / sizeof error_messages[0]) &&
+        error_messages[code])
+        return error_messages[code];
+    return "unknown mqdhost error";
+}
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int first(int *first_error, int rc)
+{
+    if (rc != MQDH_OK && !*first_error)
+        *first_error = rc;
+    return rc;
+}
+
+/*
+ * Free what the DLL hung on the session's objects: the processes' and
+ * images' information, then the job's (after every process's, as the
+ * specification orders), then the images, whose types may point into one
+ * another's DWARF; and let everything go, last.  Once a rank runs again it
+ * competes with this thread for the CPU (a node's ranks spin in MPI's
+ * progress loop on every core): the less left to do then, the better.
+ */
+static void session_end(struct session *s)
+{
+    for (int i = 0; i < s->n; i++) {
+        struct target *p = &s->targets[i];
+        p->out->stats.bytes = p->mem.bytes_read;
+        p->out->stats.syscalls = p->mem.syscalls;
+        /* A DLL that crashed is not called again; a process it gave up
+         * on keeps its state (the DLL may be mid-way through it). */
+        int usable = p->dll && mqdh__dll_usable(p->dll);
+        if (usable && p->info && !p->abandoned)
+            p->dll->destroy_process_info(p->info);
+        if (usable && p->dll_image.info && !p->abandoned)
+            p->dll->destroy_image_info(p->dll_image.info);
+        mqdh__mem_fini(&p->mem);
+    }
+    if (s->job_dll && s->info && mqdh__dll_usable(s->job_dll))
+        s->job_dll->destroy_job_info(s->info);
+    for (int i = 0; i < s->n; i++)
+        if (s->targets[i].elf_open)
+            mqdh__image_close(&s->targets[i].elf);
+    mqdh__files_free(s->files);
+    malloc_trim(0); /* exiting then frees little: less to do once they run */
+    int held = 0;
+    for (int i = 0; i < s->n; i++) {
+        held += s->atts[i].attached != 0;
+        mqdh__detach(&s->atts[i]);
+    }
+    mqdh__progress_step(MQDH__LET_GO, held, NULL);
+    free(s->atts);
+    free(s->targets);
+    mqdh__callbacks_bind(NULL);
+    pthread_mutex_destroy(&s->files_lock);
+    pthread_mutex_destroy(&s->job_lock);
+}
+
+/*
+ * How many workers set up and read the processes.  The interface does not
+ * say a DLL may be called from two threads at once, so only mqd's own,
+ * which is written to be, gets more than one unless the caller asks: then
+ * one per online CPU, and never more than there are processes.
+ */
+static int workers(const struct session *s)
+{
+    int all_own = 1, want = s->opt->jobs;
+    for (int i = 0; i < s->n; i++)
+        if (s->targets[i].prepared && s->targets[i].out->dll_source != MQDH_DLL_OWN)
+            all_own = 0;
+    if (want <= 0) {
+        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+        want = all_own ? (cpus > 0 ? (int)(cpus < 1024 ? cpus : 1024) : 1) : 1;
+    }
+    return want < s->n ? want : s->n > 0 ? s->n : 1;
+}
+
+enum phase { PHASE_SETUP, PHASE_READ };
+
+struct pool {
+    struct session *s;
+    enum phase phase;
+    int *rcs;
+    atomic_int next;
+    struct mqdh__progress *progress; /* the dump's, bound on each worker */
+};
+
+/* Take the next process and do the phase's work on it, until none is
+ * left.  Each process is one worker's, its result in its own place. */
+static int phase_work(enum phase phase, struct target *p)
+{
+    return phase == PHASE_SETUP ? mqdh__proto_setup(p) : mqdh__proto_read(p);
+}
+
+/* A process whose DLL crashed, now or on another process, or ran out of
+ * time (why), with the guard's account of it. */
+static int give_up(struct target *p, enum mqdh_guard_why why, const struct mqdh_guard *g)
+{
+    char what[200];
+    p->abandoned = 1;
+    p->ready = 0;
+    if (why == MQDH_GUARD_NONE && atomic_load(&p->dll->crashed)) {
+        mqdh__process_error(p->out, "not read: the debug DLL %s crashed on another process",
+                            p->dll->path);
+        return MQDH_E_DLL_CRASHED;
+    }
+    if (why == MQDH_GUARD_NONE) {
+        mqdh__process_error(p->out,
+                            "not read: the debug DLL %s did not return in time on %d other "
+                            "processes",
+                            p->dll->path, MQDH_DLL_STUCK);
+        return MQDH_E_DLL_TIMEOUT;
+    }
+    mqdh__guard_describe(g, what, sizeof what);
+    /* Its own error, whatever the DLL said of it before. */
+    free(p->out->error);
+    p->out->error = NULL;
+    if (why == MQDH_GUARD_CRASH) {
+        mqdh__process_error(p->out, "the debug DLL %s %s; it is not called again", p->dll->path,
+                            what);
+        return MQDH_E_DLL_CRASHED;
+    }
+    atomic_fetch_add(&p->dll->timeouts, 1);
+    mqdh__process_error(p->out, "the debug DLL %s %s (--timeout)", p->dll->path, what);
+    return MQDH_E_DLL_TIMEOUT;
+}
+
+static void *work(void *arg)
+{
+    struct pool *pl = arg;
+    mqdh__callbacks_bind(pl->s);
+    mqdh__progress_bound = pl->progress;
+    struct mqdh_guard g;
+    int guarded = mqdh__guard_init(&g, pl->s->dll_timeout) == 0;
+    for (;;) {
+        int i = atomic_fetch_add(&pl->next, 1);
+        if (i >= pl->s->n)
+            break;
+        struct target *p = &pl->s->targets[i];
+        if (pl->phase == PHASE_SETUP ? !p->prepared : !p->ready)
+            continue;
+        if (p->dll && !mqdh__dll_usable(p->dll)) {
+            pl->rcs[i] = give_up(p, MQDH_GUARD_NONE, &g);
+            continue;
+        }
+        double t0 = now();
+        volatile int rc = MQDH_E_DLL;
+        volatile enum mqdh_guard_why why = MQDH_GUARD_NONE;
+        if (guarded)
+            MQDH_GUARDED(&g, rc, why, phase_work(pl->phase, p));
+        else
+            rc = phase_work(pl->phase, p);
+        pl->rcs[i] = why == MQDH_GUARD_NONE ? rc : give_up(p, why, &g);
+        p->out->stats.seconds += now() - t0;
+        if (pl->phase == PHASE_READ)
+            mqdh__progress_step(MQDH__READ, 1, NULL);
+    }
+    if (guarded)
+        mqdh__guard_fini(&g);
+    return NULL;
+}
+
+/* One phase over every process, on s->workers threads (this one too). */
+static void run(struct session *s, enum phase phase, int *rcs)
+{
+    struct pool pl = {.s = s, .phase = phase, .rcs = rcs, .progress = mqdh__progress_bound};
+    atomic_init(&pl.next, 0);
+    pthread_t *t = s->workers > 1 ? calloc((size_t)s->workers - 1, sizeof *t) : NULL;
+    int started = 0;
+    for (int w = 0; t && w < s->workers - 1; w++, started++)
+        if (pthread_create(&t[w], NULL, work, &pl) != 0)
+            break; /* fewer workers: the same work, done by those there are */
+    work(&pl);
+    for (int w = 0; w < started; w++)
+        pthread_join(t[w], NULL);
+    free(t);
+    mqdh__callbacks_bind(s);
+}
+
+/* ---------------------------------------------------------------- one dump */
+
+/* One dump of a list that names each process once (dump_listed): its
+ * session, its result, and what is known of each process before it is
+ * read. */
+struct call {
+    struct session s;
+    struct mqdh_options o; /* the caller's, completed (s.opt) */
+    struct mqdh_dump *d;
+    struct mqdh__attach **local; /* the attachments of this host's processes admitted */
+    int nlocal, nremote;
+    int *remote;               /* per process: on another host */
+    int *rcs;                  /* per process: how its set-up and reading went */
+    struct mqdh_remote *agents; /* the other hosts' agents; NULL: none started */
+    int first_error;
+    struct mqdh__progress progress; /* told to o.progress */
+};
+
+/* The caller's options, as far as it knows them; the rest stays as
+ * MQDH_OPTIONS_INIT has it. */
+static void complete_options(struct mqdh_options *o, const struct mqdh_options *opt)
+{
+    *o = (struct mqdh_options)MQDH_OPTIONS_INIT;
+    if (opt)
+        memcpy((char *)o + sizeof o->size, (const char *)opt + sizeof o->size,
+               (opt->size < sizeof *o ? opt->size : sizeof *o) - sizeof o->size);
+}
+
+/* The session and the dump for n processes.  0, or -1 out of memory
+ * (call_abandon frees what was made). */
+static int call_begin(struct call *c, int n)
+{
+    size_t alloc = (size_t)(n ? n : 1);
+    c->s = (struct session){.n = n, .opt = &c->o,
+                            .files_lock = PTHREAD_MUTEX_INITIALIZER,
+                            .job_lock = PTHREAD_MUTEX_INITIALIZER};
+    c->first_error = MQDH_OK;
+    struct mqdh_dump *d = c->d = calloc(1, sizeof *d);
+    if (!d || !(d->procs = calloc(alloc, sizeof *d->procs)) ||
+        !(d->stacks = calloc(alloc, sizeof *d->stacks)) ||
+        !(d->cpu = calloc(alloc, sizeof *d->cpu)) ||
+        !(c->s.targets = calloc(alloc, sizeof *c->s.targets)) ||
+        !(c->s.atts = calloc(alloc, sizeof *c->s.atts)) || !(c->s.files = mqdh__files_new()) ||
+        !(c->local = calloc(alloc, sizeof *c->local)) ||
+        !(c->rcs = calloc(alloc, sizeof *c->rcs)) ||
+        !(c->remote = calloc(alloc, sizeof *c->remote)))
+        return -1;
+    d->version = MQDH_VERSION;
+    d->nprocs = n;
+    return 0;
+}
+
+/* What call_begin made, when the dump goes no further. */
+static void call_abandon(struct call *c)
+{
+    free(c->local);
+    free(c->rcs);
+    free(c->remote);
+    free(c->s.targets);
+    free(c->s.atts);
+    mqdh__files_free(c->s.files);
+    mqdh_dump_free(c->d);
+}
+
+/* Why a's process, on host h (another host's), is not attached here. */
+static void not_here(struct mqdh__attach *a, const char *h, const struct mqdh_options *o)
+{
+    a->rc = -EREMOTE;
+    if (o->as_agent) {
+        char me[256] = "?";
+        gethostname(me, sizeof me - 1);
+        snprintf(a->why, sizeof a->why,
+                 "its host is %.100s, and the agent for it runs on %.100s: the remote "
+                 "command reached another host", h, me);
+    } else {
+        snprintf(a->why, sizeof a->why,
+                 "it runs on host %.100s, and mqdump attaches only to ranks on this host: "
+                 "run it there (mqdump --pid %d)", h, (int)a->pid);
+    }
+}
+
+/* Each process in its place: a pid means this process only on its own
+ * host, so this host's are admitted (or not) to be attached here, the
+ * others are left to their hosts' agents.  0, or -1 out of memory. */
+static int place_processes(struct call *c, const pid_t *pids, const char *const *hosts)
+{
+    /* Every host name at once, in parallel and within a bound. */
+    int *local = calloc((size_t)(c->s.n ? c->s.n : 1), sizeof *local);
+    if (!local || (hosts && mqdh__hosts_local(hosts, c->s.n, MQDH__HOST_LOOKUP_SECONDS, local,
+                                              NULL) != 0)) {
+        free(local);
+        return -1;
+    }
+    for (int i = 0; i < c->s.n; i++) {
+        struct mqdh__attach *a = &c->s.atts[i];
+        a->pid = pids[i];
+        c->d->procs[i].pid = pids[i];
+        if (hosts && hosts[i] && !(c->d->procs[i].host = strdup(hosts[i]))) {
+            free(local);
+            return -1;
+        }
+        const char *h = hosts ? hosts[i] : NULL;
+        if (!h || local[i]) {
+            if (mqdh__admit(a, &c->o))
+                c->local[c->nlocal++] = a;
+            continue;
+        }
+        c->remote[i] = 1;
+        c->nremote++;
+        not_here(a, h, &c->o);
+    }
+    free(local);
+    mqdh__progress_step(MQDH__TO_STOP, c->nlocal, NULL);
+    /* A job table would know only this host's processes: every host's
+     * dump then names peers by their world ranks, alike. */
+    c->s.no_job = c->o.as_agent || c->nremote > 0;
+    return 0;
+}
+
+/* Each target tied to its place in the dump, its attachment and its
+ * memory. */
+static void bind_targets(struct call *c, const pid_t *pids)
+{
+    for (int i = 0; i < c->s.n; i++) {
+        struct target *p = &c->s.targets[i];
+        p->out = &c->d->procs[i];
+        p->stack = &c->d->stacks[i];
+        p->dll_image.target = p;
+        p->session = &c->s;
+        mqdh__mem_init(&p->mem, pids[i]);
+        p->att = &c->s.atts[i];
+    }
+}
+
+/* What /proc says of each process (its rank, world and identity), and
+ * the error of each that was not attached.  0, or -1 if the processes
+ * could not be named (out of memory): then none is prepared. */
+static int name_processes(struct call *c, const int *ranks)
+{
+    int named = mqdh__name_processes(c->d->procs, ranks, c->remote, c->s.n) == MQDH_OK;
+    if (!named)
+        c->first_error = MQDH_E_NOMEM;
+    for (int i = 0; i < c->s.n; i++) {
+        struct target *p = &c->s.targets[i];
+        if (p->att->rc) {
+            mqdh__process_error(p->out, "%s", p->att->why);
+            if (!c->agents || !c->remote[i])
+                first(&c->first_error, MQDH_E_ATTACH);
+        }
+    }
+    return named ? 0 : -1;
+}
+
+/* The CPU time target i, stopped, has used (the dump's cpu[i]): with its
+ * stack, what tells two dumps apart which threads ran between them. */
+static void read_cpu(struct call *c, int i)
+{
+    const struct mqdh__attach *a = c->s.targets[i].att;
+    pid_t *tids = malloc((size_t)(a->nthreads ? a->nthreads : 1) * sizeof *tids);
+    if (tids) {
+        for (int k = 0; k < a->nthreads; k++)
+            tids[k] = a->threads[k].tid;
+    }
+    if (!tids || mqdh__proc_cpu(a->pid, tids, a->nthreads, &c->d->cpu[i]) != MQDH_OK)
+        first(&c->first_error, MQDH_E_NOMEM);
+    free(tids);
+}
+
+/* On this thread, which attached them, one target after another
+ * (mqdh__proto_prepare); and each one's CPU time. */
+static void prepare_targets(struct call *c)
+{
+    for (int i = 0; i < c->s.n; i++) {
+        struct target *p = &c->s.targets[i];
+        if (p->att->attached)
+            read_cpu(c, i);
+        if (p->out->error)
+            continue;
+        double t0 = now();
+        c->rcs[i] = mqdh__proto_prepare(p);
+        p->out->stats.seconds = now() - t0;
+        mqdh__progress_step(MQDH__UNWOUND, 1, NULL);
+    }
+}
+
+/* Set up and read every prepared target, on the session's workers; then
+ * end the session (every process let go), and merge what the agents
+ * return.  The dump, indexed. */
+static struct mqdh_dump *read_targets(struct call *c)
+{
+    struct session *s = &c->s;
+    s->dll_timeout = c->o.dll_timeout < 0 ? 0 : c->o.dll_timeout == 0 ? 30 : c->o.dll_timeout;
+    s->workers = workers(s);
+    run(s, PHASE_SETUP, c->rcs);
+    run(s, PHASE_READ, c->rcs);
+    for (int i = 0; i < s->n; i++)
+        first(&c->first_error, c->rcs[i]);
+    c->d->workers = s->workers;
+    c->d->files = (unsigned)s->files->opened;
+    session_end(s);
+    free(c->local);
+    free(c->rcs);
+    free(c->remote);
+    if (c->agents)
+        first(&c->first_error, mqdh__remote_finish(c->agents, c->d));
+    mqdh_dump_index(c->d); /* without it (no memory), look-ups scan */
+    return c->d;
+}
+
+/* What debuginfod will be asked for, fetched while the ranks still run;
+ * from then on the ranks are stopped (debugfile.h). */
+static void prefetch(struct call *c)
+{
+    pid_t *pids = malloc((size_t)(c->nlocal ? c->nlocal : 1) * sizeof *pids);
+    for (int i = 0; pids && i < c->nlocal; i++)
+        pids[i] = c->local[i]->pid;
+    if (pids)
+        mqdh__files_prefetch(c->s.files, pids, c->nlocal);
+    free(pids);
+    mqdh__debug_ranks_stopped(c->s.files);
+}
+
+/* Dump pids[0..n-1], each process listed once (mqdh_dump_processes). */
+static int dump_listed(const pid_t *pids, const int *ranks, const char *const *hosts, int n,
+                       const struct mqdh_options *opt, struct mqdh_dump **out)
+{
+    *out = NULL;
+    if (n < 0 || (n > 0 && !pids) || (opt && opt->size < sizeof opt->size))
+        return MQDH_E_USAGE;
+    struct call c = {0};
+    complete_options(&c.o, opt);
+    /* Told from this thread and the workers (run binds it on each). */
+    c.progress = (struct mqdh__progress){.fn = c.o.progress, .arg = c.o.progress_arg,
+                                         .lock = PTHREAD_MUTEX_INITIALIZER,
+                                         .now = {.size = sizeof(struct mqdh_progress)}};
+    struct mqdh__progress *outer = mqdh__progress_bound;
+    mqdh__progress_bound = &c.progress;
+    /* Stop everything first, all at once: one consistent state across the
+     * job.  Until the ranks stop, this thread gets the CPU a moment at a
+     * time (they spin in MPI's progress loop): do nothing else before.
+     * Other hosts' ranks go to their agents, started first: they connect
+     * while this host's ranks are read. */
+    if (call_begin(&c, n) != 0 || place_processes(&c, pids, hosts) != 0 ||
+        (c.nremote && !c.o.local_only && !c.o.as_agent &&
+         mqdh__remote_start(&c.o, c.d->procs, ranks, c.remote, n, &c.agents) != MQDH_OK)) {
+        call_abandon(&c);
+        mqdh__progress_bound = outer;
+        return MQDH_E_NOMEM;
+    }
+    prefetch(&c);
+    mqdh__attach_all(c.local, c.nlocal);
+    mqdh__readmit(c.local, c.nlocal, &c.o);
+    int stopped = 0; /* and kept: the ones readmit refused are let go at once */
+    for (int i = 0; i < c.nlocal; i++)
+        stopped += c.local[i]->attached != 0;
+    mqdh__progress_step(MQDH__STOPPED, stopped, NULL);
+    mqdh__callbacks_bind(&c.s);
+    bind_targets(&c, pids);
+    /* Then what /proc says of each (it costs system calls that would each
+     * have waited their turn behind the ranks), and the rest. */
+    if (name_processes(&c, ranks) == 0)
+        prepare_targets(&c);
+    *out = read_targets(&c);
+    mqdh__progress_bound = outer;
+    return c.first_error;
+}
+
+/* ---------------------------------------------------------------- repeats */
+
+/* An entry of the caller's list, for finding the repeated ones. */
+struct listed {
+    pid_t pid;
+    const char *host; /* NULL: this host */
+    int index;
+};
+
+static int cmp_listed(const void *a, const void *b)
+{
+    const struct listed *x = a, *y = b;
+    if (x->pid != y->pid)
+        return x->pid < y->pid ? -1 : 1;
+    if (!x->host != !y->host)
+        return x->host ? 1 : -1;
+    int c = x->host ? strcasecmp(x->host, y->host) : 0;
+    if (c)
+        return c;
+    return (x->index > y->index) - (x->index < y->index);
+}
+
+/*
+ * first_of[i]: the index of the first entry that lists the same process as
+ * entry i (i itself for a first), by pid and host; a host that names this
+ * one as NULL, "localhost" or its host name counts as this host (other
+ * spellings, looked up, are told apart only later, when the second
+ * attach finds the process traced already).  *nfirst: how many firsts.
+ * MQDH_OK or MQDH_E_NOMEM.
+ */
+static int find_repeats(const pid_t *pids, const char *const *hosts, int n, int *first_of,
+                        int *nfirst)
+{
+    struct listed *l = malloc((size_t)(n ? n : 1) * sizeof *l);
+    if (!l)
+        return MQDH_E_NOMEM;
+    char me[256] = "";
+    gethostname(me, sizeof me - 1);
+    for (int i = 0; i < n; i++) {
+        const char *h = hosts ? hosts[i] : NULL;
+        if (h && (!*h || strcasecmp(h, "localhost") == 0 || (me[0] && strcasecmp(h, me) == 0)))
+            h = NULL;
+        l[i] = (struct listed){pids[i], h, i};
+    }
+    qsort(l, (size_t)n, sizeof *l, cmp_listed);
+    *nfirst = 0;
+    for (int s = 0, e; s < n; s = e) {
+        for (e = s + 1; e < n && l[e].pid == l[s].pid && !l[e].host == !l[s].host &&
+                        (!l[s].host || strcasecmp(l[e].host, l[s].host) == 0); e++)
+            ;
+        for (int k = s; k < e; k++)
+            first_of[l[k].index] = l[s].index; /* the lowest index: they sort by it */
+        (*nfirst)++;
+    }
+    free(l);
+    return MQDH_OK;
+}
+
+/*
+ * Spread d, a dump of the first entries only (in order), over the whole
+ * list of n: each repeat is in its place, with its error.  MQDH_OK or
+ * MQDH_E_NOMEM (d as it was).
+ */
+static int spread(struct mqdh_dump *d, const int *first_of, const pid_t *pids,
+                  const char *const *hosts, int n)
+{
+    struct mqdh_process *procs = calloc((size_t)n, sizeof *procs);
+    struct mqdh_stack *stacks = d->stacks ? calloc((size_t)n, sizeof *stacks) : NULL;
+    struct mqdh_cpu *cpu = d->cpu ? calloc((size_t)n, sizeof *cpu) : NULL;
+    if (!procs || (d->stacks && !stacks) || (d->cpu && !cpu))
+        goto nomem;
+    for (int i = 0; i < n; i++) {
+        struct mqdh_process *p = &procs[i];
+        if (first_of[i] != i) {
+            p->pid = pids[i];
+            p->rank = p->world = p->identity = -1;
+            if ((hosts && hosts[i] && !(p->host = strdup(hosts[i]))) ||
+                asprintf(&p->error, "process %d is listed twice: dumped once, as entry %d",
+                         (int)pids[i], first_of[i]) < 0) {
+                p->error = NULL;
+                goto nomem;
+            }
+        }
+    }
+    for (int i = 0, k = 0; i < n; i++) {
+        if (first_of[i] != i)
+            continue;
+        procs[i] = d->procs[k];
+        if (stacks)
+            stacks[i] = d->stacks[k];
+        if (cpu)
+            cpu[i] = d->cpu[k];
+        k++;
+    }
+    free(d->procs);
+    free(d->stacks);
+    free(d->cpu);
+    d->procs = procs;
+    d->stacks = stacks;
+    d->cpu = cpu;
+    d->nprocs = n;
+    mqdh_dump_index(d); /* without it (no memory), look-ups scan */
+    return MQDH_OK;
+nomem:
+    for (int i = 0; procs && i < n; i++)
+        if (first_of[i] != i)
+            mqdh__process_clear(&procs[i]);
+    free(procs);
+    free(stacks);
+    free(cpu);
+    return MQDH_E_NOMEM;
+}
+
+int mqdh_dump_processes(const pid_t *pids, const int *ranks, const char *const *hosts, int n,
+                        const struct mqdh_options *opt, struct mqdh_dump **out)
+{
+    *out = NULL;
+    if (n < 0 || (n > 0 && !pids))
+        return MQDH_E_USAGE;
+    int *first_of = malloc((size_t)(n ? n : 1) * sizeof *first_of), nfirst = n;
+    if (!first_of || find_repeats(pids, hosts, n, first_of, &nfirst) != MQDH_OK) {
+        free(first_of);
+        return MQDH_E_NOMEM;
+    }
+    if (nfirst == n) {
+        free(first_of);
+        return dump_listed(pids, ranks, hosts, n, opt, out);
+    }
+    /* Each process once: the first entries, in order. */
+    pid_t *fp = malloc((size_t)nfirst * sizeof *fp);
+    int *fr = ranks ? malloc((size_t)nfirst * sizeof *fr) : NULL;
+    const char **fh = hosts ? malloc((size_t)nfirst * sizeof *fh) : NULL;
+    int rc = MQDH_E_NOMEM;
+    if (fp && (!ranks || fr) && (!hosts || fh)) {
+        for (int i = 0, k = 0; i < n; i++) {
+            if (first_of[i] != i)
+                continue;
+            fp[k] = pids[i];
+            if (fr)
+                fr[k] = ranks[i];
+            if (fh)
+                fh[k] = hosts[i];
+            k++;
+        }
+        rc = dump_listed(fp, fr, fh, nfirst, opt, out);
+        if (*out && spread(*out, first_of, pids, hosts, n) != MQDH_OK) {
+            mqdh_dump_free(*out);
+            *out = NULL;
+            rc = MQDH_E_NOMEM;
+        } else if (*out && rc == MQDH_OK) {
+            rc = MQDH_E_ATTACH; /* a repeat: not dumped as itself */
+        }
+    }
+    free(fp);
+    free(fr);
+    free(fh);
+    free(first_of);
+    return rc;
+}
+
+void mqdh_release_all(void)
+{
+    mqdh__detach_all_emergency();
+    mqdh__remote_kill_all(); /* each agent lets its host's ranks go */
+}
+
+int mqdh_dll_check(const char *path, char *version, size_t versionlen, int *mpi2, char *err,
+                   size_t errlen)
+{
+    return mqdh_dll_check_trusting(path, 0, version, versionlen, mpi2, err, errlen);
+}
+
+int mqdh_dll_check_trusting(const char *path, int trust, char *version, size_t versionlen,
+                            int *mpi2, char *err, size_t errlen)
+{
+    struct mqdh_dll *dll;
+    int rc = mqdh__dll_load_as(path, trust ? MQDH_DLL_TRUST_ANY : MQDH_DLL_TRUST_GIVEN,
+                              &mqdh__basic_callbacks, &dll, err, errlen);
+    if (rc != MQDH_OK)
+        return rc;
+    if (version)
+        snprintf(version, versionlen, "%s", dll->version);
+    if (mpi2)
+        *mpi2 = dll->mpi2;
+    return MQDH_OK;
+}

@@ -1,0 +1,228 @@
+/*
+ * choose.c - which DLL dumps a process, and why.
+ *
+ * The order DESIGN.md gives: the caller's (--dll), $MQD_DLL, mqd's own for
+ * an MPI it ships one for, then the ones the target names, under the trust
+ * rule (loader.h), which also holds for the caller's and $MQD_DLL when
+ * running as root, unless --trust-target-dll.  Each is opened as it is
+ * checked and loaded from that descriptor.
+ */
+#define _GNU_SOURCE
+#include "protocol/objects.h"
+
+#include "base/array.h"
+#include "base/dump.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { MAX_TARGET_DLLS = 64, DLL_PATH_MAX = 4096 };
+
+/* The DLL paths a target names. */
+struct names {
+    int n, cap;
+    char **v;
+};
+
+static void names_free(struct names *l)
+{
+    for (int i = 0; i < l->n; i++)
+        free(l->v[i]);
+    free(l->v);
+}
+
+/* Add the string at addr in p's memory, if it reads and is not empty. */
+static int names_add(struct names *l, struct target *p, uint64_t addr)
+{
+    char *s = malloc(DLL_PATH_MAX);
+    if (!s || MQDH_GROW(l->v, l->cap, l->n + 1) != 0) {
+        free(s);
+        return MQDH_E_NOMEM;
+    }
+    if (mqdh__mem_read_string(&p->mem, addr, s, DLL_PATH_MAX) == 0 && s[0])
+        l->v[l->n++] = s;
+    else
+        free(s);
+    return MQDH_OK;
+}
+
+/*
+ * The DLLs the target names: MPIR_dll_name (MPICH and most MPIs), then each
+ * entry of Open MPI's NULL-terminated char **mpimsgq_dll_locations.
+ */
+static int target_dlls(struct target *p, struct names *l)
+{
+    uint64_t addr, list, entry;
+    int rc;
+    if (mqdh__image_symbol(&p->elf, "MPIR_dll_name", 0, &addr, NULL) == 0 &&
+        (rc = names_add(l, p, addr)) != MQDH_OK)
+        return rc;
+    int ptr_size = p->elf.elf_class == 2 ? 8 : 4;
+    int be = p->elf.big_endian;
+    if (mqdh__image_symbol(&p->elf, "mpimsgq_dll_locations", 0, &addr, NULL) != 0 ||
+        mqdh__mem_read_word(&p->mem, addr, ptr_size, be, &list) != 0)
+        return MQDH_OK;
+    for (int i = 0; list && i < MAX_TARGET_DLLS; i++) {
+        if (mqdh__mem_read_word(&p->mem, list + (uint64_t)i * (uint64_t)ptr_size, ptr_size, be,
+                               &entry) != 0 ||
+            !entry)
+            break;
+        if ((rc = names_add(l, p, entry)) != MQDH_OK)
+            return rc;
+    }
+    return MQDH_OK;
+}
+
+/*
+ * Is this a process of an MPI mqd ships a DLL for?  MPICH (and the MPIs
+ * built from it) is known by its symbols, not by the name of the DLL it
+ * names: the communicator list of a build with debugger support, else the
+ * version strings every MPICH build has.  The symbol found goes in why.
+ */
+static int is_mpich(struct target *p, const char **why)
+{
+    static const char *const marks[] = {"MPIR_All_communicators", "MPII_Version_device"};
+    uint64_t a;
+    for (size_t i = 0; i < sizeof marks / sizeof marks[0]; i++) {
+        if (mqdh__image_symbol(&p->elf, marks[i], 0, &a, NULL) == 0) {
+            *why = marks[i];
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static void set_dll(struct target *p, const char *path, enum mqdh_dll_source src, const char *fmt,
+                    ...) __attribute__((format(printf, 4, 5)));
+
+static void set_dll(struct target *p, const char *path, enum mqdh_dll_source src, const char *fmt,
+                    ...)
+{
+    va_list ap;
+    free(p->out->dll);
+    free(p->out->dll_why);
+    p->out->dll = strdup(path);
+    p->out->dll_source = src;
+    va_start(ap, fmt);
+    if (vasprintf(&p->out->dll_why, fmt, ap) < 0)
+        p->out->dll_why = NULL;
+    va_end(ap);
+}
+
+/*
+ * The first DLL the target names that can be opened and passes the trust
+ * rule (any, with --trust-target-dll), opened into *f.
+ */
+static int choose_named(struct target *p, int mpich, int want_own, struct mqdh_dll_file *f)
+{
+    const struct mqdh_options *opt = p->session->opt;
+    enum mqdh_dll_trust trust = opt->trust_target_dll ? MQDH_DLL_TRUST_ANY : MQDH_DLL_TRUST_RULE;
+    struct names l = {0};
+    char why[1024] = "", first_why[1024] = "";
+    int rc = target_dlls(p, &l);
+    if (rc != MQDH_OK)
+        goto out;
+    if (l.n == 0) {
+        mqdh__process_error(p->out,
+                            "no debug DLL: the process names none in MPIR_dll_name or "
+                            "mpimsgq_dll_locations (not an MPI program, or an MPI built without "
+                            "debugger support)%s and none was given with --dll",
+                            want_own ? ", mqd's own libmqd_mpich.so is not installed next to "
+                                       "libmqdhost,"
+                                     : "");
+        rc = MQDH_E_NO_DLL;
+        goto out;
+    }
+    int chosen = -1, first_rc = MQDH_OK;
+    for (int i = 0; i < l.n && chosen < 0; i++) {
+        /* Opened as checked: the file loaded is this one, whatever the
+         * name points to by then. */
+        int orc = mqdh__dll_open(l.v[i], trust, f, why, sizeof why);
+        if (orc == MQDH_OK)
+            chosen = i;
+        else if (!first_why[0]) {
+            snprintf(first_why, sizeof first_why, "%s", why);
+            first_rc = orc;
+        }
+    }
+    if (chosen < 0 && first_rc == MQDH_E_DLL_UNTRUSTED) {
+        mqdh__process_error(p->out,
+                            "refusing the debug DLL the process names: %s (pass --dll to "
+                            "choose one, or --trust-target-dll)",
+                            first_why);
+        rc = MQDH_E_DLL_UNTRUSTED;
+        goto out;
+    }
+    if (chosen < 0) { /* not there (an MPI moved since it was built), or no DLL */
+        mqdh__process_error(p->out,
+                            "cannot load the debug DLL the process names: %s (pass --dll to "
+                            "choose one)",
+                            first_why);
+        rc = first_rc;
+        goto out;
+    }
+    set_dll(p, l.v[chosen], MQDH_DLL_TARGET, "named by the process%s",
+            want_own ? "; mqd's own DLL for MPICH is not installed next to libmqdhost"
+            : mpich  ? ", as --target-dll asks"
+                     : "");
+out:
+    names_free(&l);
+    return rc;
+}
+
+/*
+ * The DLL the user gave (--dll, $MQD_DLL), opened: as given, except that
+ * as root one that fails the trust rule is refused unless
+ * --trust-target-dll says to load it anyway (loader.h).
+ */
+static int open_given(struct target *p, const char *path, const char *how,
+                      struct mqdh_dll_file *f)
+{
+    char why[1024];
+    enum mqdh_dll_trust trust =
+        p->session->opt->trust_target_dll ? MQDH_DLL_TRUST_ANY : MQDH_DLL_TRUST_GIVEN;
+    int rc = mqdh__dll_open(path, trust, f, why, sizeof why);
+    if (rc == MQDH_E_DLL_UNTRUSTED)
+        mqdh__process_error(p->out, "refusing the debug DLL %s: %s", how, why);
+    else if (rc != MQDH_OK)
+        mqdh__process_error(p->out, "%s", why);
+    return rc;
+}
+
+int mqdh__choose_dll(struct target *p)
+{
+    struct session *s = p->session;
+    const struct mqdh_options *opt = s->opt;
+    const char *env = getenv("MQD_DLL"), *mark = NULL;
+    int mpich = is_mpich(p, &mark), want_own = mpich && !opt->target_dll, rc;
+    struct mqdh_dll_file f = MQDH_DLL_FILE_INIT;
+    char why[1024];
+    if (want_own && !s->own_state)
+        s->own_state = mqdh_own_dll(s->own_dll, sizeof s->own_dll) == MQDH_OK ? 1 : -1;
+    if (opt->dll) {
+        set_dll(p, opt->dll, MQDH_DLL_OPTION, "given with --dll");
+        rc = open_given(p, opt->dll, "given with --dll", &f);
+    } else if (env && *env) {
+        set_dll(p, env, MQDH_DLL_ENVIRONMENT, "given in $MQD_DLL");
+        rc = open_given(p, env, "given in $MQD_DLL", &f);
+    } else if (want_own && s->own_state > 0) {
+        set_dll(p, s->own_dll, MQDH_DLL_OWN, "mqd's DLL for MPICH: the process has %s", mark);
+        /* Beside the library that runs this: as trusted as that is. */
+        if ((rc = mqdh__dll_open(s->own_dll, MQDH_DLL_TRUST_ANY, &f, why, sizeof why)) != MQDH_OK)
+            mqdh__process_error(p->out, "%s", why);
+    } else {
+        rc = choose_named(p, mpich, want_own, &f);
+    }
+    if (rc != MQDH_OK)
+        return rc;
+    if (!p->out->dll) {
+        mqdh__dll_file_close(&f);
+        return MQDH_E_NOMEM;
+    }
+    rc = mqdh__dll_load_file(&f, p->out->dll, &mqdh__basic_callbacks, &p->dll, why, sizeof why);
+    if (rc != MQDH_OK)
+        mqdh__process_error(p->out, "%s", why);
+    return rc;
+}

@@ -1,0 +1,159 @@
+/*
+ * objects.h - one dump: everything it needs, owned in one place.
+ *
+ * A session is made by mqdh_dump_processes and lives for one call: the
+ * processes (attachments, images, memory readers, the DLL's per-process
+ * and per-image information), the MPI-2 job the DLL hangs its translation
+ * table on, the DWARF indexes shared by every image, the caller's options.
+ * Nothing of one session is reachable from another, so two sessions may
+ * run at once in two threads.  What is shared is shared by nature and
+ * documented where it lives: a DLL is process-wide (loader.c), and the
+ * attachments a signal handler must release are registered (attach.c).
+ *
+ * The session orchestrates; what it makes is a dump (dump.h), the model
+ * every other file reads and changes without coming back here.
+ *
+ * Names, each for one thing:
+ *
+ *   struct target      one process being dumped, as the session holds it:
+ *                      its attachment, memory, ELF image, DLL and result.
+ *                      The DLL sees it as its mqs_process.
+ *   struct dll_image   what the DLL sees as that process's mqs_image: a
+ *                      way back to the target, and the DLL's
+ *                      mqs_image_info.  (The interface's "image" is an
+ *                      executable; under ASLR the host keeps one per
+ *                      process.)
+ *   target.elf         the process's address space read as ELF objects,
+ *                      symbols and DWARF types (struct mqdh_image,
+ *                      image.h): what the symbol and type callbacks read.
+ *   struct mqdh_process  the target's record in the dump (target.out).
+ *   struct session     what the DLL sees as its mqs_job.
+ *
+ * callbacks.c turns the DLL's handles back into these.  ("proc" is
+ * /proc, proc.h, and nothing else.)
+ */
+#ifndef MQDH_OBJECTS_H
+#define MQDH_OBJECTS_H
+
+#include "mqdhost.h"
+
+#include "target/attach.h"
+#include "target/image.h"
+#include "protocol/loader.h"
+#include "target/memory.h"
+
+#include <limits.h>
+#include <pthread.h>
+
+struct session;
+struct target;
+
+/* mqs_image: the target's executable and libraries, as the DLL sees them. */
+struct dll_image {
+    struct target *target;
+    mqs_image_info *info; /* the DLL's (mqs_put_image_info) */
+};
+
+/* One process being dumped; the DLL's mqs_process. */
+struct target {
+    struct mqdh_process *out; /* its record: the session's dump's */
+    struct mqdh_stack *stack; /* its threads, unwound: the dump's too */
+    struct dll_image dll_image;
+    struct mqdh_image elf; /* its ELF objects, symbols and types (image.h) */
+    int elf_open;          /* elf is open: close it */
+    struct mqdh__attach *att; /* the session's atts[i] */
+    struct mqdh_mem mem;
+    struct mqdh_dll *dll;
+    mqs_process_info *info; /* the DLL's (mqs_put_process_info) */
+    struct session *session;
+    int prepared; /* mqdh__proto_prepare done: mqdh__proto_setup may go on */
+    int image_set_up, process_set_up;
+    int ready; /* set up (and named): its queues can be read */
+    /* Its DLL crashed or ran out of time on it: its DLL state is left as
+     * it is (never destroyed), the DLL perhaps mid-way through it. */
+    int abandoned;
+};
+
+/* mqs_job: every process dumped together. */
+struct session {
+    int n;
+    struct target *targets;
+    /* The attachments, apart: all that is written before the processes
+     * stop, when every page touched waits its turn behind the ranks. */
+    struct mqdh__attach *atts;
+    const struct mqdh_options *opt; /* the caller's, completed: never NULL */
+    mqs_job_info *info;
+    struct mqdh_dll *job_dll;     /* the MPI-2 DLL mqs_setup_job was called for */
+    struct mqdh_files *files;     /* the ELF objects the processes map, each read once */
+    /*
+     * Several workers set up and read processes at once (session.c).
+     * files_lock guards the files (libdw and libelf are not thread-safe):
+     * the symbol and type callbacks take it.  job_lock guards the DLL's
+     * job, which mqs_set_process_identity writes.  Never files_lock, then
+     * job_lock.
+     */
+    pthread_mutex_t files_lock, job_lock;
+    int workers; /* how many */
+    double dll_timeout; /* seconds per process and pass; 0: none */
+    /* No MPI-2 job for the DLL: part of the job is on other hosts
+     * (mqdh_options.as_agent). */
+    int no_job;
+    /* mqd's own DLL (mqdh_own_dll), looked up once per session: 0 not yet,
+     * 1 found in own_dll, -1 not installed. */
+    int own_state;
+    char own_dll[PATH_MAX];
+};
+
+/* ---------------------------------------------------------------- callbacks.c */
+
+/*
+ * The host's side of the interface.  The basic table is handed to a DLL
+ * once, when it is loaded; the others with mqs_setup_image, _process and
+ * _job.  Host error codes a callback returns (never mqs_ok) are
+ * mqdh_cb_errors; mqs_errorstring turns them into words.
+ */
+enum mqdh_cb_error { MQDH_CB_ERR_READ = 1001, MQDH_CB_ERR_NOSYM, MQDH_CB_ERR_BADARG };
+
+extern const mqs_basic_callbacks mqdh__basic_callbacks;
+extern const mqs_image_callbacks mqdh__image_callbacks;
+extern const mqs_process_callbacks mqdh__process_callbacks;
+extern const mqs_job_callbacks mqdh__job_callbacks;
+
+/*
+ * The session this thread runs DLL calls for (NULL: none), for the one
+ * callback the interface gives no handle, mqs_dprints.  Per thread.
+ */
+void mqdh__callbacks_bind(const struct session *s);
+
+/* ---------------------------------------------------------------- choose.c */
+
+/* Choose, load and set up (mqs_setup_basic_callbacks) p's DLL, in the
+ * order mqdh_options documents.  MQDH_OK, or an MQDH_ code with p's error
+ * set. */
+int mqdh__choose_dll(struct target *p);
+
+/* ---------------------------------------------------------------- protocol.c */
+
+/* On the thread that attached, one process after another: the image,
+ * where the process is (unwinding needs ptrace), the DLL, the MPI-2 job.
+ * Sets p->prepared.  MQDH_OK or an MQDH_ code (p's error set). */
+int mqdh__proto_prepare(struct target *p);
+
+/* On any thread, once prepared: mqs_setup_image ... the identity.  Sets
+ * p->ready.  MQDH_OK or an MQDH_ code (p's error set). */
+int mqdh__proto_setup(struct target *p);
+
+/* The communicators, their queues and groups, once every process of the
+ * session is set up and named; on any thread.  MQDH_OK or an MQDH_ code. */
+int mqdh__proto_read(struct target *p);
+
+/* ---------------------------------------------------------------- identity.c */
+
+/*
+ * Each process's rank (ranks[i] if given and >= 0, else from its
+ * environment), its world, and the identity the DLL names it by.
+ * MQDH_OK or MQDH_E_NOMEM.
+ */
+int mqdh__name_processes(struct mqdh_process *procs, const int *ranks, const int *remote, int n);
+
+#endif

@@ -1,0 +1,436 @@
+/* files.c - the ELF objects a session's processes map, each read once. */
+#define _GNU_SOURCE
+#include "target/files.h"
+#include "target/debugfile.h"
+#include "target/proc.h"
+#include "base/array.h"
+#include "base/progress.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <gelf.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+/* A defined symbol, chained to the next one of the same hash. */
+struct fsym {
+    const char *name; /* in the file's (or its debug file's) string table */
+    uint64_t value;
+    uint32_t next; /* index + 1 in syms; 0 ends the chain */
+    unsigned char type, bind;
+};
+
+struct fmemo {
+    uint64_t addr;
+    void *value;
+    int used;
+};
+
+/* libdwfl's find_elf for every module mqd reports: the module's file is
+ * its userdata, and its descriptor is lent (libelf counts the references,
+ * libdwfl ends its own). */
+static int lend_elf(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+                    char **file_name, Elf **elfp)
+{
+    (void)mod;
+    (void)modname;
+    (void)base;
+    struct mqdh_file *f = *userdata;
+    *elfp = NULL;
+    if (!f || !f->usable)
+        return -1;
+    *elfp = elf_begin(-1, ELF_C_READ_MMAP, f->elf);
+    if (*elfp && f->fd >= 0 && !*file_name)
+        *file_name = strdup(f->path); /* where libdwfl looks for a debug link */
+    return -1;
+}
+
+struct mqdh_files *mqdh__files_new(void)
+{
+    struct mqdh_files *fs = calloc(1, sizeof *fs);
+    if (!fs)
+        return NULL;
+    elf_version(EV_CURRENT); /* before any elf_begin (libdwfl calls it too) */
+    if (!(fs->debuginfo_path = mqdh__debug_dirs(getenv("MQD_DEBUGINFO_PATH")))) {
+        free(fs);
+        return NULL;
+    }
+    fs->callbacks = (Dwfl_Callbacks){
+        .find_elf = lend_elf,
+        .find_debuginfo = mqdh__find_debuginfo,
+        .debuginfo_path = &fs->debuginfo_path,
+    };
+    return fs;
+}
+
+static void file_free(struct mqdh_file *f)
+{
+    if (f->types && f->free_types)
+        f->free_types(f->types);
+    if (f->dwfl)
+        dwfl_end(f->dwfl);
+    for (size_t i = 0; i < f->memo_cap; i++)
+        if (f->memo[i].used)
+            free(f->memo[i].value);
+    free(f->memo);
+    free(f->syms);
+    free(f->heads);
+    for (int i = 0; i < f->nneeded; i++)
+        free(f->needed[i]);
+    free(f->needed);
+    free(f->soname);
+    if (f->elf)
+        elf_end(f->elf);
+    if (f->fd >= 0)
+        close(f->fd);
+    free(f->bytes);
+    free(f->path);
+    free(f);
+}
+
+void mqdh__files_free(struct mqdh_files *fs)
+{
+    if (!fs)
+        return;
+    while (fs->list) {
+        struct mqdh_file *f = fs->list;
+        fs->list = f->next;
+        file_free(f);
+    }
+    mqdh__debug_client_end(fs);
+    free(fs->debuginfo_path);
+    free(fs);
+}
+
+/* The load segments' extent, as libdwfl takes it (usable set if sane). */
+static void describe(struct mqdh_file *f)
+{
+    GElf_Ehdr eh;
+    size_t nph;
+    if (elf_kind(f->elf) != ELF_K_ELF || !gelf_getehdr(f->elf, &eh) ||
+        (eh.e_type != ET_EXEC && eh.e_type != ET_DYN) || elf_getphdrnum(f->elf, &nph) != 0)
+        return;
+    int first = 1;
+    uint64_t end = 0;
+    for (size_t i = 0; i < nph; i++) {
+        GElf_Phdr ph;
+        if (!gelf_getphdr(f->elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+            continue;
+        if (first)
+            f->vaddr = ph.p_align > 1 ? ph.p_vaddr & -ph.p_align : ph.p_vaddr;
+        first = 0;
+        if (ph.p_vaddr + ph.p_memsz > end)
+            end = ph.p_vaddr + ph.p_memsz;
+    }
+    if (!first && end > f->vaddr) {
+        f->span = end - f->vaddr;
+        f->usable = 1;
+    }
+}
+
+/* Open a file named by the maps: regular files only (a mapped device is
+ * never opened: that could act on it). */
+static void open_file(struct mqdh_file *f)
+{
+    struct stat st;
+    if (stat(f->path, &st) != 0 || !S_ISREG(st.st_mode))
+        return;
+    f->fd = open(f->path, O_RDONLY | O_CLOEXEC);
+    if (f->fd < 0)
+        return;
+    f->owner->opened++;
+    if ((f->elf = elf_begin(f->fd, ELF_C_READ_MMAP, NULL)))
+        describe(f);
+}
+
+/* A vDSO, from pid's memory: the same bytes are the same object. */
+static int read_vdso(pid_t pid, uint64_t start, uint64_t end, void **bytes, size_t *n)
+{
+    if (end <= start || end - start > (1u << 24))
+        return -1;
+    *n = (size_t)(end - start);
+    if (!(*bytes = malloc(*n)))
+        return -1;
+    struct iovec local = {*bytes, *n}, remote = {(void *)(uintptr_t)start, *n};
+    if (process_vm_readv(pid, &local, 1, &remote, 1, 0) != (ssize_t)*n) {
+        free(*bytes);
+        *bytes = NULL;
+        return -1;
+    }
+    return 0;
+}
+
+struct mqdh_file *mqdh__files_get(struct mqdh_files *fs, const char *path, unsigned long long dev,
+                                 unsigned long long ino, pid_t pid, uint64_t start, uint64_t end)
+{
+    int vdso = strcmp(path, "[vdso]") == 0;
+    void *bytes = NULL;
+    size_t nbytes = 0;
+    if (vdso && read_vdso(pid, start, end, &bytes, &nbytes) != 0)
+        bytes = NULL, nbytes = 0;
+    for (struct mqdh_file *f = fs->list; f; f = f->next) {
+        if (vdso ? f->bytes && nbytes == f->nbytes && memcmp(bytes, f->bytes, nbytes) == 0
+                 : !f->bytes && f->dev == dev && f->ino == ino && strcmp(f->path, path) == 0) {
+            free(bytes);
+            return f;
+        }
+    }
+    struct mqdh_file *f = calloc(1, sizeof *f);
+    if (!f || !(f->path = strdup(path))) {
+        free(f);
+        free(bytes);
+        return NULL;
+    }
+    f->dev = dev;
+    f->ino = ino;
+    f->fd = -1;
+    f->owner = fs;
+    if (vdso) {
+        f->bytes = bytes;
+        f->nbytes = nbytes;
+        if (bytes && (f->elf = elf_memory(bytes, nbytes)))
+            describe(f);
+    } else {
+        open_file(f);
+    }
+    f->next = fs->list;
+    fs->list = f;
+    return f;
+}
+
+Dwfl_Module *mqdh__file_module(struct mqdh_file *f)
+{
+    if (f->offline_tried)
+        return f->mod;
+    f->offline_tried = 1;
+    if (!f->usable || !(f->dwfl = dwfl_begin(&f->owner->callbacks)))
+        return NULL;
+    dwfl_report_begin(f->dwfl);
+    Dwfl_Module *m = dwfl_report_module(f->dwfl, f->path, f->vaddr, f->vaddr + f->span);
+    void **ud;
+    Dwarf_Addr bias;
+    if (m && dwfl_module_info(m, &ud, NULL, NULL, NULL, NULL, NULL, NULL))
+        *ud = f;
+    if (!m || dwfl_report_end(f->dwfl, NULL, NULL) != 0 || !dwfl_module_getelf(m, &bias) ||
+        bias != 0)
+        return NULL;
+    return f->mod = m;
+}
+
+static uint32_t hash_name(const char *s)
+{
+    uint32_t h = 2166136261u; /* FNV-1a */
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 16777619u;
+    return h;
+}
+
+/* Every defined symbol, each name's chain in the table's order. */
+static void build_symbols(struct mqdh_file *f)
+{
+    f->syms_built = 1;
+    Dwfl_Module *m = mqdh__file_module(f);
+    int n = m ? dwfl_module_getsymtab(m) : -1;
+    if (n <= 1)
+        return;
+    size_t nheads = 64;
+    while (nheads < (size_t)n)
+        nheads *= 2;
+    f->syms = calloc((size_t)n, sizeof *f->syms);
+    f->heads = calloc(nheads, sizeof *f->heads);
+    if (!f->syms || !f->heads) {
+        free(f->syms);
+        free(f->heads);
+        f->syms = NULL;
+        f->heads = NULL;
+        return;
+    }
+    f->nheads = nheads;
+    /* Backwards, each pushed at its chain's head: chains end up in order. */
+    for (int i = n - 1; i >= 1; i--) {
+        GElf_Sym sym;
+        GElf_Addr value;
+        const char *name = dwfl_module_getsym_info(m, i, &sym, &value, NULL, NULL, NULL);
+        if (!name || sym.st_shndx == SHN_UNDEF)
+            continue;
+        struct fsym *s = &f->syms[f->nsyms];
+        uint32_t h = hash_name(name) & (uint32_t)(nheads - 1);
+        *s = (struct fsym){name, value, f->heads[h], (unsigned char)GELF_ST_TYPE(sym.st_info),
+                           (unsigned char)GELF_ST_BIND(sym.st_info)};
+        f->heads[h] = ++f->nsyms;
+    }
+}
+
+int mqdh__file_reaches_worlds(struct mqdh_file *f)
+{
+    static const char *const calls[] = {"mpi_comm_spawn", "mpi_comm_connect", "mpi_comm_accept",
+                                        "mpi_comm_join", "mpi_comm_get_parent"};
+    if (f->worlds)
+        return f->worlds - 2;
+    Dwfl_Module *m = mqdh__file_module(f);
+    int n = m ? dwfl_module_getsymtab(m) : -1, found = 0;
+    for (int i = 1; i < n && !found; i++) {
+        GElf_Sym sym;
+        GElf_Addr value;
+        const char *name = dwfl_module_getsym_info(m, i, &sym, &value, NULL, NULL, NULL);
+        char low[64];
+        size_t k = 0;
+        if (!name || sym.st_shndx != SHN_UNDEF)
+            continue;
+        if ((name[0] == 'p' || name[0] == 'P') && strncasecmp(name + 1, "mpi_", 4) == 0)
+            name++; /* the profiling binding */
+        for (; name[k] && k < sizeof low - 1; k++)
+            low[k] = (char)((name[k] >= 'A' && name[k] <= 'Z') ? name[k] - 'A' + 'a' : name[k]);
+        low[k] = '\0';
+        for (size_t c = 0; c < sizeof calls / sizeof calls[0]; c++)
+            found |= strncmp(low, calls[c], strlen(calls[c])) == 0;
+    }
+    f->worlds = (n < 1 ? -1 : found) + 2;
+    return f->worlds - 2;
+}
+
+int mqdh__file_symbol(struct mqdh_file *f, const char *name, int functions_only, int want_local,
+                     uint64_t *addr)
+{
+    if (!f->syms_built)
+        build_symbols(f);
+    if (!f->nheads)
+        return -ENOENT;
+    uint32_t h = hash_name(name) & (uint32_t)(f->nheads - 1);
+    for (uint32_t i = f->heads[h]; i; i = f->syms[i - 1].next) {
+        const struct fsym *s = &f->syms[i - 1];
+        if (strcmp(s->name, name) != 0)
+            continue;
+        if (functions_only && s->type != STT_FUNC && s->type != STT_GNU_IFUNC)
+            continue;
+        if (s->type == STT_SECTION || s->type == STT_FILE || s->type == STT_TLS)
+            continue;
+        if ((s->bind == STB_LOCAL) != want_local)
+            continue;
+        *addr = s->value;
+        return 0;
+    }
+    return -ENOENT;
+}
+
+static size_t memo_slot(const struct fmemo *t, size_t cap, uint64_t addr)
+{
+    size_t i = (size_t)((addr * 0x9e3779b97f4a7c15u) >> 20) & (cap - 1);
+    while (t[i].used && t[i].addr != addr)
+        i = (i + 1) & (cap - 1);
+    return i;
+}
+
+void **mqdh__file_memo(struct mqdh_file *f, uint64_t addr)
+{
+    if ((f->memo_used + 1) * 2 > f->memo_cap) {
+        size_t cap = f->memo_cap ? f->memo_cap * 2 : 64;
+        struct fmemo *t = calloc(cap, sizeof *t);
+        if (!t)
+            return NULL;
+        for (size_t i = 0; i < f->memo_cap; i++)
+            if (f->memo[i].used)
+                t[memo_slot(t, cap, f->memo[i].addr)] = f->memo[i];
+        free(f->memo);
+        f->memo = t;
+        f->memo_cap = cap;
+    }
+    size_t i = memo_slot(f->memo, f->memo_cap, addr);
+    if (!f->memo[i].used) {
+        f->memo[i] = (struct fmemo){addr, NULL, 1};
+        f->memo_used++;
+    }
+    return &f->memo[i].value;
+}
+
+void mqdh__file_dynamic(struct mqdh_file *f, const char **soname, char *const **needed, int *n)
+{
+    if (!f->dynamic_read && f->usable) {
+        f->dynamic_read = 1;
+        Elf_Scn *scn = NULL;
+        while ((scn = elf_nextscn(f->elf, scn))) {
+            GElf_Shdr sh;
+            Elf_Data *d;
+            if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNAMIC || sh.sh_entsize == 0 ||
+                !(d = elf_getdata(scn, NULL)))
+                continue;
+            size_t count = sh.sh_size / sh.sh_entsize;
+            for (size_t i = 0; i < count; i++) {
+                GElf_Dyn dyn;
+                if (!gelf_getdyn(d, (int)i, &dyn) || dyn.d_tag == DT_NULL)
+                    break;
+                if (dyn.d_tag != DT_NEEDED && dyn.d_tag != DT_SONAME)
+                    continue;
+                const char *str = elf_strptr(f->elf, sh.sh_link, dyn.d_un.d_val);
+                char *copy = str ? strdup(str) : NULL;
+                if (!copy)
+                    continue;
+                if (dyn.d_tag == DT_SONAME && !f->soname) {
+                    f->soname = copy;
+                } else if (dyn.d_tag == DT_NEEDED &&
+                           MQDH_GROW(f->needed, f->needed_cap, f->nneeded + 1) == 0) {
+                    f->needed[f->nneeded++] = copy;
+                } else {
+                    free(copy);
+                }
+            }
+            break;
+        }
+    }
+    *soname = f->soname;
+    *needed = f->needed;
+    *n = f->nneeded;
+}
+
+/* ---------------------------------------------------------------- prefetch */
+
+/* Has the ELF file f DWARF of its own? */
+static int has_dwarf(struct mqdh_file *f)
+{
+    size_t shstrndx;
+    Elf_Scn *scn = NULL;
+    if (!f->usable || elf_getshdrstrndx(f->elf, &shstrndx) != 0)
+        return 1; /* nothing to fetch for */
+    while ((scn = elf_nextscn(f->elf, scn))) {
+        GElf_Shdr sh;
+        const char *n;
+        if (gelf_getshdr(scn, &sh) && sh.sh_type != SHT_NOBITS &&
+            (n = elf_strptr(f->elf, shstrndx, sh.sh_name)) && strcmp(n, ".debug_info") == 0)
+            return 1;
+    }
+    return 0;
+}
+
+void mqdh__files_prefetch(struct mqdh_files *fs, const pid_t *pids, int n)
+{
+    const char *urls = getenv("DEBUGINFOD_URLS");
+    if (!urls || !*urls)
+        return;
+    for (int i = 0; i < n && fs->fetch_spent[0] < MQDH__PREFETCH_BUDGET; i++) {
+        char path[64], *line = NULL;
+        size_t cap = 0;
+        snprintf(path, sizeof path, "/proc/%d/maps", (int)pids[i]);
+        FILE *fp = fopen(path, "re");
+        while (fp && getline(&line, &cap, fp) > 0) {
+            struct mqdh_maps_entry e;
+            if (mqdh__text_maps_line(line, &e) != 0 || e.file[0] != '/' || e.ino == 0)
+                continue;
+            struct mqdh_file *f =
+                mqdh__files_get(fs, e.file, e.dev, e.ino, pids[i], e.start, e.end);
+            if (!f || f->prefetched || has_dwarf(f))
+                continue;
+            f->prefetched = 1;
+            Dwfl_Module *m = mqdh__file_module(f);
+            if (m)
+                mqdh__debug_prefetch_one(fs, m, f->path);
+        }
+        free(line);
+        if (fp)
+            fclose(fp);
+    }
+}

@@ -1,0 +1,147 @@
+/*
+ * files.h - the ELF objects a session's processes map, each read once.
+ *
+ * Every rank of a job maps the same executable and the same libraries.  A
+ * file is recognised by the device and inode /proc/PID/maps gives for it
+ * (no system call), opened once per session, and described once: its
+ * symbols hashed by name, and its DWARF (types, lines, functions, frames)
+ * through one offline libdwfl module at the file's own addresses.  A
+ * process's image (image.h) maps each file at its own load bias: it turns
+ * the file's addresses into its own by adding the bias, and its own into
+ * the file's by subtracting it.  The file's libelf descriptor is lent to
+ * every process's libdwfl module, so unwinding reads the same mapped
+ * .eh_frame for every rank.
+ *
+ * Not thread-safe: libdw and libelf are not (elfutils 0.188), so a session
+ * calls into its files from one thread at a time (protocol/objects.h).
+ */
+#ifndef MQDH_FILES_H
+#define MQDH_FILES_H
+
+#include <elfutils/libdwfl.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct fsym;
+struct fmemo;
+
+struct mqdh_file {
+    struct mqdh_file *next;
+    unsigned long long dev, ino; /* as the maps give them; a vDSO: 0, 0 */
+    char *path;                  /* as the maps give it ("[vdso]") */
+    int usable;                  /* an ELF object mqd could open */
+    Elf *elf;                    /* lent to every process's module */
+    int fd;                      /* elf's file, -1 for a vDSO */
+    void *bytes;                 /* a vDSO's copy (elf's memory) */
+    size_t nbytes;
+    uint64_t vaddr; /* its first PT_LOAD's page address, as libdwfl takes it */
+    uint64_t span;  /* from vaddr to the end of its last PT_LOAD */
+    struct mqdh_files *owner;
+    /* The file alone in a libdwfl of its own, at its own addresses (bias
+     * 0): symbols, DWARF, CFI and lines.  Made on first need. */
+    Dwfl *dwfl;
+    Dwfl_Module *mod;
+    int offline_tried;
+    /* Its symbols by name, built on first look-up (files.c). */
+    struct fsym *syms;
+    uint32_t nsyms, *heads;
+    size_t nheads;
+    int syms_built;
+    int worlds; /* mqdh__file_reaches_worlds: 0 not looked, else its answer + 2 */
+    int prefetched; /* its debug file looked for before the ranks stopped */
+    /* Per address, what the address's users keep of it (mqdh__file_memo). */
+    struct fmemo *memo;
+    size_t memo_cap, memo_used;
+    /* Its dynamic section's DT_SONAME and DT_NEEDED (mqdh__file_dynamic). */
+    char *soname;
+    char **needed;
+    int nneeded, needed_cap, dynamic_read;
+    void *types;                    /* types.c's index of its DWARF */
+    void (*free_types)(void *types); /* how to free it */
+};
+
+/* Every file a session's processes map. */
+struct mqdh_files {
+    struct mqdh_file *list;
+    /* Where separate debug files are looked for (debugfile.h,
+     * mqdh__debug_dirs): $MQD_DEBUGINFO_PATH in elfutils' format (as
+     * eu-stack --debuginfo-path), else the file's directory, its .debug,
+     * /usr/lib/debug, by build id and debuglink.  The callbacks point at
+     * it; owned. */
+    char *debuginfo_path;
+    /* For every libdwfl: a process's and a file's own. */
+    Dwfl_Callbacks callbacks;
+    unsigned long opened;             /* files opened (for --stats) */
+    /* debuginfod (debugfile.c): the client, made on first need; a fetch
+     * had no answer in its time, so the servers are taken as silent and
+     * later fetches are cancelled; the seconds fetches took before the
+     * ranks were stopped [0] and since [1]. */
+    debuginfod_client *dclient;
+    int debuginfod_silent, ranks_stopped;
+    double fetch_spent[2];
+};
+
+/* A new, empty set, or NULL without memory. */
+struct mqdh_files *mqdh__files_new(void);
+
+/*
+ * Before the processes pids[0..n-1] are stopped, with DEBUGINFOD_URLS set:
+ * every file they map opened (as their images will find them), and the
+ * debug file of each that has no DWARF of its own fetched into
+ * debuginfod's cache (debugfile.h), so that fetches cost the job nothing.
+ */
+void mqdh__files_prefetch(struct mqdh_files *fs, const pid_t *pids, int n);
+
+/* Close every file (after every image that used them). */
+void mqdh__files_free(struct mqdh_files *fs);
+
+/*
+ * The file mapped from path with (dev, ino), opened on first need; pid is
+ * a process that maps it (a vDSO, path "[vdso]", is read from pid's memory
+ * at [start, end)).  Never NULL without memory; a file that is not an ELF
+ * object, or cannot be opened, comes back with usable 0.
+ */
+struct mqdh_file *mqdh__files_get(struct mqdh_files *fs, const char *path, unsigned long long dev,
+                                 unsigned long long ino, pid_t pid, uint64_t start, uint64_t end);
+
+/*
+ * The file's own libdwfl module (bias 0), for its DWARF, CFI and lines;
+ * NULL if libdwfl cannot describe it.
+ */
+Dwfl_Module *mqdh__file_module(struct mqdh_file *f);
+
+/*
+ * The file address of a defined symbol called name: global and weak ones
+ * (want_local 0) or local ones (1), from .symtab where the file or its
+ * debug file has one, else .dynsym; never a section, file or TLS symbol;
+ * functions_only: STT_FUNC and STT_GNU_IFUNC only.  The first in the
+ * table's order wins.  0, or -ENOENT.
+ */
+int mqdh__file_symbol(struct mqdh_file *f, const char *name, int functions_only, int want_local,
+                     uint64_t *addr);
+
+/*
+ * The slot where the file's users keep what they learnt of file address
+ * addr (NULL the first time); the file frees it with free() when it is
+ * closed.  NULL without memory.
+ */
+void **mqdh__file_memo(struct mqdh_file *f, uint64_t addr);
+
+/*
+ * Does f call what reaches processes outside its own MPI_COMM_WORLD:
+ * MPI_Comm_spawn(_multiple), MPI_Comm_connect, MPI_Comm_accept,
+ * MPI_Comm_join, MPI_Comm_get_parent, in any binding (MPI_, PMPI_,
+ * Fortran's mpi_..._)?  Read from the symbols it imports, once: 1 yes, 0
+ * no, -1 its symbols cannot be read.
+ */
+int mqdh__file_reaches_worlds(struct mqdh_file *f);
+
+/*
+ * f's DT_SONAME (*soname, NULL if none) and DT_NEEDED entries (*needed,
+ * *n), read from its section headers once; what cannot be read (no
+ * memory, no dynamic section) is left out.
+ */
+void mqdh__file_dynamic(struct mqdh_file *f, const char **soname, char *const **needed, int *n);
+
+#endif

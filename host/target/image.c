@@ -1,0 +1,280 @@
+/* image.c - a process's (or a file's) ELF objects and their symbols. */
+#define _GNU_SOURCE
+#include "target/image.h"
+#include "target/proc.h"
+#include "base/array.h"
+#include "target/types.h"
+
+#include <errno.h>
+#include <gelf.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static int add_module(struct mqdh_image *im, Dwfl_Module *mod, struct mqdh_file *f)
+{
+    if (MQDH_GROW(im->mods, im->cap, im->nmods + 1) != 0)
+        return -ENOMEM;
+    im->mods[im->nmods++] = (struct mqdh_image_module){mod, f, 0};
+    return 0;
+}
+
+/* Move module m to position to (to <= m), the ones between up by one. */
+static void move_module(struct mqdh_image *im, int m, int to)
+{
+    struct mqdh_image_module keep = im->mods[m];
+    memmove(im->mods + to + 1, im->mods + to, (size_t)(m - to) * sizeof *im->mods);
+    im->mods[to] = keep;
+}
+
+/* Does module m answer to DT_NEEDED name? Its DT_SONAME, else its file's
+ * base name, as the dynamic loader matches. */
+static int answers_to(const struct mqdh_image_module *m, const char *name)
+{
+    const char *soname, *base = strrchr(m->file->path, '/');
+    char *const *needed;
+    int n;
+    mqdh__file_dynamic(m->file, &soname, &needed, &n);
+    return strcmp(soname ? soname : base ? base + 1 : m->file->path, name) == 0;
+}
+
+/*
+ * The executable first, then the libraries in the dynamic loader's search
+ * order (breadth first through DT_NEEDED, as its link map has them), then
+ * the rest (dlopen's, the loader's own) by address.  Symbols and types are
+ * looked up in this order, as the loader and a debugger resolve them; so a
+ * type of libmpi is found before libc's large debug file is read.
+ */
+static void loader_order(struct mqdh_image *im)
+{
+    for (int m = 1; m < im->nmods; m++)
+        if (strcmp(im->mods[m].file->path, im->exe_path) == 0) {
+            move_module(im, m, 0);
+            break;
+        }
+    int placed = 1;
+    for (int q = 0; q < placed && placed < im->nmods; q++) {
+        const char *soname;
+        char *const *needed;
+        int n;
+        mqdh__file_dynamic(im->mods[q].file, &soname, &needed, &n);
+        for (int i = 0; i < n; i++)
+            for (int m = placed; m < im->nmods; m++)
+                if (answers_to(&im->mods[m], needed[i])) {
+                    move_module(im, m, placed++);
+                    break;
+                }
+    }
+}
+
+/* The modules in search order, and the target description from the
+ * executable's header. */
+static int finish(struct mqdh_image *im, char *err, size_t errlen)
+{
+    if (im->nmods == 0) {
+        snprintf(err, errlen, "no ELF objects found");
+        return -ENOENT;
+    }
+    loader_order(im);
+    GElf_Ehdr eh;
+    if (!gelf_getehdr(im->mods[0].file->elf, &eh)) {
+        snprintf(err, errlen, "cannot read the ELF header of %s: %s", im->exe_path,
+                 elf_errmsg(-1));
+        return -EIO;
+    }
+    im->elf_class = eh.e_ident[EI_CLASS];
+    im->big_endian = eh.e_ident[EI_DATA] == ELFDATA2MSB;
+    return 0;
+}
+
+/* One mapped object of the process: a module of its libdwfl at [low,
+ * high), its file shared.  0, or -ENOMEM. */
+static int report(struct mqdh_image *im, const char *path, unsigned long long dev,
+                  unsigned long long ino, uint64_t low, uint64_t high)
+{
+    struct mqdh_file *f = mqdh__files_get(im->files, path, dev, ino, im->pid, low, high);
+    if (!f)
+        return -ENOMEM;
+    if (!f->usable)
+        return 0; /* not ELF (MPICH's shared memory segment, say) */
+    Dwfl_Module *mod = dwfl_report_module(im->dwfl, path, low, high);
+    void **ud;
+    if (!mod || !dwfl_module_info(mod, &ud, NULL, NULL, NULL, NULL, NULL, NULL))
+        return 0; /* libdwfl refuses it (overlapping another): as if unmapped */
+    *ud = f;
+    return add_module(im, mod, f);
+}
+
+/*
+ * The process's objects, from its maps: each file's mappings (its segments,
+ * maybe apart around anonymous ones) make one module from the lowest to the
+ * highest address, as libdwfl's own reader makes them.
+ */
+static int read_maps(struct mqdh_image *im, char *err, size_t errlen)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/maps", (int)im->pid);
+    FILE *fp = fopen(path, "re");
+    if (!fp) {
+        int e = errno == ENOENT ? ESRCH : errno;
+        snprintf(err, errlen, "cannot read %s: %s", path, strerror(e));
+        return -e;
+    }
+    char *line = NULL, *last = NULL;
+    size_t cap = 0;
+    unsigned long long last_dev = 0, last_ino = 0;
+    uint64_t low = 0, high = 0;
+    int rc = 0;
+    while (rc == 0 && getline(&line, &cap, fp) > 0) {
+        struct mqdh_maps_entry e;
+        if (mqdh__text_maps_line(line, &e) != 0)
+            continue;
+        char *file = e.file;
+        uint64_t start = e.start, end = e.end;
+        unsigned long long dev = e.dev, ino = e.ino;
+        if (strcmp(file, "[vdso]") == 0) {
+            rc = report(im, file, 0, 0, start, end);
+            continue;
+        }
+        if (file[0] != '/' || (ino == 0 && dev == 0))
+            continue; /* not a file */
+        if (last && ino == last_ino && dev == last_dev && strcmp(file, last) == 0) {
+            high = end; /* another segment of the same file */
+            continue;
+        }
+        if (last)
+            rc = report(im, last, last_dev, last_ino, low, high);
+        free(last);
+        if (!(last = strdup(file)))
+            rc = -ENOMEM;
+        last_dev = dev;
+        last_ino = ino;
+        low = start;
+        high = end;
+    }
+    if (rc == 0 && last)
+        rc = report(im, last, last_dev, last_ino, low, high);
+    free(last);
+    free(line);
+    fclose(fp);
+    if (rc)
+        snprintf(err, errlen, "cannot describe process %d: %s", (int)im->pid, strerror(-rc));
+    return rc;
+}
+
+int mqdh__image_open_pid(struct mqdh_image *im, pid_t pid, struct mqdh_files *files, char *err,
+                        size_t errlen)
+{
+    char link[64];
+    memset(im, 0, sizeof *im);
+    im->pid = pid;
+    snprintf(link, sizeof link, "/proc/%d/exe", (int)pid);
+    ssize_t n = readlink(link, im->exe_path, sizeof im->exe_path - 1);
+    if (n <= 0) {
+        int e = errno == ENOENT ? ESRCH : errno;
+        snprintf(err, errlen, "cannot read %s: %s", link, strerror(e));
+        return -e;
+    }
+    im->exe_path[n] = '\0';
+    if (!files && !(files = im->own_files = mqdh__files_new())) {
+        snprintf(err, errlen, "out of memory");
+        return -ENOMEM;
+    }
+    im->files = files;
+    if (!(im->dwfl = dwfl_begin(&files->callbacks))) {
+        snprintf(err, errlen, "libdwfl: %s", dwfl_errmsg(-1));
+        mqdh__image_close(im);
+        return -ENOMEM;
+    }
+    dwfl_report_begin(im->dwfl);
+    int rc = read_maps(im, err, errlen);
+    if (rc == 0 && dwfl_report_end(im->dwfl, NULL, NULL) != 0) {
+        snprintf(err, errlen, "cannot describe process %d: %s", (int)pid, dwfl_errmsg(-1));
+        rc = -EIO;
+    }
+    for (int m = 0; rc == 0 && m < im->nmods; m++) {
+        Dwarf_Addr bias;
+        if (!dwfl_module_getelf(im->mods[m].mod, &bias)) {
+            snprintf(err, errlen, "cannot read %s: %s", im->mods[m].file->path,
+                     dwfl_errmsg(-1));
+            rc = -EIO;
+        }
+        im->mods[m].bias = bias;
+    }
+    if (rc == 0)
+        rc = finish(im, err, errlen);
+    if (rc)
+        mqdh__image_close(im);
+    return rc;
+}
+
+int mqdh__image_open_file(struct mqdh_image *im, const char *path, char *err, size_t errlen)
+{
+    struct stat st;
+    memset(im, 0, sizeof *im);
+    if (!realpath(path, im->exe_path) || stat(im->exe_path, &st) != 0) {
+        int e = errno;
+        snprintf(err, errlen, "%s: %s", path, strerror(e));
+        return -e;
+    }
+    if (!(im->files = im->own_files = mqdh__files_new())) {
+        snprintf(err, errlen, "out of memory");
+        return -ENOMEM;
+    }
+    struct mqdh_file *f = mqdh__files_get(im->files, im->exe_path, (unsigned long long)st.st_dev,
+                                         (unsigned long long)st.st_ino, 0, 0, 0);
+    Dwfl_Module *mod = f ? mqdh__file_module(f) : NULL;
+    int rc = !f ? -ENOMEM : !mod ? -EINVAL : add_module(im, mod, f);
+    if (rc == -EINVAL)
+        snprintf(err, errlen, "%s: not a usable ELF file: %s", path,
+                 f->usable ? dwfl_errmsg(-1) : "not an executable or shared object");
+    else if (rc)
+        snprintf(err, errlen, "out of memory");
+    if (rc == 0)
+        rc = finish(im, err, errlen);
+    if (rc)
+        mqdh__image_close(im);
+    return rc;
+}
+
+void mqdh__image_close(struct mqdh_image *im)
+{
+    mqdh__types_free_all(im);
+    if (im->dwfl)
+        dwfl_end(im->dwfl);
+    im->dwfl = NULL;
+    free(im->mods);
+    im->mods = NULL;
+    im->nmods = im->cap = 0;
+    mqdh__files_free(im->own_files);
+    im->own_files = im->files = NULL;
+}
+
+int mqdh__image_symbol(struct mqdh_image *im, const char *name, int functions_only,
+                      uint64_t *addr, const char **module)
+{
+    for (int local = 0; local <= 1; local++) {
+        for (int m = 0; m < im->nmods; m++) {
+            uint64_t a;
+            if (mqdh__file_symbol(im->mods[m].file, name, functions_only, local, &a) == 0) {
+                *addr = a + im->mods[m].bias;
+                if (module)
+                    *module = im->mods[m].file->path;
+                return 0;
+            }
+        }
+    }
+    return -ENOENT;
+}
+
+const struct mqdh_image_module *mqdh__image_module_of(const struct mqdh_image *im,
+                                                     Dwfl_Module *mod)
+{
+    for (int m = 0; mod && m < im->nmods; m++)
+        if (im->mods[m].mod == mod)
+            return &im->mods[m];
+    return NULL;
+}

@@ -1,0 +1,513 @@
+/* proc.c - MPI processes as /proc shows them. */
+#define _GNU_SOURCE
+#include "target/proc.h"
+
+#include "mqdhost.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+char *mqdh__proc_read(const char *root, pid_t pid, const char *name, size_t *n)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/%d/%s", root, (int)pid, name);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return NULL;
+    char *buf = NULL;
+    size_t cap = 0;
+    *n = 0;
+    for (;;) {
+        if (cap - *n < 4096) {
+            char *nb = realloc(buf, cap + 65536);
+            if (!nb)
+                break;
+            buf = nb;
+            cap += 65536;
+        }
+        size_t got = fread(buf + *n, 1, cap - *n - 1, f);
+        *n += got;
+        if (got == 0)
+            break;
+    }
+    fclose(f);
+    if (buf)
+        buf[*n] = '\0';
+    return buf;
+}
+
+static char *read_proc_file(pid_t pid, const char *name, size_t *n)
+{
+    return mqdh__proc_read("/proc", pid, name, n);
+}
+
+/* The value of variable name ("PMI_RANK=") in env[n], or NULL. */
+static const char *env_value(const char *env, size_t n, const char *name)
+{
+    size_t len = strlen(name);
+    for (size_t i = 0; i < n; i += strlen(env + i) + 1)
+        if (strncmp(env + i, name, len) == 0)
+            return env + i + len;
+    return NULL;
+}
+
+/* A decimal number in [0, 2^30) that is all of s; -1 if s is not one. */
+static int small_number(const char *s)
+{
+    char *end;
+    long v = s ? strtol(s, &end, 10) : -1;
+    return s && end != s && *end == '\0' && v >= 0 && v < (1L << 30) ? (int)v : -1;
+}
+
+int mqdh__text_cmdline_pgid(const char *cmd, size_t n)
+{
+    for (size_t i = 0; i < n; i += strlen(cmd + i) + 1)
+        if (strcmp(cmd + i, "--pgid") == 0 && i + 7 < n)
+            return small_number(cmd + i + 7);
+    return -1;
+}
+
+/* The N of "--pgid N" on pid's command line (hydra's proxy), or -1. */
+static int proxy_pgid(pid_t pid)
+{
+    size_t n;
+    char *cmd = read_proc_file(pid, "cmdline", &n);
+    int pgid = cmd ? mqdh__text_cmdline_pgid(cmd, n) : -1;
+    free(cmd);
+    return pgid;
+}
+
+/* The world of a process hydra marked spawned (mqdh__proc_env_rank). */
+static int spawned_world(pid_t pid, pid_t *spawner)
+{
+    /* Hydra starts each MPI_Comm_spawn's processes under a proxy of its
+     * own, "hydra_pmi_proxy ... --pgid N": N numbers the spawns from 1. */
+    pid_t up = mqdh__proc_parent(pid);
+    for (int depth = 0; depth < 8 && up > 1; depth++) {
+        int pgid = proxy_pgid(up);
+        if (pgid > 0)
+            return pgid;
+        up = mqdh__proc_parent(up);
+    }
+    *spawner = mqdh__proc_parent(pid);
+    return -2;
+}
+
+int mqdh__text_env_rank(const char *env, size_t n, int *spawned, int *size)
+{
+    static const char *const sizes[] = {"PMI_SIZE=", "OMPI_COMM_WORLD_SIZE="};
+    if (size) {
+        *size = -1;
+        for (size_t v = 0; v < sizeof sizes / sizeof sizes[0] && *size < 0; v++)
+            *size = small_number(env_value(env, n, sizes[v]));
+    }
+    static const char *const vars[] = {"PMI_RANK=", "PMI_ID=", "OMPI_COMM_WORLD_RANK=",
+                                       "PMIX_RANK="};
+    int rank = -1;
+    for (size_t v = 0; v < sizeof vars / sizeof vars[0]; v++) {
+        const char *val = env_value(env, n, vars[v]);
+        if (val) {
+            rank = small_number(val);
+            break;
+        }
+    }
+    const char *sp = env_value(env, n, "PMI_SPAWNED=");
+    *spawned = sp && *sp && strcmp(sp, "0") != 0;
+    return rank;
+}
+
+int mqdh__proc_env_rank(pid_t pid, int *world, pid_t *spawner, int *size)
+{
+    pid_t unused;
+    if (!spawner)
+        spawner = &unused;
+    *spawner = -1;
+    if (world)
+        *world = -1;
+    if (size)
+        *size = -1;
+    size_t n;
+    char *env = read_proc_file(pid, "environ", &n);
+    if (!env)
+        return -1;
+    int is_spawned;
+    int rank = mqdh__text_env_rank(env, n, &is_spawned, size);
+    free(env);
+    if (world)
+        *world = is_spawned ? spawned_world(pid, spawner) : 0;
+    return rank;
+}
+
+int mqdh__text_stat(const char *stat, struct mqdh_stat *st)
+{
+    /* "pid (comm) state ppid pgrp session tty_nr tpgid flags ...": comm
+     * may hold spaces and parentheses (proc_pid_stat(5)). */
+    const char *close = strrchr(stat, ')');
+    char state;
+    int ppid;
+    unsigned long flags = 0;
+    if (!close)
+        return -1;
+    int got = sscanf(close + 1, " %c %d %*d %*d %*d %*d %lu", &state, &ppid, &flags);
+    if (got < 2)
+        return -1;
+    st->state = state;
+    st->ppid = (pid_t)ppid;
+    st->flags = got == 3 ? flags : 0;
+    return 0;
+}
+
+pid_t mqdh__text_stat_ppid(const char *stat)
+{
+    struct mqdh_stat st;
+    return mqdh__text_stat(stat, &st) == 0 ? st.ppid : -1;
+}
+
+int mqdh__proc_stat(pid_t pid, struct mqdh_stat *st)
+{
+    char path[64], line[512];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    size_t n = fread(line, 1, sizeof line - 1, f);
+    fclose(f);
+    line[n] = '\0';
+    return mqdh__text_stat(line, st);
+}
+
+pid_t mqdh__proc_parent(pid_t pid)
+{
+    struct mqdh_stat st;
+    return mqdh__proc_stat(pid, &st) == 0 ? st.ppid : -1;
+}
+
+struct pp {
+    pid_t pid, parent;
+};
+
+static int cmp_pp(const void *a, const void *b)
+{
+    pid_t x = ((const struct pp *)a)->pid, y = ((const struct pp *)b)->pid;
+    return (x > y) - (x < y);
+}
+
+int mqdh__proc_descendants(pid_t root, pid_t **out, int *n)
+{
+    *out = NULL;
+    *n = 0;
+    DIR *d = opendir("/proc");
+    if (!d)
+        return -errno;
+    struct pp *t = NULL;
+    size_t count = 0, cap = 0;
+    struct dirent *e;
+    int rc = 0;
+    while ((e = readdir(d))) {
+        char *end;
+        long v = strtol(e->d_name, &end, 10);
+        if (*end || v <= 0)
+            continue;
+        pid_t parent = mqdh__proc_parent((pid_t)v);
+        if (parent < 0)
+            continue; /* gone meanwhile */
+        if (count == cap) {
+            size_t nc = cap ? cap * 2 : 256;
+            struct pp *nt = realloc(t, nc * sizeof *nt);
+            if (!nt) {
+                rc = -ENOMEM;
+                break;
+            }
+            t = nt;
+            cap = nc;
+        }
+        t[count].pid = (pid_t)v;
+        t[count++].parent = parent;
+    }
+    closedir(d);
+    if (rc || !count) {
+        free(t);
+        return rc;
+    }
+    qsort(t, count, sizeof *t, cmp_pp);
+    /* A process descends from root if walking up its parents reaches root
+     * (bounded: a parent table read while processes come and go may loop). */
+    int found = 0;
+    char *in = calloc(count, 1);
+    if (!in) {
+        free(t);
+        return -ENOMEM;
+    }
+    for (size_t i = 0; i < count; i++) {
+        pid_t up = t[i].parent;
+        for (int depth = 0; depth < 1024 && up > 0; depth++) {
+            if (up == root) {
+                in[i] = 1;
+                found++;
+                break;
+            }
+            struct pp key = {up, 0}, *hit = bsearch(&key, t, count, sizeof *t, cmp_pp);
+            up = hit ? hit->parent : -1;
+        }
+    }
+    if (found && !(*out = malloc((size_t)found * sizeof **out)))
+        rc = -ENOMEM;
+    for (size_t i = 0; !rc && i < count; i++)
+        if (in[i])
+            (*out)[(*n)++] = t[i].pid;
+    free(in);
+    free(t);
+    return rc;
+}
+
+char *mqdh__proc_cmdline(pid_t pid)
+{
+    size_t n;
+    char *cmd = read_proc_file(pid, "cmdline", &n);
+    if (!cmd)
+        return NULL;
+    while (n > 0 && cmd[n - 1] == '\0')
+        n--;
+    for (size_t i = 0; i < n; i++)
+        if (cmd[i] == '\0')
+            cmd[i] = ' ';
+    cmd[n] = '\0';
+    return cmd;
+}
+
+int mqdh__proc_name(pid_t pid, char *buf, size_t len)
+{
+    size_t n;
+    char *comm = read_proc_file(pid, "comm", &n);
+    if (!comm || len == 0) {
+        free(comm);
+        return -1;
+    }
+    comm[strcspn(comm, "\n")] = '\0';
+    snprintf(buf, len, "%s", comm);
+    free(comm);
+    return 0;
+}
+
+/* The text after "field:" on its line of status, or NULL. */
+static const char *status_value(const char *status, const char *field)
+{
+    size_t flen = strlen(field);
+    for (const char *line = status; line && *line;) {
+        if (strncmp(line, field, flen) == 0 && line[flen] == ':')
+            return line + flen + 1;
+        line = strchr(line, '\n');
+        if (line)
+            line++;
+    }
+    return NULL;
+}
+
+int mqdh__text_status_numbers(const char *status, const char *field, long *v, int max)
+{
+    const char *s = status_value(status, field);
+    int k = 0;
+    while (s && k < max) {
+        while (*s == ' ' || *s == '\t')
+            s++; /* not strtol's: it would skip the newline into the next field */
+        if (*s < '0' || *s > '9')
+            break;
+        char *end;
+        errno = 0;
+        long x = strtol(s, &end, 10);
+        if (errno != 0 || (*end && *end != ' ' && *end != '\t' && *end != '\n'))
+            break;
+        v[k++] = x;
+        s = end;
+    }
+    return k;
+}
+
+long mqdh__text_status_field(const char *status, const char *field)
+{
+    long v;
+    return mqdh__text_status_numbers(status, field, &v, 1) == 1 ? v : -1;
+}
+
+int mqdh__text_status_hex(const char *status, const char *field, uint64_t *v)
+{
+    const char *s = status_value(status, field);
+    if (!s)
+        return -1;
+    while (*s == ' ' || *s == '\t')
+        s++;
+    if (!((*s >= '0' && *s <= '9') || (*s >= 'a' && *s <= 'f') || (*s >= 'A' && *s <= 'F')))
+        return -1; /* strtoull would take a sign, or skip a newline */
+    char *end;
+    errno = 0;
+    unsigned long long x = strtoull(s, &end, 16);
+    if (errno != 0 || (*end && *end != '\n'))
+        return -1;
+    *v = (uint64_t)x;
+    return 0;
+}
+
+long mqdh__proc_status_field(pid_t pid, const char *field)
+{
+    size_t n;
+    char *st = read_proc_file(pid, "status", &n);
+    long v = st ? mqdh__text_status_field(st, field) : -1;
+    free(st);
+    return v;
+}
+
+int mqdh__proc_uid(pid_t pid, uid_t *uid)
+{
+    long v = mqdh__proc_status_field(pid, "Uid");
+    if (v < 0)
+        return -1;
+    *uid = (uid_t)v;
+    return 0;
+}
+
+int mqdh__proc_uids(pid_t pid, uid_t ids[4])
+{
+    return mqdh__proc_uids_at("/proc", pid, ids);
+}
+
+int mqdh__proc_uids_at(const char *root, pid_t pid, uid_t ids[4])
+{
+    size_t n;
+    char *st = mqdh__proc_read(root, pid, "status", &n);
+    long v[4];
+    int got = st ? mqdh__text_status_numbers(st, "Uid", v, 4) : 0;
+    free(st);
+    if (got != 4)
+        return -1;
+    for (int i = 0; i < 4; i++)
+        ids[i] = (uid_t)v[i];
+    return 0;
+}
+
+int mqdh__proc_dump_owner(pid_t pid, uid_t *uid)
+{
+    char path[64];
+    struct stat st;
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    if (stat(path, &st) != 0)
+        return -1;
+    *uid = st.st_uid;
+    return 0;
+}
+
+int mqdh__proc_capable(pid_t pid, int cap)
+{
+    size_t n;
+    char *st = read_proc_file(pid, "status", &n);
+    uint64_t caps;
+    int rc = st && cap >= 0 && cap < 64 && mqdh__text_status_hex(st, "CapEff", &caps) == 0
+                 ? (int)((caps >> cap) & 1)
+                 : -1;
+    free(st);
+    return rc;
+}
+
+int mqdh__text_maps_line(char *line, struct mqdh_maps_entry *e)
+{
+    unsigned maj, min;
+    int at = 0;
+    if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %*s %" SCNx64 " %x:%x %llu %n", &e->start, &e->end,
+               &e->offset, &maj, &min, &e->ino, &at) < 6 || at == 0)
+        return -1;
+    e->dev = ((unsigned long long)maj << 32) | min;
+    e->file = line + at;
+    e->file[strcspn(e->file, "\n")] = '\0';
+    return 0;
+}
+
+/* ---------------------------------------------------------------- CPU time */
+
+int mqdh__text_stat_cpu(const char *stat, uint64_t *ticks)
+{
+    /* After "(comm)": state ppid pgrp session tty_nr tpgid flags minflt
+     * cminflt majflt cmajflt utime stime (proc_pid_stat(5)). */
+    const char *close = strrchr(stat, ')');
+    unsigned long long utime, stime;
+    if (!close || sscanf(close + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu",
+                         &utime, &stime) != 2)
+        return -1;
+    *ticks = utime + stime;
+    return 0;
+}
+
+/* The first line of a /proc file into buf[len]: 0, or -1. */
+static int read_proc_line(const char *path, char *buf, size_t len)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    size_t n = fread(buf, 1, len - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    return n > 0 ? 0 : -1;
+}
+
+/* Clock ticks as nanoseconds. */
+static uint64_t ticks_ns(uint64_t ticks)
+{
+    long hz = sysconf(_SC_CLK_TCK);
+    return ticks * (1000000000u / (uint64_t)(hz > 0 ? hz : 100));
+}
+
+/* Thread tid of pid: its run time in nanoseconds from its schedstat (the
+ * scheduler's own count), else utime + stime from its stat.  0, or -1. */
+static int thread_cpu(pid_t pid, pid_t tid, uint64_t *ns)
+{
+    char path[96], line[512];
+    snprintf(path, sizeof path, "/proc/%d/task/%d/schedstat", (int)pid, (int)tid);
+    unsigned long long run;
+    if (read_proc_line(path, line, sizeof line) == 0 && sscanf(line, "%llu", &run) == 1) {
+        *ns = run;
+        return 0;
+    }
+    snprintf(path, sizeof path, "/proc/%d/task/%d/stat", (int)pid, (int)tid);
+    uint64_t ticks;
+    if (read_proc_line(path, line, sizeof line) != 0 || mqdh__text_stat_cpu(line, &ticks) != 0)
+        return -1;
+    *ns = ticks_ns(ticks);
+    return 0;
+}
+
+static int cmp_thread_cpu(const void *a, const void *b)
+{
+    const struct mqdh_thread_cpu *x = a, *y = b;
+    return (x->tid > y->tid) - (x->tid < y->tid);
+}
+
+int mqdh__proc_cpu(pid_t pid, const pid_t *tids, int n, struct mqdh_cpu *out)
+{
+    memset(out, 0, sizeof *out);
+    char path[64], line[512];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    uint64_t ticks;
+    if (read_proc_line(path, line, sizeof line) != 0 || mqdh__text_stat_cpu(line, &ticks) != 0)
+        return MQDH_OK; /* gone: not known */
+    out->known = 1;
+    out->ns = ticks_ns(ticks);
+    if (n <= 0)
+        return MQDH_OK;
+    if (!(out->threads = calloc((size_t)n, sizeof *out->threads))) {
+        memset(out, 0, sizeof *out);
+        return MQDH_E_NOMEM;
+    }
+    for (int i = 0; i < n; i++) {
+        struct mqdh_thread_cpu *t = &out->threads[out->nthreads];
+        if (tids[i] > 0 && thread_cpu(pid, tids[i], &t->ns) == 0) {
+            t->tid = tids[i];
+            out->nthreads++;
+        }
+    }
+    qsort(out->threads, (size_t)out->nthreads, sizeof *out->threads, cmp_thread_cpu);
+    return MQDH_OK;
+}
