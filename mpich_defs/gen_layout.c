@@ -20,7 +20,7 @@
 #include <string.h>
 
 /* The offset of "T1:f1/T2:f2", or -1 (as dll/mpich_layout.c computes it). */
-static int path_offset(struct mqdh_image *im, const char *path)
+static int path_offset(struct mqdh__image *im, const char *path)
 {
     char buf[256];
     int total = 0;
@@ -32,7 +32,7 @@ static int path_offset(struct mqdh_image *im, const char *path)
         if (!colon)
             return -1;
         *colon = '\0';
-        struct mqdh_type *t = mqdh__type_find(im, step);
+        struct mqdh__type *t = mqdh__type_find(im, step);
         int off = t ? mqdh__type_field_offset(t, colon + 1) : -1;
         if (off < 0)
             return -1;
@@ -48,13 +48,13 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: gen_layout LIBMPI VERSION DEVICE\n");
         return 64;
     }
-    struct mqdh_image im;
+    struct mqdh__image im;
     char err[512];
     if (mqdh__image_open_file(&im, argv[1], err, sizeof err) != 0) {
         fprintf(stderr, "gen_layout: %s\n", err);
         return 1;
     }
-    struct mqdh_type *comm = mqdh__type_find(&im, "MPIR_Comm");
+    struct mqdh__type *comm = mqdh__type_find(&im, "MPIR_Comm");
     if (!comm) {
         fprintf(stderr, "gen_layout: %s has no DWARF for MPIR_Comm: not a debug build\n",
                 argv[1]);
@@ -89,7 +89,7 @@ int main(int argc, char **argv)
     printf("MPICH_LAYOUT_SIZES\n");
 #define PRINT_SIZE_(id, gen, type)                                                           \
     {                                                                                        \
-        struct mqdh_type *t_ = mqdh__type_find(&im, type);                                    \
+        struct mqdh__type *t_ = mqdh__type_find(&im, type);                                    \
         printf("MPICH_LAYOUT_SIZE(" #id ", %d)\n", t_ ? mqdh__type_size(t_) : -1);           \
     }
     MPICH_SIZES(PRINT_SIZE_)

@@ -75,7 +75,7 @@ static void test_attach__stops_every_thread_and_resumes(void **state)
     char err[256];
     assert_int_equal(mqdh__attach(&a, pid, err, sizeof err), 0);
     assert_int_equal(a.nthreads, 7);
-    assert_true(a.nthreads > MQDH_FEW_THREADS);
+    assert_true(a.nthreads > MQDH__FEW_THREADS);
     for (int i = 0; i < a.nthreads; i++) {
         long tracer;
         assert_int_equal(thread_state(pid, a.threads[i].tid, &tracer), 't');

@@ -25,7 +25,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-static struct mqdh_dll *dll;
+static struct mqdh__dll *dll;
 
 static int setup(void **state)
 {

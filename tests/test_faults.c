@@ -467,7 +467,7 @@ static void test_faults__dll_crashes_or_loops(void **state)
             char *text = output(&r);
             /* Nothing dumped, but every rank unwound (exit 1), the DLL
              * named with what it did; a looping DLL costs at most
-             * MQDH_DLL_STUCK (2) time limits. */
+             * MQDH__DLL_STUCK (2) time limits. */
             if (!strstr(text, cases[c].says) || st == -1 || WEXITSTATUS(st) != 1 || took > 8)
                 t.wrong++, fprintf(stderr, "%.1f s:\n%s", took, text);
             free(text);

@@ -39,7 +39,7 @@ static int setup(void **state)
 static void test_image__file_symbols(void **state)
 {
     (void)state;
-    struct mqdh_image im;
+    struct mqdh__image im;
     char err[512];
     uint64_t g = 0, f = 0, l = 0, x;
     assert_int_equal(mqdh__image_open_file(&im, fixture, err, sizeof err), 0);
@@ -59,7 +59,7 @@ static void test_image__file_symbols(void **state)
 static void test_image__types_and_offsets(void **state)
 {
     (void)state;
-    struct mqdh_image im;
+    struct mqdh__image im;
     char err[512];
     assert_int_equal(mqdh__image_open_file(&im, fixture, err, sizeof err), 0);
 
@@ -82,7 +82,7 @@ static void test_image__types_and_offsets(void **state)
         {"fx_request_t", "match.nosuch", -1},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        struct mqdh_type *t = mqdh__type_find(&im, cases[i].type);
+        struct mqdh__type *t = mqdh__type_find(&im, cases[i].type);
         if (!t)
             fail_msg("type %s not found", cases[i].type);
         int got = mqdh__type_field_offset(t, cases[i].field);
@@ -114,7 +114,7 @@ static void test_image__live_process_relocated(void **state)
     assert_non_null(want);
     assert_non_null(local);
 
-    struct mqdh_image im;
+    struct mqdh__image im;
     char err[512];
     uint64_t got, lgot;
     const char *mod = NULL;
@@ -150,7 +150,7 @@ static int add_loaded(struct dl_phdr_info *info, size_t size, void *data)
 /* Is module m of im named by some DT_NEEDED of a module before position
  * upto?  (The objects the loader loads for the executable; dlopen's and
  * their own needs are not.) */
-static int needed_before(const struct mqdh_image *im, int m, int upto)
+static int needed_before(const struct mqdh__image *im, int m, int upto)
 {
     const char *base = strrchr(im->mods[m].file->path, '/');
     const char *soname;
@@ -192,7 +192,7 @@ static void test_image__loader_order(void **state)
         _exit(0);
     }
 
-    struct mqdh_image im;
+    struct mqdh__image im;
     char err[512];
     int opened = mqdh__image_open_pid(&im, child, NULL, err, sizeof err);
     kill(child, SIGKILL);
@@ -257,9 +257,9 @@ static void test_image__files_are_read_once(void **state)
     assert_int_equal(c, 'y');
     close(fds[0]);
     close(fds[1]);
-    struct mqdh_files *fs = mqdh__files_new();
+    struct mqdh__files *fs = mqdh__files_new();
     assert_non_null(fs);
-    struct mqdh_image a, b;
+    struct mqdh__image a, b;
     char err[512];
     uint64_t ga, gb, la, lb;
     assert_int_equal(mqdh__image_open_pid(&a, child, fs, err, sizeof err), 0);
@@ -267,7 +267,7 @@ static void test_image__files_are_read_once(void **state)
     assert_true(opened >= 2); /* this program, the fixture, libc ... */
     assert_int_equal(mqdh__image_symbol(&a, "fx_global_request", 0, &ga, NULL), 0);
     assert_int_equal(mqdh__image_symbol(&a, "fx_local_counter", 0, &la, NULL), 0);
-    struct mqdh_type *ta = mqdh__type_find(&a, "fx_request_t");
+    struct mqdh__type *ta = mqdh__type_find(&a, "fx_request_t");
     assert_non_null(ta);
     assert_int_equal(mqdh__image_open_pid(&b, child, fs, err, sizeof err), 0);
     assert_int_equal(fs->opened, opened);
@@ -280,7 +280,7 @@ static void test_image__files_are_read_once(void **state)
     assert_int_equal(mqdh__image_symbol(&b, "fx_local_counter", 0, &lb, NULL), 0);
     assert_int_equal(ga, gb);
     assert_int_equal(la, lb);
-    struct mqdh_type *tb = mqdh__type_find(&b, "fx_request_t");
+    struct mqdh__type *tb = mqdh__type_find(&b, "fx_request_t");
     assert_non_null(tb);
     assert_int_equal(mqdh__type_field_offset(tb, "match.context_id"), 22);
     assert_int_equal(mqdh__type_field_offset(ta, "match.context_id"), 22);
@@ -295,7 +295,7 @@ static void test_image__files_are_read_once(void **state)
 static void test_image__bad_files(void **state)
 {
     (void)state;
-    struct mqdh_image im;
+    struct mqdh__image im;
     char err[512] = "";
     assert_int_equal(mqdh__image_open_file(&im, "/nonexistent/x.so", err, sizeof err), -ENOENT);
     assert_non_null(strstr(err, "/nonexistent/x.so"));
@@ -321,9 +321,9 @@ static void test_image__separate_debug_file(void **state)
     char stripped[4096], err[512];
     snprintf(stripped, sizeof stripped, "%.*s/debuglink/libtypes_fixture.so",
              (int)(strrchr(fixture, '/') - fixture), fixture);
-    struct mqdh_image im;
+    struct mqdh__image im;
     assert_int_equal(mqdh__image_open_file(&im, stripped, err, sizeof err), 0);
-    struct mqdh_type *t = mqdh__type_find(&im, "fx_request_t");
+    struct mqdh__type *t = mqdh__type_find(&im, "fx_request_t");
     if (!t)
         fail_msg("fx_request_t not found through the debuglink of %s", stripped);
     assert_int_equal(mqdh__type_field_offset(t, "match.context_id"), 22);
@@ -350,7 +350,7 @@ static int type_found_in_time(const char *lib)
     assert_true(child >= 0);
     if (child == 0) {
         alarm(10);
-        struct mqdh_image im;
+        struct mqdh__image im;
         char err[512];
         if (mqdh__image_open_file(&im, lib, err, sizeof err) != 0)
             _exit(2);

@@ -14,7 +14,7 @@
  */
 #define _GNU_SOURCE
 #include "mqdhost.h"
-#include "host/protocol/objects.h"
+#include "host/protocol/callbacks.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -247,11 +247,11 @@ static void assert_evil_never_ran(const char *what)
  */
 static const char *const ways[] = {"given", "named"};
 
-static int load_by(int named, const char *path, struct mqdh_dll **dll, char *err, size_t errlen)
+static int load_by(int named, const char *path, struct mqdh__dll **dll, char *err, size_t errlen)
 {
     *dll = NULL;
     if (named)
-        return mqdh__dll_load_as(path, MQDH_DLL_TRUST_RULE, &mqdh__basic_callbacks, dll, err,
+        return mqdh__dll_load_as(path, MQDH__DLL_TRUST_RULE, &mqdh__basic_callbacks, dll, err,
                                 errlen);
     return mqdh_dll_check(path, NULL, 0, NULL, err, errlen);
 }
@@ -281,7 +281,7 @@ static void test_loader__a_symlink_flipped_after_the_check_loads_what_was_checke
     (void)state;
     for (int named = 0; named < 2; named++) {
         char rel[64], lib[PATH_MAX], good[PATH_MAX], to[64] = "", err[1024] = "";
-        struct mqdh_dll *dll;
+        struct mqdh__dll *dll;
         struct stat st;
         scratch_dir(ways[named], 0755);
         snprintf(swap_dir, sizeof swap_dir, "%s/%s", scratch, ways[named]);
@@ -328,7 +328,7 @@ static void test_loader__a_directory_swapped_for_a_symlink_after_resolving_is_re
     (void)state;
     for (int named = 0; named < 2; named++) {
         char rel[64], link[PATH_MAX], err[1024] = "";
-        struct mqdh_dll *dll;
+        struct mqdh__dll *dll;
         scratch_dir(ways[named], 0755);
         snprintf(swap_dir, sizeof swap_dir, "%s/%s", scratch, ways[named]);
         snprintf(rel, sizeof rel, "%s/real", ways[named]);
@@ -367,7 +367,7 @@ static void test_loader__a_named_dll_is_trusted_only_if_its_whole_path_is(void *
 {
     (void)state;
     char path[PATH_MAX], err[1024];
-    struct mqdh_dll *dll;
+    struct mqdh__dll *dll;
     scratch_dir("kept", 0755);
     scratch_copy("fake/fake_ok.so", "kept/lib.so", 0644);
     scratch_dir("group", 0775);
@@ -375,12 +375,12 @@ static void test_loader__a_named_dll_is_trusted_only_if_its_whole_path_is(void *
     scratch_copy("fake/fake_ok.so", "group/sub/lib.so", 0644);
 
     in_scratch(path, sizeof path, "kept/lib.so");
-    if (mqdh__dll_load_as(path, MQDH_DLL_TRUST_RULE, &mqdh__basic_callbacks, &dll, err,
+    if (mqdh__dll_load_as(path, MQDH__DLL_TRUST_RULE, &mqdh__basic_callbacks, &dll, err,
                          sizeof err) != MQDH_OK)
         fail_msg("%s (under /tmp, sticky and root's) refused: %s", path, err);
 
     in_scratch(path, sizeof path, "group/sub/lib.so");
-    int rc = mqdh__dll_load_as(path, MQDH_DLL_TRUST_RULE, &mqdh__basic_callbacks, &dll, err,
+    int rc = mqdh__dll_load_as(path, MQDH__DLL_TRUST_RULE, &mqdh__basic_callbacks, &dll, err,
                               sizeof err);
     if (rc != MQDH_E_DLL_UNTRUSTED || !strstr(err, path) ||
         !strstr(err, "/group above it is writable by its group") || !strstr(err, "(mode 775)"))
@@ -392,7 +392,7 @@ static void test_loader__a_named_dll_is_trusted_only_if_its_whole_path_is(void *
     int fd = mkstemp(tmp);
     assert_true(fd >= 0);
     close(fd);
-    rc = mqdh__dll_load_as(tmp, MQDH_DLL_TRUST_RULE, &mqdh__basic_callbacks, &dll, err,
+    rc = mqdh__dll_load_as(tmp, MQDH__DLL_TRUST_RULE, &mqdh__basic_callbacks, &dll, err,
                           sizeof err);
     unlink(tmp);
     if (rc != MQDH_E_DLL_UNTRUSTED || !strstr(err, "its directory /tmp is shared"))
@@ -408,7 +408,7 @@ static void test_loader__a_dll_is_known_by_its_file_not_its_name(void **state)
 {
     (void)state;
     char a[PATH_MAX], b[PATH_MAX], next[PATH_MAX], err[1024];
-    struct mqdh_dll *first, *again, *replaced;
+    struct mqdh__dll *first, *again, *replaced;
     scratch_copy("fake/fake_ok.so", "a.so", 0644);
     scratch_symlink("a.so", "b.so");
     in_scratch(a, sizeof a, "a.so");
@@ -475,14 +475,14 @@ static void test_loader__as_root_a_given_dll_others_could_write_is_refused(void 
     for (size_t i = 0; i < sizeof others_cases / sizeof others_cases[0]; i++) {
         const struct others_case *c = &others_cases[i];
         char path[PATH_MAX], err[1024] = "";
-        struct mqdh_dll *dll;
+        struct mqdh__dll *dll;
         in_scratch(path, sizeof path, c->rel);
         int rc = mqdh_dll_check(path, NULL, 0, NULL, err, sizeof err);
         if (rc != MQDH_E_DLL_UNTRUSTED || !strstr(err, path) || !strstr(err, c->says) ||
             !strstr(err, "as root") || !strstr(err, "pass --trust-target-dll to load it anyway"))
             fail_msg("%s: code %d (want %d), message \"%s\" (want it to name the file, say "
                      "\"%s\" and the risk)", c->rel, rc, MQDH_E_DLL_UNTRUSTED, err, c->says);
-        if (mqdh__dll_load_as(path, MQDH_DLL_TRUST_ANY, &mqdh__basic_callbacks, &dll, err,
+        if (mqdh__dll_load_as(path, MQDH__DLL_TRUST_ANY, &mqdh__basic_callbacks, &dll, err,
                              sizeof err) != MQDH_OK)
             fail_msg("%s with --trust-target-dll: %s", c->rel, err);
         /* Not root: the user's own choice, loaded as given. */

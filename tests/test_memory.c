@@ -80,7 +80,7 @@ static void test_memory__reads_whole_and_across_pages(void **state)
 {
     (void)state;
     struct child c;
-    struct mqdh_mem m;
+    struct mqdh__mem m;
     start_child(&c);
     mqdh__mem_init(&m, c.pid);
     size_t ps = m.page_size;
@@ -119,7 +119,7 @@ static void test_memory__unmapped_is_an_error(void **state)
 {
     (void)state;
     struct child c;
-    struct mqdh_mem m;
+    struct mqdh__mem m;
     unsigned char buf[64];
     start_child(&c);
     mqdh__mem_init(&m, c.pid);
@@ -140,7 +140,7 @@ static void test_memory__process_gone(void **state)
 {
     (void)state;
     struct child c;
-    struct mqdh_mem m;
+    struct mqdh__mem m;
     unsigned char buf[8];
     start_child(&c);
     mqdh__mem_init(&m, c.pid);
@@ -155,7 +155,7 @@ static void test_memory__proc_mem_fallback(void **state)
 {
     (void)state;
     struct child c;
-    struct mqdh_mem m;
+    struct mqdh__mem m;
     unsigned char buf[100];
     start_child(&c);
     mqdh__mem_init(&m, c.pid);
@@ -179,7 +179,7 @@ static void test_memory__strings_at_the_edge(void **state)
     assert_int_equal(munmap(map + page, (size_t)page), 0);
     char *s = map + page - 6;
     memcpy(s, "hello", 6); /* the NUL is the page's last byte */
-    struct mqdh_mem m;
+    struct mqdh__mem m;
     char buf[256];
     mqdh__mem_init(&m, getpid());
     assert_int_equal(mqdh__mem_read_string(&m, (uint64_t)(uintptr_t)s, buf, sizeof buf), 0);

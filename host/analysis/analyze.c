@@ -22,6 +22,7 @@
 #include "base/dump.h"
 #include "analysis/cycles.h"
 #include "analysis/match.h"
+#include "analysis/calls.h"
 #include "analysis/waits.h"
 
 #include <stdio.h>
@@ -157,8 +158,8 @@ static void activities(struct mqdh__waits *b)
             mqdh__unseen(b, i, "which MPI call %s is in (not recorded: out of memory)", me);
         } else {
             enum mqdh__call_kind k = mqdh__call_kind(p->where_call);
-            b->a->activity[i] = k == MQDH_CALL_NOT_MPI  ? MQDH_ACT_RUNNING
-                                : k == MQDH_CALL_RETURNS ? MQDH_ACT_IN_MPI
+            b->a->activity[i] = k == MQDH__CALL_NOT_MPI  ? MQDH_ACT_RUNNING
+                                : k == MQDH__CALL_RETURNS ? MQDH_ACT_IN_MPI
                                                          : MQDH_ACT_BLOCKED;
         }
     }

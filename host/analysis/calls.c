@@ -1,6 +1,6 @@
 /*
  * calls.c - what a blocked process waits for when none of its queues can
- * be read (mqdh__call_waits, waits.h): its MPI keeps no queues for
+ * be read (mqdh__call_waits, calls.h): its MPI keeps no queues for
  * debuggers (MPICH without --enable-debuginfo, an Open MPI whose DLL finds
  * no types), so the wait is the call it is blocked in and that call's
  * arguments (where.c read them from the MPI library's DWARF or from the
@@ -24,7 +24,7 @@
  * which leaves the process free: a deadlock found holds whatever it hides.
  */
 #define _GNU_SOURCE
-#include "analysis/waits.h"
+#include "analysis/calls.h"
 
 #include "base/dump.h"
 
@@ -170,8 +170,8 @@ static enum partner partner(const struct mqdh__waits *b, int i, int m, int sends
         }
     }
     enum mqdh__call_kind k = mqdh__call_kind(q->where_call);
-    int recv_like = k == MQDH_CALL_ONE_RECV || k == MQDH_CALL_PROBE;
-    int send_like = k == MQDH_CALL_ONE_SEND;
+    int recv_like = k == MQDH__CALL_ONE_RECV || k == MQDH__CALL_PROBE;
+    int send_like = k == MQDH__CALL_ONE_SEND;
     if (strncmp(q->where_call, "MPI_Sendrecv", 12) == 0) {
         snprintf(why, len, "whether %s's %s %s %s (its send and receive tags are not read)",
                  who(b, m, mine, sizeof mine), q->where_call, sends ? "receives from" : "sends to",
@@ -472,27 +472,27 @@ void mqdh__call_waits(struct mqdh__waits *b, int i)
     const struct mqdh_process *p = &b->m.d->procs[i];
     char me[32];
     switch (mqdh__call_kind(p->where_call)) { /* every kind: -Wswitch says if one is missing */
-    case MQDH_CALL_ONE_RECV:
-    case MQDH_CALL_PROBE:
+    case MQDH__CALL_ONE_RECV:
+    case MQDH__CALL_PROBE:
         if (strcmp(p->where_call, "MPI_Mrecv") == 0)
             break; /* its message was matched by MPI_Mprobe: it waits for its data */
         p2p_call_waits(b, i, 0);
         return;
-    case MQDH_CALL_ONE_SEND:
+    case MQDH__CALL_ONE_SEND:
         if (strcmp(p->where_call, "MPI_Bsend") != 0) /* buffered: waits for nobody */
             p2p_call_waits(b, i, 1);
         return;
-    case MQDH_CALL_COLLECTIVE:
+    case MQDH__CALL_COLLECTIVE:
         collective_call_waits(b, i);
         return;
-    case MQDH_CALL_ONE:
-    case MQDH_CALL_ALL:
-    case MQDH_CALL_ANY:
+    case MQDH__CALL_ONE:
+    case MQDH__CALL_ALL:
+    case MQDH__CALL_ANY:
         break;
-    case MQDH_CALL_FINALIZE: /* waits.c's: it needs no queue */
-    case MQDH_CALL_ABORT:
-    case MQDH_CALL_NOT_MPI:
-    case MQDH_CALL_RETURNS:
+    case MQDH__CALL_FINALIZE: /* waits.c's: it needs no queue */
+    case MQDH__CALL_ABORT:
+    case MQDH__CALL_NOT_MPI:
+    case MQDH__CALL_RETURNS:
         return;
     }
     mqdh__unseen(b, i,

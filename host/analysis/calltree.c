@@ -121,7 +121,7 @@ static int child(struct builder *b, int parent, const struct key *k)
         if (c->hash == h && c->n.parent == parent && same_key(&c->n, k))
             return b->table[s];
     }
-    if (MQDH_GROW(b->nodes, b->cap, b->n + 1) != 0)
+    if (MQDH__GROW(b->nodes, b->cap, b->n + 1) != 0)
         return -1;
     int i = b->n++;
     struct build_node *c = &b->nodes[i];
@@ -201,7 +201,7 @@ static int add_thread(struct builder *b, int tree, int p, const struct mqdh_thre
         struct mqdh_stack_node *n = &b->nodes[c].n;
         n->nthreads++;
         if (!n->nprocs || n->procs[n->nprocs - 1] != p) {
-            if (MQDH_GROW(n->procs, b->nodes[c].procs_cap, n->nprocs + 1) != 0)
+            if (MQDH__GROW(n->procs, b->nodes[c].procs_cap, n->nprocs + 1) != 0)
                 return -1;
             n->procs[n->nprocs++] = p;
         }

@@ -8,8 +8,8 @@
  * algorithm), and those components no such edge leaves: the causes, each
  * a cycle, or a knot when a member waits on alternatives.
  */
-#ifndef MQDH_CYCLES_H
-#define MQDH_CYCLES_H
+#ifndef MQDH__CYCLES_H
+#define MQDH__CYCLES_H
 
 /* Vertex `from` cannot go on until vertex `to` acts. */
 struct mqdh__edge {

@@ -105,14 +105,14 @@ void mqdh_explain_wait(const struct mqdh_dump *d, const struct mqdh_wait *w, int
     args[0] = '\0';
     switch (w->kind) { /* every kind: -Wswitch says if one is missing */
     case MQDH_WAIT_RECV:
-        own = k == MQDH_CALL_ONE_RECV || k == MQDH_CALL_PROBE;
+        own = k == MQDH__CALL_ONE_RECV || k == MQDH__CALL_PROBE;
         snprintf(args, sizeof args, "%ssource=%s, tag=%s, comm=%s", own ? "" : "receive(",
                  peer, tag, cname);
         reason = w->from_call ? "is blocked in a call that is no matching send"
                               : "has no matching send pending";
         break;
     case MQDH_WAIT_SEND:
-        own = k == MQDH_CALL_ONE_SEND;
+        own = k == MQDH__CALL_ONE_SEND;
         snprintf(args, sizeof args, "%sdest=%s, tag=%s, comm=%s", own ? "" : "send(", peer, tag,
                  cname);
         reason = w->from_call ? "is blocked in a call that is no matching receive"
@@ -120,7 +120,7 @@ void mqdh_explain_wait(const struct mqdh_dump *d, const struct mqdh_wait *w, int
         break;
     case MQDH_WAIT_COLLECTIVE:
         /* MPI_Wait & co. on a nonblocking collective: say so. */
-        own = k == MQDH_CALL_COLLECTIVE || k == MQDH_CALL_FINALIZE;
+        own = k == MQDH__CALL_COLLECTIVE || k == MQDH__CALL_FINALIZE;
         if (w->roots_differ) {
             snprintf(args, sizeof args, "comm=%s, root=%ld", cname, w->root);
             snprintf(rootmsg, sizeof rootmsg, "calls it with root %ld: the roots must agree",

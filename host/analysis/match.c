@@ -22,39 +22,39 @@ static const struct {
     const char *name;
     enum mqdh__call_kind kind;
 } known_calls[] = {
-    {"MPI_Recv", MQDH_CALL_ONE_RECV},        {"MPI_Mrecv", MQDH_CALL_ONE_RECV},
-    {"MPI_Send", MQDH_CALL_ONE_SEND},        {"MPI_Ssend", MQDH_CALL_ONE_SEND},
-    {"MPI_Rsend", MQDH_CALL_ONE_SEND},       {"MPI_Bsend", MQDH_CALL_ONE_SEND},
-    {"MPI_Wait", MQDH_CALL_ONE},             {"MPI_Waitall", MQDH_CALL_ALL},
-    {"MPI_Sendrecv", MQDH_CALL_ALL},         {"MPI_Sendrecv_replace", MQDH_CALL_ALL},
-    {"MPI_Waitany", MQDH_CALL_ANY},          {"MPI_Waitsome", MQDH_CALL_ANY},
-    {"MPI_Probe", MQDH_CALL_PROBE},          {"MPI_Mprobe", MQDH_CALL_PROBE},
-    {"MPI_Barrier", MQDH_CALL_COLLECTIVE},   {"MPI_Bcast", MQDH_CALL_COLLECTIVE},
-    {"MPI_Reduce", MQDH_CALL_COLLECTIVE},    {"MPI_Allreduce", MQDH_CALL_COLLECTIVE},
-    {"MPI_Gather", MQDH_CALL_COLLECTIVE},    {"MPI_Gatherv", MQDH_CALL_COLLECTIVE},
-    {"MPI_Scatter", MQDH_CALL_COLLECTIVE},   {"MPI_Scatterv", MQDH_CALL_COLLECTIVE},
-    {"MPI_Allgather", MQDH_CALL_COLLECTIVE}, {"MPI_Allgatherv", MQDH_CALL_COLLECTIVE},
-    {"MPI_Alltoall", MQDH_CALL_COLLECTIVE},  {"MPI_Alltoallv", MQDH_CALL_COLLECTIVE},
-    {"MPI_Alltoallw", MQDH_CALL_COLLECTIVE}, {"MPI_Reduce_scatter", MQDH_CALL_COLLECTIVE},
-    {"MPI_Reduce_scatter_block", MQDH_CALL_COLLECTIVE}, {"MPI_Scan", MQDH_CALL_COLLECTIVE},
-    {"MPI_Exscan", MQDH_CALL_COLLECTIVE},    {"MPI_Comm_dup", MQDH_CALL_COLLECTIVE},
-    {"MPI_Comm_dup_with_info", MQDH_CALL_COLLECTIVE}, {"MPI_Comm_split", MQDH_CALL_COLLECTIVE},
-    {"MPI_Comm_split_type", MQDH_CALL_COLLECTIVE}, {"MPI_Comm_create", MQDH_CALL_COLLECTIVE},
-    {"MPI_Intercomm_create", MQDH_CALL_COLLECTIVE}, {"MPI_Intercomm_merge", MQDH_CALL_COLLECTIVE},
-    {"MPI_Win_fence", MQDH_CALL_COLLECTIVE}, {"MPI_Finalize", MQDH_CALL_FINALIZE},
-    {"MPI_Abort", MQDH_CALL_ABORT},
+    {"MPI_Recv", MQDH__CALL_ONE_RECV},        {"MPI_Mrecv", MQDH__CALL_ONE_RECV},
+    {"MPI_Send", MQDH__CALL_ONE_SEND},        {"MPI_Ssend", MQDH__CALL_ONE_SEND},
+    {"MPI_Rsend", MQDH__CALL_ONE_SEND},       {"MPI_Bsend", MQDH__CALL_ONE_SEND},
+    {"MPI_Wait", MQDH__CALL_ONE},             {"MPI_Waitall", MQDH__CALL_ALL},
+    {"MPI_Sendrecv", MQDH__CALL_ALL},         {"MPI_Sendrecv_replace", MQDH__CALL_ALL},
+    {"MPI_Waitany", MQDH__CALL_ANY},          {"MPI_Waitsome", MQDH__CALL_ANY},
+    {"MPI_Probe", MQDH__CALL_PROBE},          {"MPI_Mprobe", MQDH__CALL_PROBE},
+    {"MPI_Barrier", MQDH__CALL_COLLECTIVE},   {"MPI_Bcast", MQDH__CALL_COLLECTIVE},
+    {"MPI_Reduce", MQDH__CALL_COLLECTIVE},    {"MPI_Allreduce", MQDH__CALL_COLLECTIVE},
+    {"MPI_Gather", MQDH__CALL_COLLECTIVE},    {"MPI_Gatherv", MQDH__CALL_COLLECTIVE},
+    {"MPI_Scatter", MQDH__CALL_COLLECTIVE},   {"MPI_Scatterv", MQDH__CALL_COLLECTIVE},
+    {"MPI_Allgather", MQDH__CALL_COLLECTIVE}, {"MPI_Allgatherv", MQDH__CALL_COLLECTIVE},
+    {"MPI_Alltoall", MQDH__CALL_COLLECTIVE},  {"MPI_Alltoallv", MQDH__CALL_COLLECTIVE},
+    {"MPI_Alltoallw", MQDH__CALL_COLLECTIVE}, {"MPI_Reduce_scatter", MQDH__CALL_COLLECTIVE},
+    {"MPI_Reduce_scatter_block", MQDH__CALL_COLLECTIVE}, {"MPI_Scan", MQDH__CALL_COLLECTIVE},
+    {"MPI_Exscan", MQDH__CALL_COLLECTIVE},    {"MPI_Comm_dup", MQDH__CALL_COLLECTIVE},
+    {"MPI_Comm_dup_with_info", MQDH__CALL_COLLECTIVE}, {"MPI_Comm_split", MQDH__CALL_COLLECTIVE},
+    {"MPI_Comm_split_type", MQDH__CALL_COLLECTIVE}, {"MPI_Comm_create", MQDH__CALL_COLLECTIVE},
+    {"MPI_Intercomm_create", MQDH__CALL_COLLECTIVE}, {"MPI_Intercomm_merge", MQDH__CALL_COLLECTIVE},
+    {"MPI_Win_fence", MQDH__CALL_COLLECTIVE}, {"MPI_Finalize", MQDH__CALL_FINALIZE},
+    {"MPI_Abort", MQDH__CALL_ABORT},
 };
 
 enum mqdh__call_kind mqdh__call_kind(const char *call)
 {
     if (!call)
-        return MQDH_CALL_NOT_MPI;
+        return MQDH__CALL_NOT_MPI;
     for (size_t i = 0; i < sizeof known_calls / sizeof known_calls[0]; i++)
         if (strcmp(call, known_calls[i].name) == 0)
             return known_calls[i].kind;
     if (strncmp(call, "MPI_Neighbor_", 13) == 0)
-        return MQDH_CALL_COLLECTIVE;
-    return MQDH_CALL_RETURNS;
+        return MQDH__CALL_COLLECTIVE;
+    return MQDH__CALL_RETURNS;
 }
 
 int mqdh__call_rooted(const char *call)
@@ -70,12 +70,12 @@ int mqdh__call_rooted(const char *call)
 int mqdh__process_terminal(const struct mqdh_process *p)
 {
     enum mqdh__call_kind k = mqdh__call_kind(p->where_call);
-    return k == MQDH_CALL_FINALIZE || k == MQDH_CALL_ABORT || p->mpi_finalized;
+    return k == MQDH__CALL_FINALIZE || k == MQDH__CALL_ABORT || p->mpi_finalized;
 }
 
 int mqdh__process_finished(const struct mqdh_process *p)
 {
-    return p->mpi_finalized && mqdh__call_kind(p->where_call) != MQDH_CALL_FINALIZE;
+    return p->mpi_finalized && mqdh__call_kind(p->where_call) != MQDH__CALL_FINALIZE;
 }
 
 /* ---------------------------------------------------------------- communicators */

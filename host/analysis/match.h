@@ -7,8 +7,8 @@
  * wait-for graph with its answers, explain.c words it, analyze.c runs
  * the whole.
  */
-#ifndef MQDH_MATCH_H
-#define MQDH_MATCH_H
+#ifndef MQDH__MATCH_H
+#define MQDH__MATCH_H
 
 #include "mqdhost.h"
 
@@ -23,15 +23,15 @@
  *                                  not in the same collective (AND)
  */
 enum mqdh__call_kind {
-    MQDH_CALL_NOT_MPI,
-    MQDH_CALL_RETURNS,  /* MPI_Test, MPI_Iprobe, MPI_Comm_rank, ...: not blocked */
-    MQDH_CALL_ONE_RECV, /* one receive */
-    MQDH_CALL_ONE_SEND, /* one send */
-    MQDH_CALL_ONE,      /* one request, either */
-    MQDH_CALL_ALL,
-    MQDH_CALL_ANY,
-    MQDH_CALL_PROBE,    /* waits for a message the queues do not show */
-    MQDH_CALL_COLLECTIVE,
+    MQDH__CALL_NOT_MPI,
+    MQDH__CALL_RETURNS,  /* MPI_Test, MPI_Iprobe, MPI_Comm_rank, ...: not blocked */
+    MQDH__CALL_ONE_RECV, /* one receive */
+    MQDH__CALL_ONE_SEND, /* one send */
+    MQDH__CALL_ONE,      /* one request, either */
+    MQDH__CALL_ALL,
+    MQDH__CALL_ANY,
+    MQDH__CALL_PROBE,    /* waits for a message the queues do not show */
+    MQDH__CALL_COLLECTIVE,
     /*
      * MPI_Finalize: after it a process sends, receives and joins nothing
      * again, so a point-to-point wait on it can never be met; and it is
@@ -39,8 +39,8 @@ enum mqdh__call_kind {
      * process of the world has called it), so it waits for every member
      * not in it yet.
      */
-    MQDH_CALL_FINALIZE,
-    MQDH_CALL_ABORT /* terminal too, and waits for nobody */
+    MQDH__CALL_FINALIZE,
+    MQDH__CALL_ABORT /* terminal too, and waits for nobody */
 };
 
 /* The kind of MPI call `call` ("MPI_Recv"; NULL: not in MPI). */

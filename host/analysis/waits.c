@@ -447,14 +447,14 @@ static void p2p_waits(struct mqdh__waits *b, int i, enum mqdh__call_kind k,
     char me[32];
     int candidates = 0, group = 0, free_any = 0, incomplete = 0;
     /* one request among the candidates: a single OR group */
-    int one = k == MQDH_CALL_ONE || k == MQDH_CALL_ONE_RECV || k == MQDH_CALL_ONE_SEND ||
-              k == MQDH_CALL_ANY;
+    int one = k == MQDH__CALL_ONE || k == MQDH__CALL_ONE_RECV || k == MQDH__CALL_ONE_SEND ||
+              k == MQDH__CALL_ANY;
     int first_wait = b->a->nwaits;
 
     for (int ci = 0; ci < p->ncomms; ci++) {
         for (int q = MQDH_SENDS; q <= MQDH_RECEIVES; q++) {
-            if ((k == MQDH_CALL_ONE_RECV && q != MQDH_RECEIVES) ||
-                (k == MQDH_CALL_ONE_SEND && q != MQDH_SENDS))
+            if ((k == MQDH__CALL_ONE_RECV && q != MQDH_RECEIVES) ||
+                (k == MQDH__CALL_ONE_SEND && q != MQDH_SENDS))
                 continue;
             const struct mqdh_queue *qu = &p->comms[ci].queues[q];
             if (qu->state != MQDH_QUEUE_OK) {
@@ -484,12 +484,12 @@ static void p2p_waits(struct mqdh__waits *b, int i, enum mqdh__call_kind k,
         }
     }
     if (candidates == 0 && !incomplete &&
-        (k == MQDH_CALL_ONE || k == MQDH_CALL_ALL || k == MQDH_CALL_ANY) && b->coll_comm[i] >= 0) {
+        (k == MQDH__CALL_ONE || k == MQDH__CALL_ALL || k == MQDH__CALL_ANY) && b->coll_comm[i] >= 0) {
         /* Nothing but a collective's traffic is pending: the request it
          * waits for is a nonblocking collective's (MPI_Ibarrier, MPI_Ireduce,
          * ... then MPI_Wait), a wait on its instances on that communicator. */
         nbc_waits(b, i);
-    } else if (candidates == 0 && !incomplete && k == MQDH_CALL_ONE_SEND) {
+    } else if (candidates == 0 && !incomplete && k == MQDH__CALL_ONE_SEND) {
         blocked_send_waits(b, i);
     } else if (candidates == 0) {
         mqdh__unseen(b, i, "what %s waits for in %s (nothing of it is in its queues)",
@@ -954,7 +954,7 @@ int mqdh__waits_init(struct mqdh__waits *b, const struct mqdh_dump *d, struct mq
         /* A blocking collective's communicator is its comm argument where it
          * was read; else the one whose queues hold its traffic. */
         int ac =
-            mqdh__call_kind(p->where_call) == MQDH_CALL_COLLECTIVE ? mqdh__comm_of_args(p) : -1;
+            mqdh__call_kind(p->where_call) == MQDH__CALL_COLLECTIVE ? mqdh__comm_of_args(p) : -1;
         b->coll_comm[i] = ac >= 0 ? ac : mqdh__comm_of_traffic(p);
     }
     return MQDH_OK;
@@ -976,24 +976,24 @@ void mqdh__waits_of(struct mqdh__waits *b, int i)
 {
     enum mqdh__call_kind k = mqdh__call_kind(b->m.d->procs[i].where_call);
     switch (k) { /* every kind: -Wswitch says if one is missing */
-    case MQDH_CALL_COLLECTIVE:
+    case MQDH__CALL_COLLECTIVE:
         collective_waits(b, i);
         break;
-    case MQDH_CALL_FINALIZE:
+    case MQDH__CALL_FINALIZE:
         finalize_waits(b, i);
         break;
-    case MQDH_CALL_ABORT:
+    case MQDH__CALL_ABORT:
         break; /* waits for nobody; waits on it are never met */
-    case MQDH_CALL_PROBE:
+    case MQDH__CALL_PROBE:
         probe_waits(b, i, b->cand);
         break;
-    case MQDH_CALL_NOT_MPI:
-    case MQDH_CALL_RETURNS:
-    case MQDH_CALL_ONE_RECV:
-    case MQDH_CALL_ONE_SEND:
-    case MQDH_CALL_ONE:
-    case MQDH_CALL_ALL:
-    case MQDH_CALL_ANY:
+    case MQDH__CALL_NOT_MPI:
+    case MQDH__CALL_RETURNS:
+    case MQDH__CALL_ONE_RECV:
+    case MQDH__CALL_ONE_SEND:
+    case MQDH__CALL_ONE:
+    case MQDH__CALL_ALL:
+    case MQDH__CALL_ANY:
         p2p_waits(b, i, k, b->cand);
         break;
     }

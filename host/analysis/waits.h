@@ -3,8 +3,8 @@
  * blocked process waits for, by the MPI call it is in and what its queues
  * and its peers' hold (waits.c), for analyze.c.
  */
-#ifndef MQDH_WAITS_H
-#define MQDH_WAITS_H
+#ifndef MQDH__WAITS_H
+#define MQDH__WAITS_H
 
 #include "analysis/match.h"
 #include "mqdhost.h"
@@ -67,13 +67,6 @@ struct mqdh_wait *mqdh__add_wait(struct mqdh__waits *b);
  */
 struct mqdh_wait *mqdh__add_collective_wait(struct mqdh__waits *b, int i, int m, int g, int comm,
                                            long local);
-
-/*
- * The waits of process i, blocked but without queues (its MPI keeps none
- * for debuggers, or its DLL could not read them), from the arguments of
- * the call it is in alone (calls.c).
- */
-void mqdh__call_waits(struct mqdh__waits *b, int i);
 
 /* The waits of process i, blocked (a->activity[i], as every process's,
  * set), from its queues and its call, into a->waits, one after another;

@@ -2,8 +2,8 @@
  * array.h - the host's one growable array, and its one bound on lists read
  * from a target.
  */
-#ifndef MQDH_ARRAY_H
-#define MQDH_ARRAY_H
+#ifndef MQDH__ARRAY_H
+#define MQDH__ARRAY_H
 
 #include <stddef.h>
 #include <stdlib.h>
@@ -14,19 +14,19 @@
  * jobs run, a process's communicators, a queue's entries, a group's
  * members): a list read from a target that is longer is corrupt or a cycle.
  */
-#define MQDH_MAX_LIST (1 << 23)
+#define MQDH__MAX_LIST (1 << 23)
 
 /*
  * Make room in the array *vp (a pointer to any element type, of size bytes
  * each) for at least need elements, doubling its capacity *cap.  0, or -1
  * with *vp and *cap unchanged when memory runs out or need is beyond
- * MQDH_MAX_LIST.
+ * MQDH__MAX_LIST.
  */
 static inline int mqdh_grow_(void *vp, int *cap, int need, size_t size)
 {
     if (need <= *cap)
         return 0;
-    if (need > MQDH_MAX_LIST)
+    if (need > MQDH__MAX_LIST)
         return -1;
     int nc = *cap ? *cap : 8;
     while (nc < need)
@@ -42,6 +42,6 @@ static inline int mqdh_grow_(void *vp, int *cap, int need, size_t size)
 }
 
 /* Room for need elements in array v of capacity cap (both lvalues). */
-#define MQDH_GROW(v, cap, need) mqdh_grow_(&(v), &(cap), (need), sizeof *(v))
+#define MQDH__GROW(v, cap, need) mqdh_grow_(&(v), &(cap), (need), sizeof *(v))
 
 #endif

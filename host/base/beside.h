@@ -2,8 +2,8 @@
  * beside.h - where mqd's own files are: beside this library's file, in the
  * build tree and an installed tree alike (beside.c).
  */
-#ifndef MQDH_BESIDE_H
-#define MQDH_BESIDE_H
+#ifndef MQDH__BESIDE_H
+#define MQDH__BESIDE_H
 
 #include <stddef.h>
 

@@ -8,8 +8,8 @@
  * where.c, result_read.c, remote.c, the analysis - call down into it; it
  * calls nothing of theirs.
  */
-#ifndef MQDH_DUMP_H
-#define MQDH_DUMP_H
+#ifndef MQDH__DUMP_H
+#define MQDH__DUMP_H
 
 #include "mqdhost.h"
 

@@ -5,8 +5,8 @@
  * them, under a lock: never two calls at once, whichever thread of the
  * dump takes the step.
  */
-#ifndef MQDH_PROGRESS_H
-#define MQDH_PROGRESS_H
+#ifndef MQDH__PROGRESS_H
+#define MQDH__PROGRESS_H
 
 #include "mqdhost.h"
 

@@ -23,7 +23,7 @@ enum defect { OWNER, WRITABLE, SHARED };
 static const struct mqdh__trust_use dll_use = {"loading it",
                                                "pass --trust-target-dll to load it anyway"};
 
-static int refuse(enum mqdh_dll_trust trust, const struct mqdh__trust_use *how, enum defect what,
+static int refuse(enum mqdh__dll_trust trust, const struct mqdh__trust_use *how, enum defect what,
                   const struct stat *st, const char *subject, char *err, size_t errlen)
 {
     char defect[64];
@@ -42,7 +42,7 @@ static int refuse(enum mqdh_dll_trust trust, const struct mqdh__trust_use *how, 
     }
     if (!how)
         how = &dll_use;
-    if (trust == MQDH_DLL_TRUST_RULE)
+    if (trust == MQDH__DLL_TRUST_RULE)
         snprintf(err, errlen, "%s %s%s", subject, defect,
                  what == OWNER ? ", neither root nor you" : "");
     else
@@ -59,7 +59,7 @@ static int refuse(enum mqdh_dll_trust trust, const struct mqdh__trust_use *how, 
  * own may be root's and sticky (/tmp): in it only the owner of the next
  * directory, checked in turn, can move that away.
  */
-static int dir_trusted(enum mqdh_dll_trust trust, const struct mqdh__trust_use *how,
+static int dir_trusted(enum mqdh__dll_trust trust, const struct mqdh__trust_use *how,
                        const char *real, int dirlen, int own, const struct stat *st, char *err,
                        size_t errlen)
 {
@@ -78,7 +78,7 @@ static int dir_trusted(enum mqdh_dll_trust trust, const struct mqdh__trust_use *
     return refuse(trust, how, what, st, subject, err, errlen);
 }
 
-static int file_trusted(enum mqdh_dll_trust trust, const struct mqdh__trust_use *how,
+static int file_trusted(enum mqdh__dll_trust trust, const struct mqdh__trust_use *how,
                         const char *real, const struct stat *st, char *err, size_t errlen)
 {
     if (!owner_ok(st))
@@ -109,7 +109,7 @@ static int changed(const char *verb, const char *path, const char *real, int len
 struct walk {
     const char *path, *real;
     const char *verb; /* in messages: "load" (a DLL), "open" */
-    enum mqdh_dll_trust trust;
+    enum mqdh__dll_trust trust;
     const struct mqdh__trust_use *how;
     int check;
     int dir_ok; /* the path may name a directory */
@@ -167,7 +167,7 @@ static int open_last(struct walk *w, int *fd, struct stat *st, char *err, size_t
 }
 
 /* mqdh__trust_open, and mqdh_path_trusted's for a directory too (dir_ok). */
-static int trust_open(const char *path, enum mqdh_dll_trust trust,
+static int trust_open(const char *path, enum mqdh__dll_trust trust,
                       const struct mqdh__trust_use *how, int dir_ok, int *fd, struct stat *st,
                       char *err, size_t errlen)
 {
@@ -185,7 +185,7 @@ static int trust_open(const char *path, enum mqdh_dll_trust trust,
         .trust = trust,
         .how = how,
         .dir_ok = dir_ok,
-        .check = trust == MQDH_DLL_TRUST_RULE || (trust == MQDH_DLL_TRUST_GIVEN && geteuid() == 0),
+        .check = trust == MQDH__DLL_TRUST_RULE || (trust == MQDH__DLL_TRUST_GIVEN && geteuid() == 0),
         .dfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC),
         .dirlen = 1, /* "/" */
         .name = real + 1,
@@ -208,7 +208,7 @@ static int trust_open(const char *path, enum mqdh_dll_trust trust,
     return rc;
 }
 
-int mqdh__trust_open(const char *path, enum mqdh_dll_trust trust,
+int mqdh__trust_open(const char *path, enum mqdh__dll_trust trust,
                      const struct mqdh__trust_use *how, int *fd, struct stat *st, char *err,
                      size_t errlen)
 {
@@ -237,7 +237,7 @@ int mqdh_path_trusted(const char *path, const char *use, char *err, size_t errle
     struct mqdh__trust_use how = {use ? use : "using it", NULL};
     int fd;
     struct stat st;
-    int rc = trust_open(path, MQDH_DLL_TRUST_GIVEN, &how, 1, &fd, &st, err, errlen);
+    int rc = trust_open(path, MQDH__DLL_TRUST_GIVEN, &how, 1, &fd, &st, err, errlen);
     if (fd >= 0)
         close(fd);
     return rc == MQDH_OK ? MQDH_OK : MQDH_E_UNTRUSTED;

@@ -14,24 +14,24 @@
  * after it was resolved is refused: the descriptor returned is the very
  * file checked.
  */
-#ifndef MQDH_TRUST_H
-#define MQDH_TRUST_H
+#ifndef MQDH__TRUST_H
+#define MQDH__TRUST_H
 
 #include <stddef.h>
 #include <sys/stat.h>
 
 /* How far a path is trusted. */
-enum mqdh_dll_trust {
+enum mqdh__dll_trust {
     /* Named by a target (MPIR_dll_name, a debug link, ...): the rule. */
-    MQDH_DLL_TRUST_RULE,
+    MQDH__DLL_TRUST_RULE,
     /* The user's choice (--dll, $MQD_DLL, $MQD_AGENT, a program on $PATH):
      * taken as given, but under the rule when running as root
      * (geteuid() == 0), where another user's file would run that user's
      * code as root. */
-    MQDH_DLL_TRUST_GIVEN,
+    MQDH__DLL_TRUST_GIVEN,
     /* No rule: --trust-target-dll, or mqd's own DLL, which sits beside the
      * library that is already running. */
-    MQDH_DLL_TRUST_ANY,
+    MQDH__DLL_TRUST_ANY,
 };
 
 /*
@@ -52,7 +52,7 @@ struct mqdh__trust_use {
  * regular file; the reason in err, naming the path (and the owner's uid or
  * the mode that failed).  how words a refusal as root (NULL: a DLL's).
  */
-int mqdh__trust_open(const char *path, enum mqdh_dll_trust trust,
+int mqdh__trust_open(const char *path, enum mqdh__dll_trust trust,
                      const struct mqdh__trust_use *how, int *fd, struct stat *st, char *err,
                      size_t errlen);
 

@@ -1,5 +1,5 @@
-#ifndef MQDH_HOSTS_H
-#define MQDH_HOSTS_H
+#ifndef MQDH__HOSTS_H
+#define MQDH__HOSTS_H
 
 #include <stddef.h>
 

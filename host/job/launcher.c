@@ -145,7 +145,7 @@ static int append(const struct member *m, int k, pid_t **pids, int **ranks, char
  * pid and host, its index its rank.  MQDH_OK and the arrays of *n; else
  * MQDH_E_JOB (err says why) or MQDH_E_NOMEM, with them NULL.
  */
-static int read_proctable(pid_t launcher, const struct mqdh_image *im, struct mqdh_mem *mem,
+static int read_proctable(pid_t launcher, const struct mqdh__image *im, struct mqdh__mem *mem,
                           uint64_t table_sym, uint64_t size_sym, pid_t **pids, int **ranks,
                           char ***hosts, int *n, char *err, size_t errlen)
 {
@@ -263,8 +263,8 @@ static int launched_ranks(pid_t launcher, pid_t **pids, int **ranks, char ***hos
                           char *how, size_t howlen, char *err, size_t errlen)
 {
     struct mqdh__attach att;
-    struct mqdh_image img;
-    struct mqdh_mem mem;
+    struct mqdh__image img;
+    struct mqdh__mem mem;
     uint64_t table_sym, size_sym;
 
     *pids = NULL;

@@ -1,8 +1,8 @@
 /*
  * owner.h - whose processes a dump may touch (owner.c), for session.c.
  */
-#ifndef MQDH_OWNER_H
-#define MQDH_OWNER_H
+#ifndef MQDH__OWNER_H
+#define MQDH__OWNER_H
 
 #include "target/attach.h"
 #include "mqdhost.h"

@@ -53,7 +53,7 @@ static int read_tree(const char *root, struct node **out, size_t *n)
             continue;
         size_t len;
         char *stat = mqdh__proc_read(root, (pid_t)v, "stat", &len);
-        struct mqdh_stat st;
+        struct mqdh__stat_line st;
         int ok = stat && mqdh__text_stat(stat, &st) == 0;
         free(stat);
         if (!ok)

@@ -5,8 +5,8 @@
  * mpiexec, a batch script.  The tree's root is a parameter, so that the
  * tests feed it directories shaped like /proc (tests/test_procjob.c).
  */
-#ifndef MQDH_PROCJOB_H
-#define MQDH_PROCJOB_H
+#ifndef MQDH__PROCJOB_H
+#define MQDH__PROCJOB_H
 
 #include <stddef.h>
 #include <sys/types.h>

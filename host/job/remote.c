@@ -88,7 +88,7 @@ struct agent {
     int dropped; /* processes its results gave that it was not sent */
 };
 
-struct mqdh_remote {
+struct mqdh__remote {
     const struct mqdh_options *opt;
     char **words;     /* the remote command's words, {host}/{hosts} not yet replaced */
     int nwords;
@@ -224,7 +224,7 @@ static void set_why(char **why, const char *fmt, ...)
 
 /* Host h's share of the table: "PID:RANK" words (per-host form), or one
  * "HOST=PID:RANK,PID:RANK..." word (all-hosts form), at v[*k...]. */
-static int share_words(struct mqdh_remote *r, const struct host *h, char **v, int *k)
+static int share_words(struct mqdh__remote *r, const struct host *h, char **v, int *k)
 {
     if (!r->all) {
         for (int i = 0; i < h->n; i++) {
@@ -259,7 +259,7 @@ static size_t share_size(const struct host *h)
 
 /* The template's words for a's hosts: {host} (the per-host form), or
  * {hosts} comma-joined and {nhosts} their count; into v[*k...]. */
-static int template_words(struct mqdh_remote *r, const struct agent *a, char **v, int *k)
+static int template_words(struct mqdh__remote *r, const struct agent *a, char **v, int *k)
 {
     size_t len = 1;
     for (int i = 0; i < a->nhosts; i++)
@@ -289,7 +289,7 @@ static int template_words(struct mqdh_remote *r, const struct agent *a, char **v
 /* The agent's argv: the template's words for its hosts, then the
  * agent's command line.  NULL-terminated, malloc'd, or NULL out of
  * memory. */
-static char **agent_argv(struct mqdh_remote *r, struct agent *a)
+static char **agent_argv(struct mqdh__remote *r, struct agent *a)
 {
     const struct mqdh_options *o = r->opt;
     int max = r->nwords + 16 + (r->all ? a->nhosts : r->h[a->first].n);
@@ -337,7 +337,7 @@ static void close_fd(int *fd)
 }
 
 /* Start agent a: its own process group, its stdin a pipe held open. */
-static void start(struct mqdh_remote *r, struct agent *a)
+static void start(struct mqdh__remote *r, struct agent *a)
 {
     int out[2] = {-1, -1}, err[2] = {-1, -1}, in[2] = {-1, -1};
     a->pid = -1;
@@ -402,7 +402,7 @@ static int running(const struct agent *a)
 }
 
 /* Start agents until fanout run at once. */
-static void start_more(struct mqdh_remote *r)
+static void start_more(struct mqdh__remote *r)
 {
     int run = 0;
     for (int i = 0; i < r->na; i++)
@@ -421,7 +421,7 @@ static void start_more(struct mqdh_remote *r)
 #define MAX_TABLE ((size_t)96 * 1024)
 
 /* The reason every host gets that no agent can start for, if any. */
-static void check_command(struct mqdh_remote *r, int have_agent, const char *agent_why,
+static void check_command(struct mqdh__remote *r, int have_agent, const char *agent_why,
                           char **why)
 {
     const struct mqdh_options *o = r->opt;
@@ -457,7 +457,7 @@ static void check_command(struct mqdh_remote *r, int have_agent, const char *age
 }
 
 /* The hosts of the remote processes, in the order they first appear. */
-static int gather_hosts(struct mqdh_remote *r, const int *remote, int n)
+static int gather_hosts(struct mqdh__remote *r, const int *remote, int n)
 {
     for (int i = 0; i < n; i++) {
         if (!remote[i])
@@ -481,7 +481,7 @@ static int gather_hosts(struct mqdh_remote *r, const int *remote, int n)
 
 /* Every host an agent can be started for in a command: its own (the
  * per-host form), or as many at once as MAX_TABLE allows (all-hosts). */
-static void plan_agents(struct mqdh_remote *r, const char *why_all)
+static void plan_agents(struct mqdh__remote *r, const char *why_all)
 {
     for (int i = 0; i < r->nh; i++) {
         struct host *h = &r->h[i];
@@ -506,7 +506,7 @@ static void plan_agents(struct mqdh_remote *r, const char *why_all)
     }
 }
 
-static void free_hosts(struct mqdh_remote *r)
+static void free_hosts(struct mqdh__remote *r)
 {
     for (int k = 0; r->h && k < r->nh; k++) {
         free(r->h[k].idx);
@@ -516,10 +516,10 @@ static void free_hosts(struct mqdh_remote *r)
 }
 
 int mqdh__remote_start(const struct mqdh_options *opt, const struct mqdh_process *procs,
-                       const int *ranks, const int *remote, int n, struct mqdh_remote **out)
+                       const int *ranks, const int *remote, int n, struct mqdh__remote **out)
 {
     *out = NULL;
-    struct mqdh_remote *r = calloc(1, sizeof *r);
+    struct mqdh__remote *r = calloc(1, sizeof *r);
     char *why_all = NULL;
     if (!r)
         return MQDH_E_NOMEM;
@@ -788,7 +788,7 @@ nomem:
 }
 
 /* The host of a's whose name is label's ("nodeB: "), or NULL. */
-static struct host *host_labelled(struct mqdh_remote *r, const struct agent *a,
+static struct host *host_labelled(struct mqdh__remote *r, const struct agent *a,
                                   const struct stream *s)
 {
     size_t w = 0;
@@ -808,7 +808,7 @@ static struct host *host_labelled(struct mqdh_remote *r, const struct agent *a,
 /* Read stream s, which holds one result or several one after another
  * ("mqd-result" starts each), into a's results.  A result that does not
  * read is a reason: its host's if the label names one, else a's. */
-static void read_stream(struct mqdh_remote *r, struct agent *a, const struct stream *s)
+static void read_stream(struct mqdh__remote *r, struct agent *a, const struct stream *s)
 {
     for (size_t at = 0; at < s->len;) {
         size_t end = at;
@@ -841,7 +841,7 @@ static void read_stream(struct mqdh_remote *r, struct agent *a, const struct str
 }
 
 /* Why a host of a's has no result (asked only of those), malloc'd. */
-static char *reason(struct mqdh_remote *r, struct agent *a, const struct host *h)
+static char *reason(struct mqdh__remote *r, struct agent *a, const struct host *h)
 {
     if (h->why)
         return strdup(h->why);
@@ -885,7 +885,7 @@ static char *reason(struct mqdh_remote *r, struct agent *a, const struct host *h
 
 /* What a's end means: the results it gave (whatever its exit status, a
  * result that reads is whole), or the reasons there are none. */
-static void conclude(struct mqdh_remote *r, struct agent *a)
+static void conclude(struct mqdh__remote *r, struct agent *a)
 {
     if (a->too_big)
         return;
@@ -903,7 +903,7 @@ static void conclude(struct mqdh_remote *r, struct agent *a)
 }
 
 /* Wait for the running agents, starting the rest as they finish. */
-static void collect(struct mqdh_remote *r)
+static void collect(struct mqdh__remote *r)
 {
     struct pollfd *fds = calloc((size_t)(2 * r->na + 1), sizeof *fds);
     int *who = calloc((size_t)(2 * r->na + 1), sizeof *who);
@@ -961,7 +961,7 @@ static void collect(struct mqdh_remote *r)
     free(who);
 }
 
-int mqdh__remote_finish(struct mqdh_remote *r, struct mqdh_dump *d)
+int mqdh__remote_finish(struct mqdh__remote *r, struct mqdh_dump *d)
 {
     collect(r);
     int rc = MQDH_OK;

@@ -5,8 +5,8 @@
  * (mqdh_result_read) and merged into the session's dump here: remote.c
  * uses the dump model, never the session.
  */
-#ifndef MQDH_REMOTE_H
-#define MQDH_REMOTE_H
+#ifndef MQDH__REMOTE_H
+#define MQDH__REMOTE_H
 
 #include "mqdhost.h"
 
@@ -21,10 +21,10 @@
  * its host's reason, and frees r.  It returns MQDH_OK, or MQDH_E_REMOTE if
  * some process got no result or an agent's came with an error.
  */
-struct mqdh_remote;
+struct mqdh__remote;
 int mqdh__remote_start(const struct mqdh_options *opt, const struct mqdh_process *procs,
-                       const int *ranks, const int *remote, int n, struct mqdh_remote **out);
-int mqdh__remote_finish(struct mqdh_remote *r, struct mqdh_dump *d);
+                       const int *ranks, const int *remote, int n, struct mqdh__remote **out);
+int mqdh__remote_finish(struct mqdh__remote *r, struct mqdh_dump *d);
 
 /* Stop every agent running (async-signal-safe): mqdh_release_all. */
 void mqdh__remote_kill_all(void);

@@ -4,7 +4,7 @@
  * control characters made '?'.
  */
 #define _GNU_SOURCE
-#include "job/result.h"
+#include "job/result_fields.h"
 
 #include "mqdhost.h"
 

@@ -13,7 +13,8 @@
 
 #include "base/array.h"
 #include "target/attach.h"
-#include "job/result.h"
+#include "job/result_fields.h"
+#include "job/result_read.h"
 #include "target/where.h"
 
 #include <errno.h>
@@ -22,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const queue_states[] = MQDH_RESULT_QUEUE_STATES;
+static const char *const queue_states[] = MQDH__RESULT_QUEUE_STATES;
 
 static int read_process(struct mqdh__reader *r, struct mqdh_process *p)
 {
@@ -30,8 +31,8 @@ static int read_process(struct mqdh__reader *r, struct mqdh_process *p)
     long long pid;
     int tid;
     if (mqdh__rd_ll(r, "pid", 1, 0x7fffffff, &pid) != 0 ||
-        mqdh__rd_int(r, "rank", -1, MQDH_MAX_LIST, &p->rank) != 0 ||
-        mqdh__rd_int(r, "world", -1, MQDH_MAX_LIST, &p->world) != 0 ||
+        mqdh__rd_int(r, "rank", -1, MQDH__MAX_LIST, &p->rank) != 0 ||
+        mqdh__rd_int(r, "world", -1, MQDH__MAX_LIST, &p->world) != 0 ||
         mqdh__rd_int(r, "identity", -1, 0x7fffffff, &p->identity) != 0 ||
         mqdh__rd_int(r, "dll_source", MQDH_DLL_NONE, MQDH_DLL_TARGET, &dll_source) != 0 ||
         mqdh__rd_int(r, "line", 0, 0x7fffffff, &p->where_line) != 0 ||
@@ -101,7 +102,7 @@ static int read_comm(struct mqdh__reader *r, struct mqdh_comm *c)
 static int read_group(struct mqdh__reader *r, struct mqdh_comm *c)
 {
     long long n;
-    if (mqdh__rd_ll(r, "group size", 1, MQDH_MAX_LIST, &n) != 0)
+    if (mqdh__rd_ll(r, "group size", 1, MQDH__MAX_LIST, &n) != 0)
         return -1;
     if (n != c->size || c->local_rank < 0 || c->local_rank >= c->size)
         return mqdh__rd_fail(r, MQDH_E_RESULT,
@@ -158,7 +159,7 @@ static int read_queue(struct mqdh__reader *r, struct mqdh_queue *q, int which)
         return mqdh__rd_fail(r, MQDH_E_RESULT, "queue state '%.*s' unknown",
                              (int)(r->toklen < 20 ? r->toklen : 20), r->tok);
     int n;
-    if (mqdh__rd_int(r, "entries", 0, MQDH_MAX_LIST, &n) != 0 ||
+    if (mqdh__rd_int(r, "entries", 0, MQDH__MAX_LIST, &n) != 0 ||
         mqdh__rd_str(r, "error", NULL, 0, &q->error) != 0)
         return -1;
     q->state = (enum mqdh_queue_state)state;
@@ -220,8 +221,8 @@ static int read_thread(struct mqdh__reader *r, struct mqdh_thread *t, int *want)
 {
     int tid;
     if (mqdh__rd_int(r, "thread", 1, 0x7fffffff, &tid) != 0 ||
-        mqdh__rd_int(r, "frames", 0, MQDH_MAX_FRAMES, want) != 0 ||
-        mqdh__rd_int(r, "entry", -1, MQDH_MAX_FRAMES - 1, &t->entry) != 0 ||
+        mqdh__rd_int(r, "frames", 0, MQDH__MAX_FRAMES, want) != 0 ||
+        mqdh__rd_int(r, "entry", -1, MQDH__MAX_FRAMES - 1, &t->entry) != 0 ||
         mqdh__rd_str(r, "call", NULL, 0, &t->call) != 0 ||
         mqdh__rd_str(r, "error", NULL, 0, &t->error) != 0)
         return -1;
@@ -321,7 +322,7 @@ static int read_module(struct mqdh__reader *r, struct module_table *m)
         return -1;
     if (index != m->n)
         return mqdh__rd_fail(r, MQDH_E_RESULT, "module %d where module %d comes", index, m->n);
-    if (MQDH_GROW(m->path, m->cap, m->n + 1) != 0)
+    if (MQDH__GROW(m->path, m->cap, m->n + 1) != 0)
         return mqdh__rd_fail(r, MQDH_E_NOMEM, "out of memory");
     if (mqdh__rd_str(r, "path", NULL, 0, &m->path[m->n]) != 0)
         return -1;
@@ -335,7 +336,7 @@ static int read_module(struct mqdh__reader *r, struct module_table *m)
 static struct mqdh_stack *stack_of(struct mqdh_dump *d, int *stacks_cap, int p)
 {
     int had = d->stacks ? *stacks_cap : 0;
-    if (MQDH_GROW(d->stacks, *stacks_cap, p + 1) != 0)
+    if (MQDH__GROW(d->stacks, *stacks_cap, p + 1) != 0)
         return NULL;
     if (*stacks_cap > had)
         memset(d->stacks + had, 0, (size_t)(*stacks_cap - had) * sizeof *d->stacks);
@@ -353,7 +354,7 @@ struct stacks_read {
 static struct mqdh_cpu *cpu_of(struct mqdh_dump *d, int *cpu_cap, int p)
 {
     int had = d->cpu ? *cpu_cap : 0;
-    if (MQDH_GROW(d->cpu, *cpu_cap, p + 1) != 0)
+    if (MQDH__GROW(d->cpu, *cpu_cap, p + 1) != 0)
         return NULL;
     if (*cpu_cap > had)
         memset(d->cpu + had, 0, (size_t)(*cpu_cap - had) * sizeof *d->cpu);
@@ -382,11 +383,11 @@ static int read_thread_cpu(struct mqdh__reader *r, struct mqdh_dump *d, struct p
     struct mqdh_cpu *cpu = d->cpu ? &d->cpu[at->p - d->procs] : NULL;
     if (!cpu || !cpu->known)
         return mqdh__rd_fail(r, MQDH_E_RESULT, "a thread's cpu before its process's");
-    if (cpu->nthreads >= MQDH_MAX_THREADS)
-        return mqdh__rd_fail(r, MQDH_E_RESULT, "more than %d threads", MQDH_MAX_THREADS);
+    if (cpu->nthreads >= MQDH__MAX_THREADS)
+        return mqdh__rd_fail(r, MQDH_E_RESULT, "more than %d threads", MQDH__MAX_THREADS);
     if (mqdh__rd_spend(r, sizeof *cpu->threads, "a thread's cpu") != 0)
         return -1;
-    if (MQDH_GROW(cpu->threads, sr->tc_cap, cpu->nthreads + 1) != 0)
+    if (MQDH__GROW(cpu->threads, sr->tc_cap, cpu->nthreads + 1) != 0)
         return mqdh__rd_fail(r, MQDH_E_NOMEM, "out of memory");
     struct mqdh_thread_cpu *t = &cpu->threads[cpu->nthreads];
     int tid;
@@ -407,7 +408,7 @@ static int begin_process(struct mqdh__reader *r, struct mqdh_dump *d, int *procs
     if (close_comm(r, at) != 0 ||
         mqdh__rd_spend(r, sizeof *d->procs + sizeof *d->stacks + sizeof *d->cpu, "a process") != 0)
         return -1;
-    if (MQDH_GROW(d->procs, *procs_cap, d->nprocs + 1) != 0 ||
+    if (MQDH__GROW(d->procs, *procs_cap, d->nprocs + 1) != 0 ||
         (d->stacks && !stack_of(d, &sr->stacks_cap, d->nprocs)) ||
         (d->cpu && !cpu_of(d, &sr->cpu_cap, d->nprocs)))
         return mqdh__rd_fail(r, MQDH_E_NOMEM, "out of memory");
@@ -426,11 +427,11 @@ static int begin_thread(struct mqdh__reader *r, struct mqdh_dump *d, struct plac
         return -1;
     if (!at->st && !(at->st = stack_of(d, &sr->stacks_cap, (int)(at->p - d->procs))))
         return mqdh__rd_fail(r, MQDH_E_NOMEM, "out of memory");
-    if (at->st->nthreads >= MQDH_MAX_THREADS)
-        return mqdh__rd_fail(r, MQDH_E_RESULT, "more than %d threads", MQDH_MAX_THREADS);
+    if (at->st->nthreads >= MQDH__MAX_THREADS)
+        return mqdh__rd_fail(r, MQDH_E_RESULT, "more than %d threads", MQDH__MAX_THREADS);
     if (mqdh__rd_spend(r, sizeof *at->st->threads, "a thread") != 0)
         return -1;
-    if (MQDH_GROW(at->st->threads, at->threads_cap, at->st->nthreads + 1) != 0)
+    if (MQDH__GROW(at->st->threads, at->threads_cap, at->st->nthreads + 1) != 0)
         return mqdh__rd_fail(r, MQDH_E_NOMEM, "out of memory");
     at->t = &at->st->threads[at->st->nthreads++];
     memset(at->t, 0, sizeof *at->t);
@@ -445,7 +446,7 @@ static int add_frame(struct mqdh__reader *r, struct place *at, const struct stac
         return mqdh__rd_fail(r, MQDH_E_RESULT, "a frame beyond its thread's count");
     if (mqdh__rd_spend(r, sizeof *at->t->frames, "a frame") != 0)
         return -1;
-    if (MQDH_GROW(at->t->frames, at->frames_cap, at->t->nframes + 1) != 0)
+    if (MQDH__GROW(at->t->frames, at->frames_cap, at->t->nframes + 1) != 0)
         return mqdh__rd_fail(r, MQDH_E_NOMEM, "out of memory");
     struct mqdh_frame *fr = &at->t->frames[at->t->nframes++];
     memset(fr, 0, sizeof *fr);
@@ -458,7 +459,7 @@ static int begin_comm(struct mqdh__reader *r, struct place *at)
 {
     if (close_comm(r, at) != 0 || mqdh__rd_spend(r, sizeof *at->p->comms, "a communicator") != 0)
         return -1;
-    if (MQDH_GROW(at->p->comms, at->comms_cap, at->p->ncomms + 1) != 0)
+    if (MQDH__GROW(at->p->comms, at->comms_cap, at->p->ncomms + 1) != 0)
         return mqdh__rd_fail(r, MQDH_E_NOMEM, "out of memory");
     at->c = &at->p->comms[at->p->ncomms++];
     memset(at->c, 0, sizeof *at->c);
@@ -491,7 +492,7 @@ static int begin_op(struct mqdh__reader *r, struct place *at)
         return mqdh__rd_fail(r, MQDH_E_RESULT, "an entry beyond its queue's count");
     if (mqdh__rd_spend(r, sizeof *at->q->ops, "an entry") != 0)
         return -1;
-    if (MQDH_GROW(at->q->ops, at->ops_cap, at->q->nops + 1) != 0)
+    if (MQDH__GROW(at->q->ops, at->ops_cap, at->q->nops + 1) != 0)
         return mqdh__rd_fail(r, MQDH_E_NOMEM, "out of memory");
     at->o = &at->q->ops[at->q->nops++];
     memset(at->o, 0, sizeof *at->o);
@@ -602,7 +603,7 @@ static void read_body(struct mqdh__reader *r, struct mqdh_dump *d, struct stacks
         }
         if (is(r, "dump")) {
             long long n, w, f;
-            if (mqdh__rd_ll(r, "processes", 0, MQDH_MAX_LIST, &n) == 0 &&
+            if (mqdh__rd_ll(r, "processes", 0, MQDH__MAX_LIST, &n) == 0 &&
                 mqdh__rd_ll(r, "workers", 0, 1 << 20, &w) == 0 &&
                 mqdh__rd_ll(r, "files", 0, 1 << 30, &f) == 0) {
                 declared = (int)n;
@@ -611,7 +612,7 @@ static void read_body(struct mqdh__reader *r, struct mqdh_dump *d, struct stacks
             }
         } else if (is(r, "end")) {
             long long n;
-            if (close_comm(r, &at) == 0 && mqdh__rd_ll(r, "processes", 0, MQDH_MAX_LIST, &n) == 0 &&
+            if (close_comm(r, &at) == 0 && mqdh__rd_ll(r, "processes", 0, MQDH__MAX_LIST, &n) == 0 &&
                 mqdh__rd_end(r) == 0 && (n != d->nprocs || n != declared))
                 mqdh__rd_fail(r, MQDH_E_RESULT, "the end counts %lld processes, and %d came", n,
                               d->nprocs);

@@ -6,7 +6,8 @@
 #include "mqdhost.h"
 
 #include "base/array.h"
-#include "job/result.h"
+#include "job/result_fields.h"
+#include "job/result_write.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -35,7 +36,7 @@ void mqdh__result_put_str(FILE *f, const char *s)
     put_str(f, s);
 }
 
-static const char *const queue_states[] = MQDH_RESULT_QUEUE_STATES;
+static const char *const queue_states[] = MQDH__RESULT_QUEUE_STATES;
 
 /* The object paths frames name, each written once ("m INDEX PATH") and
  * then named by its index. */
@@ -51,7 +52,7 @@ static int module_index(FILE *f, struct modules *m, const char *path)
     for (int i = m->n - 1; i >= 0; i--)
         if (strcmp(m->path[i], path) == 0)
             return i;
-    if (MQDH_GROW(m->path, m->cap, m->n + 1) != 0) {
+    if (MQDH__GROW(m->path, m->cap, m->n + 1) != 0) {
         m->failed = 1;
         return -1;
     }

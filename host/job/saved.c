@@ -7,7 +7,9 @@
 #define _GNU_SOURCE
 #include "mqdhost.h"
 
-#include "job/result.h"
+#include "job/result_fields.h"
+#include "job/result_read.h"
+#include "job/result_write.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -6,7 +6,9 @@
  * specification gives.
  */
 #define _GNU_SOURCE
-#include "protocol/objects.h"
+#include "protocol/callbacks.h"
+#include "protocol/identity.h"
+#include "protocol/protocol.h"
 #include "target/debugfile.h"
 
 #include "base/dump.h"
@@ -28,9 +30,9 @@
 #include <unistd.h>
 
 static const char *const error_messages[] = {
-#define MQDH_MSG_(name, value, msg) [value] = msg,
-    MQDH_ERRORS(MQDH_MSG_)
-#undef MQDH_MSG_
+#define MQDH__MSG_(name, value, msg) [value] = msg,
+    MQDH_ERRORS(MQDH__MSG_)
+#undef MQDH__MSG_
 };
 
 const char *mqdh_strerror(int code)
@@ -136,28 +138,28 @@ static int phase_work(enum phase phase, struct target *p)
 
 /* A process whose DLL crashed, now or on another process, or ran out of
  * time (why), with the guard's account of it. */
-static int give_up(struct target *p, enum mqdh_guard_why why, const struct mqdh_guard *g)
+static int give_up(struct target *p, enum mqdh__guard_why why, const struct mqdh__guard *g)
 {
     char what[200];
     p->abandoned = 1;
     p->ready = 0;
-    if (why == MQDH_GUARD_NONE && atomic_load(&p->dll->crashed)) {
+    if (why == MQDH__GUARD_NONE && atomic_load(&p->dll->crashed)) {
         mqdh__process_error(p->out, "not read: the debug DLL %s crashed on another process",
                             p->dll->path);
         return MQDH_E_DLL_CRASHED;
     }
-    if (why == MQDH_GUARD_NONE) {
+    if (why == MQDH__GUARD_NONE) {
         mqdh__process_error(p->out,
                             "not read: the debug DLL %s did not return in time on %d other "
                             "processes",
-                            p->dll->path, MQDH_DLL_STUCK);
+                            p->dll->path, MQDH__DLL_STUCK);
         return MQDH_E_DLL_TIMEOUT;
     }
     mqdh__guard_describe(g, what, sizeof what);
     /* Its own error, whatever the DLL said of it before. */
     free(p->out->error);
     p->out->error = NULL;
-    if (why == MQDH_GUARD_CRASH) {
+    if (why == MQDH__GUARD_CRASH) {
         mqdh__process_error(p->out, "the debug DLL %s %s; it is not called again", p->dll->path,
                             what);
         return MQDH_E_DLL_CRASHED;
@@ -172,7 +174,7 @@ static void *work(void *arg)
     struct pool *pl = arg;
     mqdh__callbacks_bind(pl->s);
     mqdh__progress_bound = pl->progress;
-    struct mqdh_guard g;
+    struct mqdh__guard g;
     int guarded = mqdh__guard_init(&g, pl->s->dll_timeout) == 0;
     for (;;) {
         int i = atomic_fetch_add(&pl->next, 1);
@@ -182,17 +184,17 @@ static void *work(void *arg)
         if (pl->phase == PHASE_SETUP ? !p->prepared : !p->ready)
             continue;
         if (p->dll && !mqdh__dll_usable(p->dll)) {
-            pl->rcs[i] = give_up(p, MQDH_GUARD_NONE, &g);
+            pl->rcs[i] = give_up(p, MQDH__GUARD_NONE, &g);
             continue;
         }
         double t0 = now();
         volatile int rc = MQDH_E_DLL;
-        volatile enum mqdh_guard_why why = MQDH_GUARD_NONE;
+        volatile enum mqdh__guard_why why = MQDH__GUARD_NONE;
         if (guarded)
-            MQDH_GUARDED(&g, rc, why, phase_work(pl->phase, p));
+            MQDH__GUARDED(&g, rc, why, phase_work(pl->phase, p));
         else
             rc = phase_work(pl->phase, p);
-        pl->rcs[i] = why == MQDH_GUARD_NONE ? rc : give_up(p, why, &g);
+        pl->rcs[i] = why == MQDH__GUARD_NONE ? rc : give_up(p, why, &g);
         p->out->stats.seconds += now() - t0;
         if (pl->phase == PHASE_READ)
             mqdh__progress_step(MQDH__READ, 1, NULL);
@@ -232,7 +234,7 @@ struct call {
     int nlocal, nremote;
     int *remote;               /* per process: on another host */
     int *rcs;                  /* per process: how its set-up and reading went */
-    struct mqdh_remote *agents; /* the other hosts' agents; NULL: none started */
+    struct mqdh__remote *agents; /* the other hosts' agents; NULL: none started */
     int first_error;
     struct mqdh__progress progress; /* told to o.progress */
 };
@@ -661,8 +663,8 @@ int mqdh_dll_check(const char *path, char *version, size_t versionlen, int *mpi2
 int mqdh_dll_check_trusting(const char *path, int trust, char *version, size_t versionlen,
                             int *mpi2, char *err, size_t errlen)
 {
-    struct mqdh_dll *dll;
-    int rc = mqdh__dll_load_as(path, trust ? MQDH_DLL_TRUST_ANY : MQDH_DLL_TRUST_GIVEN,
+    struct mqdh__dll *dll;
+    int rc = mqdh__dll_load_as(path, trust ? MQDH__DLL_TRUST_ANY : MQDH__DLL_TRUST_GIVEN,
                               &mqdh__basic_callbacks, &dll, err, errlen);
     if (rc != MQDH_OK)
         return rc;

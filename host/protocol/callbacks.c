@@ -7,7 +7,7 @@
  * process through the image the type was found in.
  */
 #define _GNU_SOURCE
-#include "protocol/objects.h"
+#include "protocol/callbacks.h"
 #include "protocol/guard.h"
 
 #include "target/types.h"
@@ -71,12 +71,12 @@ static void cb_dprints(const char *s)
 static char *cb_errorstring(int code)
 {
     mqdh__guard_point();
-    switch ((enum mqdh_cb_error)code) {
-    case MQDH_CB_ERR_READ:
+    switch ((enum mqdh__cb_error)code) {
+    case MQDH__CB_ERR_READ:
         return (char *)"cannot read target memory";
-    case MQDH_CB_ERR_NOSYM:
+    case MQDH__CB_ERR_NOSYM:
         return (char *)"symbol not found";
-    case MQDH_CB_ERR_BADARG:
+    case MQDH__CB_ERR_BADARG:
         return (char *)"invalid argument from the DLL";
     }
     return (char *)"unknown host error";
@@ -163,12 +163,12 @@ static int find_symbol(mqs_image *image, const char *name, int functions, mqs_ta
     struct target *p = of_image(image);
     uint64_t a;
     if (!name)
-        return MQDH_CB_ERR_BADARG;
+        return MQDH__CB_ERR_BADARG;
     files_lock(p);
     int rc = mqdh__image_symbol(&p->elf, name, functions, &a, NULL);
     files_unlock(p);
     if (rc != 0)
-        return MQDH_CB_ERR_NOSYM;
+        return MQDH__CB_ERR_NOSYM;
     if (addr)
         *addr = (mqs_taddr_t)a;
     return mqs_ok;
@@ -201,7 +201,7 @@ static mqs_type *cb_find_type(mqs_image *image, char *name, mqs_lang_code lang)
 }
 
 /* A type is counted on the process whose image it was found in. */
-static struct target *of_type(const struct mqdh_type *t)
+static struct target *of_type(const struct mqdh__type *t)
 {
     return counted(mqdh__type_image(t)->owner);
 }
@@ -209,7 +209,7 @@ static struct target *of_type(const struct mqdh_type *t)
 static int cb_field_offset(mqs_type *type, char *field)
 {
     mqdh__guard_point();
-    const struct mqdh_type *t = (const struct mqdh_type *)type;
+    const struct mqdh__type *t = (const struct mqdh__type *)type;
     if (!t)
         return -1;
     struct target *p = of_type(t);
@@ -222,7 +222,7 @@ static int cb_field_offset(mqs_type *type, char *field)
 static int cb_sizeof(mqs_type *type)
 {
     mqdh__guard_point();
-    const struct mqdh_type *t = (const struct mqdh_type *)type;
+    const struct mqdh__type *t = (const struct mqdh__type *)type;
     if (!t)
         return -1;
     struct target *p = of_type(t);
@@ -261,8 +261,8 @@ static int cb_fetch_data(mqs_process *process, mqs_taddr_t addr, int size, void 
     struct target *p = of_process(process);
     p->out->stats.fetches++;
     if (size < 0 || (size > 0 && !buf))
-        return MQDH_CB_ERR_BADARG;
-    return mqdh__mem_read(&p->mem, addr, buf, (size_t)size) == 0 ? mqs_ok : MQDH_CB_ERR_READ;
+        return MQDH__CB_ERR_BADARG;
+    return mqdh__mem_read(&p->mem, addr, buf, (size_t)size) == 0 ? mqs_ok : MQDH__CB_ERR_READ;
 }
 
 static void cb_target_to_host(mqs_process *process, const void *in, void *out, int size)

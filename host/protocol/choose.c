@@ -8,7 +8,8 @@
  * checked and loaded from that descriptor.
  */
 #define _GNU_SOURCE
-#include "protocol/objects.h"
+#include "protocol/choose.h"
+#include "protocol/callbacks.h"
 
 #include "base/array.h"
 #include "base/dump.h"
@@ -37,7 +38,7 @@ static void names_free(struct names *l)
 static int names_add(struct names *l, struct target *p, uint64_t addr)
 {
     char *s = malloc(DLL_PATH_MAX);
-    if (!s || MQDH_GROW(l->v, l->cap, l->n + 1) != 0) {
+    if (!s || MQDH__GROW(l->v, l->cap, l->n + 1) != 0) {
         free(s);
         return MQDH_E_NOMEM;
     }
@@ -115,10 +116,10 @@ static void set_dll(struct target *p, const char *path, enum mqdh_dll_source src
  * The first DLL the target names that can be opened and passes the trust
  * rule (any, with --trust-target-dll), opened into *f.
  */
-static int choose_named(struct target *p, int mpich, int want_own, struct mqdh_dll_file *f)
+static int choose_named(struct target *p, int mpich, int want_own, struct mqdh__dll_file *f)
 {
     const struct mqdh_options *opt = p->session->opt;
-    enum mqdh_dll_trust trust = opt->trust_target_dll ? MQDH_DLL_TRUST_ANY : MQDH_DLL_TRUST_RULE;
+    enum mqdh__dll_trust trust = opt->trust_target_dll ? MQDH__DLL_TRUST_ANY : MQDH__DLL_TRUST_RULE;
     struct names l = {0};
     char why[1024] = "", first_why[1024] = "";
     int rc = target_dlls(p, &l);
@@ -178,11 +179,11 @@ out:
  * --trust-target-dll says to load it anyway (loader.h).
  */
 static int open_given(struct target *p, const char *path, const char *how,
-                      struct mqdh_dll_file *f)
+                      struct mqdh__dll_file *f)
 {
     char why[1024];
-    enum mqdh_dll_trust trust =
-        p->session->opt->trust_target_dll ? MQDH_DLL_TRUST_ANY : MQDH_DLL_TRUST_GIVEN;
+    enum mqdh__dll_trust trust =
+        p->session->opt->trust_target_dll ? MQDH__DLL_TRUST_ANY : MQDH__DLL_TRUST_GIVEN;
     int rc = mqdh__dll_open(path, trust, f, why, sizeof why);
     if (rc == MQDH_E_DLL_UNTRUSTED)
         mqdh__process_error(p->out, "refusing the debug DLL %s: %s", how, why);
@@ -197,7 +198,7 @@ int mqdh__choose_dll(struct target *p)
     const struct mqdh_options *opt = s->opt;
     const char *env = getenv("MQD_DLL"), *mark = NULL;
     int mpich = is_mpich(p, &mark), want_own = mpich && !opt->target_dll, rc;
-    struct mqdh_dll_file f = MQDH_DLL_FILE_INIT;
+    struct mqdh__dll_file f = MQDH__DLL_FILE_INIT;
     char why[1024];
     if (want_own && !s->own_state)
         s->own_state = mqdh_own_dll(s->own_dll, sizeof s->own_dll) == MQDH_OK ? 1 : -1;
@@ -210,7 +211,7 @@ int mqdh__choose_dll(struct target *p)
     } else if (want_own && s->own_state > 0) {
         set_dll(p, s->own_dll, MQDH_DLL_OWN, "mqd's DLL for MPICH: the process has %s", mark);
         /* Beside the library that runs this: as trusted as that is. */
-        if ((rc = mqdh__dll_open(s->own_dll, MQDH_DLL_TRUST_ANY, &f, why, sizeof why)) != MQDH_OK)
+        if ((rc = mqdh__dll_open(s->own_dll, MQDH__DLL_TRUST_ANY, &f, why, sizeof why)) != MQDH_OK)
             mqdh__process_error(p->out, "%s", why);
     } else {
         rc = choose_named(p, mpich, want_own, &f);

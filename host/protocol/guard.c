@@ -20,7 +20,7 @@
 #endif
 
 /* The guard of this thread's work, if any.  Read by the handlers. */
-static _Thread_local struct mqdh_guard *current;
+static _Thread_local struct mqdh__guard *current;
 
 static const int faults[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE};
 enum { NFAULTS = sizeof faults / sizeof faults[0], ALT_STACK = 64 * 1024 };
@@ -90,17 +90,17 @@ static int in_host(uintptr_t pc)
     return pc >= host_lo && pc < host_hi;
 }
 
-static int in_dll(const struct mqdh_guard *g, uintptr_t pc)
+static int in_dll(const struct mqdh__guard *g, uintptr_t pc)
 {
-    const struct mqdh_dll *d = g->dll;
+    const struct mqdh__dll *d = g->dll;
     return d && pc >= d->text_lo && pc < d->text_hi;
 }
 
 static void on_signal(int sig, siginfo_t *si, void *uc)
 {
-    struct mqdh_guard *g = current;
+    struct mqdh__guard *g = current;
     uintptr_t pc = interrupted_pc(uc);
-    if (sig == MQDH_GUARD_SIGNAL) {
+    if (sig == MQDH__GUARD_SIGNAL) {
         if (!g || !g->armed)
             return; /* a late tick: the work is done */
         g->expired = 1;
@@ -141,7 +141,7 @@ static int install(void)
         sigemptyset(&sa.sa_mask);
         for (int i = 0; i < NFAULTS; i++)
             rc |= sigaction(faults[i], &sa, &previous[i]);
-        rc |= sigaction(MQDH_GUARD_SIGNAL, &sa, &previous[NFAULTS]);
+        rc |= sigaction(MQDH__GUARD_SIGNAL, &sa, &previous[NFAULTS]);
     }
     pthread_mutex_unlock(&install_lock);
     return rc ? -1 : 0;
@@ -153,7 +153,7 @@ static void uninstall(void)
     if (--installed == 0) {
         for (int i = 0; i < NFAULTS; i++)
             sigaction(faults[i], &previous[i], NULL);
-        sigaction(MQDH_GUARD_SIGNAL, &previous[NFAULTS], NULL);
+        sigaction(MQDH__GUARD_SIGNAL, &previous[NFAULTS], NULL);
     }
     pthread_mutex_unlock(&install_lock);
 }
@@ -163,7 +163,7 @@ static void uninstall(void)
 static _Thread_local void *alt_stack;
 static _Thread_local stack_t alt_before;
 
-int mqdh__guard_init(struct mqdh_guard *g, double seconds)
+int mqdh__guard_init(struct mqdh__guard *g, double seconds)
 {
     memset(g, 0, sizeof *g);
     g->seconds = seconds;
@@ -182,7 +182,7 @@ int mqdh__guard_init(struct mqdh_guard *g, double seconds)
         struct sigevent ev;
         memset(&ev, 0, sizeof ev);
         ev.sigev_notify = SIGEV_THREAD_ID;
-        ev.sigev_signo = MQDH_GUARD_SIGNAL;
+        ev.sigev_signo = MQDH__GUARD_SIGNAL;
         ev.sigev_notify_thread_id = (pid_t)syscall(SYS_gettid);
         g->have_timer = timer_create(CLOCK_MONOTONIC, &ev, &g->timer) == 0;
     }
@@ -190,7 +190,7 @@ int mqdh__guard_init(struct mqdh_guard *g, double seconds)
     return 0;
 }
 
-void mqdh__guard_fini(struct mqdh_guard *g)
+void mqdh__guard_fini(struct mqdh__guard *g)
 {
     current = NULL;
     if (g->have_timer)
@@ -211,7 +211,7 @@ void mqdh__guard_fini(struct mqdh_guard *g)
     uninstall();
 }
 
-static void set_timer(struct mqdh_guard *g, double seconds, double every)
+static void set_timer(struct mqdh__guard *g, double seconds, double every)
 {
     if (!g->have_timer)
         return;
@@ -223,7 +223,7 @@ static void set_timer(struct mqdh_guard *g, double seconds, double every)
     timer_settime(g->timer, 0, &its, NULL);
 }
 
-void mqdh__guard_arm(struct mqdh_guard *g)
+void mqdh__guard_arm(struct mqdh__guard *g)
 {
     g->expired = 0;
     g->sig = 0;
@@ -235,7 +235,7 @@ void mqdh__guard_arm(struct mqdh_guard *g)
         set_timer(g, g->seconds, 0.01); /* then every 10 ms until it lands in the DLL */
 }
 
-void mqdh__guard_disarm(struct mqdh_guard *g)
+void mqdh__guard_disarm(struct mqdh__guard *g)
 {
     g->armed = 0;
     g->in_dll = 0;
@@ -243,9 +243,9 @@ void mqdh__guard_disarm(struct mqdh_guard *g)
         set_timer(g, 0, 0);
 }
 
-void mqdh__guard_enter(struct mqdh_dll *dll, const char *entry)
+void mqdh__guard_enter(struct mqdh__dll *dll, const char *entry)
 {
-    struct mqdh_guard *g = current;
+    struct mqdh__guard *g = current;
     if (!g || !g->armed)
         return;
     g->dll = dll;
@@ -255,7 +255,7 @@ void mqdh__guard_enter(struct mqdh_dll *dll, const char *entry)
 
 void mqdh__guard_leave(void)
 {
-    struct mqdh_guard *g = current;
+    struct mqdh__guard *g = current;
     if (!g || !g->armed)
         return;
     g->in_dll = 0;
@@ -271,12 +271,12 @@ int mqdh__guard_leave_rc(int rc)
 
 void mqdh__guard_point(void)
 {
-    struct mqdh_guard *g = current;
+    struct mqdh__guard *g = current;
     if (g && g->armed && g->in_dll && g->expired)
         siglongjmp(g->jump, 1);
 }
 
-const char *mqdh__guard_describe(const struct mqdh_guard *g, char *buf, size_t len)
+const char *mqdh__guard_describe(const struct mqdh__guard *g, char *buf, size_t len)
 {
     const char *entry = g->entry ? g->entry : "its set-up";
     if (g->sig)

@@ -3,6 +3,7 @@
  * MPI-2 identity the DLL names it by.
  */
 #define _GNU_SOURCE
+#include "protocol/identity.h"
 #include "protocol/objects.h"
 
 #include "target/proc.h"

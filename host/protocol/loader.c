@@ -30,9 +30,9 @@
  * (mqs_put_image_info, ...), never on the record.
  */
 static pthread_mutex_t loaded_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct mqdh_dll *loaded;
+static struct mqdh__dll *loaded;
 
-int mqdh__dll_open(const char *path, enum mqdh_dll_trust trust, struct mqdh_dll_file *f,
+int mqdh__dll_open(const char *path, enum mqdh__dll_trust trust, struct mqdh__dll_file *f,
                   char *err, size_t errlen)
 {
     struct stat st;
@@ -45,15 +45,15 @@ int mqdh__dll_open(const char *path, enum mqdh_dll_trust trust, struct mqdh_dll_
     return MQDH_OK;
 }
 
-void mqdh__dll_file_close(struct mqdh_dll_file *f)
+void mqdh__dll_file_close(struct mqdh__dll_file *f)
 {
     if (f->fd >= 0)
         close(f->fd);
     f->fd = -1;
 }
 
-#define REQUIRED(field, name) {#name, offsetof(struct mqdh_dll, field), 1}
-#define OPTIONAL(field, name) {#name, offsetof(struct mqdh_dll, field), 0}
+#define REQUIRED(field, name) {#name, offsetof(struct mqdh__dll, field), 1}
+#define OPTIONAL(field, name) {#name, offsetof(struct mqdh__dll, field), 0}
 
 static const struct entry {
     const char *name;
@@ -118,7 +118,7 @@ static void forget(int fd, const char *name)
  * MQDH_OK, or MQDH_E_DLL_SYMBOL, MQDH_E_DLL_VERSION or MQDH_E_DLL_WIDTH
  * with err saying why.
  */
-static int resolve(struct mqdh_dll *d, const char *path, char *err, size_t errlen)
+static int resolve(struct mqdh__dll *d, const char *path, char *err, size_t errlen)
 {
     char missing[512] = "";
     for (size_t i = 0; i < sizeof entries / sizeof entries[0]; i++) {
@@ -218,10 +218,10 @@ out:
     return rc;
 }
 
-static int load(struct mqdh_dll_file *f, const char *path, const mqs_basic_callbacks *basic,
-                struct mqdh_dll **out, char *err, size_t errlen)
+static int load(struct mqdh__dll_file *f, const char *path, const mqs_basic_callbacks *basic,
+                struct mqdh__dll **out, char *err, size_t errlen)
 {
-    struct mqdh_dll *d;
+    struct mqdh__dll *d;
     char name[64];
     for (d = loaded; d; d = d->next) {
         if (d->dev == f->dev && d->ino == f->ino) {
@@ -282,8 +282,8 @@ fail:
     return rc;
 }
 
-int mqdh__dll_load_file(struct mqdh_dll_file *f, const char *path,
-                       const mqs_basic_callbacks *basic, struct mqdh_dll **out, char *err,
+int mqdh__dll_load_file(struct mqdh__dll_file *f, const char *path,
+                       const mqs_basic_callbacks *basic, struct mqdh__dll **out, char *err,
                        size_t errlen)
 {
     pthread_mutex_lock(&loaded_lock);
@@ -292,29 +292,29 @@ int mqdh__dll_load_file(struct mqdh_dll_file *f, const char *path,
     return rc;
 }
 
-int mqdh__dll_load_as(const char *path, enum mqdh_dll_trust trust,
-                     const mqs_basic_callbacks *basic, struct mqdh_dll **out, char *err,
+int mqdh__dll_load_as(const char *path, enum mqdh__dll_trust trust,
+                     const mqs_basic_callbacks *basic, struct mqdh__dll **out, char *err,
                      size_t errlen)
 {
-    struct mqdh_dll_file f;
+    struct mqdh__dll_file f;
     int rc = mqdh__dll_open(path, trust, &f, err, errlen);
     if (rc != MQDH_OK)
         return rc;
     return mqdh__dll_load_file(&f, path, basic, out, err, errlen);
 }
 
-int mqdh__dll_load(const char *path, const mqs_basic_callbacks *basic, struct mqdh_dll **out,
+int mqdh__dll_load(const char *path, const mqs_basic_callbacks *basic, struct mqdh__dll **out,
                   char *err, size_t errlen)
 {
-    return mqdh__dll_load_as(path, MQDH_DLL_TRUST_GIVEN, basic, out, err, errlen);
+    return mqdh__dll_load_as(path, MQDH__DLL_TRUST_GIVEN, basic, out, err, errlen);
 }
 
-int mqdh__dll_usable(struct mqdh_dll *dll)
+int mqdh__dll_usable(struct mqdh__dll *dll)
 {
-    return !atomic_load(&dll->crashed) && atomic_load(&dll->timeouts) < MQDH_DLL_STUCK;
+    return !atomic_load(&dll->crashed) && atomic_load(&dll->timeouts) < MQDH__DLL_STUCK;
 }
 
-const char *mqdh__dll_strerror(const struct mqdh_dll *dll, int code)
+const char *mqdh__dll_strerror(const struct mqdh__dll *dll, int code)
 {
     const char *s = dll && dll->dll_error_string ? dll->dll_error_string(code) : NULL;
     return s && *s ? s : "unknown error";

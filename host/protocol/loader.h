@@ -12,8 +12,8 @@
  * host's table, right after it passes the checks.  Thread-safe: the records
  * are shared by every session and never change once made.
  */
-#ifndef MQDH_LOADER_H
-#define MQDH_LOADER_H
+#ifndef MQDH__LOADER_H
+#define MQDH__LOADER_H
 
 #define FOR_MPI2 1
 #include "mpi_interface.h"
@@ -24,10 +24,10 @@
 #include <sys/types.h>
 
 /* Processes a DLL may run out of time on before it is taken for stuck. */
-#define MQDH_DLL_STUCK 2
+#define MQDH__DLL_STUCK 2
 
-struct mqdh_dll {
-    struct mqdh_dll *next;
+struct mqdh__dll {
+    struct mqdh__dll *next;
     char *path;        /* as the first caller named it, for messages */
     dev_t dev;         /* the file loaded: the key of the cache */
     ino_t ino;
@@ -41,7 +41,7 @@ struct mqdh_dll {
     int mpi2;          /* exports mqs_setup_job: use the MPI-2 protocol */
     /* Its code's addresses (guard.h tells a fault in it from the host's). */
     uintptr_t text_lo, text_hi;
-    /* It crashed (guard.h), or ran out of time on MQDH_DLL_STUCK
+    /* It crashed (guard.h), or ran out of time on MQDH__DLL_STUCK
      * processes: never called again.  The members that change after
      * loading. */
     _Atomic int crashed, timeouts;
@@ -76,12 +76,12 @@ struct mqdh_dll {
 };
 
 /* A DLL file opened (O_PATH) and checked, not yet loaded. */
-struct mqdh_dll_file {
+struct mqdh__dll_file {
     int fd; /* -1: none */
     dev_t dev;
     ino_t ino;
 };
-#define MQDH_DLL_FILE_INIT {.fd = -1}
+#define MQDH__DLL_FILE_INIT {.fd = -1}
 
 /*
  * Open the DLL at path (relative to the current directory if not absolute;
@@ -92,11 +92,11 @@ struct mqdh_dll_file {
  * the mode that failed).  On success *f holds a descriptor: give it to
  * mqdh__dll_load_file or mqdh__dll_file_close.
  */
-int mqdh__dll_open(const char *path, enum mqdh_dll_trust trust, struct mqdh_dll_file *f,
+int mqdh__dll_open(const char *path, enum mqdh__dll_trust trust, struct mqdh__dll_file *f,
                   char *err, size_t errlen);
 
 /* Close an opened DLL file that is not to be loaded; f may hold none. */
-void mqdh__dll_file_close(struct mqdh_dll_file *f);
+void mqdh__dll_file_close(struct mqdh__dll_file *f);
 
 /*
  * Load the DLL file f (mqdh__dll_open), named path in messages, and check
@@ -106,24 +106,24 @@ void mqdh__dll_file_close(struct mqdh_dll_file *f);
  * in err.  The result is owned by the loader and lives as long as the
  * process.
  */
-int mqdh__dll_load_file(struct mqdh_dll_file *f, const char *path,
-                       const mqs_basic_callbacks *basic, struct mqdh_dll **out, char *err,
+int mqdh__dll_load_file(struct mqdh__dll_file *f, const char *path,
+                       const mqs_basic_callbacks *basic, struct mqdh__dll **out, char *err,
                        size_t errlen);
 
 /* mqdh__dll_open then mqdh__dll_load_file. */
-int mqdh__dll_load_as(const char *path, enum mqdh_dll_trust trust,
-                     const mqs_basic_callbacks *basic, struct mqdh_dll **out, char *err,
+int mqdh__dll_load_as(const char *path, enum mqdh__dll_trust trust,
+                     const mqs_basic_callbacks *basic, struct mqdh__dll **out, char *err,
                      size_t errlen);
 
-/* The DLL the user gave (MQDH_DLL_TRUST_GIVEN), loaded and checked. */
-int mqdh__dll_load(const char *path, const mqs_basic_callbacks *basic, struct mqdh_dll **out,
+/* The DLL the user gave (MQDH__DLL_TRUST_GIVEN), loaded and checked. */
+int mqdh__dll_load(const char *path, const mqs_basic_callbacks *basic, struct mqdh__dll **out,
                   char *err, size_t errlen);
 
 /* Whether dll may still be called: it has not crashed, nor run out of
- * time on MQDH_DLL_STUCK processes (guard.h). */
-int mqdh__dll_usable(struct mqdh_dll *dll);
+ * time on MQDH__DLL_STUCK processes (guard.h). */
+int mqdh__dll_usable(struct mqdh__dll *dll);
 
 /* The DLL's message for one of its codes, never NULL. */
-const char *mqdh__dll_strerror(const struct mqdh_dll *dll, int code);
+const char *mqdh__dll_strerror(const struct mqdh__dll *dll, int code);
 
 #endif

@@ -24,16 +24,18 @@
  *                      executable; under ASLR the host keeps one per
  *                      process.)
  *   target.elf         the process's address space read as ELF objects,
- *                      symbols and DWARF types (struct mqdh_image,
+ *                      symbols and DWARF types (struct mqdh__image,
  *                      image.h): what the symbol and type callbacks read.
  *   struct mqdh_process  the target's record in the dump (target.out).
  *   struct session     what the DLL sees as its mqs_job.
  *
  * callbacks.c turns the DLL's handles back into these.  ("proc" is
- * /proc, proc.h, and nothing else.)
+ * /proc, proc.h, and nothing else.)  Each file of the protocol declares
+ * what it does with them in a header of its own (callbacks.h, choose.h,
+ * protocol.h, identity.h).
  */
-#ifndef MQDH_OBJECTS_H
-#define MQDH_OBJECTS_H
+#ifndef MQDH__OBJECTS_H
+#define MQDH__OBJECTS_H
 
 #include "mqdhost.h"
 
@@ -59,11 +61,11 @@ struct target {
     struct mqdh_process *out; /* its record: the session's dump's */
     struct mqdh_stack *stack; /* its threads, unwound: the dump's too */
     struct dll_image dll_image;
-    struct mqdh_image elf; /* its ELF objects, symbols and types (image.h) */
+    struct mqdh__image elf; /* its ELF objects, symbols and types (image.h) */
     int elf_open;          /* elf is open: close it */
     struct mqdh__attach *att; /* the session's atts[i] */
-    struct mqdh_mem mem;
-    struct mqdh_dll *dll;
+    struct mqdh__mem mem;
+    struct mqdh__dll *dll;
     mqs_process_info *info; /* the DLL's (mqs_put_process_info) */
     struct session *session;
     int prepared; /* mqdh__proto_prepare done: mqdh__proto_setup may go on */
@@ -83,8 +85,8 @@ struct session {
     struct mqdh__attach *atts;
     const struct mqdh_options *opt; /* the caller's, completed: never NULL */
     mqs_job_info *info;
-    struct mqdh_dll *job_dll;     /* the MPI-2 DLL mqs_setup_job was called for */
-    struct mqdh_files *files;     /* the ELF objects the processes map, each read once */
+    struct mqdh__dll *job_dll;     /* the MPI-2 DLL mqs_setup_job was called for */
+    struct mqdh__files *files;     /* the ELF objects the processes map, each read once */
     /*
      * Several workers set up and read processes at once (session.c).
      * files_lock guards the files (libdw and libelf are not thread-safe):
@@ -103,57 +105,5 @@ struct session {
     int own_state;
     char own_dll[PATH_MAX];
 };
-
-/* ---------------------------------------------------------------- callbacks.c */
-
-/*
- * The host's side of the interface.  The basic table is handed to a DLL
- * once, when it is loaded; the others with mqs_setup_image, _process and
- * _job.  Host error codes a callback returns (never mqs_ok) are
- * mqdh_cb_errors; mqs_errorstring turns them into words.
- */
-enum mqdh_cb_error { MQDH_CB_ERR_READ = 1001, MQDH_CB_ERR_NOSYM, MQDH_CB_ERR_BADARG };
-
-extern const mqs_basic_callbacks mqdh__basic_callbacks;
-extern const mqs_image_callbacks mqdh__image_callbacks;
-extern const mqs_process_callbacks mqdh__process_callbacks;
-extern const mqs_job_callbacks mqdh__job_callbacks;
-
-/*
- * The session this thread runs DLL calls for (NULL: none), for the one
- * callback the interface gives no handle, mqs_dprints.  Per thread.
- */
-void mqdh__callbacks_bind(const struct session *s);
-
-/* ---------------------------------------------------------------- choose.c */
-
-/* Choose, load and set up (mqs_setup_basic_callbacks) p's DLL, in the
- * order mqdh_options documents.  MQDH_OK, or an MQDH_ code with p's error
- * set. */
-int mqdh__choose_dll(struct target *p);
-
-/* ---------------------------------------------------------------- protocol.c */
-
-/* On the thread that attached, one process after another: the image,
- * where the process is (unwinding needs ptrace), the DLL, the MPI-2 job.
- * Sets p->prepared.  MQDH_OK or an MQDH_ code (p's error set). */
-int mqdh__proto_prepare(struct target *p);
-
-/* On any thread, once prepared: mqs_setup_image ... the identity.  Sets
- * p->ready.  MQDH_OK or an MQDH_ code (p's error set). */
-int mqdh__proto_setup(struct target *p);
-
-/* The communicators, their queues and groups, once every process of the
- * session is set up and named; on any thread.  MQDH_OK or an MQDH_ code. */
-int mqdh__proto_read(struct target *p);
-
-/* ---------------------------------------------------------------- identity.c */
-
-/*
- * Each process's rank (ranks[i] if given and >= 0, else from its
- * environment), its world, and the identity the DLL names it by.
- * MQDH_OK or MQDH_E_NOMEM.
- */
-int mqdh__name_processes(struct mqdh_process *procs, const int *ranks, const int *remote, int n);
 
 #endif

@@ -8,7 +8,9 @@
  * into the dump's typed records.
  */
 #define _GNU_SOURCE
-#include "protocol/objects.h"
+#include "protocol/protocol.h"
+#include "protocol/callbacks.h"
+#include "protocol/choose.h"
 
 #include "base/array.h"
 #include "base/dump.h"
@@ -22,8 +24,8 @@
 
 /* A call of p's DLL, under the worker's guard (guard.h): entry point
  * mqs_FN, or one named otherwise (mqd's extensions). */
-#define DLL(p, fn, ...) MQDH_DLL_CALL((p)->dll, "mqs_" #fn, (p)->dll->fn(__VA_ARGS__))
-#define DLL_EXT(p, fn, name, ...) MQDH_DLL_CALL((p)->dll, name, (p)->dll->fn(__VA_ARGS__))
+#define DLL(p, fn, ...) MQDH__DLL_CALL((p)->dll, "mqs_" #fn, (p)->dll->fn(__VA_ARGS__))
+#define DLL_EXT(p, fn, name, ...) MQDH__DLL_CALL((p)->dll, name, (p)->dll->fn(__VA_ARGS__))
 
 static int dll_fail(struct target *p, const char *what, int code)
 {
@@ -80,7 +82,7 @@ static int read_queue(struct target *p, struct mqdh_queue *q, int which)
     if (rc != mqs_ok && rc != mqs_end_of_list)
         return queue_failed(p, q, rc);
     int cap = 0;
-    for (int guard = 0; guard < MQDH_MAX_LIST; guard++) {
+    for (int guard = 0; guard < MQDH__MAX_LIST; guard++) {
         mqs_pending_operation op;
         memset(&op, 0, sizeof op);
         rc = DLL(p, next_operation, mp, &op);
@@ -88,7 +90,7 @@ static int read_queue(struct target *p, struct mqdh_queue *q, int which)
             return 0;
         if (rc != mqs_ok)
             return queue_failed(p, q, rc);
-        if (MQDH_GROW(q->ops, cap, q->nops + 1) != 0)
+        if (MQDH__GROW(q->ops, cap, q->nops + 1) != 0)
             return MQDH_E_NOMEM;
         struct mqdh_op *o = &q->ops[q->nops++];
         memset(o, 0, sizeof *o);
@@ -121,7 +123,7 @@ static int read_queue(struct target *p, struct mqdh_queue *q, int which)
     }
     q->state = MQDH_QUEUE_ERROR;
     if (asprintf(&q->error, "more than %d entries: the list is probably corrupt",
-                 MQDH_MAX_LIST) < 0)
+                 MQDH__MAX_LIST) < 0)
         q->error = NULL;
     return 0;
 }
@@ -134,7 +136,7 @@ static int read_queue(struct target *p, struct mqdh_queue *q, int which)
  */
 static int read_group(struct target *p, struct mqdh_comm *c)
 {
-    if (!p->dll->get_comm_group || c->size <= 0 || c->size > MQDH_MAX_LIST || c->local_rank < 0 ||
+    if (!p->dll->get_comm_group || c->size <= 0 || c->size > MQDH__MAX_LIST || c->local_rank < 0 ||
         c->local_rank >= c->size)
         return 0;
     int *g = calloc((size_t)c->size, sizeof *g);
@@ -179,7 +181,7 @@ int mqdh__proto_read(struct target *p)
     if (rc != mqs_ok)
         return dll_fail(p, "mqs_setup_communicator_iterator", rc);
     int cap = 0;
-    for (int guard = 0; guard < MQDH_MAX_LIST; guard++) {
+    for (int guard = 0; guard < MQDH__MAX_LIST; guard++) {
         mqs_communicator c;
         memset(&c, 0, sizeof c);
         rc = DLL(p, get_communicator, mp, &c);
@@ -187,7 +189,7 @@ int mqdh__proto_read(struct target *p)
             return MQDH_OK;
         if (rc != mqs_ok)
             return dll_fail(p, "mqs_get_communicator", rc);
-        if (MQDH_GROW(p->out->comms, cap, p->out->ncomms + 1) != 0)
+        if (MQDH__GROW(p->out->comms, cap, p->out->ncomms + 1) != 0)
             return MQDH_E_NOMEM;
         struct mqdh_comm *out = &p->out->comms[p->out->ncomms++];
         memset(out, 0, sizeof *out);
@@ -214,7 +216,7 @@ int mqdh__proto_read(struct target *p)
             return dll_fail(p, "mqs_next_communicator", rc);
     }
     mqdh__process_error(p->out, "more than %d communicators: the list is probably corrupt",
-                        MQDH_MAX_LIST);
+                        MQDH__MAX_LIST);
     return MQDH_E_DLL;
 }
 
@@ -244,11 +246,11 @@ static void format_image_message(char *out, size_t len, const char *msg, const c
 
 /* Where the stopped process is (where.c); failing that is not fatal. */
 /* What its program's objects import says of other worlds (mqdhost.h). */
-static enum mqdh_other_worlds other_worlds(const struct mqdh_image *im)
+static enum mqdh_other_worlds other_worlds(const struct mqdh__image *im)
 {
     enum mqdh_other_worlds ow = MQDH_WORLDS_NONE;
     for (int i = 0; i < im->nmods; i++) {
-        struct mqdh_file *f = im->mods[i].file;
+        struct mqdh__file *f = im->mods[i].file;
         if (f && mqdh__is_mpi_library(f))
             continue;
         int r = f ? mqdh__file_reaches_worlds(f) : -1;

@@ -74,7 +74,7 @@ static int keeps_rbx(const struct mqdh__frame *inner)
     return keeps;
 }
 
-void mqdh__frame_take(struct mqdh__frame *fr, Dwfl_Frame *frame, struct mqdh_file *file,
+void mqdh__frame_take(struct mqdh__frame *fr, Dwfl_Frame *frame, struct mqdh__file *file,
                       Dwarf_Addr at, Dwarf_Addr load_bias, int at_call,
                       const struct mqdh__frame *inner)
 {
@@ -101,7 +101,7 @@ void mqdh__frame_take(struct mqdh__frame *fr, Dwfl_Frame *frame, struct mqdh_fil
 }
 
 int mqdh__eval_init(struct mqdh__eval *e, const struct mqdh__frame *fr,
-                    const struct mqdh__frame *outer, struct mqdh_mem *mem, Dwarf_Die *subprogram,
+                    const struct mqdh__frame *outer, struct mqdh__mem *mem, Dwarf_Die *subprogram,
                     Dwarf_Addr dbias)
 {
     GElf_Ehdr eh;
@@ -496,7 +496,7 @@ static int containing_function(Dwarf_Die *cu, Dwarf_Addr pc, Dwarf_Die *out)
  * goes on in the abstract definition's scopes, so PMPI_Ssend is lost once
  * MPID_Wait is inlined into it.)
  */
-static int entry_scopes(Dwarf_Die *fn, Dwarf_Addr pc, const struct mqdh_file *file, const char *call,
+static int entry_scopes(Dwarf_Die *fn, Dwarf_Addr pc, const struct mqdh__file *file, const char *call,
                         Dwarf_Die *out, int max)
 {
     Dwarf_Die cur = *fn;
@@ -570,7 +570,7 @@ static void scope_args(struct mqdh__eval *e, struct mqdh__where *w, Dwarf_Die *s
  * the scopes they are described in are looked up once per address (its
  * pc).
  */
-void mqdh__read_args(struct mqdh__where *w, struct mqdh_mem *mem, const struct mqdh__frame *fr,
+void mqdh__read_args(struct mqdh__where *w, struct mqdh__mem *mem, const struct mqdh__frame *fr,
                      const struct mqdh__frame *outer, struct mqdh__lib_args *lib)
 {
     Dwfl_Module *mod = mqdh__file_module(fr->file);

@@ -4,8 +4,8 @@
  * the MPI library's DWARF says they are at that point (args.c); for
  * where.c and callsite.c.
  */
-#ifndef MQDH_ARGS_H
-#define MQDH_ARGS_H
+#ifndef MQDH__ARGS_H
+#define MQDH__ARGS_H
 
 #include "target/memory.h"
 #include "target/pc.h"
@@ -29,7 +29,7 @@ enum { MQDH__FRAME_REGS = 33 };
  * value may need the frame further out (DW_OP_entry_value).
  */
 struct mqdh__frame {
-    struct mqdh_file *file; /* the object its code is in (NULL: none known) */
+    struct mqdh__file *file; /* the object its code is in (NULL: none known) */
     int machine;            /* the process's ELF e_machine */
     Dwarf_Addr at;          /* its pc, an address of file: an outer frame's call */
     Dwarf_Addr load_bias;   /* the process's address = file's address + load_bias */
@@ -44,7 +44,7 @@ struct mqdh__frame {
  * walked just before it (NULL for the innermost), kept the same way: the
  * registers it leaves as they were are this frame's too.
  */
-void mqdh__frame_take(struct mqdh__frame *fr, Dwfl_Frame *frame, struct mqdh_file *file,
+void mqdh__frame_take(struct mqdh__frame *fr, Dwfl_Frame *frame, struct mqdh__file *file,
                       Dwarf_Addr at, Dwarf_Addr load_bias, int at_call,
                       const struct mqdh__frame *inner);
 
@@ -59,7 +59,7 @@ void mqdh__frame_take(struct mqdh__frame *fr, Dwfl_Frame *frame, struct mqdh_fil
  */
 struct mqdh__eval {
     const struct mqdh__frame *fr, *outer;
-    struct mqdh_mem *mem;
+    struct mqdh__mem *mem;
     Dwarf_Die *subprogram;
     Dwarf_Addr dbias;
     int site;       /* evaluating a call site's value: a register's reason says so */
@@ -75,7 +75,7 @@ struct mqdh__eval {
 /* Set e up for fr (see struct mqdh__eval); -1 if fr's file has no ELF
  * header. */
 int mqdh__eval_init(struct mqdh__eval *e, const struct mqdh__frame *fr,
-                    const struct mqdh__frame *outer, struct mqdh_mem *mem, Dwarf_Die *subprogram,
+                    const struct mqdh__frame *outer, struct mqdh__mem *mem, Dwarf_Die *subprogram,
                     Dwarf_Addr dbias);
 
 /*
@@ -114,7 +114,7 @@ struct mqdh__lib_args {
  * why one was not) and lib.  mem reads the stack (NULL: only arguments
  * held in registers).
  */
-void mqdh__read_args(struct mqdh__where *w, struct mqdh_mem *mem, const struct mqdh__frame *fr,
+void mqdh__read_args(struct mqdh__where *w, struct mqdh__mem *mem, const struct mqdh__frame *fr,
                      const struct mqdh__frame *outer, struct mqdh__lib_args *lib);
 
 #endif

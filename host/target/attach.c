@@ -118,7 +118,7 @@ static int our_descendant(pid_t pid)
 
 int mqdh__never_attached(pid_t pid, char *err, size_t errlen)
 {
-    struct mqdh_stat st;
+    struct mqdh__stat_line st;
     if (pid == 1) {
         snprintf(err, errlen, "process 1 is the system's init process, never an MPI rank: "
                  "not attached");
@@ -126,7 +126,7 @@ int mqdh__never_attached(pid_t pid, char *err, size_t errlen)
     }
     if (mqdh__proc_stat(pid, &st) != 0)
         return 0; /* let the seize say what is wrong */
-    if (st.flags & MQDH_PF_KTHREAD) {
+    if (st.flags & MQDH__PF_KTHREAD) {
         snprintf(err, errlen, "process %d is a kernel thread, not a program", (int)pid);
         return 1;
     }
@@ -232,11 +232,11 @@ static void fail(struct mqdh__attach *a, int rc)
  */
 static int grow_threads(struct mqdh__attach *a)
 {
-    struct mqdh_traced *more = malloc((size_t)a->cap * 2 * sizeof *more);
+    struct mqdh__traced *more = malloc((size_t)a->cap * 2 * sizeof *more);
     if (!more)
         return -1;
     memcpy(more, a->threads, (size_t)a->nthreads * sizeof *more);
-    struct mqdh_traced *old = a->threads;
+    struct mqdh__traced *old = a->threads;
     atomic_signal_fence(memory_order_seq_cst);
     a->threads = more;
     atomic_signal_fence(memory_order_seq_cst);
@@ -253,9 +253,9 @@ static int grow_threads(struct mqdh__attach *a)
  */
 static int seize_tid(struct mqdh__attach *a, pid_t t)
 {
-    if (a->nthreads == MQDH_MAX_THREADS) {
+    if (a->nthreads == MQDH__MAX_THREADS) {
         snprintf(a->why, sizeof a->why, "process %d has more than %d threads", (int)a->pid,
-                 MQDH_MAX_THREADS);
+                 MQDH__MAX_THREADS);
         fail(a, -E2BIG);
         return -1;
     }
@@ -272,11 +272,11 @@ static int seize_tid(struct mqdh__attach *a, pid_t t)
         fail(a, -errno);
         return -1;
     }
-    struct mqdh_traced *th = &a->threads[a->nthreads];
-    *th = (struct mqdh_traced){.tid = t, .state = MQDH_T_STOPPING};
+    struct mqdh__traced *th = &a->threads[a->nthreads];
+    *th = (struct mqdh__traced){.tid = t, .state = MQDH__T_STOPPING};
     a->nthreads++;
     if (ptrace(PTRACE_INTERRUPT, t, 0, 0) != 0)
-        th->state = MQDH_T_GONE; /* before it could stop */
+        th->state = MQDH__T_GONE; /* before it could stop */
     return 1;
 }
 
@@ -321,8 +321,8 @@ static int collect(struct mqdh__attach *a)
 {
     int progress = 0, waiting = 0;
     for (int k = 0; k < a->nthreads; k++) {
-        struct mqdh_traced *th = &a->threads[k];
-        if (th->state != MQDH_T_STOPPING)
+        struct mqdh__traced *th = &a->threads[k];
+        if (th->state != MQDH__T_STOPPING)
             continue;
         int st;
         pid_t w = waitpid(th->tid, &st, __WALL | WNOHANG);
@@ -336,14 +336,14 @@ static int collect(struct mqdh__attach *a)
             /* Signal-delivery-stop: keep the signal to re-deliver it. */
             if (event == 0 && sig != SIGTRAP)
                 th->pending_sig = sig;
-            th->state = MQDH_T_STOPPED;
+            th->state = MQDH__T_STOPPED;
             continue;
         }
-        th->state = MQDH_T_GONE;
+        th->state = MQDH__T_GONE;
     }
     for (int k = 0; k < a->nthreads; k++) {
-        struct mqdh_traced *th = &a->threads[k];
-        if (th->state != MQDH_T_GONE)
+        struct mqdh__traced *th = &a->threads[k];
+        if (th->state != MQDH__T_GONE)
             continue;
         if (th->tid == a->pid) {
             snprintf(a->why, sizeof a->why, "process %d exited while being attached",
@@ -352,7 +352,7 @@ static int collect(struct mqdh__attach *a)
             return 1;
         }
         th->tid = 0;
-        th->state = MQDH_T_FORGOTTEN;
+        th->state = MQDH__T_FORGOTTEN;
     }
     if (waiting)
         return progress;
@@ -373,7 +373,7 @@ int mqdh__attach_all(struct mqdh__attach *const *as, int n)
         memset(a, 0, sizeof *a);
         a->pid = pid;
         a->threads = a->few;
-        a->cap = MQDH_FEW_THREADS;
+        a->cap = MQDH__FEW_THREADS;
         /* Never stopped, even for a moment: what can only be refused. */
         if (mqdh__never_attached(pid, a->why, sizeof a->why)) {
             a->rc = -EPERM;
@@ -455,7 +455,7 @@ void mqdh__detach(struct mqdh__attach *a)
     if (a->threads != a->few)
         free(a->threads);
     a->threads = a->few;
-    a->cap = MQDH_FEW_THREADS;
+    a->cap = MQDH__FEW_THREADS;
 }
 
 void mqdh__detach_all_emergency(void)

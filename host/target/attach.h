@@ -12,37 +12,37 @@
  * Detach must follow on every path; mqdh__detach_all_emergency() is safe to
  * call from a signal handler and detaches whatever is still attached.
  */
-#ifndef MQDH_ATTACH_H
-#define MQDH_ATTACH_H
+#ifndef MQDH__ATTACH_H
+#define MQDH__ATTACH_H
 
 #include <stddef.h>
 #include <sys/types.h>
 
-#define MQDH_MAX_THREADS 1024
+#define MQDH__MAX_THREADS 1024
 
 /* A thread of an attachment, while the attachment is made. */
-enum mqdh_thread_state {
-    MQDH_T_STOPPING, /* seized and interrupted: its stop not collected yet */
-    MQDH_T_STOPPED,
-    MQDH_T_GONE,     /* exited (or no longer ours) before it stopped */
-    MQDH_T_FORGOTTEN /* gone, and its tid cleared: nothing to detach */
+enum mqdh__thread_state {
+    MQDH__T_STOPPING, /* seized and interrupted: its stop not collected yet */
+    MQDH__T_STOPPED,
+    MQDH__T_GONE,     /* exited (or no longer ours) before it stopped */
+    MQDH__T_FORGOTTEN /* gone, and its tid cleared: nothing to detach */
 };
 
-struct mqdh_traced {
+struct mqdh__traced {
     pid_t tid;           /* 0: a thread gone, nothing to detach */
     int pending_sig;     /* to re-deliver on detach; 0 if none */
-    unsigned char state; /* enum mqdh_thread_state */
+    unsigned char state; /* enum mqdh__thread_state */
 };
 
-#define MQDH_FEW_THREADS 4
+#define MQDH__FEW_THREADS 4
 
 struct mqdh__attach {
     pid_t pid;
     int nthreads, cap;
     /* few, or a larger array on the heap (a process of many threads): small
      * enough for a node's ranks to be set up without a page fault each. */
-    struct mqdh_traced *threads;
-    struct mqdh_traced few[MQDH_FEW_THREADS];
+    struct mqdh__traced *threads;
+    struct mqdh__traced few[MQDH__FEW_THREADS];
     int attached;
     /* While attaching: */
     int rc;      /* 0, or the negative errno it failed with */

@@ -103,7 +103,7 @@ enum flavour { FLAVOUR_UNKNOWN, FLAVOUR_MPICH, FLAVOUR_OPEN_MPI };
 
 /* Known as choose.c knows MPICH (its debugger list, else the version
  * string every build has); Open MPI by its MPI_COMM_WORLD object. */
-static enum flavour mpi_flavour(struct mqdh_image *im)
+static enum flavour mpi_flavour(struct mqdh__image *im)
 {
     static const char *const mpich[] = {"MPIR_All_communicators", "MPII_Version_device"};
     uint64_t a;
@@ -115,7 +115,7 @@ static enum flavour mpi_flavour(struct mqdh_image *im)
     return FLAVOUR_UNKNOWN;
 }
 
-long mqdh__proc_null(struct mqdh_image *im)
+long mqdh__proc_null(struct mqdh__image *im)
 {
     switch (mpi_flavour(im)) {
     case FLAVOUR_MPICH: return -1;
@@ -133,7 +133,7 @@ long mqdh__proc_null(struct mqdh_image *im)
  * over libmpi's definition, and mqdh__image_symbol looks in the executable
  * first.
  */
-const char *mqdh__comm_name(struct mqdh_image *im, uint64_t comm)
+const char *mqdh__comm_name(struct mqdh__image *im, uint64_t comm)
 {
     static const struct {
         const char *name, *ompi;
@@ -166,7 +166,7 @@ static int prototype_of(const char *call)
 }
 
 /* The calling convention of code in file, or NULL if mqd knows none. */
-static const struct abi *abi_of(const struct mqdh_file *file, int *machine)
+static const struct abi *abi_of(const struct mqdh__file *file, int *machine)
 {
     GElf_Ehdr eh;
     *machine = file && file->elf && gelf_getehdr(file->elf, &eh) ? eh.e_machine : EM_NONE;
@@ -204,7 +204,7 @@ static int stack_param(struct mqdh__eval *e, const struct mqdh__site *site, cons
 /* The size of the call's comm argument (at pos): its type in the callee's
  * declaration, else what the MPI makes MPI_Comm (MPICH an int, Open MPI a
  * pointer); 0 if neither is known. */
-static int comm_size(Dwarf_Die *callee, int pos, struct mqdh_image *im, int addr_size)
+static int comm_size(Dwarf_Die *callee, int pos, struct mqdh__image *im, int addr_size)
 {
     Dwarf_Die param;
     int n = 0;
@@ -320,7 +320,7 @@ static int find_call(struct reading *r, const struct mqdh__frame *caller, unsign
  * caller: those read come back as MQDH_ARG_* bits, the others' reasons in
  * r.
  */
-static unsigned read_site(struct reading *r, struct mqdh_image *im, struct mqdh_mem *mem,
+static unsigned read_site(struct reading *r, struct mqdh__image *im, struct mqdh__mem *mem,
                           const struct mqdh__frame *caller, const struct mqdh__frame *outer,
                           int p, unsigned wanted)
 {
@@ -399,7 +399,7 @@ static const char *library_why(const struct mqdh__lib_args *lib, int k, char *bu
     return "";
 }
 
-void mqdh__callsite_args(struct mqdh__where *w, struct mqdh_image *im, struct mqdh_mem *mem,
+void mqdh__callsite_args(struct mqdh__where *w, struct mqdh__image *im, struct mqdh__mem *mem,
                          const struct mqdh__frame *caller, const struct mqdh__frame *outer,
                          const struct mqdh__lib_args *lib, int lib_outer_is_caller)
 {

@@ -6,8 +6,8 @@
  * distributions ship).  And the predefined communicator a comm argument
  * is by value.  For where.c.
  */
-#ifndef MQDH_CALLSITE_H
-#define MQDH_CALLSITE_H
+#ifndef MQDH__CALLSITE_H
+#define MQDH__CALLSITE_H
 
 #include "target/args.h"
 #include "target/image.h"
@@ -28,7 +28,7 @@
  * came from and, where the call site was needed, w->args_why why one the
  * call has is still unknown ("" if none is).
  */
-void mqdh__callsite_args(struct mqdh__where *w, struct mqdh_image *im, struct mqdh_mem *mem,
+void mqdh__callsite_args(struct mqdh__where *w, struct mqdh__image *im, struct mqdh__mem *mem,
                          const struct mqdh__frame *caller, const struct mqdh__frame *outer,
                          const struct mqdh__lib_args *lib, int lib_outer_is_caller);
 
@@ -37,12 +37,12 @@ void mqdh__callsite_args(struct mqdh__where *w, struct mqdh_image *im, struct mq
  * is: "MPI_COMM_WORLD" or "MPI_COMM_SELF", or NULL if neither, or not
  * known for this MPI.
  */
-const char *mqdh__comm_name(struct mqdh_image *im, uint64_t comm);
+const char *mqdh__comm_name(struct mqdh__image *im, uint64_t comm);
 
 /*
  * MPI_PROC_NULL of the MPI that im runs (MPICH -1, Open MPI -2; their
  * MPI_ANY_SOURCE is the other), or 0 if which MPI it is is not known.
  */
-long mqdh__proc_null(struct mqdh_image *im);
+long mqdh__proc_null(struct mqdh__image *im);
 
 #endif

@@ -127,7 +127,7 @@ static int is_wanted(int fd, const unsigned char *id, int idlen, GElf_Word crc)
  * keep it if it is the debug file wanted: a descriptor for reading and its
  * name in *name, else -1.
  */
-static int try_candidate(const char *path, enum mqdh_dll_trust trust, const unsigned char *id,
+static int try_candidate(const char *path, enum mqdh__dll_trust trust, const unsigned char *id,
                          int idlen, GElf_Word crc, char **name)
 {
     static const struct mqdh__trust_use how = {"reading it", NULL};
@@ -179,7 +179,7 @@ static int by_link(const char *dirs, const char *file_name, const char *link,
             snprintf(path, sizeof path, "%s/%.*s/%s", real, len, d, link);
         else
             snprintf(path, sizeof path, "%.*s%s/%s", len, d, real, link);
-        if ((fd = try_candidate(path, MQDH_DLL_TRUST_RULE, id, idlen, crc, name)) >= 0)
+        if ((fd = try_candidate(path, MQDH__DLL_TRUST_RULE, id, idlen, crc, name)) >= 0)
             return fd;
         if (!*end)
             return -1;
@@ -215,7 +215,7 @@ static struct {
 /* A fetch under way. */
 struct fetch {
     const char *path;
-    struct mqdh_files *fs;
+    struct mqdh__files *fs;
     double start, budget, spent; /* spent: the budget's, before this one */
     int said, cancelled;
 };
@@ -273,7 +273,7 @@ static int fetch_progress(debuginfod_client *c, long done, long total)
 
 /* The session's client, made on first need; NULL without DEBUGINFOD_URLS
  * or libdebuginfod. */
-static debuginfod_client *client(struct mqdh_files *fs)
+static debuginfod_client *client(struct mqdh__files *fs)
 {
     const char *urls = getenv("DEBUGINFOD_URLS");
     if (!urls || !*urls)
@@ -287,21 +287,21 @@ static debuginfod_client *client(struct mqdh_files *fs)
     return fs->dclient;
 }
 
-void mqdh__debug_client_end(struct mqdh_files *fs)
+void mqdh__debug_client_end(struct mqdh__files *fs)
 {
     if (fs->dclient && dif.end)
         dif.end(fs->dclient);
     fs->dclient = NULL;
 }
 
-void mqdh__debug_ranks_stopped(struct mqdh_files *fs)
+void mqdh__debug_ranks_stopped(struct mqdh__files *fs)
 {
     fs->ranks_stopped = 1;
 }
 
 /* The debug file of path (build id id[idlen]) from debuginfod: a
  * descriptor and its name in *name, or -1. */
-static int fetch(struct mqdh_files *fs, const char *path, const unsigned char *id, int idlen,
+static int fetch(struct mqdh__files *fs, const char *path, const unsigned char *id, int idlen,
                  char **name)
 {
     debuginfod_client *c = idlen > 0 ? client(fs) : NULL;
@@ -352,7 +352,7 @@ int mqdh__find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
                          Dwarf_Addr base, const char *file_name, const char *debuglink_file,
                          GElf_Word debuglink_crc, char **debuginfo_file_name)
 {
-    struct mqdh_file *f = *userdata;
+    struct mqdh__file *f = *userdata;
     const unsigned char *id = NULL;
     GElf_Addr vaddr;
     int idlen = dwfl_module_build_id(mod, &id, &vaddr);
@@ -382,7 +382,7 @@ int mqdh__find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
 
 /* ---------------------------------------------------------------- prefetch */
 
-void mqdh__debug_prefetch_one(struct mqdh_files *fs, Dwfl_Module *m, const char *path)
+void mqdh__debug_prefetch_one(struct mqdh__files *fs, Dwfl_Module *m, const char *path)
 {
     GElf_Addr vaddr;
     const unsigned char *id;

@@ -20,14 +20,14 @@
  * processes to be stopped are fetched before they are stopped
  * (mqdh__debug_prefetch), so that a fetch costs the job nothing.
  */
-#ifndef MQDH_DEBUGFILE_H
-#define MQDH_DEBUGFILE_H
+#ifndef MQDH__DEBUGFILE_H
+#define MQDH__DEBUGFILE_H
 
 #include <elfutils/libdwfl.h>
 #include <stddef.h>
 #include <sys/types.h>
 
-struct mqdh_files;
+struct mqdh__files;
 
 /* Seconds of debuginfod fetches a dump may spend in all while its ranks
  * are stopped; and before they are stopped (mqdh__debug_prefetch). */
@@ -44,7 +44,7 @@ struct mqdh_files;
 char *mqdh__debug_dirs(const char *env);
 
 /* libdwfl's find_debuginfo for every module mqd reports (files.c sets it
- * in the session's callbacks); the module's userdata is its mqdh_file. */
+ * in the session's callbacks); the module's userdata is its mqdh__file. */
 int mqdh__find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
                          Dwarf_Addr base, const char *file_name, const char *debuglink_file,
                          GElf_Word debuglink_crc, char **debuginfo_file_name);
@@ -56,13 +56,13 @@ int mqdh__find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
  * within MQDH__PREFETCH_BUDGET seconds of such fetches; the look-ups made
  * while the ranks are stopped then find it there (mqdh__files_prefetch).
  */
-void mqdh__debug_prefetch_one(struct mqdh_files *fs, Dwfl_Module *m, const char *path);
+void mqdh__debug_prefetch_one(struct mqdh__files *fs, Dwfl_Module *m, const char *path);
 
 /* End fs's debuginfod client, if it made one. */
-void mqdh__debug_client_end(struct mqdh_files *fs);
+void mqdh__debug_client_end(struct mqdh__files *fs);
 
 /* From now on, fetches count against MQDH__FETCH_BUDGET (the ranks are
  * being stopped). */
-void mqdh__debug_ranks_stopped(struct mqdh_files *fs);
+void mqdh__debug_ranks_stopped(struct mqdh__files *fs);
 
 #endif

@@ -40,7 +40,7 @@ static int lend_elf(Dwfl_Module *mod, void **userdata, const char *modname, Dwar
     (void)mod;
     (void)modname;
     (void)base;
-    struct mqdh_file *f = *userdata;
+    struct mqdh__file *f = *userdata;
     *elfp = NULL;
     if (!f || !f->usable)
         return -1;
@@ -50,9 +50,9 @@ static int lend_elf(Dwfl_Module *mod, void **userdata, const char *modname, Dwar
     return -1;
 }
 
-struct mqdh_files *mqdh__files_new(void)
+struct mqdh__files *mqdh__files_new(void)
 {
-    struct mqdh_files *fs = calloc(1, sizeof *fs);
+    struct mqdh__files *fs = calloc(1, sizeof *fs);
     if (!fs)
         return NULL;
     elf_version(EV_CURRENT); /* before any elf_begin (libdwfl calls it too) */
@@ -68,7 +68,7 @@ struct mqdh_files *mqdh__files_new(void)
     return fs;
 }
 
-static void file_free(struct mqdh_file *f)
+static void file_free(struct mqdh__file *f)
 {
     if (f->types && f->free_types)
         f->free_types(f->types);
@@ -93,12 +93,12 @@ static void file_free(struct mqdh_file *f)
     free(f);
 }
 
-void mqdh__files_free(struct mqdh_files *fs)
+void mqdh__files_free(struct mqdh__files *fs)
 {
     if (!fs)
         return;
     while (fs->list) {
-        struct mqdh_file *f = fs->list;
+        struct mqdh__file *f = fs->list;
         fs->list = f->next;
         file_free(f);
     }
@@ -108,7 +108,7 @@ void mqdh__files_free(struct mqdh_files *fs)
 }
 
 /* The load segments' extent, as libdwfl takes it (usable set if sane). */
-static void describe(struct mqdh_file *f)
+static void describe(struct mqdh__file *f)
 {
     GElf_Ehdr eh;
     size_t nph;
@@ -135,7 +135,7 @@ static void describe(struct mqdh_file *f)
 
 /* Open a file named by the maps: regular files only (a mapped device is
  * never opened: that could act on it). */
-static void open_file(struct mqdh_file *f)
+static void open_file(struct mqdh__file *f)
 {
     struct stat st;
     if (stat(f->path, &st) != 0 || !S_ISREG(st.st_mode))
@@ -165,7 +165,7 @@ static int read_vdso(pid_t pid, uint64_t start, uint64_t end, void **bytes, size
     return 0;
 }
 
-struct mqdh_file *mqdh__files_get(struct mqdh_files *fs, const char *path, unsigned long long dev,
+struct mqdh__file *mqdh__files_get(struct mqdh__files *fs, const char *path, unsigned long long dev,
                                  unsigned long long ino, pid_t pid, uint64_t start, uint64_t end)
 {
     int vdso = strcmp(path, "[vdso]") == 0;
@@ -173,14 +173,14 @@ struct mqdh_file *mqdh__files_get(struct mqdh_files *fs, const char *path, unsig
     size_t nbytes = 0;
     if (vdso && read_vdso(pid, start, end, &bytes, &nbytes) != 0)
         bytes = NULL, nbytes = 0;
-    for (struct mqdh_file *f = fs->list; f; f = f->next) {
+    for (struct mqdh__file *f = fs->list; f; f = f->next) {
         if (vdso ? f->bytes && nbytes == f->nbytes && memcmp(bytes, f->bytes, nbytes) == 0
                  : !f->bytes && f->dev == dev && f->ino == ino && strcmp(f->path, path) == 0) {
             free(bytes);
             return f;
         }
     }
-    struct mqdh_file *f = calloc(1, sizeof *f);
+    struct mqdh__file *f = calloc(1, sizeof *f);
     if (!f || !(f->path = strdup(path))) {
         free(f);
         free(bytes);
@@ -203,7 +203,7 @@ struct mqdh_file *mqdh__files_get(struct mqdh_files *fs, const char *path, unsig
     return f;
 }
 
-Dwfl_Module *mqdh__file_module(struct mqdh_file *f)
+Dwfl_Module *mqdh__file_module(struct mqdh__file *f)
 {
     if (f->offline_tried)
         return f->mod;
@@ -231,7 +231,7 @@ static uint32_t hash_name(const char *s)
 }
 
 /* Every defined symbol, each name's chain in the table's order. */
-static void build_symbols(struct mqdh_file *f)
+static void build_symbols(struct mqdh__file *f)
 {
     f->syms_built = 1;
     Dwfl_Module *m = mqdh__file_module(f);
@@ -266,7 +266,7 @@ static void build_symbols(struct mqdh_file *f)
     }
 }
 
-int mqdh__file_reaches_worlds(struct mqdh_file *f)
+int mqdh__file_reaches_worlds(struct mqdh__file *f)
 {
     static const char *const calls[] = {"mpi_comm_spawn", "mpi_comm_connect", "mpi_comm_accept",
                                         "mpi_comm_join", "mpi_comm_get_parent"};
@@ -294,7 +294,7 @@ int mqdh__file_reaches_worlds(struct mqdh_file *f)
     return f->worlds - 2;
 }
 
-int mqdh__file_symbol(struct mqdh_file *f, const char *name, int functions_only, int want_local,
+int mqdh__file_symbol(struct mqdh__file *f, const char *name, int functions_only, int want_local,
                      uint64_t *addr)
 {
     if (!f->syms_built)
@@ -326,7 +326,7 @@ static size_t memo_slot(const struct fmemo *t, size_t cap, uint64_t addr)
     return i;
 }
 
-void **mqdh__file_memo(struct mqdh_file *f, uint64_t addr)
+void **mqdh__file_memo(struct mqdh__file *f, uint64_t addr)
 {
     if ((f->memo_used + 1) * 2 > f->memo_cap) {
         size_t cap = f->memo_cap ? f->memo_cap * 2 : 64;
@@ -348,7 +348,7 @@ void **mqdh__file_memo(struct mqdh_file *f, uint64_t addr)
     return &f->memo[i].value;
 }
 
-void mqdh__file_dynamic(struct mqdh_file *f, const char **soname, char *const **needed, int *n)
+void mqdh__file_dynamic(struct mqdh__file *f, const char **soname, char *const **needed, int *n)
 {
     if (!f->dynamic_read && f->usable) {
         f->dynamic_read = 1;
@@ -373,7 +373,7 @@ void mqdh__file_dynamic(struct mqdh_file *f, const char **soname, char *const **
                 if (dyn.d_tag == DT_SONAME && !f->soname) {
                     f->soname = copy;
                 } else if (dyn.d_tag == DT_NEEDED &&
-                           MQDH_GROW(f->needed, f->needed_cap, f->nneeded + 1) == 0) {
+                           MQDH__GROW(f->needed, f->needed_cap, f->nneeded + 1) == 0) {
                     f->needed[f->nneeded++] = copy;
                 } else {
                     free(copy);
@@ -390,7 +390,7 @@ void mqdh__file_dynamic(struct mqdh_file *f, const char **soname, char *const **
 /* ---------------------------------------------------------------- prefetch */
 
 /* Has the ELF file f DWARF of its own? */
-static int has_dwarf(struct mqdh_file *f)
+static int has_dwarf(struct mqdh__file *f)
 {
     size_t shstrndx;
     Elf_Scn *scn = NULL;
@@ -406,7 +406,7 @@ static int has_dwarf(struct mqdh_file *f)
     return 0;
 }
 
-void mqdh__files_prefetch(struct mqdh_files *fs, const pid_t *pids, int n)
+void mqdh__files_prefetch(struct mqdh__files *fs, const pid_t *pids, int n)
 {
     const char *urls = getenv("DEBUGINFOD_URLS");
     if (!urls || !*urls)
@@ -417,10 +417,10 @@ void mqdh__files_prefetch(struct mqdh_files *fs, const pid_t *pids, int n)
         snprintf(path, sizeof path, "/proc/%d/maps", (int)pids[i]);
         FILE *fp = fopen(path, "re");
         while (fp && getline(&line, &cap, fp) > 0) {
-            struct mqdh_maps_entry e;
+            struct mqdh__maps_entry e;
             if (mqdh__text_maps_line(line, &e) != 0 || e.file[0] != '/' || e.ino == 0)
                 continue;
-            struct mqdh_file *f =
+            struct mqdh__file *f =
                 mqdh__files_get(fs, e.file, e.dev, e.ino, pids[i], e.start, e.end);
             if (!f || f->prefetched || has_dwarf(f))
                 continue;

@@ -15,8 +15,8 @@
  * Not thread-safe: libdw and libelf are not (elfutils 0.188), so a session
  * calls into its files from one thread at a time (protocol/objects.h).
  */
-#ifndef MQDH_FILES_H
-#define MQDH_FILES_H
+#ifndef MQDH__FILES_H
+#define MQDH__FILES_H
 
 #include <elfutils/libdwfl.h>
 #include <stddef.h>
@@ -26,8 +26,8 @@
 struct fsym;
 struct fmemo;
 
-struct mqdh_file {
-    struct mqdh_file *next;
+struct mqdh__file {
+    struct mqdh__file *next;
     unsigned long long dev, ino; /* as the maps give them; a vDSO: 0, 0 */
     char *path;                  /* as the maps give it ("[vdso]") */
     int usable;                  /* an ELF object mqd could open */
@@ -37,7 +37,7 @@ struct mqdh_file {
     size_t nbytes;
     uint64_t vaddr; /* its first PT_LOAD's page address, as libdwfl takes it */
     uint64_t span;  /* from vaddr to the end of its last PT_LOAD */
-    struct mqdh_files *owner;
+    struct mqdh__files *owner;
     /* The file alone in a libdwfl of its own, at its own addresses (bias
      * 0): symbols, DWARF, CFI and lines.  Made on first need. */
     Dwfl *dwfl;
@@ -62,8 +62,8 @@ struct mqdh_file {
 };
 
 /* Every file a session's processes map. */
-struct mqdh_files {
-    struct mqdh_file *list;
+struct mqdh__files {
+    struct mqdh__file *list;
     /* Where separate debug files are looked for (debugfile.h,
      * mqdh__debug_dirs): $MQD_DEBUGINFO_PATH in elfutils' format (as
      * eu-stack --debuginfo-path), else the file's directory, its .debug,
@@ -83,7 +83,7 @@ struct mqdh_files {
 };
 
 /* A new, empty set, or NULL without memory. */
-struct mqdh_files *mqdh__files_new(void);
+struct mqdh__files *mqdh__files_new(void);
 
 /*
  * Before the processes pids[0..n-1] are stopped, with DEBUGINFOD_URLS set:
@@ -91,10 +91,10 @@ struct mqdh_files *mqdh__files_new(void);
  * debug file of each that has no DWARF of its own fetched into
  * debuginfod's cache (debugfile.h), so that fetches cost the job nothing.
  */
-void mqdh__files_prefetch(struct mqdh_files *fs, const pid_t *pids, int n);
+void mqdh__files_prefetch(struct mqdh__files *fs, const pid_t *pids, int n);
 
 /* Close every file (after every image that used them). */
-void mqdh__files_free(struct mqdh_files *fs);
+void mqdh__files_free(struct mqdh__files *fs);
 
 /*
  * The file mapped from path with (dev, ino), opened on first need; pid is
@@ -102,14 +102,14 @@ void mqdh__files_free(struct mqdh_files *fs);
  * at [start, end)).  Never NULL without memory; a file that is not an ELF
  * object, or cannot be opened, comes back with usable 0.
  */
-struct mqdh_file *mqdh__files_get(struct mqdh_files *fs, const char *path, unsigned long long dev,
+struct mqdh__file *mqdh__files_get(struct mqdh__files *fs, const char *path, unsigned long long dev,
                                  unsigned long long ino, pid_t pid, uint64_t start, uint64_t end);
 
 /*
  * The file's own libdwfl module (bias 0), for its DWARF, CFI and lines;
  * NULL if libdwfl cannot describe it.
  */
-Dwfl_Module *mqdh__file_module(struct mqdh_file *f);
+Dwfl_Module *mqdh__file_module(struct mqdh__file *f);
 
 /*
  * The file address of a defined symbol called name: global and weak ones
@@ -118,7 +118,7 @@ Dwfl_Module *mqdh__file_module(struct mqdh_file *f);
  * functions_only: STT_FUNC and STT_GNU_IFUNC only.  The first in the
  * table's order wins.  0, or -ENOENT.
  */
-int mqdh__file_symbol(struct mqdh_file *f, const char *name, int functions_only, int want_local,
+int mqdh__file_symbol(struct mqdh__file *f, const char *name, int functions_only, int want_local,
                      uint64_t *addr);
 
 /*
@@ -126,7 +126,7 @@ int mqdh__file_symbol(struct mqdh_file *f, const char *name, int functions_only,
  * addr (NULL the first time); the file frees it with free() when it is
  * closed.  NULL without memory.
  */
-void **mqdh__file_memo(struct mqdh_file *f, uint64_t addr);
+void **mqdh__file_memo(struct mqdh__file *f, uint64_t addr);
 
 /*
  * Does f call what reaches processes outside its own MPI_COMM_WORLD:
@@ -135,13 +135,13 @@ void **mqdh__file_memo(struct mqdh_file *f, uint64_t addr);
  * Fortran's mpi_..._)?  Read from the symbols it imports, once: 1 yes, 0
  * no, -1 its symbols cannot be read.
  */
-int mqdh__file_reaches_worlds(struct mqdh_file *f);
+int mqdh__file_reaches_worlds(struct mqdh__file *f);
 
 /*
  * f's DT_SONAME (*soname, NULL if none) and DT_NEEDED entries (*needed,
  * *n), read from its section headers once; what cannot be read (no
  * memory, no dynamic section) is left out.
  */
-void mqdh__file_dynamic(struct mqdh_file *f, const char **soname, char *const **needed, int *n);
+void mqdh__file_dynamic(struct mqdh__file *f, const char **soname, char *const **needed, int *n);
 
 #endif

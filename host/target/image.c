@@ -14,25 +14,25 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static int add_module(struct mqdh_image *im, Dwfl_Module *mod, struct mqdh_file *f)
+static int add_module(struct mqdh__image *im, Dwfl_Module *mod, struct mqdh__file *f)
 {
-    if (MQDH_GROW(im->mods, im->cap, im->nmods + 1) != 0)
+    if (MQDH__GROW(im->mods, im->cap, im->nmods + 1) != 0)
         return -ENOMEM;
-    im->mods[im->nmods++] = (struct mqdh_image_module){mod, f, 0};
+    im->mods[im->nmods++] = (struct mqdh__image_module){mod, f, 0};
     return 0;
 }
 
 /* Move module m to position to (to <= m), the ones between up by one. */
-static void move_module(struct mqdh_image *im, int m, int to)
+static void move_module(struct mqdh__image *im, int m, int to)
 {
-    struct mqdh_image_module keep = im->mods[m];
+    struct mqdh__image_module keep = im->mods[m];
     memmove(im->mods + to + 1, im->mods + to, (size_t)(m - to) * sizeof *im->mods);
     im->mods[to] = keep;
 }
 
 /* Does module m answer to DT_NEEDED name? Its DT_SONAME, else its file's
  * base name, as the dynamic loader matches. */
-static int answers_to(const struct mqdh_image_module *m, const char *name)
+static int answers_to(const struct mqdh__image_module *m, const char *name)
 {
     const char *soname, *base = strrchr(m->file->path, '/');
     char *const *needed;
@@ -48,7 +48,7 @@ static int answers_to(const struct mqdh_image_module *m, const char *name)
  * looked up in this order, as the loader and a debugger resolve them; so a
  * type of libmpi is found before libc's large debug file is read.
  */
-static void loader_order(struct mqdh_image *im)
+static void loader_order(struct mqdh__image *im)
 {
     for (int m = 1; m < im->nmods; m++)
         if (strcmp(im->mods[m].file->path, im->exe_path) == 0) {
@@ -72,7 +72,7 @@ static void loader_order(struct mqdh_image *im)
 
 /* The modules in search order, and the target description from the
  * executable's header. */
-static int finish(struct mqdh_image *im, char *err, size_t errlen)
+static int finish(struct mqdh__image *im, char *err, size_t errlen)
 {
     if (im->nmods == 0) {
         snprintf(err, errlen, "no ELF objects found");
@@ -92,10 +92,10 @@ static int finish(struct mqdh_image *im, char *err, size_t errlen)
 
 /* One mapped object of the process: a module of its libdwfl at [low,
  * high), its file shared.  0, or -ENOMEM. */
-static int report(struct mqdh_image *im, const char *path, unsigned long long dev,
+static int report(struct mqdh__image *im, const char *path, unsigned long long dev,
                   unsigned long long ino, uint64_t low, uint64_t high)
 {
-    struct mqdh_file *f = mqdh__files_get(im->files, path, dev, ino, im->pid, low, high);
+    struct mqdh__file *f = mqdh__files_get(im->files, path, dev, ino, im->pid, low, high);
     if (!f)
         return -ENOMEM;
     if (!f->usable)
@@ -113,7 +113,7 @@ static int report(struct mqdh_image *im, const char *path, unsigned long long de
  * maybe apart around anonymous ones) make one module from the lowest to the
  * highest address, as libdwfl's own reader makes them.
  */
-static int read_maps(struct mqdh_image *im, char *err, size_t errlen)
+static int read_maps(struct mqdh__image *im, char *err, size_t errlen)
 {
     char path[64];
     snprintf(path, sizeof path, "/proc/%d/maps", (int)im->pid);
@@ -129,7 +129,7 @@ static int read_maps(struct mqdh_image *im, char *err, size_t errlen)
     uint64_t low = 0, high = 0;
     int rc = 0;
     while (rc == 0 && getline(&line, &cap, fp) > 0) {
-        struct mqdh_maps_entry e;
+        struct mqdh__maps_entry e;
         if (mqdh__text_maps_line(line, &e) != 0)
             continue;
         char *file = e.file;
@@ -165,7 +165,7 @@ static int read_maps(struct mqdh_image *im, char *err, size_t errlen)
     return rc;
 }
 
-int mqdh__image_open_pid(struct mqdh_image *im, pid_t pid, struct mqdh_files *files, char *err,
+int mqdh__image_open_pid(struct mqdh__image *im, pid_t pid, struct mqdh__files *files, char *err,
                         size_t errlen)
 {
     char link[64];
@@ -211,7 +211,7 @@ int mqdh__image_open_pid(struct mqdh_image *im, pid_t pid, struct mqdh_files *fi
     return rc;
 }
 
-int mqdh__image_open_file(struct mqdh_image *im, const char *path, char *err, size_t errlen)
+int mqdh__image_open_file(struct mqdh__image *im, const char *path, char *err, size_t errlen)
 {
     struct stat st;
     memset(im, 0, sizeof *im);
@@ -224,7 +224,7 @@ int mqdh__image_open_file(struct mqdh_image *im, const char *path, char *err, si
         snprintf(err, errlen, "out of memory");
         return -ENOMEM;
     }
-    struct mqdh_file *f = mqdh__files_get(im->files, im->exe_path, (unsigned long long)st.st_dev,
+    struct mqdh__file *f = mqdh__files_get(im->files, im->exe_path, (unsigned long long)st.st_dev,
                                          (unsigned long long)st.st_ino, 0, 0, 0);
     Dwfl_Module *mod = f ? mqdh__file_module(f) : NULL;
     int rc = !f ? -ENOMEM : !mod ? -EINVAL : add_module(im, mod, f);
@@ -240,7 +240,7 @@ int mqdh__image_open_file(struct mqdh_image *im, const char *path, char *err, si
     return rc;
 }
 
-void mqdh__image_close(struct mqdh_image *im)
+void mqdh__image_close(struct mqdh__image *im)
 {
     mqdh__types_free_all(im);
     if (im->dwfl)
@@ -253,7 +253,7 @@ void mqdh__image_close(struct mqdh_image *im)
     im->own_files = im->files = NULL;
 }
 
-int mqdh__image_symbol(struct mqdh_image *im, const char *name, int functions_only,
+int mqdh__image_symbol(struct mqdh__image *im, const char *name, int functions_only,
                       uint64_t *addr, const char **module)
 {
     for (int local = 0; local <= 1; local++) {
@@ -270,7 +270,7 @@ int mqdh__image_symbol(struct mqdh_image *im, const char *name, int functions_on
     return -ENOENT;
 }
 
-const struct mqdh_image_module *mqdh__image_module_of(const struct mqdh_image *im,
+const struct mqdh__image_module *mqdh__image_module_of(const struct mqdh__image *im,
                                                      Dwfl_Module *mod)
 {
     for (int m = 0; mod && m < im->nmods; m++)

@@ -7,11 +7,11 @@
  * session, in its file (files.h), however many processes map it.  The MQD
  * interface calls an executable an "image", but the addresses of shared
  * libraries differ per process under ASLR, so the host makes one
- * mqdh_image per process: the list of its files and their biases, and a
+ * mqdh__image per process: the list of its files and their biases, and a
  * libdwfl of its own to unwind it with.
  */
-#ifndef MQDH_IMAGE_H
-#define MQDH_IMAGE_H
+#ifndef MQDH__IMAGE_H
+#define MQDH__IMAGE_H
 
 #include "target/files.h"
 
@@ -20,31 +20,31 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define MQDH_PATH_MAX 4096
+#define MQDH__PATH_MAX 4096
 
-struct mqdh_type; /* types.c */
+struct mqdh__type; /* types.c */
 
 /* One object of the image: a file (files.h) at the process's load bias. */
-struct mqdh_image_module {
+struct mqdh__image_module {
     Dwfl_Module *mod; /* the process's libdwfl module (the file's own for a file image) */
-    struct mqdh_file *file;
+    struct mqdh__file *file;
     uint64_t bias; /* process address = file address + bias */
 };
 
-struct mqdh_image {
+struct mqdh__image {
     pid_t pid; /* 0 when built from a file */
     /* The process's libdwfl, its modules at its own addresses, for
      * unwinding; NULL for a file. */
     Dwfl *dwfl;
     int nmods, cap;
-    struct mqdh_image_module *mods; /* the executable first, then by address */
-    char exe_path[MQDH_PATH_MAX];
+    struct mqdh__image_module *mods; /* the executable first, then by address */
+    char exe_path[MQDH__PATH_MAX];
     /* The target, from the executable's ELF header. */
     int elf_class;           /* ELFCLASS32 or ELFCLASS64 */
     int big_endian;          /* ELFDATA2MSB */
-    struct mqdh_type *types; /* types handed out; freed with the image */
-    struct mqdh_files *files;     /* the files, maybe shared (files.h) */
-    struct mqdh_files *own_files; /* the files, when the image made them */
+    struct mqdh__type *types; /* types handed out; freed with the image */
+    struct mqdh__files *files;     /* the files, maybe shared (files.h) */
+    struct mqdh__files *own_files; /* the files, when the image made them */
     void *owner; /* the caller's, for callbacks that reach the image (may be NULL) */
 };
 
@@ -53,13 +53,13 @@ struct mqdh_image {
  * the files of files (NULL: the image's own).  0, or -errno with err
  * filled.
  */
-int mqdh__image_open_pid(struct mqdh_image *im, pid_t pid, struct mqdh_files *files, char *err,
+int mqdh__image_open_pid(struct mqdh__image *im, pid_t pid, struct mqdh__files *files, char *err,
                         size_t errlen);
 
 /* Describe one ELF file, unrelocated.  0, or -errno with err filled. */
-int mqdh__image_open_file(struct mqdh_image *im, const char *path, char *err, size_t errlen);
+int mqdh__image_open_file(struct mqdh__image *im, const char *path, char *err, size_t errlen);
 
-void mqdh__image_close(struct mqdh_image *im);
+void mqdh__image_close(struct mqdh__image *im);
 
 /*
  * The address of a defined symbol.  Global and weak definitions are looked
@@ -70,12 +70,12 @@ void mqdh__image_close(struct mqdh_image *im);
  * (and STT_GNU_IFUNC).  module, if not NULL, gets the defining object's
  * name (borrowed from the image).  Returns 0 or -ENOENT.
  */
-int mqdh__image_symbol(struct mqdh_image *im, const char *name, int functions_only,
+int mqdh__image_symbol(struct mqdh__image *im, const char *name, int functions_only,
                       uint64_t *addr, const char **module);
 
 /* The image's object that mod (one of the image's libdwfl modules) is, or
  * NULL. */
-const struct mqdh_image_module *mqdh__image_module_of(const struct mqdh_image *im,
+const struct mqdh__image_module *mqdh__image_module_of(const struct mqdh__image *im,
                                                      Dwfl_Module *mod);
 
 #endif

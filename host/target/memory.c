@@ -10,13 +10,13 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-struct mqdh_mem_page {
-    struct mqdh_mem_page *next;
+struct mqdh__mem_page {
+    struct mqdh__mem_page *next;
     uint64_t addr; /* page-aligned */
     unsigned char data[];
 };
 
-void mqdh__mem_init(struct mqdh_mem *m, pid_t pid)
+void mqdh__mem_init(struct mqdh__mem *m, pid_t pid)
 {
     memset(m, 0, sizeof *m);
     m->pid = pid;
@@ -26,13 +26,13 @@ void mqdh__mem_init(struct mqdh_mem *m, pid_t pid)
     m->max_pages = 65536; /* 256 MiB of 4 KiB pages: far beyond any queue walk */
 }
 
-static unsigned bucket_of(const struct mqdh_mem *m, uint64_t page)
+static unsigned bucket_of(const struct mqdh__mem *m, uint64_t page)
 {
     uint64_t n = page / m->page_size;
-    return (unsigned)((n * 0x9E3779B97F4A7C15ull) >> 56) % MQDH_MEM_BUCKETS;
+    return (unsigned)((n * 0x9E3779B97F4A7C15ull) >> 56) % MQDH__MEM_BUCKETS;
 }
 
-static int fetch_page(struct mqdh_mem *m, uint64_t page, unsigned char *out)
+static int fetch_page(struct mqdh__mem *m, uint64_t page, unsigned char *out)
 {
     ssize_t n;
     m->syscalls++;
@@ -69,15 +69,15 @@ static int fetch_page(struct mqdh_mem *m, uint64_t page, unsigned char *out)
     return -errno;
 }
 
-static const unsigned char *get_page(struct mqdh_mem *m, uint64_t page, int *err)
+static const unsigned char *get_page(struct mqdh__mem *m, uint64_t page, int *err)
 {
     unsigned b = bucket_of(m, page);
-    for (struct mqdh_mem_page *p = m->buckets[b]; p; p = p->next)
+    for (struct mqdh__mem_page *p = m->buckets[b]; p; p = p->next)
         if (p->addr == page)
             return p->data;
     if (m->max_pages && m->npages >= m->max_pages)
         mqdh__mem_flush(m);
-    struct mqdh_mem_page *p = malloc(sizeof *p + m->page_size);
+    struct mqdh__mem_page *p = malloc(sizeof *p + m->page_size);
     if (!p) {
         *err = -ENOMEM;
         return NULL;
@@ -94,7 +94,7 @@ static const unsigned char *get_page(struct mqdh_mem *m, uint64_t page, int *err
     return p->data;
 }
 
-int mqdh__mem_read(struct mqdh_mem *m, uint64_t addr, void *buf, size_t len)
+int mqdh__mem_read(struct mqdh__mem *m, uint64_t addr, void *buf, size_t len)
 {
     unsigned char *dst = buf;
     if (len == 0)
@@ -119,7 +119,7 @@ int mqdh__mem_read(struct mqdh_mem *m, uint64_t addr, void *buf, size_t len)
     return 0;
 }
 
-int mqdh__mem_read_string(struct mqdh_mem *m, uint64_t addr, char *buf, size_t len)
+int mqdh__mem_read_string(struct mqdh__mem *m, uint64_t addr, char *buf, size_t len)
 {
     size_t got = 0;
     /* A chunk at a time, no chunk crossing a page boundary: a string that
@@ -173,7 +173,7 @@ uint64_t mqdh__target_word(const void *bytes, int size, int big_endian)
     return v;
 }
 
-int mqdh__mem_read_word(struct mqdh_mem *m, uint64_t addr, int size, int big_endian,
+int mqdh__mem_read_word(struct mqdh__mem *m, uint64_t addr, int size, int big_endian,
                        uint64_t *out)
 {
     unsigned char bytes[8];
@@ -186,12 +186,12 @@ int mqdh__mem_read_word(struct mqdh_mem *m, uint64_t addr, int size, int big_end
     return rc;
 }
 
-void mqdh__mem_flush(struct mqdh_mem *m)
+void mqdh__mem_flush(struct mqdh__mem *m)
 {
-    for (unsigned b = 0; b < MQDH_MEM_BUCKETS; b++) {
-        struct mqdh_mem_page *p = m->buckets[b];
+    for (unsigned b = 0; b < MQDH__MEM_BUCKETS; b++) {
+        struct mqdh__mem_page *p = m->buckets[b];
         while (p) {
-            struct mqdh_mem_page *next = p->next;
+            struct mqdh__mem_page *next = p->next;
             free(p);
             p = next;
         }
@@ -200,7 +200,7 @@ void mqdh__mem_flush(struct mqdh_mem *m)
     m->npages = 0;
 }
 
-void mqdh__mem_fini(struct mqdh_mem *m)
+void mqdh__mem_fini(struct mqdh__mem *m)
 {
     mqdh__mem_flush(m);
     if (m->mem_fd >= 0)

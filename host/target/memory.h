@@ -9,31 +9,31 @@
  * reads.  A page that cannot be read whole is an error: nothing is ever
  * zero-filled.
  */
-#ifndef MQDH_MEMORY_H
-#define MQDH_MEMORY_H
+#ifndef MQDH__MEMORY_H
+#define MQDH__MEMORY_H
 
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
-#define MQDH_MEM_BUCKETS 256
+#define MQDH__MEM_BUCKETS 256
 
-struct mqdh_mem_page;
+struct mqdh__mem_page;
 
-struct mqdh_mem {
+struct mqdh__mem {
     pid_t pid;
     int mem_fd;              /* /proc/PID/mem, opened on first need; -1 if not */
     int use_proc_mem;        /* process_vm_readv refused: use mem_fd */
     size_t page_size;
     size_t npages, max_pages; /* cache size and bound (0: unbounded) */
-    struct mqdh_mem_page *buckets[MQDH_MEM_BUCKETS];
+    struct mqdh__mem_page *buckets[MQDH__MEM_BUCKETS];
     /* Counters for --stats; reset only by mqdh__mem_init. */
     unsigned long syscalls;
     unsigned long bytes_read; /* from the target, not from the cache */
 };
 
 /* Prepare to read pid.  Cannot fail; nothing is opened yet. */
-void mqdh__mem_init(struct mqdh_mem *m, pid_t pid);
+void mqdh__mem_init(struct mqdh__mem *m, pid_t pid);
 
 /*
  * Read len bytes at addr into buf.  Returns 0, or a negative errno:
@@ -41,14 +41,14 @@ void mqdh__mem_init(struct mqdh_mem *m, pid_t pid);
  * process is gone, -ENOMEM if the cache cannot grow.  On error buf is
  * unspecified and must not be used.
  */
-int mqdh__mem_read(struct mqdh_mem *m, uint64_t addr, void *buf, size_t len);
+int mqdh__mem_read(struct mqdh__mem *m, uint64_t addr, void *buf, size_t len);
 
 /*
  * Read the NUL-terminated string at addr into buf[len], never reading past
  * its terminator's page.  Returns 0, a negative errno as mqdh__mem_read, or
  * -ENAMETOOLONG when no terminator comes within len bytes.
  */
-int mqdh__mem_read_string(struct mqdh_mem *m, uint64_t addr, char *buf, size_t len);
+int mqdh__mem_read_string(struct mqdh__mem *m, uint64_t addr, char *buf, size_t len);
 
 /*
  * Target data to host data: size bytes at in, an integer in the target's
@@ -64,13 +64,13 @@ uint64_t mqdh__target_word(const void *bytes, int size, int big_endian);
  * Read the size-byte (1..8) unsigned integer at addr, in the target's byte
  * order, into *out.  0, or a negative errno as mqdh__mem_read.
  */
-int mqdh__mem_read_word(struct mqdh_mem *m, uint64_t addr, int size, int big_endian,
+int mqdh__mem_read_word(struct mqdh__mem *m, uint64_t addr, int size, int big_endian,
                        uint64_t *out);
 
 /* Forget every cached page (the process may have changed its memory). */
-void mqdh__mem_flush(struct mqdh_mem *m);
+void mqdh__mem_flush(struct mqdh__mem *m);
 
 /* Flush and close.  m may be reused after mqdh__mem_init. */
-void mqdh__mem_fini(struct mqdh_mem *m);
+void mqdh__mem_fini(struct mqdh__mem *m);
 
 #endif

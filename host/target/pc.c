@@ -16,7 +16,7 @@
 enum { MAX_INLINED = 32 };
 
 /* The pc of file address addr of f; NULL without memory. */
-struct mqdh__pc *mqdh__pc_of(struct mqdh_file *f, Dwarf_Addr addr)
+struct mqdh__pc *mqdh__pc_of(struct mqdh__file *f, Dwarf_Addr addr)
 {
     void **slot = f ? mqdh__file_memo(f, addr) : NULL;
     if (!slot)
@@ -34,7 +34,7 @@ struct mqdh__pc *mqdh__pc_of(struct mqdh_file *f, Dwarf_Addr addr)
 }
 
 /* pc's source file and line (looked up once). */
-const char *mqdh__pc_line(struct mqdh_file *f, Dwarf_Addr addr, struct mqdh__pc *pc, int *line)
+const char *mqdh__pc_line(struct mqdh__file *f, Dwarf_Addr addr, struct mqdh__pc *pc, int *line)
 {
     if (pc->line < 0) {
         Dwfl_Module *m = mqdh__file_module(f);
@@ -135,7 +135,7 @@ static void call_site(Dwarf_Die *die, Dwarf_Die *cu, const char **file, int *lin
  * hung job's stacks).  Returns the pc (moved: the memo slot is updated),
  * or pc itself, unexpanded, without memory.
  */
-struct mqdh__pc *mqdh__pc_expand(struct mqdh_file *f, Dwarf_Addr addr, struct mqdh__pc *pc, int lines)
+struct mqdh__pc *mqdh__pc_expand(struct mqdh__file *f, Dwarf_Addr addr, struct mqdh__pc *pc, int lines)
 {
     if (pc->expanded)
         return pc;
@@ -235,7 +235,7 @@ static int find_site(Dwarf_Die *die, Dwarf_Addr ret, Dwarf_Die *out, int *sites,
     return 0;
 }
 
-const struct mqdh__site *mqdh__pc_call_site(struct mqdh_file *f, Dwarf_Addr addr,
+const struct mqdh__site *mqdh__pc_call_site(struct mqdh__file *f, Dwarf_Addr addr,
                                             struct mqdh__pc *pc)
 {
     struct mqdh__site *s = &pc->site;
@@ -299,7 +299,7 @@ Dwarf_Attribute *mqdh__site_value(Dwarf_Die *param, Dwarf_Attribute *attr)
  * components mca_*.so and their libmca_common_*), where its calls wait
  * (PMPI_Recv > mca_pml_ob1_recv > opal_progress).
  */
-int mqdh__is_mpi_library(const struct mqdh_file *f)
+int mqdh__is_mpi_library(const struct mqdh__file *f)
 {
     static const char *const prefixes[] = {"libmpi",      "libpmpi", "libopen-pal",
                                            "libopen-rte", "mca_",    "libmca_common_"};
@@ -341,7 +341,7 @@ int mqdh__entry_call(const char *name, int in_mpi_library, char *buf, size_t len
 }
 
 /* mqdh__entry_call for a frame in file f. */
-int mqdh__mpi_entry(const char *name, const struct mqdh_file *f, char *buf, size_t len)
+int mqdh__mpi_entry(const char *name, const struct mqdh__file *f, char *buf, size_t len)
 {
     return mqdh__entry_call(name, mqdh__is_mpi_library(f), buf, len);
 }

@@ -5,8 +5,8 @@
  * every rank that runs the file, so it is looked up once per session
  * (mqdh__file_memo); for where.c, args.c and callsite.c.
  */
-#ifndef MQDH_PC_H
-#define MQDH_PC_H
+#ifndef MQDH__PC_H
+#define MQDH__PC_H
 
 #include "target/files.h"
 
@@ -65,10 +65,10 @@ struct mqdh__pc {
 
 /* The pc of file address addr of f, made the first time and then f's
  * (freed with f); NULL without memory. */
-struct mqdh__pc *mqdh__pc_of(struct mqdh_file *f, Dwarf_Addr addr);
+struct mqdh__pc *mqdh__pc_of(struct mqdh__file *f, Dwarf_Addr addr);
 
 /* pc's source file (NULL if none) and *line (0 if none), looked up once. */
-const char *mqdh__pc_line(struct mqdh_file *f, Dwarf_Addr addr, struct mqdh__pc *pc, int *line);
+const char *mqdh__pc_line(struct mqdh__file *f, Dwarf_Addr addr, struct mqdh__pc *pc, int *line);
 
 /*
  * pc's frames (mqdh__pc.fr): the functions inlined at addr, innermost
@@ -77,7 +77,7 @@ const char *mqdh__pc_line(struct mqdh_file *f, Dwarf_Addr addr, struct mqdh__pc 
  * Returns the pc, moved (f's memo follows it), or pc unexpanded without
  * memory.
  */
-struct mqdh__pc *mqdh__pc_expand(struct mqdh_file *f, Dwarf_Addr addr, struct mqdh__pc *pc,
+struct mqdh__pc *mqdh__pc_expand(struct mqdh__file *f, Dwarf_Addr addr, struct mqdh__pc *pc,
                                  int lines);
 
 /*
@@ -85,7 +85,7 @@ struct mqdh__pc *mqdh__pc_expand(struct mqdh_file *f, Dwarf_Addr addr, struct mq
  * lookup; the call returns to addr + 1), looked up once: pc's site, whose
  * state says whether it was found.
  */
-const struct mqdh__site *mqdh__pc_call_site(struct mqdh_file *f, Dwarf_Addr addr,
+const struct mqdh__site *mqdh__pc_call_site(struct mqdh__file *f, Dwarf_Addr addr,
                                             struct mqdh__pc *pc);
 
 /* The function site calls (its DW_AT_call_origin, GCC's
@@ -111,7 +111,7 @@ Dwarf_Attribute *mqdh__site_value(Dwarf_Die *param, Dwarf_Attribute *attr);
 int mqdh__inner_scope(Dwarf_Die *cur, Dwarf_Addr pc);
 
 /* Whether f is the MPI library: libmpi*, libpmpi* (libmpich* too). */
-int mqdh__is_mpi_library(const struct mqdh_file *f);
+int mqdh__is_mpi_library(const struct mqdh__file *f);
 
 /*
  * The user's MPI call a function `name` is, as "MPI_Recv", into buf[len]:
@@ -121,6 +121,6 @@ int mqdh__is_mpi_library(const struct mqdh_file *f);
 int mqdh__entry_call(const char *name, int in_mpi_library, char *buf, size_t len);
 
 /* mqdh__entry_call for a function of file f. */
-int mqdh__mpi_entry(const char *name, const struct mqdh_file *f, char *buf, size_t len);
+int mqdh__mpi_entry(const char *name, const struct mqdh__file *f, char *buf, size_t len);
 
 #endif

@@ -144,7 +144,7 @@ int mqdh__proc_env_rank(pid_t pid, int *world, pid_t *spawner, int *size)
     return rank;
 }
 
-int mqdh__text_stat(const char *stat, struct mqdh_stat *st)
+int mqdh__text_stat(const char *stat, struct mqdh__stat_line *st)
 {
     /* "pid (comm) state ppid pgrp session tty_nr tpgid flags ...": comm
      * may hold spaces and parentheses (proc_pid_stat(5)). */
@@ -165,11 +165,11 @@ int mqdh__text_stat(const char *stat, struct mqdh_stat *st)
 
 pid_t mqdh__text_stat_ppid(const char *stat)
 {
-    struct mqdh_stat st;
+    struct mqdh__stat_line st;
     return mqdh__text_stat(stat, &st) == 0 ? st.ppid : -1;
 }
 
-int mqdh__proc_stat(pid_t pid, struct mqdh_stat *st)
+int mqdh__proc_stat(pid_t pid, struct mqdh__stat_line *st)
 {
     char path[64], line[512];
     snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
@@ -184,7 +184,7 @@ int mqdh__proc_stat(pid_t pid, struct mqdh_stat *st)
 
 pid_t mqdh__proc_parent(pid_t pid)
 {
-    struct mqdh_stat st;
+    struct mqdh__stat_line st;
     return mqdh__proc_stat(pid, &st) == 0 ? st.ppid : -1;
 }
 
@@ -413,7 +413,7 @@ int mqdh__proc_capable(pid_t pid, int cap)
     return rc;
 }
 
-int mqdh__text_maps_line(char *line, struct mqdh_maps_entry *e)
+int mqdh__text_maps_line(char *line, struct mqdh__maps_entry *e)
 {
     unsigned maj, min;
     int at = 0;

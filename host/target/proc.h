@@ -3,8 +3,8 @@
  * rank a launcher gave a process in its environment, the world it was
  * started in, and the processes descending from a launcher.
  */
-#ifndef MQDH_PROC_H
-#define MQDH_PROC_H
+#ifndef MQDH__PROC_H
+#define MQDH__PROC_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -67,17 +67,17 @@ int mqdh__proc_uids(pid_t pid, uid_t ids[4]);
 int mqdh__proc_dump_owner(pid_t pid, uid_t *uid);
 
 /* What /proc/PID/stat says of a process. */
-struct mqdh_stat {
+struct mqdh__stat_line {
     char state;          /* 'R', 'S', 'D', 'T', 't', 'Z' (zombie), 'X' (dead), ... */
     pid_t ppid;
     unsigned long flags; /* the kernel's PF_* flags */
 };
 
 /* PF_KTHREAD (include/linux/sched.h): a kernel thread, no user program. */
-#define MQDH_PF_KTHREAD 0x00200000UL
+#define MQDH__PF_KTHREAD 0x00200000UL
 
 /* pid's /proc/PID/stat into *st: 0, or -1 if gone (or unreadable). */
-int mqdh__proc_stat(pid_t pid, struct mqdh_stat *st);
+int mqdh__proc_stat(pid_t pid, struct mqdh__stat_line *st);
 
 /* Whether pid's effective capabilities (/proc/PID/status "CapEff:") hold
  * capability cap (CAP_SYS_PTRACE is 19): 1, 0, or -1 if unknown. */
@@ -110,7 +110,7 @@ pid_t mqdh__text_stat_ppid(const char *stat);
 
 /* State, parent and flags from a NUL-terminated /proc/PID/stat: 0, or -1
  * if it does not read as one. */
-int mqdh__text_stat(const char *stat, struct mqdh_stat *st);
+int mqdh__text_stat(const char *stat, struct mqdh__stat_line *st);
 
 /* The first number of field ("Uid", "TracerPid") in a NUL-terminated
  * /proc/PID/status, or -1. */
@@ -127,12 +127,12 @@ int mqdh__text_status_hex(const char *status, const char *field, uint64_t *v);
 
 /* One line of /proc/PID/maps (NUL-terminated; its newline is cut): 0 and
  * *e (e->file points into line, "" for an anonymous mapping), or -1. */
-struct mqdh_maps_entry {
+struct mqdh__maps_entry {
     uint64_t start, end, offset;
     unsigned long long dev, ino;
     char *file;
 };
-int mqdh__text_maps_line(char *line, struct mqdh_maps_entry *e);
+int mqdh__text_maps_line(char *line, struct mqdh__maps_entry *e);
 
 /* utime + stime, in clock ticks, from a NUL-terminated /proc/PID/stat:
  * 0, or -1 if it does not read as one. */

@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct mqdh_type {
-    struct mqdh_type *next;
-    const struct mqdh_image *image; /* where it was looked up */
+struct mqdh__type {
+    struct mqdh__type *next;
+    const struct mqdh__image *image; /* where it was looked up */
     char *name;
     int found;
     Dwarf_Die die; /* the struct, union or base type (typedefs followed) */
@@ -150,7 +150,7 @@ static void free_index(void *p)
 }
 
 /* The index of f's DWARF, built on first use; NULL without DWARF. */
-static struct file_index *file_index(struct mqdh_file *f)
+static struct file_index *file_index(struct mqdh__file *f)
 {
     if (f->types)
         return f->types;
@@ -172,14 +172,14 @@ static struct file_index *file_index(struct mqdh_file *f)
     return fi;
 }
 
-const struct mqdh_image *mqdh__type_image(const struct mqdh_type *t)
+const struct mqdh__image *mqdh__type_image(const struct mqdh__type *t)
 {
     return t->image;
 }
 
-struct mqdh_type *mqdh__type_find(struct mqdh_image *im, const char *name)
+struct mqdh__type *mqdh__type_find(struct mqdh__image *im, const char *name)
 {
-    struct mqdh_type *t;
+    struct mqdh__type *t;
     for (t = im->types; t; t = t->next)
         if (strcmp(t->name, name) == 0)
             return t->found ? t : NULL;
@@ -255,7 +255,7 @@ static long find_member(Dwarf_Die *agg, const char *field, size_t len, Dwarf_Die
     return -1;
 }
 
-int mqdh__type_field_offset(const struct mqdh_type *t, const char *field)
+int mqdh__type_field_offset(const struct mqdh__type *t, const char *field)
 {
     if (!t || !field)
         return -1;
@@ -278,7 +278,7 @@ int mqdh__type_field_offset(const struct mqdh_type *t, const char *field)
     return total > 0x7fffffff ? -1 : (int)total;
 }
 
-int mqdh__type_size(const struct mqdh_type *t)
+int mqdh__type_size(const struct mqdh__type *t)
 {
     Dwarf_Die d;
     if (!t)
@@ -288,11 +288,11 @@ int mqdh__type_size(const struct mqdh_type *t)
     return s >= 0 ? s : -1;
 }
 
-void mqdh__types_free_all(struct mqdh_image *im)
+void mqdh__types_free_all(struct mqdh__image *im)
 {
-    struct mqdh_type *t = im->types;
+    struct mqdh__type *t = im->types;
     while (t) {
-        struct mqdh_type *next = t->next;
+        struct mqdh__type *next = t->next;
         free(t->name);
         free(t);
         t = next;

@@ -9,30 +9,30 @@
  * lookups, found or not, are cached on the image, and the returned
  * pointers stay valid until the image is closed.
  */
-#ifndef MQDH_TYPES_H
-#define MQDH_TYPES_H
+#ifndef MQDH__TYPES_H
+#define MQDH__TYPES_H
 
 #include "target/image.h"
 
-struct mqdh_type;
+struct mqdh__type;
 
 /* The type called name, or NULL if no object of the image defines it. */
-struct mqdh_type *mqdh__type_find(struct mqdh_image *im, const char *name);
+struct mqdh__type *mqdh__type_find(struct mqdh__image *im, const char *name);
 
 /*
  * The byte offset of field in t, or -1 if it has none.  Members of
  * anonymous structs and unions are found as if they were t's own, and
  * "a.b" names field b of member a.
  */
-int mqdh__type_field_offset(const struct mqdh_type *t, const char *field);
+int mqdh__type_field_offset(const struct mqdh__type *t, const char *field);
 
 /* The image t was looked up in. */
-const struct mqdh_image *mqdh__type_image(const struct mqdh_type *t);
+const struct mqdh__image *mqdh__type_image(const struct mqdh__type *t);
 
 /* The size of t in bytes, or -1 if DWARF does not say. */
-int mqdh__type_size(const struct mqdh_type *t);
+int mqdh__type_size(const struct mqdh__type *t);
 
 /* Free every type of the image (image.c calls this on close). */
-void mqdh__types_free_all(struct mqdh_image *im);
+void mqdh__types_free_all(struct mqdh__image *im);
 
 #endif

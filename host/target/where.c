@@ -27,13 +27,13 @@
 
 struct walk {
     struct mqdh__where *w;
-    struct mqdh_image *im;
-    struct mqdh_mem *mem;
+    struct mqdh__image *im;
+    struct mqdh__mem *mem;
     int depth;
     int found;   /* the MPI entry point is met */
     int called;  /* and the user's code that called it */
-    const struct mqdh_image_module *mpi;   /* the object the MPI entry point is in */
-    const struct mqdh_image_module *inner; /* the object of the frame walked before */
+    const struct mqdh__image_module *mpi;   /* the object the MPI entry point is in */
+    const struct mqdh__image_module *inner; /* the object of the frame walked before */
     struct mqdh_thread *t; /* the frames kept */
     int cap, nomem;
     int main_thread; /* stop at main: what calls it is the C library's start */
@@ -60,7 +60,7 @@ enum { MAX_PHYSICAL = 256 };
  * the MPI library the program called, wherever it tail-called to.  0 if
  * the instructions are not these, or cannot be read.
  */
-static Dwarf_Addr called_function(struct walk *k, const struct mqdh_file *caller, Dwarf_Addr ret)
+static Dwarf_Addr called_function(struct walk *k, const struct mqdh__file *caller, Dwarf_Addr ret)
 {
     unsigned char code[16];
     uint64_t slot = 0, target = 0;
@@ -96,16 +96,16 @@ static Dwarf_Addr called_function(struct walk *k, const struct mqdh_file *caller
 
 /* The image's object holding process address addr, and the pc there
  * (either may come back NULL). */
-static const struct mqdh_image_module *object_at(const struct walk *k, Dwfl *dwfl,
+static const struct mqdh__image_module *object_at(const struct walk *k, Dwfl *dwfl,
                                                  Dwarf_Addr addr, struct mqdh__pc **pc)
 {
-    const struct mqdh_image_module *m = mqdh__image_module_of(k->im, dwfl_addrmodule(dwfl, addr));
+    const struct mqdh__image_module *m = mqdh__image_module_of(k->im, dwfl_addrmodule(dwfl, addr));
     *pc = m ? mqdh__pc_of(m->file, addr - m->bias) : NULL;
     return m;
 }
 
 /* Whose code file f is (mqdh_frame_kind). */
-static enum mqdh_frame_kind file_kind(const struct mqdh_file *f)
+static enum mqdh_frame_kind file_kind(const struct mqdh__file *f)
 {
     static const char *const system_dirs[] = {"/lib/", "/lib64/", "/usr/lib/", "/usr/lib64/"};
     if (!f || f->path[0] != '/')
@@ -134,12 +134,12 @@ static char *written_name(const char *name)
 
 /* Keep the frames of one physical frame at process address at (in obj,
  * file address looked up as here; either may be NULL), of that kind. */
-static void keep_frames(struct walk *k, Dwarf_Addr at, const struct mqdh_image_module *obj,
+static void keep_frames(struct walk *k, Dwarf_Addr at, const struct mqdh__image_module *obj,
                         const struct mqdh__pc *here, enum mqdh_frame_kind kind)
 {
     struct mqdh_thread *t = k->t;
     int n = here && here->expanded ? here->nfr : 1;
-    if (t->nframes + n > MQDH_MAX_FRAMES) {
+    if (t->nframes + n > MQDH__MAX_FRAMES) {
         k->nomem |= 2; /* cut short */
         return;
     }
@@ -155,7 +155,7 @@ static void keep_frames(struct walk *k, Dwarf_Addr at, const struct mqdh_image_m
         t->frames = fr;
         k->cap = cap;
     }
-    const struct mqdh_file *file = obj ? obj->file : NULL;
+    const struct mqdh__file *file = obj ? obj->file : NULL;
     char *module = file ? strdup(file->path) : NULL;
     for (int i = 0; i < n; i++) {
         struct mqdh_frame *f = &t->frames[t->nframes++];
@@ -182,13 +182,13 @@ static void keep_frames(struct walk *k, Dwarf_Addr at, const struct mqdh_image_m
  * internal_NAME; Open MPI's MPI_Finalize jumps to ompi_mpi_finalize).  The call instruction names what was called: if that is
  * an MPI entry point, it is the call.
  */
-static void tail_called(struct walk *k, Dwfl *dwfl, const struct mqdh_image_module *obj,
-                        const struct mqdh_image_module *in, Dwarf_Addr pc)
+static void tail_called(struct walk *k, Dwfl *dwfl, const struct mqdh__image_module *obj,
+                        const struct mqdh__image_module *in, Dwarf_Addr pc)
 {
     char entry[sizeof k->w->call];
     Dwarf_Addr fn = called_function(k, obj->file, pc);
     struct mqdh__pc *called = NULL;
-    const struct mqdh_image_module *fobj = fn ? object_at(k, dwfl, fn, &called) : NULL;
+    const struct mqdh__image_module *fobj = fn ? object_at(k, dwfl, fn, &called) : NULL;
     const char *fname = fobj == in && called ? called->name : NULL;
     if (mqdh__mpi_entry(fname, in->file, entry, sizeof entry)) {
         snprintf(k->w->call, sizeof k->w->call, "%s", entry);
@@ -205,7 +205,7 @@ static void tail_called(struct walk *k, Dwfl *dwfl, const struct mqdh_image_modu
 /* The user's code that made the MPI call: the frame at file address at of
  * obj (here its pc), the innermost of its frames (a function inlined
  * there is the caller). */
-static void note_caller(struct walk *k, const struct mqdh_image_module *obj, Dwarf_Addr at,
+static void note_caller(struct walk *k, const struct mqdh__image_module *obj, Dwarf_Addr at,
                         struct mqdh__pc *here)
 {
     const char *fname = here && here->expanded ? here->fr[0].function : here ? here->name : NULL;
@@ -246,8 +246,8 @@ static int frame_cb(Dwfl_Frame *frame, void *arg)
     Dwarf_Addr at = activation ? pc : pc - 1; /* a return address: the call */
     Dwfl *dwfl = dwfl_thread_dwfl(dwfl_frame_thread(frame));
     struct mqdh__pc *here;
-    const struct mqdh_image_module *obj = object_at(k, dwfl, at, &here);
-    struct mqdh_file *file = obj ? obj->file : NULL;
+    const struct mqdh__image_module *obj = object_at(k, dwfl, at, &here);
+    struct mqdh__file *file = obj ? obj->file : NULL;
     enum mqdh_frame_kind kind = file_kind(file);
     /* Its inlined frames (with lines where the user's code or the MPI
      * library's is), then every frame kept. */
@@ -259,7 +259,7 @@ static int frame_cb(Dwfl_Frame *frame, void *arg)
      * and each costs reads of the stack. */
     int at_main = k->main_thread && name && strcmp(name, "main") == 0;
     char entry[sizeof k->w->call];
-    const struct mqdh_image_module *in = k->inner;
+    const struct mqdh__image_module *in = k->inner;
     k->inner = obj;
     /* Every frame up to the caller's caller is kept as the unwinder left
      * it, each from the one before (args.h); those the arguments are read
@@ -356,8 +356,8 @@ static int thread_entry(struct mqdh_thread *t, const struct mqdh__where *w)
  * and asserts on the next one (pid_set_initial_registers: "tid_attached ==
  * 0"), which aborts mqdump.
  */
-static int walk_thread(struct mqdh_image *im, Dwfl_Thread *thread, pid_t tid,
-                       struct mqdh_mem *mem, struct mqdh__where *w, struct mqdh_thread *t)
+static int walk_thread(struct mqdh__image *im, Dwfl_Thread *thread, pid_t tid,
+                       struct mqdh__mem *mem, struct mqdh__where *w, struct mqdh_thread *t)
 {
     struct walk k = {.w = w, .im = im, .mem = mem, .t = t, .main_thread = tid == im->pid};
     memset(w, 0, sizeof *w);
@@ -390,9 +390,9 @@ static int walk_thread(struct mqdh_image *im, Dwfl_Thread *thread, pid_t tid,
 }
 
 struct threads {
-    struct mqdh_image *im;
+    struct mqdh__image *im;
     struct mqdh__where *w;
-    struct mqdh_mem *mem;
+    struct mqdh__mem *mem;
     struct mqdh_stack *stack;
     int found, nomem;
 };
@@ -404,7 +404,7 @@ static int thread_cb(Dwfl_Thread *thread, void *arg)
     if (tid == th->im->pid)
         return DWARF_CB_OK;
     struct mqdh_stack *st = th->stack;
-    if (st->nthreads >= MQDH_MAX_THREADS)
+    if (st->nthreads >= MQDH__MAX_THREADS)
         return DWARF_CB_ABORT;
     struct mqdh_thread *grown = realloc(st->threads, (size_t)(st->nthreads + 1) * sizeof *grown);
     if (!grown) {
@@ -428,7 +428,7 @@ static int thread_cb(Dwfl_Thread *thread, void *arg)
     return DWARF_CB_OK;
 }
 
-int mqdh__where(struct mqdh_image *im, struct mqdh_mem *mem, struct mqdh__where *w,
+int mqdh__where(struct mqdh__image *im, struct mqdh__mem *mem, struct mqdh__where *w,
                 struct mqdh_stack *stack, char *err, size_t errlen)
 {
     memset(w, 0, sizeof *w);

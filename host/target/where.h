@@ -1,8 +1,8 @@
 /*
  * where.h - the MPI call a stopped process is in, and who made it.
  */
-#ifndef MQDH_WHERE_H
-#define MQDH_WHERE_H
+#ifndef MQDH__WHERE_H
+#define MQDH__WHERE_H
 
 #include <elfutils/libdwfl.h>
 #include <stddef.h>
@@ -14,8 +14,8 @@
 #include "mqdhost.h"
 
 /* Frames kept per thread (inlined ones included), threads per process:
- * a loop or a corrupt stack ends there (threads: MQDH_MAX_THREADS). */
-enum { MQDH_MAX_FRAMES = 512 };
+ * a loop or a corrupt stack ends there (threads: MQDH__MAX_THREADS). */
+enum { MQDH__MAX_FRAMES = 512 };
 
 struct mqdh__where {
     pid_t tid;          /* the thread in MPI; 0 if none is */
@@ -49,7 +49,7 @@ struct mqdh__where {
  * Returns 0 (w->call "" if no thread is in MPI), or -1 with the reason in
  * err if the process cannot be unwound (stack then empty).
  */
-int mqdh__where(struct mqdh_image *im, struct mqdh_mem *mem, struct mqdh__where *w,
+int mqdh__where(struct mqdh__image *im, struct mqdh__mem *mem, struct mqdh__where *w,
                 struct mqdh_stack *stack, char *err, size_t errlen);
 
 #endif

@@ -37,7 +37,7 @@
 /* What the DLL promises of a list (dll/target.h MQD_MAX_LIST). */
 enum { MAX_LIST = 1 << 20 };
 
-static struct mqdh_dll *dll;
+static struct mqdh__dll *dll;
 
 struct input {
     const uint8_t *p;

@@ -40,7 +40,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int fd = fuzz_file(data, size, path, sizeof path);
     if (fd < 0)
         return 0;
-    struct mqdh_image im;
+    struct mqdh__image im;
     if (mqdh__image_open_file(&im, path, err, sizeof err) == 0) {
         for (size_t i = 0; i < sizeof symbols / sizeof symbols[0]; i++) {
             uint64_t addr;
@@ -49,7 +49,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             mqdh__image_symbol(&im, symbols[i], 1, &addr, &module);
         }
         for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
-            struct mqdh_type *t = mqdh__type_find(&im, fields[i].type);
+            struct mqdh__type *t = mqdh__type_find(&im, fields[i].type);
             if (t) {
                 mqdh__type_size(t);
                 mqdh__type_field_offset(t, fields[i].field);

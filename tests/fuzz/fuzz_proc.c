@@ -56,7 +56,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             broken("a status field out of its range");
         break;
     default: {
-        struct mqdh_maps_entry e;
+        struct mqdh__maps_entry e;
         if (mqdh__text_maps_line(text, &e) == 0 &&
             (e.file < text || e.file > text + n || strchr(e.file, '\n')))
             broken("a maps line's file outside the line");

@@ -1,29 +1,17 @@
 /*
- * result.h - what the writer (result_write.c) and the reader
- * (result_read.c, result_fields.c) of an agent's result share: the words
- * of the format (docs/RESULT.md) that both must spell alike, and the
- * reader's fields.
+ * result_fields.h - the fields of an agent's result (docs/RESULT.md) as
+ * the reader takes them (result_fields.c), and the words of the format
+ * the writer (result_write.c) must spell alike.
  */
-#ifndef MQDH_RESULT_H
-#define MQDH_RESULT_H
+#ifndef MQDH__RESULT_FIELDS_H
+#define MQDH__RESULT_FIELDS_H
 
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
 /* A queue's state ("q" records), by enum mqdh_queue_state. */
-#define MQDH_RESULT_QUEUE_STATES {"ok", "noinfo", "error"}
-
-/* A string field as the writer puts it: " -" for NULL, else " =" and its
- * bytes, those outside '!'..'~' and '%' as %XX (a saved dump's header,
- * saved.c, spells its strings alike). */
-void mqdh__result_put_str(FILE *f, const char *s);
-
-/* mqdh_result_read of a result that begins on line first_line of its
- * file (a saved dump's, after its header): errors name the file's lines. */
-struct mqdh_dump;
-int mqdh__result_read_at(const char *buf, size_t len, int first_line, struct mqdh_dump **out,
-                         char *err, size_t errlen);
+#define MQDH__RESULT_QUEUE_STATES {"ok", "noinfo", "error"}
 
 /* ---------------------------------------------------------------- fields */
 
