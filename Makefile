@@ -133,7 +133,8 @@ samples: $(SAMPLE_BINS) $(BUILD)/samples/unexpected-named $(STRIPPED)/soname \
 HOST_BASE     := dump escape progress beside trust
 HOST_TARGET   := attach memory proc files debugfile image types pc args callsite where
 HOST_PROTOCOL := loader guard callbacks choose protocol identity
-HOST_JOB      := session launcher procjob owner hosts remote result_write result_fields \
+HOST_JOB      := session launcher procjob owner hosts remote agent_command agent_result \
+                 result_write result_fields \
                  result_read saved
 HOST_ANALYSIS := analyze match waits calls cycles explain calltree
 HOST_SRCS := $(HOST_BASE:%=host/base/%.c) $(HOST_TARGET:%=host/target/%.c) \
