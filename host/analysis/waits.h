@@ -1,7 +1,8 @@
 /*
  * waits.h - the wait-for graph of a dump, as it is built: what each
  * blocked process waits for, by the MPI call it is in and what its queues
- * and its peers' hold (waits.c), for analyze.c.
+ * and its peers' hold (waits.c, the kinds of call in waits_p2p.c and
+ * waits_coll.c; a process without queues in calls.c), for analyze.c.
  */
 #ifndef MQDH__WAITS_H
 #define MQDH__WAITS_H
@@ -9,7 +10,11 @@
 #include "analysis/match.h"
 #include "mqdhost.h"
 
-struct mqdh__candidate; /* waits.c */
+/* One operation's targets, pending edges before they are committed. */
+struct mqdh__candidate {
+    int proc;
+    int any;
+};
 
 /* The analysis being built. */
 struct mqdh__waits {
@@ -55,6 +60,9 @@ void mqdh__unseen(struct mqdh__waits *b, int who, const char *fmt, ...)
  * what was not seen, where the analysis did without it. */
 void mqdh__unseen_note(struct mqdh__waits *b, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+
+/* Process i's label ("rank 3", "process 1234") into buf[len]: buf. */
+const char *mqdh__waits_label(const struct mqdh__waits *b, int i, char *buf, size_t len);
 
 /* A new wait of the graph, zeroed, at the end of a->waits; NULL (and
  * b->nomem) out of memory. */
