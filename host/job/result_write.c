@@ -92,8 +92,69 @@ static void put_cpu(FILE *f, const struct mqdh_cpu *cpu)
         fprintf(f, "tc %d %" PRIu64 "\n", (int)cpu->threads[t].tid, cpu->threads[t].ns);
 }
 
-static void put_process(FILE *f, const struct mqdh_process *p, const struct mqdh_stack *st,
-                        const struct mqdh_cpu *cpu, struct modules *m)
+/* A group ("g SIZE ..."): runs of consecutive ranks as "A-B" (a world is
+ * one run). */
+static void put_group(FILE *f, const struct mqdh_comm *cm)
+{
+    fprintf(f, "g %ld", cm->size);
+    for (long i = 0; i < cm->size;) {
+        long j = i;
+        while (cm->group[i] >= 0 && j + 1 < cm->size && cm->group[j + 1] == cm->group[j] + 1)
+            j++;
+        if (j - i < 2)
+            j = i; /* two are no shorter as a run */
+        if (j > i)
+            fprintf(f, " %ld-%ld", cm->group[i], cm->group[j]);
+        else
+            fprintf(f, " %ld", cm->group[i]);
+        i = j + 1;
+    }
+    putc('\n', f);
+}
+
+/* A queue ("q N STATE ENTRIES ERROR"), then its entries ("o ...") and
+ * their text lines ("x L TEXT"). */
+static void put_queue(FILE *f, int q, const struct mqdh_queue *qu)
+{
+    fprintf(f, "q %d %s %d", q, queue_states[qu->state], qu->nops);
+    put_str(f, qu->error);
+    putc('\n', f);
+    for (int k = 0; k < qu->nops; k++) {
+        const struct mqdh_op *o = &qu->ops[k];
+        fprintf(f,
+                "o %d %ld %ld %d %ld %ld %d %" PRIu64 " %ld %ld %ld %ld %d %" PRIu64 " %u\n",
+                (int)o->status, o->desired_local_rank, o->desired_global_rank, o->tag_wild,
+                o->desired_tag, o->desired_length, o->system_buffer, o->buffer,
+                o->actual_local_rank, o->actual_global_rank, o->actual_tag, o->actual_length,
+                o->collective ? 1 : o->maybe_collective ? 2 : 0, o->request, o->text_address);
+        for (int l = 0; l < 5 && o->extra_text[l][0]; l++) {
+            fprintf(f, "x %d", l);
+            put_str(f, o->extra_text[l]);
+            putc('\n', f);
+        }
+    }
+}
+
+/* A communicator ("c ..."), its group and its three queues. */
+static void put_comm(FILE *f, const struct mqdh_comm *cm)
+{
+    fprintf(f, "c %" PRIu64 " %ld %ld %d %" PRIu64, cm->unique_id, cm->local_rank, cm->size,
+            cm->has_handle, cm->handle);
+    put_str(f, cm->name);
+    putc('\n', f);
+    if (cm->group)
+        put_group(f, cm);
+    if (cm->group_error) {
+        fputs("ge", f);
+        put_str(f, cm->group_error);
+        putc('\n', f);
+    }
+    for (int q = 0; q < MQDH_NQUEUES; q++)
+        put_queue(f, q, &cm->queues[q]);
+}
+
+/* A process's own record ("p ...") and its strings ("s KEY STRING"). */
+static void put_fields(FILE *f, const struct mqdh_process *p)
 {
     fprintf(f, "p %d %d %d %d %d %d %d %u %ld %ld %ld %ld %" PRIu64 " %lu %lu %lu %lu %.6f\n",
             (int)p->pid, p->rank, p->world, p->identity, (int)p->dll_source, p->where_line,
@@ -115,6 +176,12 @@ static void put_process(FILE *f, const struct mqdh_process *p, const struct mqdh
             put_str(f, strs[i].value);
             putc('\n', f);
         }
+}
+
+static void put_process(FILE *f, const struct mqdh_process *p, const struct mqdh_stack *st,
+                        const struct mqdh_cpu *cpu, struct modules *m)
+{
+    put_fields(f, p);
     if (p->world_size > 0)
         fprintf(f, "ws %d\n", p->world_size);
     if (p->other_worlds != MQDH_WORLDS_UNKNOWN)
@@ -125,56 +192,8 @@ static void put_process(FILE *f, const struct mqdh_process *p, const struct mqdh
         put_cpu(f, cpu);
     if (st)
         put_stack(f, st, m);
-    for (int c = 0; c < p->ncomms; c++) {
-        const struct mqdh_comm *cm = &p->comms[c];
-        fprintf(f, "c %" PRIu64 " %ld %ld %d %" PRIu64, cm->unique_id, cm->local_rank, cm->size,
-                cm->has_handle, cm->handle);
-        put_str(f, cm->name);
-        putc('\n', f);
-        if (cm->group) { /* runs of consecutive ranks as "A-B": a world is one */
-            fprintf(f, "g %ld", cm->size);
-            for (long i = 0; i < cm->size;) {
-                long j = i;
-                while (cm->group[i] >= 0 && j + 1 < cm->size && cm->group[j + 1] == cm->group[j] + 1)
-                    j++;
-                if (j - i < 2)
-                    j = i; /* two are no shorter as a run */
-                if (j > i)
-                    fprintf(f, " %ld-%ld", cm->group[i], cm->group[j]);
-                else
-                    fprintf(f, " %ld", cm->group[i]);
-                i = j + 1;
-            }
-            putc('\n', f);
-        }
-        if (cm->group_error) {
-            fputs("ge", f);
-            put_str(f, cm->group_error);
-            putc('\n', f);
-        }
-        for (int q = 0; q < MQDH_NQUEUES; q++) {
-            const struct mqdh_queue *qu = &cm->queues[q];
-            fprintf(f, "q %d %s %d", q, queue_states[qu->state], qu->nops);
-            put_str(f, qu->error);
-            putc('\n', f);
-            for (int k = 0; k < qu->nops; k++) {
-                const struct mqdh_op *o = &qu->ops[k];
-                fprintf(f,
-                        "o %d %ld %ld %d %ld %ld %d %" PRIu64 " %ld %ld %ld %ld %d %" PRIu64
-                        " %u\n",
-                        (int)o->status, o->desired_local_rank, o->desired_global_rank,
-                        o->tag_wild, o->desired_tag, o->desired_length, o->system_buffer,
-                        o->buffer, o->actual_local_rank, o->actual_global_rank, o->actual_tag,
-                        o->actual_length, o->collective ? 1 : o->maybe_collective ? 2 : 0,
-                        o->request, o->text_address);
-                for (int l = 0; l < 5 && o->extra_text[l][0]; l++) {
-                    fprintf(f, "x %d", l);
-                    put_str(f, o->extra_text[l]);
-                    putc('\n', f);
-                }
-            }
-        }
-    }
+    for (int c = 0; c < p->ncomms; c++)
+        put_comm(f, &p->comms[c]);
 }
 
 int mqdh_result_write(FILE *f, const struct mqdh_dump *d)

@@ -188,113 +188,142 @@ static int eval_expr(struct mqdh__eval *e, const Dwarf_Op *ops, size_t n, Dwarf_
 static int entry_value(struct mqdh__eval *e, const Dwarf_Op *op, Dwarf_Word *v);
 
 /*
+ * An operation that pushes a value (DWARF 5, section 2.5.1.1-2: literals,
+ * constants, addresses, registers plus offsets, the frame base, the CFA,
+ * an entry value): the value into *v.  1 pushed, 0 not such an operation,
+ * -1 failed (e->why says why).
+ */
+static int push_op(struct mqdh__eval *e, const Dwarf_Op *op, Dwarf_Word *v)
+{
+    uint8_t a = op->atom;
+    if (a >= DW_OP_lit0 && a <= DW_OP_lit31) {
+        *v = a - DW_OP_lit0;
+    } else if (a == DW_OP_const1u || a == DW_OP_const2u || a == DW_OP_const4u ||
+               a == DW_OP_const8u || a == DW_OP_constu || a == DW_OP_const1s ||
+               a == DW_OP_const2s || a == DW_OP_const4s || a == DW_OP_const8s ||
+               a == DW_OP_consts) {
+        *v = op->number;
+    } else if (a == DW_OP_addr) { /* a global's: where its file is loaded */
+        *v = op->number + e->dbias + e->fr->load_bias;
+    } else if ((a >= DW_OP_breg0 && a <= DW_OP_breg31) || a == DW_OP_bregx) {
+        int x = a == DW_OP_bregx;
+        if (frame_reg(e, x ? (unsigned)op->number : (unsigned)(a - DW_OP_breg0), v) != 0)
+            return -1;
+        *v += (Dwarf_Word)(Dwarf_Sword)(x ? op->number2 : op->number);
+    } else if (a == DW_OP_fbreg) {
+        Dwarf_Attribute fb, *attr = e->attr;
+        int fv, rc = -1;
+        if (e->subprogram && dwarf_attr_integrate(e->subprogram, DW_AT_frame_base, &fb))
+            rc = mqdh__eval(e, &fb, v, &fv);
+        e->attr = attr;
+        if (rc != 0) {
+            if (!e->why)
+                e->why = "no frame base";
+            return -1;
+        }
+        *v += (Dwarf_Word)(Dwarf_Sword)op->number;
+    } else if (a == DW_OP_call_frame_cfa) {
+        return frame_cfa(e, v) == 0 ? 1 : -1;
+    } else if (a == DW_OP_entry_value || a == DW_OP_GNU_entry_value) {
+        return entry_value(e, op, v) == 0 ? 1 : -1;
+    } else {
+        return 0;
+    }
+    return 1;
+}
+
+/*
+ * An operation on the stack st[*sp] (DWARF 5, 2.5.1.3-4: arithmetic,
+ * stack manipulation, dereference).  1 done, 0 not such an operation (or
+ * too few operands), -1 failed (e->why says why).
+ */
+static int stack_op(struct mqdh__eval *e, const Dwarf_Op *op, Dwarf_Word *st, int *sp)
+{
+    uint8_t a = op->atom;
+    int n = *sp;
+    Dwarf_Word v;
+    if (a == DW_OP_plus_uconst && n >= 1) {
+        st[n - 1] += op->number;
+    } else if ((a == DW_OP_neg || a == DW_OP_not) && n >= 1) {
+        st[n - 1] = a == DW_OP_neg ? -st[n - 1] : ~st[n - 1];
+    } else if ((a == DW_OP_dup && n >= 1) || (a == DW_OP_over && n >= 2)) {
+        st[n] = st[n - (a == DW_OP_dup ? 1 : 2)];
+        (*sp)++;
+    } else if (a == DW_OP_drop && n >= 1) {
+        (*sp)--;
+    } else if (a == DW_OP_swap && n >= 2) {
+        v = st[n - 1];
+        st[n - 1] = st[n - 2];
+        st[n - 2] = v;
+    } else if (n >= 2 && binary_op(a, st[n - 2], st[n - 1], &v)) {
+        st[n - 2] = v;
+        (*sp)--;
+    } else if ((a == DW_OP_deref || a == DW_OP_deref_size) && n >= 1) {
+        int size = a == DW_OP_deref ? e->addr_size : (int)op->number;
+        if (!e->mem || size < 1 || size > 8 ||
+            mqdh__mem_read_word(e->mem, st[n - 1], size, e->big_endian, &st[n - 1]) != 0) {
+            e->why = "its stack could not be read";
+            return -1;
+        }
+    } else {
+        return 0;
+    }
+    return 1;
+}
+
+/* A location in one register (DW_OP_regN, DW_OP_regx): its value. */
+static int register_location(struct mqdh__eval *e, const Dwarf_Op *op, size_t n,
+                             Dwarf_Word *out)
+{
+    unsigned regno;
+    if (n != 1) {
+        e->why = "split across registers (DW_OP_piece)";
+        return -1;
+    }
+    if (!register_op(op, &regno)) {
+        e->why = "in a register mqd does not read";
+        return -1;
+    }
+    return frame_reg(e, regno, out);
+}
+
+/*
  * Evaluate a DWARF expression in e.  *is_value: the result is the value
  * itself (a register, DW_OP_stack_value), else the address it lives at (or,
  * for a call site's value, the value).  The set compilers emit for
- * arguments and call sites (GCC 12); anything else fails.
- *
- * Longer than a screen on purpose: it is one stack machine, one branch per
- * operation (DWARF 5, section 2.5), and each branch is a line or three on
- * the same stack; split up, its pieces would pass the stack and its
- * pointer about and the whole set of operations would no longer read at a
- * glance.
+ * arguments and call sites (GCC 12): one stack machine, its operations
+ * those that push a value (push_op) and those on the stack (stack_op);
+ * anything else fails.
  */
 static int eval_ops(struct mqdh__eval *e, const Dwarf_Op *ops, size_t n, Dwarf_Word *out,
-                     int *is_value)
+                    int *is_value)
 {
-    Dwarf_Word st[8];
-    int sp = 0;
+    Dwarf_Word st[8], v;
+    int sp = 0, r;
     *is_value = 0;
     for (size_t i = 0; i < n; i++) {
         const Dwarf_Op *op = &ops[i];
-        uint8_t a = op->atom;
-        Dwarf_Word v;
-        unsigned regno;
         if (sp >= 7) {
             e->why = "a location expression too deep";
             return -1;
         }
-        if ((a >= DW_OP_reg0 && a <= DW_OP_reg31) || a == DW_OP_regx) {
-            if (n != 1) {
-                e->why = "split across registers (DW_OP_piece)";
-                return -1;
-            }
-            if (!register_op(op, &regno)) {
-                e->why = "in a register mqd does not read";
-                return -1;
-            }
-            if (frame_reg(e, regno, out) != 0)
-                return -1;
+        if ((op->atom >= DW_OP_reg0 && op->atom <= DW_OP_reg31) || op->atom == DW_OP_regx) {
             *is_value = 1;
-            return 0;
+            return register_location(e, op, n, out);
         }
-        if (a >= DW_OP_lit0 && a <= DW_OP_lit31) {
-            st[sp++] = a - DW_OP_lit0;
-        } else if (a == DW_OP_const1u || a == DW_OP_const2u || a == DW_OP_const4u ||
-                   a == DW_OP_const8u || a == DW_OP_constu || a == DW_OP_const1s ||
-                   a == DW_OP_const2s || a == DW_OP_const4s || a == DW_OP_const8s ||
-                   a == DW_OP_consts) {
-            st[sp++] = op->number;
-        } else if (a == DW_OP_addr) { /* a global's: where its file is loaded */
-            st[sp++] = op->number + e->dbias + e->fr->load_bias;
-        } else if ((a >= DW_OP_breg0 && a <= DW_OP_breg31) || a == DW_OP_bregx) {
-            int x = a == DW_OP_bregx;
-            if (frame_reg(e, x ? (unsigned)op->number : (unsigned)(a - DW_OP_breg0), &v) != 0)
-                return -1;
-            st[sp++] = v + (Dwarf_Word)(Dwarf_Sword)(x ? op->number2 : op->number);
-        } else if (a == DW_OP_fbreg) {
-            Dwarf_Attribute fb, *attr = e->attr;
-            int fv, rc = -1;
-            if (e->subprogram && dwarf_attr_integrate(e->subprogram, DW_AT_frame_base, &fb))
-                rc = mqdh__eval(e, &fb, &v, &fv);
-            e->attr = attr;
-            if (rc != 0) {
-                if (!e->why)
-                    e->why = "no frame base";
-                return -1;
-            }
-            st[sp++] = v + (Dwarf_Word)(Dwarf_Sword)op->number;
-        } else if (a == DW_OP_call_frame_cfa) {
-            if (frame_cfa(e, &v) != 0)
-                return -1;
+        if ((r = push_op(e, op, &v)) > 0)
             st[sp++] = v;
-        } else if (a == DW_OP_entry_value || a == DW_OP_GNU_entry_value) {
-            if (entry_value(e, op, &v) != 0)
-                return -1;
-            st[sp++] = v;
-        } else if (a == DW_OP_plus_uconst && sp >= 1) {
-            st[sp - 1] += op->number;
-        } else if ((a == DW_OP_neg || a == DW_OP_not) && sp >= 1) {
-            st[sp - 1] = a == DW_OP_neg ? -st[sp - 1] : ~st[sp - 1];
-        } else if (a == DW_OP_dup && sp >= 1) {
-            st[sp] = st[sp - 1];
-            sp++;
-        } else if (a == DW_OP_drop && sp >= 1) {
-            sp--;
-        } else if (a == DW_OP_over && sp >= 2) {
-            st[sp] = st[sp - 2];
-            sp++;
-        } else if (a == DW_OP_swap && sp >= 2) {
-            v = st[sp - 1];
-            st[sp - 1] = st[sp - 2];
-            st[sp - 2] = v;
-        } else if (sp >= 2 && binary_op(a, st[sp - 2], st[sp - 1], &v)) {
-            st[--sp - 1] = v;
-        } else if ((a == DW_OP_deref || a == DW_OP_deref_size) && sp >= 1) {
-            int size = a == DW_OP_deref ? e->addr_size : (int)op->number;
-            if (!e->mem || size < 1 || size > 8 ||
-                mqdh__mem_read_word(e->mem, st[sp - 1], size, e->big_endian, &st[sp - 1]) != 0) {
-                e->why = "its stack could not be read";
-                return -1;
+        else if (r == 0 && (r = stack_op(e, op, st, &sp)) == 0) {
+            if (op->atom == DW_OP_stack_value && sp >= 1 && i == n - 1) {
+                *out = st[sp - 1];
+                *is_value = 1;
+                return 0;
             }
-        } else if (a == DW_OP_stack_value && sp >= 1 && i == n - 1) {
-            *out = st[sp - 1];
-            *is_value = 1;
-            return 0;
-        } else {
             e->why = "a location expression mqd does not evaluate";
             return -1;
         }
+        if (r < 0)
+            return -1;
     }
     if (sp != 1) {
         e->why = n ? "a malformed location expression" : "optimised out here";
