@@ -165,7 +165,7 @@ $(BUILD)/lib/libmqdhost.so: $(BUILD)/lib/libmqdhost.so.3
 # (host/include), linked to the shared library as any client is.
 MQDUMP_VIEWS := mqdump/text.c mqdump/verdict.c mqdump/json.c mqdump/graph.c mqdump/stacks.c \
                 mqdump/common.c mqdump/dot.c
-MQDUMP_SRCS := mqdump/main.c mqdump/agent.c mqdump/save.c mqdump/progress.c mqdump/watch.c $(MQDUMP_VIEWS)
+MQDUMP_SRCS := mqdump/main.c mqdump/options.c mqdump/agent.c mqdump/save.c mqdump/progress.c mqdump/watch.c $(MQDUMP_VIEWS)
 MQDUMP_HDRS := mqdump/mqdump.h mqdump/text.h mqdump/json.h mqdump/graph.h mqdump/stacks.h \
                mqdump/common.h mqdump/dot.h mqdump/agent.h mqdump/save.h \
                mqdump/progress.h mqdump/watch.h
