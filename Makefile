@@ -136,7 +136,7 @@ HOST_PROTOCOL := loader guard callbacks choose protocol identity
 HOST_JOB      := session launcher procjob owner hosts remote agent_command agent_result \
                  result_write result_fields \
                  result_read saved
-HOST_ANALYSIS := analyze match waits waits_p2p waits_coll calls cycles explain calltree
+HOST_ANALYSIS := analyze match waits waits_p2p waits_coll calls cycles explain calltree watch
 HOST_SRCS := $(HOST_BASE:%=host/base/%.c) $(HOST_TARGET:%=host/target/%.c) \
              $(HOST_PROTOCOL:%=host/protocol/%.c) $(HOST_JOB:%=host/job/%.c) \
              $(HOST_ANALYSIS:%=host/analysis/%.c)
@@ -438,8 +438,8 @@ $(BUILD)/tests/test_nbc: $(BUILD)/tests/test_nbc.o $(BUILD)/tests/expect.o \
 # mqdump --watch S on hung and moving samples, its JSON against the
 # schema, and the CPU time an agent's result carries, read back by the
 # library.
-# The comparison (mqdump/watch.c, with the views' common.c) is linked in
-# for the cases built by hand (tests/handdump.c).
+# The views (mqdump/watch.c, with their common.c) are linked in for the
+# cases built by hand (tests/handdump.c); the comparison is the library's.
 $(BUILD)/tests/test_watch: tests/test_watch.c mqdump/watch.c mqdump/watch.h mqdump/common.c \
                            tests/handdump.c $(BUILD)/tests/joblaunch.o $(BUILD)/tests/json.o \
                            $(BUILD)/tests/schema.o $(BUILD)/tests/procstate.o \

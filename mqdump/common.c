@@ -37,18 +37,6 @@ const char *base_name(const char *path)
     return b ? b + 1 : path;
 }
 
-void frame_words(char *buf, size_t len, const char *function, const char *file, int line,
-                 const char *module, int inlined)
-{
-    int n = snprintf(buf, len, "%s%s", function ? function : "??", inlined ? " (inlined)" : "");
-    if (n < 0 || (size_t)n >= len)
-        return;
-    if (file)
-        snprintf(buf + n, len - (size_t)n, " at %s:%d", base_name(file), line);
-    else if (module)
-        snprintf(buf + n, len - (size_t)n, " (%s)", base_name(module));
-}
-
 int call_path(const struct mqdh_dump *d, int i, int no_user_line, char *buf, size_t len)
 {
     enum { SHOWN = 64 }; /* a recursion deeper than that: its innermost frames */
@@ -67,7 +55,7 @@ int call_path(const struct mqdh_dump *d, int i, int no_user_line, char *buf, siz
     for (int k = from; k < n && at < len; k++) {
         char f[300];
         const struct mqdh_path_frame *pf = &path[k];
-        frame_words(f, sizeof f, pf->function, pf->frame == unlined ? NULL : pf->file, pf->line,
+        mqdh_frame_words(f, sizeof f, pf->function, pf->frame == unlined ? NULL : pf->file, pf->line,
                     pf->folded ? pf->frame->module : NULL, pf->folded ? 0 : pf->frame->inlined);
         int w = snprintf(buf + at, len - at, "%s%s", k > from ? " > " : from ? "... > " : "", f);
         if (w < 0)

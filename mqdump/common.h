@@ -31,15 +31,6 @@ const char *frame_kind_name(enum mqdh_frame_kind k);
 const char *base_name(const char *path);
 
 /*
- * A frame as people read it, into buf[len] (always terminated): "sample_block
- * at sample.c:63", "relax (inlined) at hidden.c:20", "MPI_Waitall
- * (libmpi.so.12)" (module given, no file), "??" for no function.  file and
- * module may be NULL.
- */
-void frame_words(char *buf, size_t len, const char *function, const char *file, int line,
-                 const char *module, int inlined);
-
-/*
  * Process i's call path as the merged tree shows it, into buf[len]: "main
  * at ring.c:44 > sample_block at sample.c:63 > MPI_Waitall
  * (libmpi.so.12)"; no_user_line: the innermost frame of the program's own

@@ -433,7 +433,7 @@ static int watch_looks(struct command *c, const pid_t *pids, const int *ranks,
         ;
     double t1 = monotonic_seconds();
     rc = mqdh_dump_processes(pids, ranks, hosts, n, &c->o, out);
-    if (*out && !(c->watched = watch_compare(first, *out, c->watch, t1 - t0)))
+    if (*out && mqdh_watch_compare(first, *out, c->watch, t1 - t0, &c->watched) != MQDH_OK)
         fprintf(stderr, "mqdump: comparing the two looks ran out of memory\n");
     mqdh_dump_free(first);
     return rc;

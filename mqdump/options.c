@@ -94,7 +94,7 @@ static int number_in(const char *s, long lo, long hi, long *v)
 
 void command_free(struct command *c)
 {
-    watch_free(c->watched);
+    mqdh_watch_free(c->watched);
     free(c->pids);
 }
 

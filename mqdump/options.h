@@ -36,7 +36,7 @@ struct command {
     const char *save, *load; /* --save FILE, --load FILE; NULL: not given */
     int quiet;               /* -q: no progress */
     int watch;               /* --watch S: seconds between two looks; 0: one look */
-    struct watch *watched;   /* what moved between them (watch.h); NULL: not watched */
+    struct mqdh_watch *watched; /* what moved between them; NULL: not watched */
     int argc;                /* the command line, for what a saved dump says of itself */
     char **argv;
     struct mqdh_options o;

@@ -15,7 +15,7 @@
 
 static void node_words(char *buf, size_t len, const struct mqdh_stack_node *n)
 {
-    frame_words(buf, len, n->function, n->file, n->line, n->module, n->inlined);
+    mqdh_frame_words(buf, len, n->function, n->file, n->line, n->module, n->inlined);
 }
 
 /* ---------------------------------------------------------------- text */
@@ -161,7 +161,7 @@ static int write_stacks_dot(FILE *f, const void *arg)
     for (int i = 0; i < t->nnodes; i++) {
         const struct mqdh_stack_node *n = &t->nodes[i];
         char words[400], label[900];
-        frame_words(words, sizeof words, n->function, NULL, 0,
+        mqdh_frame_words(words, sizeof words, n->function, NULL, 0,
                     n->kind != MQDH_FRAME_USER ? n->module : NULL, n->inlined);
         if (n->file)
             snprintf(label, sizeof label, "%s\n%s:%d", words, base_name(n->file), n->line);

@@ -425,9 +425,10 @@ static void add_cpu(struct mqdh_dump *d, int r, uint64_t ns)
 static char *compare_text(const struct mqdh_dump *before, const struct mqdh_dump *after,
                           int *nothing)
 {
-    struct watch *w = watch_compare(before, after, 2, 2.1);
+    struct mqdh_watch *w = NULL;
+    assert_int_equal(mqdh_watch_compare(before, after, 2, 2.1, &w), MQDH_OK);
     assert_non_null(w);
-    *nothing = watch_nothing_moved(w);
+    *nothing = mqdh_watch_nothing_moved(w);
     fflush(stdout);
     FILE *tmp = tmpfile();
     assert_non_null(tmp);
@@ -438,7 +439,7 @@ static char *compare_text(const struct mqdh_dump *before, const struct mqdh_dump
     dup2(saved, 1);
     close(saved);
     rewind(tmp);
-    watch_free(w);
+    mqdh_watch_free(w);
     return read_all(tmp);
 }
 

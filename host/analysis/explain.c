@@ -152,3 +152,18 @@ void mqdh_explain_wait(const struct mqdh_dump *d, const struct mqdh_wait *w, int
              relative ? "" : " ", call, own ? "(" : site, own ? "" : ": ", args, ")",
              own ? site : "", them, reason, state);
 }
+
+void mqdh_frame_words(char *buf, size_t len, const char *function, const char *file, int line,
+                      const char *module, int inlined)
+{
+    if (!buf || !len)
+        return;
+    const char *fb = file ? strrchr(file, '/') : NULL, *mb = module ? strrchr(module, '/') : NULL;
+    int n = snprintf(buf, len, "%s%s", function ? function : "??", inlined ? " (inlined)" : "");
+    if (n < 0 || (size_t)n >= len)
+        return;
+    if (file)
+        snprintf(buf + n, len - (size_t)n, " at %s:%d", fb ? fb + 1 : file, line);
+    else if (module)
+        snprintf(buf + n, len - (size_t)n, " (%s)", mb ? mb + 1 : module);
+}

@@ -1063,6 +1063,102 @@ MQDH_API void mqdh_saved_free(struct mqdh_saved *s);
 MQDH_API int mqdh_job_ranks_how(pid_t launcher, pid_t **pids, int **ranks, char ***hosts,
                                 int *n, char *how, size_t howlen, char *err, size_t errlen);
 
+/* ---------------------------------------------------------------- two looks */
+
+/*
+ * What moved between two looks at the same processes (mqdump --watch S):
+ * two dumps of the same list, in the same order (two calls of
+ * mqdh_dump_processes), the processes running between them, compared
+ * process by process: which stacks changed (at which frame, compared as
+ * mqdh_thread_path folds them, so that MPI's progress loop spinning inside
+ * one call is no change), which threads started or ended, which queue
+ * entries appeared, went, or changed status or length, and the CPU time
+ * each thread used inside the one MPI call it was in at both looks (MPI's
+ * progress loop: no progress) or elsewhere.  What it finds is an
+ * observation over time, beside the analysis of the second look: nothing
+ * moved is how a hang is told from a slow job when no cycle can be shown.
+ * A watch borrows nothing from the dumps (its strings are its own, as
+ * read: escape them to show them).  Since library 0.3 (MQDHOST_3.1).
+ */
+
+/*
+ * A frame in words, as every view writes it, into buf[len] (cut short if
+ * it must be): "function at file:line" (the file's base name), else
+ * "function (module)" (the module's), with " (inlined)" after the function
+ * of an inlined frame; NULL function "??".  Since MQDHOST_4.
+ */
+MQDH_API void mqdh_frame_words(char *buf, size_t len, const char *function, const char *file,
+                               int line, const char *module, int inlined);
+
+/* Less CPU than this, in a thread outside MPI, is what the two looks
+ * themselves cost it (stopping and resuming it): not counted as work. */
+#define MQDH_WATCH_NOISE_SECONDS 0.0005
+
+/* What changed in a process's queues. */
+enum mqdh_change_what {
+    MQDH_CHANGE_APPEARED,  /* an entry that was not there */
+    MQDH_CHANGE_GONE,      /* an entry that is no longer there */
+    MQDH_CHANGE_STATUS,    /* its status changed */
+    MQDH_CHANGE_LENGTH,    /* its actual length changed (data moved) */
+    MQDH_CHANGE_COMM_NEW,  /* a communicator that was not there */
+    MQDH_CHANGE_COMM_GONE, /* a communicator that is no longer there */
+};
+
+/* One change in a process's queues between the two looks. */
+struct mqdh_change {
+    enum mqdh_change_what what;
+    int queue;     /* MQDH_SENDS, ...; -1 for a communicator's change */
+    char comm[64]; /* its communicator's name */
+    struct mqdh_op op; /* the entry (the second look's, or the first's if gone) */
+    enum mqdh_op_status status_before;
+    long length_before;
+    int count_before, count_after; /* entries in that queue at each look */
+};
+
+/* What one process did between the two looks (its index is the dumps'). */
+struct mqdh_moves {
+    int seen;        /* unwound at both looks: its stacks compared */
+    const char *why; /* if not seen: why (static) */
+    int queues;      /* its queues read at both looks, and compared */
+    int moved;
+    int maybe;       /* in a call that returns by itself at both looks, CPU spent */
+    char *poll_call; /* that call */
+    int cpu_known;
+    double cpu_mpi, cpu_other; /* seconds: inside the one MPI call, elsewhere */
+    pid_t cpu_tid;             /* the thread that used the most elsewhere; 0 none */
+    char *cpu_before, *cpu_after; /* where it was at each look */
+    int stack_changed;
+    pid_t stack_tid;      /* the first thread whose stack changed */
+    int stack_frame;      /* the first frame that differs, from the outermost */
+    char *frame_before, *frame_after; /* that frame at each look; NULL: none */
+    int threads_started, threads_ended;
+    int nchanges;
+    struct mqdh_change *changes;
+};
+
+/* Two looks compared, process by process. */
+struct mqdh_watch {
+    double seconds, elapsed; /* asked; from the first look's start to the second's */
+    int nprocs;
+    struct mqdh_moves *procs;
+};
+
+
+/*
+ * Compare before and after, the second look taken `seconds` after the
+ * first ended and `elapsed` after it began, into *out (free it with
+ * mqdh_watch_free, which accepts NULL).  MQDH_OK; MQDH_E_USAGE (a NULL
+ * argument, or dumps of different lengths); MQDH_E_NOMEM.
+ */
+MQDH_API int mqdh_watch_compare(const struct mqdh_dump *before, const struct mqdh_dump *after,
+                                double seconds, double elapsed, struct mqdh_watch **out);
+MQDH_API void mqdh_watch_free(struct mqdh_watch *w);
+
+/* 1 if every process was seen at both looks and none moved: no stack, no
+ * queue changed, no CPU spent outside MPI's progress loop; else 0 (and for
+ * NULL). */
+MQDH_API int mqdh_watch_nothing_moved(const struct mqdh_watch *w);
+
 #ifdef __cplusplus
 }
 #endif
