@@ -15,7 +15,9 @@
 BUILD     ?= build
 PREFIX    ?= /usr/local
 DESTDIR   ?=
-VERSION   := 0.2
+VERSION   := 0.3
+# libmqdhost's ABI: MQDH_VERSION, its soname's number (host/include/mqdhost.h).
+ABI       := 4
 CC        ?= cc
 CXX       ?= c++
 SANITIZER ?=
@@ -52,7 +54,8 @@ MQD_LDFLAGS = $(SAN) $(LDFLAGS)
 
 .PHONY: all deps mpich openmpi samples unit-tests check check-unit check-integration check-mpi \
         FORCE demo bench clean \
-        layouts check-layouts check-includes install uninstall fuzz
+        layouts check-layouts check-includes check-limits check-namespace check-abi install \
+        uninstall fuzz
 .DEFAULT_GOAL := all
 
 # ---------------------------------------------------------------- set-up
@@ -154,11 +157,11 @@ $(BUILD)/host/libmqdhost-internal.a: $(HOST_OBJS)
 # The shared library exports only the public mqdh_ API: everything is built
 # -fvisibility=hidden, mqdhost.h marks the public functions MQDH_API, and the
 # version script gives them a version.
-$(BUILD)/lib/libmqdhost.so.3: $(HOST_OBJS) host/libmqdhost.map | $(BUILD)/lib
-	$(CC) -shared -o $@ $(HOST_OBJS) -Wl,-soname,libmqdhost.so.3 \
+$(BUILD)/lib/libmqdhost.so.$(ABI): $(HOST_OBJS) host/libmqdhost.map | $(BUILD)/lib
+	$(CC) -shared -o $@ $(HOST_OBJS) -Wl,-soname,libmqdhost.so.$(ABI) \
 	    -Wl,--version-script=host/libmqdhost.map $(MQD_LDFLAGS) $(HOST_LIBS)
-$(BUILD)/lib/libmqdhost.so: $(BUILD)/lib/libmqdhost.so.3
-	ln -sf libmqdhost.so.3 $@
+$(BUILD)/lib/libmqdhost.so: $(BUILD)/lib/libmqdhost.so.$(ABI)
+	ln -sf libmqdhost.so.$(ABI) $@
 
 # mqdump: the command and its views, one file each, and the helpers the
 # views share (common.c, dot.c), over the public header alone
@@ -603,6 +606,24 @@ check-mpi: deps
 	    "($(DBGSTUB)): no test_dbgstub";)
 	@$(TEST_ENV) $(OMPI_ENV) scripts/run-tests.sh $(MPICH_TESTS)
 
+# The limits a reader can hold: no product .c over 700 lines, no function
+# over 80 (scripts/limits.sh).
+check-limits:
+	@scripts/limits.sh
+
+# libmqdhost's names (scripts/namespace.sh): internals mqdh__/MQDH__, the
+# version script naming exactly mqdhost.h's functions, nothing else
+# exported.
+check-namespace: $(BUILD)/lib/libmqdhost.so
+	@scripts/namespace.sh $(BUILD)
+
+# The public structures' layouts, fixed for x86-64 and i686 (tests/abi_host.c,
+# compiled for both: gcc-multilib, scripts/install-deps.sh).
+check-abi:
+	@for m in -m64 -m32; do \
+	    $(CC) $$m -std=c11 $(WARN) -fsyntax-only -Ihost/include -I. tests/abi_host.c || exit 1; \
+	done; echo "abi: every public structure's size and offsets as MQDH_VERSION $(ABI) fixes them (x86-64, i686)"
+
 # Set up first (packages, then MPICH), then build and test in a fresh make so
 # that nothing is compiled before the headers it needs are installed.
 # No cycle among the files of host/, dll/ or mqdump/: neither in what they
@@ -624,7 +645,7 @@ check: deps
 	@$(MAKE) --no-print-directory mpich openmpi
 	@$(MAKE) --no-print-directory mpich MQD_MPICH_PREFIX=$(MQD_MPICH_CH4)
 	@$(MAKE) --no-print-directory unit-tests samples $(INTEGRATION_TESTS) check-layouts \
-	    check-includes
+	    check-includes check-limits check-namespace check-abi
 	@$(MAKE) --no-print-directory BUILD=$(CH4_BUILD) MQD_MPICH_PREFIX=$(MQD_MPICH_CH4) \
 	    samples $(CH4_TESTS)
 	@$(TEST_ENV) $(OMPI_ENV) scripts/run-tests.sh $(UNIT_TESTS) $(INTEGRATION_TESTS) \
@@ -649,15 +670,15 @@ $(BUILD)/dll $(BUILD)/mpich_defs:
 # mqdump finds libmqdhost by its rpath ($ORIGIN/../lib) and libmqdhost finds
 # libmqd_mpich.so beside itself: the installed tree works from anywhere,
 # DESTDIR included, with no environment variable.
-INSTALL_FILES := bin/mqdump lib/libmqdhost.so.3 lib/libmqdhost.so lib/libmqd_mpich.so \
+INSTALL_FILES := bin/mqdump lib/libmqdhost.so.$(ABI) lib/libmqdhost.so lib/libmqd_mpich.so \
                  include/mqd/mqdhost.h include/mqd/mpi_interface.h lib/pkgconfig/mqdhost.pc \
                  share/man/man1/mqdump.1
 install: $(TOOLS) $(BUILD)/lib/libmqdhost.so
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig \
 	    $(DESTDIR)$(PREFIX)/include/mqd $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 755 $(BUILD)/bin/mqdump $(DESTDIR)$(PREFIX)/bin/mqdump
-	install -m 755 $(BUILD)/lib/libmqdhost.so.3 $(DESTDIR)$(PREFIX)/lib/libmqdhost.so.3
-	ln -sf libmqdhost.so.3 $(DESTDIR)$(PREFIX)/lib/libmqdhost.so
+	install -m 755 $(BUILD)/lib/libmqdhost.so.$(ABI) $(DESTDIR)$(PREFIX)/lib/libmqdhost.so.$(ABI)
+	ln -sf libmqdhost.so.$(ABI) $(DESTDIR)$(PREFIX)/lib/libmqdhost.so
 	install -m 755 $(BUILD)/lib/libmqd_mpich.so $(DESTDIR)$(PREFIX)/lib/libmqd_mpich.so
 	install -m 644 host/include/mqdhost.h mpi_interface.h $(DESTDIR)$(PREFIX)/include/mqd/
 	install -m 644 docs/mqdump.1 $(DESTDIR)$(PREFIX)/share/man/man1/mqdump.1

@@ -5,6 +5,7 @@ set -euo pipefail
 
 packages=(
     build-essential g++ pkg-config   # compilers, make
+    gcc-multilib                     # the public structures' i686 layout (make check-abi)
     libcmocka-dev                    # unit tests
     libdw-dev libelf-dev             # elfutils: ELF symbols, DWARF types
     dpkg-dev xz-utils                # apt-get source mpich, and unpacking it

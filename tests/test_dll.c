@@ -90,7 +90,7 @@ static void test_dll__exports_only_the_interface(void **state)
  * alone tells which is which. */
 static void host_name(const char *lib, const char *name)
 {
-    if (strncmp(name, "mqdh_", 5) != 0 && strcmp(name, "MQDHOST_3") != 0)
+    if (strncmp(name, "mqdh_", 5) != 0 && strncmp(name, "MQDHOST_", 8) != 0)
         fail_msg("%s exports %s", lib, name);
     if (strncmp(name, "mqdh__", 6) == 0)
         fail_msg("%s exports its internal %s", lib, name);
@@ -101,7 +101,7 @@ static void test_dll__host_library_exports_only_its_api(void **state)
     (void)state;
     char lib[4096];
     const char *b = getenv("MQD_BUILD");
-    snprintf(lib, sizeof lib, "%s/lib/libmqdhost.so.3", b && *b ? b : "build");
+    snprintf(lib, sizeof lib, "%s/lib/libmqdhost.so", b && *b ? b : "build");
     assert_true(each_export(lib, host_name) >= 10);
 }
 

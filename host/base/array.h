@@ -22,7 +22,7 @@
  * with *vp and *cap unchanged when memory runs out or need is beyond
  * MQDH__MAX_LIST.
  */
-static inline int mqdh_grow_(void *vp, int *cap, int need, size_t size)
+static inline int mqdh__grow_(void *vp, int *cap, int need, size_t size)
 {
     if (need <= *cap)
         return 0;
@@ -42,6 +42,6 @@ static inline int mqdh_grow_(void *vp, int *cap, int need, size_t size)
 }
 
 /* Room for need elements in array v of capacity cap (both lvalues). */
-#define MQDH__GROW(v, cap, need) mqdh_grow_(&(v), &(cap), (need), sizeof *(v))
+#define MQDH__GROW(v, cap, need) mqdh__grow_(&(v), &(cap), (need), sizeof *(v))
 
 #endif

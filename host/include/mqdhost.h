@@ -114,8 +114,8 @@ struct mqdh_op {
     int collective;        /* MPI's own traffic for a collective operation */
     /* A send not marked collective that may be a collective's all the same:
      * its MPI keeps no mark of its collectives' sends (MPICH 4.1+ ch4) and
-     * its tag is one a nonblocking collective may have.  (In what was
-     * padding: the layout of the members around it is unchanged.) */
+     * its tag is one a nonblocking collective may have.  (MQDH_VERSION 4:
+     * padding on x86-64, but 4 more bytes on i686.) */
     int maybe_collective;
     uint64_t request;      /* its request's address in the target; 0 if unknown */
     unsigned text_address; /* bit l set: extra_text[l] names this process's
@@ -217,8 +217,8 @@ struct mqdh_process {
     /*
      * The DLL says its MPI has finalized (mqd_get_process_state): MPI_Finalize
      * has begun, or has returned, and the process sends and receives nothing
-     * more of what its program asked for.  (In what was padding: the layout
-     * of the members around it is unchanged.)
+     * more of what its program asked for.  (MQDH_VERSION 4: padding on
+     * x86-64, but 4 more bytes on i686.)
      */
     int mpi_finalized;
     struct mqdh_comm *comms;
@@ -344,13 +344,19 @@ struct mqdh_cpu {
 struct mqdh_index;
 
 /*
- * The layout of the structures below, in the results the library makes:
- * MQDH_VERSION in their `version` member.  Structures only grow at their
- * end, and a change to one that is an element of an array (mqdh_process,
- * mqdh_comm, mqdh_op, mqdh_wait, ...) comes with a new symbol version
- * node (MQDHOST_N) and soname.
+ * The layout of the structures of this header, in the results the library
+ * makes: MQDH_VERSION in their `version` member.  Every structure's size
+ * and every member's offset are fixed for x86-64 and i686 and checked
+ * (tests/abi_host.c).  Structures only grow at their end (mqdh_options,
+ * whose caller says its size), and a change to one that is an element of
+ * an array (mqdh_process, mqdh_comm, mqdh_op, mqdh_wait, ...) is a new
+ * MQDH_VERSION, symbol version node (MQDHOST_N) and soname
+ * (libmqdhost.so.N).  Version 4 (library 0.3): version 3's, but for
+ * mqdh_op.maybe_collective and mqdh_process.mpi_finalized, which fit in
+ * padding on x86-64 and made those structures longer on i686.  A function
+ * added later comes in a node of its own (MQDHOST_4.1, ...).
  */
-#define MQDH_VERSION 3
+#define MQDH_VERSION 4
 
 struct mqdh_dump {
     unsigned version; /* MQDH_VERSION */
@@ -1078,7 +1084,7 @@ MQDH_API int mqdh_job_ranks_how(pid_t launcher, pid_t **pids, int **ranks, char 
  * observation over time, beside the analysis of the second look: nothing
  * moved is how a hang is told from a slow job when no cycle can be shown.
  * A watch borrows nothing from the dumps (its strings are its own, as
- * read: escape them to show them).  Since library 0.3 (MQDHOST_3.1).
+ * read: escape them to show them).  Since library 0.3 (MQDHOST_4).
  */
 
 /*

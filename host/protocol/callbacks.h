@@ -11,7 +11,7 @@
  * The host's side of the interface.  The basic table is handed to a DLL
  * once, when it is loaded; the others with mqs_setup_image, _process and
  * _job.  Host error codes a callback returns (never mqs_ok) are
- * mqdh_cb_errors; mqs_errorstring turns them into words.
+ * mqdh__cb_errors; mqs_errorstring turns them into words.
  */
 enum mqdh__cb_error { MQDH__CB_ERR_READ = 1001, MQDH__CB_ERR_NOSYM, MQDH__CB_ERR_BADARG };
 
