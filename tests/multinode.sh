@@ -15,8 +15,17 @@
 # (the reason on stderr).
 set -euo pipefail
 
-BRIDGE=mqdbr0
 NET=10.213.0
+
+# The links of the nodes in DIR, named after DIR, so that two runs (two
+# checkouts, two users) on one machine never take each other's: the bridge
+# mqbXXXXXX and each node's end of its veth pair mqvXXXXXXN.
+links_of() {
+    local id
+    id=$(printf '%s' "$(cd "$1" && pwd)" | cksum | awk '{printf "%06x", $1 % 16777216}')
+    BRIDGE=mqb$id
+    VETH=mqv$id
+}
 
 die() { echo "multinode: $*" >&2; exit 3; }
 
@@ -31,6 +40,7 @@ up() {
     done
     mkdir -p "$dir"
     dir=$(cd "$dir" && pwd)
+    links_of "$dir"
     rm -f "$dir"/*.pid "$dir"/*.ready
     shm_list >"$dir/shm.before"  # the nodes' jobs' shared memory: what is new at down
     ssh-keygen -q -t ed25519 -N '' -C mqd-test -f "$dir/id" <<<y >/dev/null
@@ -96,8 +106,9 @@ EOF
         done
         [ -n "$init" ] || die "node $n did not start (the kernel refused namespaces?): $(cat "$dir/$n.log")"
         echo "$init" >"$dir/$n.pid"
-        ip link add "v$n" type veth peer name eth0 netns "$init" || die "cannot make a veth pair for $n"
-        ip link set "v$n" master "$BRIDGE" up
+        ip link add "$VETH$i" type veth peer name eth0 netns "$init" ||
+            die "cannot make a veth pair for $n"
+        ip link set "$VETH$i" master "$BRIDGE" up
         i=$((i + 1))
     done
     for n in "$@"; do
@@ -135,6 +146,7 @@ shm_list() {
 
 down() {
     local dir=$1
+    links_of "$dir"
     for f in "$dir"/*.pid; do
         [ -e "$f" ] || continue
         # Ending a PID namespace's init ends every process in it.

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <setjmp.h>
@@ -87,7 +88,30 @@ static int maps_cached_libmpi(pid_t pid)
     return found;
 }
 
-/* Processes left from any sample, mpiexec or proxy of the cached MPICH. */
+/* Is pid this test's descendant?  (It is the job's processes' subreaper:
+ * an orphan of a job it ran is its child again.) */
+static int descendant(pid_t pid)
+{
+    for (int depth = 0; pid > 1 && depth < 64; depth++) {
+        char path[64], line[256];
+        snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+        FILE *f = fopen(path, "r");
+        pid_t parent = 0;
+        while (f && fgets(line, sizeof line, f))
+            if (sscanf(line, "PPid: %d", &parent) == 1)
+                break;
+        if (f)
+            fclose(f);
+        if (parent == getpid())
+            return 1;
+        pid = parent;
+    }
+    return 0;
+}
+
+/* Processes left from a sample, mpiexec or proxy of the MPICH under test
+ * that this test ran: its own descendants only, so that another user's
+ * job of the same MPICH, or another run's, is no stray of this one. */
 static int count_strays(char *names, size_t len)
 {
     char samples[PATH_MAX], rsamples[PATH_MAX] = "", rprefix[PATH_MAX] = "";
@@ -108,8 +132,9 @@ static int count_strays(char *names, size_t len)
         if (k <= 0)
             continue;
         exe[k] = '\0';
-        if (strncmp(exe, rsamples, strlen(rsamples)) == 0 ||
-            strncmp(exe, rprefix, strlen(rprefix)) == 0) {
+        if ((strncmp(exe, rsamples, strlen(rsamples)) == 0 ||
+             strncmp(exe, rprefix, strlen(rprefix)) == 0) &&
+            descendant((pid_t)atoi(e->d_name))) {
             n++;
             size_t used = strlen(names);
             snprintf(names + used, len - used, " %s(%s)", e->d_name, exe);
@@ -227,6 +252,8 @@ static void test_samples__failure_is_reported(void **state)
 
 int main(void)
 {
+    /* Orphans of the jobs this test runs come back to it (descendant). */
+    prctl(PR_SET_CHILD_SUBREAPER, 1);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_samples__ring),
         cmocka_unit_test(test_samples__unexpected),
