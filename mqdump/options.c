@@ -79,8 +79,8 @@ void usage(FILE *f)
           "  -v, --verbose           show the DLL's diagnostic messages\n"
           "  -h, --help              this text\n\n"
           "Exit status: 0 every process dumped and the analysis sure (a deadlock or\n"
-          "none), 1 some process not dumped or the analysis cannot tell, 2 nothing\n"
-          "dumped, 64 usage error.\n",
+          "none), 1 some process not dumped (or none, but some unwound) or the analysis\n"
+          "cannot tell, 2 nothing dumped or unwound, 64 usage error.\n",
           f);
 }
 

@@ -385,7 +385,8 @@ struct mqdh_dump {
 };
 
 /*
- * A dump's progress (mqdh_options.progress): counts, each only growing.
+ * A dump's progress (mqdh_options.progress): counts, each only growing
+ * but `fetching` (the fetches under way, which falls as each ends).
  * This host's processes are stopped together, unwound one by one, set up
  * and read by the workers, and let go together; other hosts' ranks go to
  * agents, started at most fanout at once.
@@ -520,7 +521,8 @@ struct mqdh_options {
     /*
      * Told at each step of the dump (NULL: nothing is told):
      * progress(progress_arg, p), p the dump's counts so far (struct
-     * mqdh_progress, valid during the call).  Each count only grows, and
+     * mqdh_progress, valid during the call).  Each count only grows (but
+     * fetching, the fetches under way), and
      * the library calls it at most once a process (or agent, or fetch) and
      * step, never in a loop.  It is called from the thread that called
      * mqdh_dump_processes or from one of its workers (jobs), never two
