@@ -168,10 +168,11 @@ $(BUILD)/lib/libmqdhost.so: $(BUILD)/lib/libmqdhost.so.$(ABI)
 # (host/include), linked to the shared library as any client is.
 MQDUMP_VIEWS := mqdump/text.c mqdump/verdict.c mqdump/json.c mqdump/graph.c mqdump/stacks.c \
                 mqdump/common.c mqdump/dot.c
-MQDUMP_SRCS := mqdump/main.c mqdump/options.c mqdump/agent.c mqdump/save.c mqdump/progress.c mqdump/watch.c $(MQDUMP_VIEWS)
+MQDUMP_SRCS := mqdump/main.c mqdump/options.c mqdump/agent.c mqdump/save.c mqdump/meter.c \
+               mqdump/moved.c $(MQDUMP_VIEWS)
 MQDUMP_HDRS := mqdump/mqdump.h mqdump/text.h mqdump/json.h mqdump/graph.h mqdump/stacks.h \
                mqdump/common.h mqdump/dot.h mqdump/agent.h mqdump/save.h \
-               mqdump/progress.h mqdump/watch.h
+               mqdump/meter.h mqdump/moved.h
 $(BUILD)/bin/mqdump: $(MQDUMP_SRCS) $(MQDUMP_HDRS) $(BUILD)/lib/libmqdhost.so | $(BUILD)/bin
 	$(CC) $(MQD_CFLAGS) -Ihost/include -DMQD_VERSION='"$(VERSION)"' -o $@ $(MQDUMP_SRCS) \
 	    -L$(BUILD)/lib -lmqdhost \
@@ -441,14 +442,14 @@ $(BUILD)/tests/test_nbc: $(BUILD)/tests/test_nbc.o $(BUILD)/tests/expect.o \
 # mqdump --watch S on hung and moving samples, its JSON against the
 # schema, and the CPU time an agent's result carries, read back by the
 # library.
-# The views (mqdump/watch.c, with their common.c) are linked in for the
+# The views (mqdump/moved.c, with their common.c) are linked in for the
 # cases built by hand (tests/handdump.c); the comparison is the library's.
-$(BUILD)/tests/test_watch: tests/test_watch.c mqdump/watch.c mqdump/watch.h mqdump/common.c \
+$(BUILD)/tests/test_watch: tests/test_watch.c mqdump/moved.c mqdump/moved.h mqdump/common.c \
                            tests/handdump.c $(BUILD)/tests/joblaunch.o $(BUILD)/tests/json.o \
                            $(BUILD)/tests/schema.o $(BUILD)/tests/procstate.o \
                            $(BUILD)/lib/libmqdhost.so \
                            | $(BUILD)/bin/mqdump $(BUILD)/lib/libmqd_mpich.so
-	$(CC) $(MQD_CFLAGS) -Ihost/include -o $@ tests/test_watch.c mqdump/watch.c \
+	$(CC) $(MQD_CFLAGS) -Ihost/include -o $@ tests/test_watch.c mqdump/moved.c \
 	    mqdump/common.c tests/handdump.c $(filter %.o,$^) -L$(BUILD)/lib -lmqdhost \
 	    -Wl,-rpath,'$$ORIGIN/../lib' $(MQD_LDFLAGS) -lcmocka
 

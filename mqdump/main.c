@@ -12,9 +12,9 @@
 #include "common.h"
 #include "mqdump.h"
 #include "options.h"
-#include "progress.h"
+#include "meter.h"
 #include "save.h"
-#include "watch.h"
+#include "moved.h"
 
 #include <errno.h>
 #include <limits.h>

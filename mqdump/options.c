@@ -7,7 +7,7 @@
 
 #include "agent.h"
 #include "save.h"
-#include "watch.h"
+#include "moved.h"
 
 #include <getopt.h>
 #include <stdio.h>

@@ -14,7 +14,7 @@
  * stdout and the file left as it was; --load with --job or --pid is a
  * usage error.
  *
- * Also the progress a dump shows while it runs (mqdump/progress.c): on
+ * Also the progress a dump shows while it runs (mqdump/meter.c): on
  * standard error when that is a terminal (a pty here) and the dump takes
  * over a second (a DLL that never returns, given 1 s per process), as one
  * line refreshed in place and cleared at the end; nothing with -q, nothing

@@ -9,7 +9,7 @@
  * rank is.  The JSON fits docs/json-schema.json.  An agent's result
  * carries each process's CPU time ("cpu", "tc" records), which the
  * library reads back.  After every run, every rank and mpiexec are
- * running and untraced.  The comparison itself (mqdump/watch.c, linked
+ * running and untraced.  The comparison itself (mqdump/moved.c, linked
  * in) on dumps built by hand: MPI's progress loop is no move, queue
  * entries that change status, appear and go, a stack that changes, CPU
  * time outside MPI and below the noise, a process whose CPU time is not
@@ -20,7 +20,7 @@
  */
 #define _GNU_SOURCE
 #include "mqdhost.h"
-#include "mqdump/watch.h"
+#include "mqdump/moved.h"
 #include "tests/handdump.h"
 #include "tests/joblaunch.h"
 #include "tests/json.h"
@@ -339,7 +339,7 @@ static void test_watch__agent_result_carries_cpu_time(void **state)
 /* ---------------------------------------------------------------- by hand */
 
 /*
- * The comparison itself (mqdump/watch.c, linked in) on dumps built by
+ * The comparison itself (mqdump/moved.c, linked in) on dumps built by
  * hand (tests/handdump.h), where every kind of change can be made: two
  * ranks in MPI_Recv called from solve at app.c:42 from main, each thread
  * with its CPU time.

@@ -1,11 +1,11 @@
 /*
- * watch.h - mqdump --watch S (watch.c): what moved between two looks at
+ * moved.h - mqdump --watch S (moved.c): what moved between two looks at
  * the same processes, S seconds apart (mqdh_watch_compare, the library's),
  * as text and as JSON.  The text view escapes the watch's strings, the
  * JSON view writes them by its own grammar.
  */
-#ifndef MQDUMP_WATCH_H
-#define MQDUMP_WATCH_H
+#ifndef MQDUMP_MOVED_H
+#define MQDUMP_MOVED_H
 
 #include "mqdhost.h"
 

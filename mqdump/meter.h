@@ -1,5 +1,5 @@
 /*
- * progress.h - a long dump's progress on the terminal: one line on
+ * meter.h - a long dump's progress on the terminal: one line on
  * standard error, refreshed in place, shown only when standard error is a
  * terminal and the dump has run for a second, and cleared at its end.
  *
@@ -9,8 +9,8 @@
  * progress_note, which keeps the counts; a thread of its own shows them,
  * at most every 250 ms, so that the dump never waits on the terminal.
  */
-#ifndef MQDUMP_PROGRESS_H
-#define MQDUMP_PROGRESS_H
+#ifndef MQDUMP_METER_H
+#define MQDUMP_METER_H
 
 #include "mqdhost.h"
 

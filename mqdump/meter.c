@@ -1,8 +1,8 @@
 /*
- * progress.c - a long dump's progress on the terminal (progress.h).
+ * meter.c - a long dump's progress on the terminal (meter.h).
  */
 #define _GNU_SOURCE
-#include "progress.h"
+#include "meter.h"
 
 #include <errno.h>
 #include <fcntl.h>

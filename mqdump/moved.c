@@ -1,9 +1,9 @@
 /*
- * watch.c - mqdump --watch S: what moved between two looks at the same
- * processes (mqdh_watch_compare), as text and as JSON (watch.h).
+ * moved.c - mqdump --watch S: what moved between two looks at the same
+ * processes (mqdh_watch_compare), as text and as JSON (moved.h).
  */
 #define _GNU_SOURCE
-#include "watch.h"
+#include "moved.h"
 
 #include "common.h"
 
