@@ -8,7 +8,9 @@
 # closing brace.  A function is what the project's layout makes of one: a
 # line that opens with its name at column 0 (its return type on the same
 # line), its body from a "{" at column 0 to the next "}" at column 0.
-# Prints each one over, longest first; exit status 1 if any, else 0.
+# Prints each one over, longest first.  And no two product files (.c, .h)
+# share a name: a reader who meets "progress.c" knows which one it is.
+# Exit status 1 if anything is over or shared, else 0.
 set -u
 export LC_ALL=C
 cd "$(dirname "$0")/.." || exit 2
@@ -45,5 +47,13 @@ if [ -n "$over" ]; then
     echo "$over" | sed 's/^/  /'
     status=1
 fi
-[ "$status" -eq 0 ] && echo "limits: no .c file over $MAX_FILE lines, no function over $MAX_FUNC"
+twice=$(find "$@" -name '*.[ch]' -type f | sed 's|.*/||' | sort | uniq -d)
+if [ -n "$twice" ]; then
+    echo "file names in two folders:"
+    for n in $twice; do
+        echo "  $n: $(find "$@" -name "$n" -type f | sort | tr '\n' ' ')"
+    done
+    status=1
+fi
+[ "$status" -eq 0 ] && echo "limits: no .c file over $MAX_FILE lines, no function over $MAX_FUNC, no name twice"
 exit "$status"
