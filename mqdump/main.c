@@ -473,7 +473,7 @@ static void debuginfod_settings(void)
     /* The cache, or the nearest directory of its path that is there. */
     for (char *slash; access(dir, F_OK) != 0 && (slash = strrchr(dir, '/')) && slash > dir;)
         *slash = '\0';
-    if (mqdh_path_trusted(dir, "keeping root's debuginfod cache in it", why, sizeof why) ==
+    if (mqdh_path_trusted(dir, "keep its debuginfod cache there", why, sizeof why) ==
         MQDH_OK)
         return;
     struct passwd *pw = getpwuid(0);

@@ -40,14 +40,17 @@ static int refuse(enum mqdh__dll_trust trust, const struct mqdh__trust_use *how,
                  (unsigned)(st->st_mode & 07777));
         break;
     }
-    if (!how)
-        how = &dll_use;
     if (trust == MQDH__DLL_TRUST_RULE)
         snprintf(err, errlen, "%s %s%s", subject, defect,
                  what == OWNER ? ", neither root nor you" : "");
-    else
-        snprintf(err, errlen, "%s %s: %s as root runs %s as root%s%s", subject, defect, how->use,
+    else if (!how)
+        snprintf(err, errlen, "%s %s: %s as root runs %s as root; %s", subject, defect,
+                 dll_use.use,
                  what == OWNER ? "that user's code" : "whatever code its group or others put there",
+                 dll_use.override);
+    else
+        snprintf(err, errlen, "%s %s: as root, mqd will not %s, since %s could change it%s%s",
+                 subject, defect, how->use, what == OWNER ? "that user" : "another user",
                  how->override ? "; " : "", how->override ? how->override : "");
     return MQDH_E_DLL_UNTRUSTED;
 }
@@ -126,7 +129,10 @@ static int descend(struct walk *w, struct stat *st, char *err, size_t errlen)
     int rc;
     if (fstat(w->dfd, st) != 0)
         return changed(w->verb, w->path, w->real, w->dirlen, errno, err, errlen);
-    if (w->check && (rc = dir_trusted(w->trust, w->how, w->real, w->dirlen, !slash, st, err,
+    /* The file's own directory may not be shared (sticky), but a
+     * directory's may: only its owner can move it away there. */
+    int own = !slash && !w->dir_ok;
+    if (w->check && (rc = dir_trusted(w->trust, w->how, w->real, w->dirlen, own, st, err,
                                       errlen)) != MQDH_OK)
         return rc;
     if (!slash)
@@ -234,7 +240,7 @@ int mqdh_path_trusted(const char *path, const char *use, char *err, size_t errle
     err[0] = '\0';
     if (!path || !*path)
         return MQDH_E_USAGE;
-    struct mqdh__trust_use how = {use ? use : "using it", NULL};
+    struct mqdh__trust_use how = {use ? use : "use it", NULL};
     int fd;
     struct stat st;
     int rc = trust_open(path, MQDH__DLL_TRUST_GIVEN, &how, 1, &fd, &st, err, errlen);
@@ -264,7 +270,7 @@ int mqdh_program_path(const char *name, char *out, size_t len, char *err, size_t
     err[0] = '\0';
     if (!name || !*name || !out || !len)
         return MQDH_E_USAGE;
-    struct mqdh__trust_use how = {"running it", NULL};
+    struct mqdh__trust_use how = {"run it", NULL};
     char why[1024] = "";
     if (strchr(name, '/')) {
         if ((size_t)snprintf(out, len, "%s", name) >= len)

@@ -35,9 +35,10 @@ enum mqdh__dll_trust {
 };
 
 /*
- * What a refusal says the file would be used for, as root: use is the
- * action ("loading it", "running it"), override the way to do it anyway
- * ("pass --trust-target-dll to load it anyway"; NULL: none).
+ * What a refusal says root will not do with the file: use is the action
+ * ("run it", "read debug information from it"), override the way to do it
+ * anyway (NULL: none).  NULL for a DLL: "loading it as root runs that
+ * user's code as root; pass --trust-target-dll to load it anyway".
  */
 struct mqdh__trust_use {
     const char *use;

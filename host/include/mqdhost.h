@@ -985,9 +985,11 @@ MQDH_API int mqdh_own_dll(char *buf, size_t len);
  * as root (geteuid() == 0), path must be a regular file or a directory
  * that it and every directory above it are owned by root and writable by
  * neither group nor others (a sticky root-owned directory above it
- * allowed); anyone else may use what they name.  use words the refusal
- * ("running it"; NULL "using it").  MQDH_OK; MQDH_E_UNTRUSTED with the
- * reason in err (refused, or not there); MQDH_E_USAGE for no path.
+ * allowed; for a directory, its own directory may be one too); anyone
+ * else may use what they name.  use words the refusal, "as root, mqd will
+ * not USE, since another user could change it" ("run it"; NULL "use it").
+ * MQDH_OK; MQDH_E_UNTRUSTED with the reason in err (refused, or not
+ * there); MQDH_E_USAGE for no path.
  */
 MQDH_API int mqdh_path_trusted(const char *path, const char *use, char *err, size_t errlen);
 

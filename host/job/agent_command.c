@@ -53,7 +53,7 @@ int mqdh__agent_path(const struct mqdh_options *o, char *out, size_t len, char *
         if ((size_t)snprintf(out, len, "%s", p) >= len)
             return -1;
         char e[1024];
-        if (geteuid() == 0 && mqdh_path_trusted(out, "running it", e, sizeof e) != MQDH_OK) {
+        if (geteuid() == 0 && mqdh_path_trusted(out, "run it", e, sizeof e) != MQDH_OK) {
             snprintf(why, whylen, "refusing the agent %s: %s",
                      o->agent_path ? "given with --agent-path" : "given in $MQD_AGENT", e);
             return -1;

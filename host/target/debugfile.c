@@ -42,7 +42,7 @@ static int dir_usable(const char *d, size_t len)
     struct stat st;
     if (geteuid() != 0 || stat(path, &st) != 0)
         return 1; /* a directory that is not there finds nothing */
-    if (mqdh_path_trusted(path, "reading debug information from it", why, sizeof why) ==
+    if (mqdh_path_trusted(path, "read debug information from it", why, sizeof why) ==
         MQDH_OK)
         return 1;
     fprintf(stderr, "mqdump: not looking for debug information in %s: %s\n", path, why);
@@ -130,7 +130,7 @@ static int is_wanted(int fd, const unsigned char *id, int idlen, GElf_Word crc)
 static int try_candidate(const char *path, enum mqdh__dll_trust trust, const unsigned char *id,
                          int idlen, GElf_Word crc, char **name)
 {
-    static const struct mqdh__trust_use how = {"reading it", NULL};
+    static const struct mqdh__trust_use how = {"read it as debug information", NULL};
     char why[1024];
     struct stat st;
     int pfd, fd = -1;
