@@ -181,6 +181,18 @@ int mqdh__rd_str(struct mqdh__reader *r, const char *what, char *out, size_t len
     return 0;
 }
 
+void mqdh__rd_begin(struct mqdh__reader *r, const char *buf, size_t len, int first_line,
+                    char *err, size_t errlen)
+{
+    *r = (struct mqdh__reader){.p = buf,
+                               .end = buf + len,
+                               .line = first_line,
+                               .err = err,
+                               .errlen = errlen,
+                               .budget = MQDH__RESULT_MEMORY(len),
+                               .group_budget = MQDH__RESULT_GROUPS(len)};
+}
+
 /* Take bytes of a pool (*spent of budget); past it r fails. */
 static int spend(struct mqdh__reader *r, size_t *spent, size_t budget, size_t bytes,
                  const char *what, const char *rule)

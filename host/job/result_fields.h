@@ -44,6 +44,12 @@ struct mqdh__reader {
 #define MQDH__RESULT_GROUPS(len) (((size_t)64 << 20) + (size_t)(len) * 1024)
 #define MQDH__RESULT_MEMORY(len) (((size_t)64 << 20) + (size_t)(len) * 64)
 
+/* Start reading buf[len] (its first line numbered first_line) into r,
+ * with the memory budget a result of len bytes has; failures go to
+ * err[errlen]. */
+void mqdh__rd_begin(struct mqdh__reader *r, const char *buf, size_t len, int first_line,
+                    char *err, size_t errlen);
+
 /* Take bytes of r's budget (group: of the groups' pool) for what is about
  * to be made (what names it); past the budget r fails, saying so. */
 int mqdh__rd_spend_group(struct mqdh__reader *r, size_t bytes);

@@ -646,13 +646,8 @@ int mqdh__result_read_at(const char *buf, size_t len, int first_line, struct mqd
     *out = NULL;
     if (!buf && len)
         return MQDH_E_USAGE;
-    struct mqdh__reader r = {.p = buf,
-                             .end = buf + len,
-                             .line = first_line,
-                             .err = err,
-                             .errlen = errlen,
-                             .budget = MQDH__RESULT_MEMORY(len),
-                             .group_budget = MQDH__RESULT_GROUPS(len)};
+    struct mqdh__reader r;
+    mqdh__rd_begin(&r, buf, len, first_line, err, errlen);
     struct mqdh_dump *d = calloc(1, sizeof *d);
     if (!d)
         return MQDH_E_NOMEM;

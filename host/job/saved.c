@@ -156,7 +156,8 @@ int mqdh_saved_read(const char *buf, size_t len, struct mqdh_dump **out,
     struct mqdh_saved *s = calloc(1, sizeof *s);
     if (!s)
         return MQDH_E_NOMEM;
-    struct mqdh__reader r = {.p = buf, .end = buf + len, .line = 1, .err = err, .errlen = errlen};
+    struct mqdh__reader r;
+    mqdh__rd_begin(&r, buf, len, 1, err, errlen);
     int rc = read_header(&r, buf ? buf : "", len, s) == 0
                  ? mqdh__result_read_at(r.p, (size_t)(r.end - r.p), r.line, out, err, errlen)
                  : r.failed;
