@@ -626,9 +626,9 @@ static void remove_dir(const char *dir)
  * A debuginfod server as a hostile or overloaded one behaves, on a port of
  * 127.0.0.1 (returned), in a process group of its own (its pid in *pid):
  * it answers every request with a file of `length` bytes and then sends
- * them 200 bytes every 200 ms - 1 kB/s, steady progress over the client's
- * low-speed limit (100 bytes a second), so no DEBUGINFOD_TIMEOUT ever
- * passes.  Only DEBUGINFOD_MAXSIZE (a length over it) and
+ * them 40 kB every 200 ms - 200 kB/s, steady progress over the client's
+ * low-speed limit (100 kB a second for DEBUGINFOD_TIMEOUT seconds), so no
+ * timeout ever passes.  Only DEBUGINFOD_MAXSIZE (a length over it) and
  * DEBUGINFOD_MAXTIME, and mqd's bound on all fetches, end it.
  */
 static int trickle_server(long long length, pid_t *pid)
@@ -658,7 +658,7 @@ static int trickle_server(long long length, pid_t *pid)
                              length);
             if (write(c, head, (size_t)n) != n)
                 _exit(0);
-            char chunk[200];
+            char chunk[40000];
             memset(chunk, 'x', sizeof chunk);
             for (long long i = 0; i < length && write(c, chunk, sizeof chunk) > 0;
                  i += (long long)sizeof chunk)
@@ -687,7 +687,7 @@ static long long largest_file(const char *dir)
 /*
  * A debuginfod server that sends without end (issue 45, finding 5): one
  * that announces 1 GB is refused by DEBUGINFOD_MAXSIZE, which mqdump sets,
- * before anything lands in the cache; one that sends 100 MB at 1 kB a
+ * before anything lands in the cache; one that sends 100 MB at 200 kB a
  * second is given up after DEBUGINFOD_MAXTIME (mqdump's 20 s), once, before
  * the ranks are stopped - then taken as too slow - so the dump ends (it
  * would not, before: progress kept the client's timeout from passing).

@@ -326,7 +326,7 @@ static int fetch(struct mqdh__files *fs, const char *path, const unsigned char *
          * slow for the session: its later fetches are cancelled at once. */
         const char *t = getenv("DEBUGINFOD_TIMEOUT"), *m = getenv("DEBUGINFOD_MAXTIME");
         double limit = t && atof(t) > 0 ? atof(t) : 90, most = m && atof(m) > 0 ? atof(m) : 0;
-        int silent = took >= limit * 0.9, slow = most > 0 && took >= most * 0.9;
+        int slow = most > 0 && took >= most * 0.9, silent = !slow && took >= limit * 0.9;
         if (silent || slow)
             fs->debuginfod_silent = 1;
         fprintf(stderr,
