@@ -24,6 +24,8 @@
 #include "analysis/match.h"
 #include "analysis/calls.h"
 #include "analysis/waits.h"
+#include "analysis/waits_coll.h"
+#include "analysis/waits_p2p.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -358,6 +360,37 @@ static void note_running_peers(struct mqdh__waits *b)
     }
 }
 
+/* The waits of process i, blocked (a->activity[i], as every process's,
+ * set), from its queues and its call, into a->waits, one after another,
+ * by the kind of call it is in (waits_p2p.c, waits_coll.c); b->nomem if
+ * memory ran out. */
+static void waits_of(struct mqdh__waits *b, int i)
+{
+    enum mqdh__call_kind k = mqdh__call_kind(b->m.d->procs[i].where_call);
+    switch (k) { /* every kind: -Wswitch says if one is missing */
+    case MQDH__CALL_COLLECTIVE:
+        mqdh__collective_waits(b, i);
+        break;
+    case MQDH__CALL_FINALIZE:
+        mqdh__finalize_waits(b, i);
+        break;
+    case MQDH__CALL_ABORT:
+        break; /* waits for nobody; waits on it are never met */
+    case MQDH__CALL_PROBE:
+        mqdh__probe_waits(b, i, b->cand);
+        break;
+    case MQDH__CALL_NOT_MPI:
+    case MQDH__CALL_RETURNS:
+    case MQDH__CALL_ONE_RECV:
+    case MQDH__CALL_ONE_SEND:
+    case MQDH__CALL_ONE:
+    case MQDH__CALL_ALL:
+    case MQDH__CALL_ANY:
+        mqdh__p2p_waits(b, i, k, b->cand);
+        break;
+    }
+}
+
 /* "No deadlock" only when nothing a process waits for went unseen: an
  * unseen part is taken to free its process, which can hide one. */
 static void verdict(struct mqdh_analysis *a, const int *blind)
@@ -412,7 +445,7 @@ int mqdh_analyze(const struct mqdh_dump *d, struct mqdh_analysis **out)
         if (from_call)
             mqdh__call_waits(&b, i);
         else
-            mqdh__waits_of(&b, i);
+            waits_of(&b, i);
     }
     if (!b.nomem && find_deadlocks(a, &indexed) == MQDH_OK) {
         if (a->ndeadlocks == 0)

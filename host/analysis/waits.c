@@ -10,8 +10,6 @@
  */
 #define _GNU_SOURCE
 #include "analysis/waits.h"
-#include "analysis/waits_coll.h"
-#include "analysis/waits_p2p.h"
 
 #include "base/dump.h"
 
@@ -155,31 +153,4 @@ void mqdh__waits_fini(struct mqdh__waits *b)
     b->ids = NULL;
     b->blind = b->coll_comm = NULL;
     b->cand = NULL;
-}
-
-void mqdh__waits_of(struct mqdh__waits *b, int i)
-{
-    enum mqdh__call_kind k = mqdh__call_kind(b->m.d->procs[i].where_call);
-    switch (k) { /* every kind: -Wswitch says if one is missing */
-    case MQDH__CALL_COLLECTIVE:
-        mqdh__collective_waits(b, i);
-        break;
-    case MQDH__CALL_FINALIZE:
-        mqdh__finalize_waits(b, i);
-        break;
-    case MQDH__CALL_ABORT:
-        break; /* waits for nobody; waits on it are never met */
-    case MQDH__CALL_PROBE:
-        mqdh__probe_waits(b, i, b->cand);
-        break;
-    case MQDH__CALL_NOT_MPI:
-    case MQDH__CALL_RETURNS:
-    case MQDH__CALL_ONE_RECV:
-    case MQDH__CALL_ONE_SEND:
-    case MQDH__CALL_ONE:
-    case MQDH__CALL_ALL:
-    case MQDH__CALL_ANY:
-        mqdh__p2p_waits(b, i, k, b->cand);
-        break;
-    }
 }

@@ -76,9 +76,4 @@ struct mqdh_wait *mqdh__add_wait(struct mqdh__waits *b);
 struct mqdh_wait *mqdh__add_collective_wait(struct mqdh__waits *b, int i, int m, int g, int comm,
                                            long local);
 
-/* The waits of process i, blocked (a->activity[i], as every process's,
- * set), from its queues and its call, into a->waits, one after another;
- * b->nomem if memory ran out. */
-void mqdh__waits_of(struct mqdh__waits *b, int i);
-
 #endif
