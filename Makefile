@@ -8,8 +8,8 @@
 #   make bench      time mqdump on whole jobs of growing size
 #   make fuzz       run every fuzz target for FUZZ_SECONDS (default 60) each
 #   make layouts    regenerate mpich_defs/layouts.h from the cached MPICH's DWARF
-#   make install    mqdump, libmqdhost (+ header, pkg-config), libmqd_mpich.so
-#                   and mqdump(1) under $(DESTDIR)$(PREFIX)
+#   make install    mqdump, libmqdhost (+ header, pkg-config), libmqd_mpich.so,
+#                   libmqd_ompi.so and mqdump(1) under $(DESTDIR)$(PREFIX)
 #   make SANITIZER=address,undefined check    the same, sanitized
 
 BUILD     ?= build
@@ -43,7 +43,8 @@ MPICC       := $(MQD_MPICH_PREFIX)/bin/mpicc
 MPIEXEC     := $(MQD_MPICH_PREFIX)/bin/mpiexec
 
 # What a user runs: everything mqdump needs at run time, mqd's DLL included.
-TOOLS := $(BUILD)/bin/mqdump $(BUILD)/lib/libmqd_mpich.so $(BUILD)/bin/mqd-launch
+TOOLS := $(BUILD)/bin/mqdump $(BUILD)/lib/libmqd_mpich.so $(BUILD)/lib/libmqd_ompi.so \
+         $(BUILD)/bin/mqd-launch
 
 WARN := -Wall -Wextra -Wshadow -Wformat=2 -Wstrict-prototypes -Werror
 SAN  := $(if $(SANITIZER),-fsanitize=$(SANITIZER) -fno-omit-frame-pointer -fno-sanitize-recover=all)
@@ -202,13 +203,14 @@ $(BUILD)/tests/%.o: tests/%.c | $(BUILD)/tests
 UNIT_TESTS := $(BUILD)/tests/test_interface $(BUILD)/tests/test_expect \
               $(BUILD)/tests/test_memory $(BUILD)/tests/test_attach \
               $(BUILD)/tests/test_image $(BUILD)/tests/test_loader $(BUILD)/tests/test_dump \
-              $(BUILD)/tests/test_dll $(BUILD)/tests/test_dll_synth $(BUILD)/tests/test_analyze \
-              $(BUILD)/tests/test_result $(BUILD)/tests/test_corpus $(BUILD)/tests/test_stacks \
+              $(BUILD)/tests/test_dll $(BUILD)/tests/test_dll_synth $(BUILD)/tests/test_dll_ompi \
+              $(BUILD)/tests/test_analyze $(BUILD)/tests/test_result $(BUILD)/tests/test_corpus $(BUILD)/tests/test_stacks \
               $(BUILD)/tests/test_escape $(BUILD)/tests/test_dump_model \
               $(BUILD)/tests/test_graph $(BUILD)/tests/test_procjob
 HOST_UNIT_TESTS := $(BUILD)/tests/test_memory $(BUILD)/tests/test_attach \
                    $(BUILD)/tests/test_image $(BUILD)/tests/test_loader $(BUILD)/tests/test_dump \
-                   $(BUILD)/tests/test_dll $(BUILD)/tests/test_dll_synth $(BUILD)/tests/test_analyze \
+                   $(BUILD)/tests/test_dll $(BUILD)/tests/test_dll_synth $(BUILD)/tests/test_dll_ompi \
+                   $(BUILD)/tests/test_analyze \
                    $(BUILD)/tests/test_result $(BUILD)/tests/test_stacks $(BUILD)/tests/test_escape \
                    $(BUILD)/tests/test_dump_model $(BUILD)/tests/test_procjob
 INTEGRATION_TESTS := $(BUILD)/tests/test_samples $(BUILD)/tests/test_mqdump \
@@ -222,12 +224,21 @@ INTEGRATION_TESTS := $(BUILD)/tests/test_samples $(BUILD)/tests/test_mqdump \
 # ---------------------------------------------------------------- the DLL
 # libmqd_mpich.so: every mqs_* entry point and mqd_get_comm_handle, nothing
 # else exported.
-DLL_SRCS := dll/entry.c dll/target.c dll/job.c dll/records.c dll/mpich_layout.c \
-            dll/mpich_ranks.c dll/mpich_comms.c dll/mpich_queues.c
+# One vendor-neutral core (dll/backend.h), one backend per MPI: the two
+# DLLs share the core's files and nothing else.
+DLL_CORE := dll/entry.c dll/target.c dll/job.c dll/records.c
+DLL_SRCS := $(DLL_CORE) dll/mpich_layout.c dll/mpich_ranks.c dll/mpich_comms.c \
+            dll/mpich_queues.c
 DLL_OBJS := $(DLL_SRCS:%.c=$(BUILD)/%.o)
 $(BUILD)/dll/%.o: dll/%.c | $(BUILD)/dll
 	$(CC) $(MQD_CFLAGS) -fPIC -fvisibility=hidden -c -o $@ $<
 $(BUILD)/lib/libmqd_mpich.so: $(DLL_OBJS) | $(BUILD)/lib
+	$(CC) -shared -o $@ $^ $(MQD_LDFLAGS)
+# libmqd_ompi.so: the same core, Open MPI's backend (ompi_defs/).
+OMPI_DLL_SRCS := $(DLL_CORE) dll/ompi_layout.c dll/ompi_ranks.c dll/ompi_comms.c \
+                 dll/ompi_queues.c
+OMPI_DLL_OBJS := $(OMPI_DLL_SRCS:%.c=$(BUILD)/%.o)
+$(BUILD)/lib/libmqd_ompi.so: $(OMPI_DLL_OBJS) | $(BUILD)/lib
 	$(CC) -shared -o $@ $^ $(MQD_LDFLAGS)
 
 # Known layouts (mpich_defs/layouts.h) are generated from the cached MPICH's
@@ -277,7 +288,13 @@ $(BUILD)/tests/test_analyze.o $(BUILD)/tests/test_result.o $(BUILD)/tests/test_s
 $(BUILD)/tests/test_escape.o $(BUILD)/tests/test_dump_model.o \
 $(BUILD)/tests/test_procjob.o: MQD_CFLAGS += -Ihost/include
 $(BUILD)/tests/test_dll $(BUILD)/tests/test_dll_synth: | $(BUILD)/lib/libmqd_mpich.so
-$(BUILD)/tests/test_dll_synth: $(BUILD)/tests/synth.o $(BUILD)/tests/expect.o
+$(BUILD)/tests/test_dll $(BUILD)/tests/test_dll_ompi: | $(BUILD)/lib/libmqd_ompi.so
+$(BUILD)/tests/test_dll_synth: $(BUILD)/tests/synth.o $(BUILD)/tests/expect.o \
+                               $(BUILD)/tests/dlldump.o
+# libmqd_ompi.so against synthetic Open MPI (pml ob1) targets.
+$(BUILD)/tests/test_dll_ompi: $(BUILD)/tests/synth.o $(BUILD)/tests/synth_ompi.o \
+                              $(BUILD)/tests/dlldump.o
+$(BUILD)/tests/dlldump.o $(BUILD)/tests/test_dll_ompi.o: MQD_CFLAGS += -Ihost/include
 # test_dump's target is a fork of itself: its DWARF must describe mqd_fixture_op.
 $(BUILD)/tests/test_dump.o: MQD_CFLAGS += -g
 $(BUILD)/tests/test_loader: | $(FAKE_DLLS) $(BUILD)/tests/libtypes_fixture.so \
@@ -545,7 +562,8 @@ $(BUILD)/tests/test_corpus: $(BUILD)/tests/test_corpus.o | $(REPLAYS)
 
 unit-tests: $(ABI_CHECKS) $(UNIT_TESTS)
 
-all: $(BUILD)/bin/mqd-launch $(BUILD)/bin/mqdump $(BUILD)/lib/libmqd_mpich.so unit-tests
+all: $(BUILD)/bin/mqd-launch $(BUILD)/bin/mqdump $(BUILD)/lib/libmqd_mpich.so \
+     $(BUILD)/lib/libmqd_ompi.so unit-tests
 
 TEST_ENV = MQD_BUILD=$(BUILD) MQD_SAMPLES_SRC=samples MQD_TESTS_SRC=tests MQD_MPIEXEC=$(MPIEXEC)
 
@@ -627,6 +645,7 @@ $(BUILD)/dll $(BUILD)/mpich_defs:
 # libmqd_mpich.so beside itself: the installed tree works from anywhere,
 # DESTDIR included, with no environment variable.
 INSTALL_FILES := bin/mqdump lib/libmqdhost.so.3 lib/libmqdhost.so lib/libmqd_mpich.so \
+                 lib/libmqd_ompi.so \
                  include/mqd/mqdhost.h include/mqd/mpi_interface.h lib/pkgconfig/mqdhost.pc \
                  share/man/man1/mqdump.1
 install: $(TOOLS) $(BUILD)/lib/libmqdhost.so
@@ -636,6 +655,7 @@ install: $(TOOLS) $(BUILD)/lib/libmqdhost.so
 	install -m 755 $(BUILD)/lib/libmqdhost.so.3 $(DESTDIR)$(PREFIX)/lib/libmqdhost.so.3
 	ln -sf libmqdhost.so.3 $(DESTDIR)$(PREFIX)/lib/libmqdhost.so
 	install -m 755 $(BUILD)/lib/libmqd_mpich.so $(DESTDIR)$(PREFIX)/lib/libmqd_mpich.so
+	install -m 755 $(BUILD)/lib/libmqd_ompi.so $(DESTDIR)$(PREFIX)/lib/libmqd_ompi.so
 	install -m 644 host/include/mqdhost.h mpi_interface.h $(DESTDIR)$(PREFIX)/include/mqd/
 	install -m 644 docs/mqdump.1 $(DESTDIR)$(PREFIX)/share/man/man1/mqdump.1
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' host/mqdhost.pc.in \
