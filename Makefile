@@ -8,6 +8,8 @@
 #   make bench      time mqdump on whole jobs of growing size
 #   make fuzz       run every fuzz target for FUZZ_SECONDS (default 60) each
 #   make layouts    regenerate mpich_defs/layouts.h from the cached MPICH's DWARF
+#   make ompi-layouts  regenerate ompi_defs/layouts.h (builds Open MPI as Debian
+#                   does, with -g, once: long)
 #   make install    mqdump, libmqdhost (+ header, pkg-config), libmqd_mpich.so,
 #                   libmqd_ompi.so and mqdump(1) under $(DESTDIR)$(PREFIX)
 #   make SANITIZER=address,undefined check    the same, sanitized
@@ -53,7 +55,7 @@ MQD_LDFLAGS = $(SAN) $(LDFLAGS)
 
 .PHONY: all deps mpich openmpi samples unit-tests check check-unit check-integration check-mpi \
         FORCE demo bench clean \
-        layouts check-layouts check-includes install uninstall fuzz
+        layouts check-layouts ompi-layouts check-includes install uninstall fuzz
 .DEFAULT_GOAL := all
 
 # ---------------------------------------------------------------- set-up
@@ -257,6 +259,17 @@ check-layouts: $(BUILD)/bin/gen_layout $(MPICH_STAMP)
 	    { echo "mpich_defs/layouts.h does not match the DWARF of $(MQD_MPICH_PREFIX): make layouts" >&2; exit 1; }
 	@echo "mpich_defs/layouts.h matches the DWARF of the cached MPICH"
 
+# Known Open MPI layouts (ompi_defs/layouts.h) come from a build made as
+# Debian makes it, with -g (scripts/build-openmpi-debian.sh, long: not part
+# of make check), checked against Debian's own binaries: `make ompi-layouts`.
+$(BUILD)/ompi_defs/gen_layout.o: ompi_defs/gen_layout.c | $(BUILD)/ompi_defs
+	$(CC) $(MQD_CFLAGS) -c -o $@ $<
+$(BUILD)/bin/gen_ompi_layout: $(BUILD)/ompi_defs/gen_layout.o $(BUILD)/dll/target.o \
+                              $(BUILD)/host/libmqdhost-internal.a | $(BUILD)/bin
+	$(CC) -o $@ $^ $(MQD_LDFLAGS) $(HOST_LIBS)
+ompi-layouts: $(BUILD)/bin/gen_ompi_layout
+	MQD_BUILD=$(BUILD) ompi_defs/gen-layouts.sh
+
 $(BUILD)/tests/test_interface: $(BUILD)/tests/test_interface.o
 	$(CC) -o $@ $^ $(MQD_LDFLAGS) -lcmocka
 $(BUILD)/tests/test_expect: $(BUILD)/tests/test_expect.o $(BUILD)/tests/expect.o
@@ -312,13 +325,18 @@ $(BUILD)/stock/mpiexec: scripts/stock-samples.sh scripts/fetch-stock-mpich.sh \
                         scripts/debian-unpack.sh samples/sample.c \
                         samples/sample.h $(STOCK_SAMPLES:%=samples/%.c)
 	MQD_BUILD=$(BUILD) scripts/stock-samples.sh $(STOCK_SAMPLES) >/dev/null
+# Under Debian's Open MPI mqd's DLL reads the queues (its known layout of
+# that build): the samples whose queues test_stock compares too.
+OMPI_STOCK_SAMPLES := $(STOCK_SAMPLES) unexpected wildcards
 $(BUILD)/stock/ompi/mpirun: scripts/stock-samples.sh scripts/fetch-stock-ompi.sh \
                             scripts/debian-unpack.sh samples/sample.c samples/sample.h \
-                            $(STOCK_SAMPLES:%=samples/%.c)
-	MQD_BUILD=$(BUILD) scripts/stock-samples.sh --mpi openmpi $(STOCK_SAMPLES) >/dev/null
+                            $(OMPI_STOCK_SAMPLES:%=samples/%.c)
+	MQD_BUILD=$(BUILD) scripts/stock-samples.sh --mpi openmpi $(OMPI_STOCK_SAMPLES) >/dev/null
 $(BUILD)/tests/test_stock: $(BUILD)/tests/test_stock.o $(BUILD)/tests/joblaunch.o \
-                           $(BUILD)/tests/json.o | $(BUILD)/stock/mpiexec \
-                           $(BUILD)/stock/ompi/mpirun $(BUILD)/bin/mqdump $(BUILD)/bin/mqd-launch
+                           $(BUILD)/tests/json.o $(BUILD)/tests/expect.o \
+                           $(BUILD)/tests/compare.o \
+                           | $(BUILD)/stock/mpiexec $(BUILD)/stock/ompi/mpirun $(BUILD)/bin/mqdump \
+                             $(BUILD)/lib/libmqd_ompi.so $(BUILD)/bin/mqd-launch
 	$(CC) -o $@ $^ $(MQD_LDFLAGS) -lcmocka
 # An MPI call whose source is an entry value, and one on MPI_COMM_SELF
 # (tests/fixtures/callsite.c), built at -O2 -g against the stock MPICH as
@@ -341,7 +359,8 @@ $(BUILD)/tests/test_openmpi: $(BUILD)/tests/test_openmpi.o $(BUILD)/tests/joblau
                              $(BUILD)/tests/json.o $(BUILD)/tests/expect.o \
                              $(BUILD)/tests/compare.o $(BUILD)/tests/procstate.o \
                              | $(OMPI_SAMPLES:%=$(BUILD)/ompi/%) \
-                             $(BUILD)/bin/mqdump $(BUILD)/bin/mqd-launch
+                             $(BUILD)/bin/mqdump $(BUILD)/lib/libmqd_ompi.so \
+                             $(BUILD)/bin/mqd-launch
 	$(CC) -o $@ $^ $(MQD_LDFLAGS) -lcmocka
 $(BUILD)/tests/test_security: $(BUILD)/tests/test_security.o $(BUILD)/tests/joblaunch.o \
                               | $(BUILD)/tests/fake_launcher $(BUILD)/bin/mqdump
@@ -521,10 +540,14 @@ $(FUZZ)/obj/%.o: %.c
 $(FUZZ)/lib/libmqd_mpich.so: $(DLL_SRCS:%.c=$(FUZZ)/obj/%.o)
 	@mkdir -p $(@D)
 	$(FUZZ_CC) -shared $(FUZZ_SAN) -o $@ $^
+$(FUZZ)/lib/libmqd_ompi.so: $(OMPI_DLL_SRCS:%.c=$(FUZZ)/obj/%.o)
+	@mkdir -p $(@D)
+	$(FUZZ_CC) -shared $(FUZZ_SAN) -o $@ $^
 FUZZ_HOST := $(HOST_SRCS:%.c=$(FUZZ)/obj/%.o)
-fuzz_deps = $(if $(filter dll,$(1)),$(2)/tests/synth.o,)$(if $(filter expect,$(1)),$(2)/tests/expect.o,)
+fuzz_deps = $(if $(filter dll,$(1)),$(2)/tests/synth.o $(2)/tests/synth_ompi.o,)$(if $(filter expect,$(1)),$(2)/tests/expect.o,)
 $(FUZZ)/bin/fuzz_%: $(FUZZ)/obj/tests/fuzz/fuzz_%.o $(FUZZ_HOST) $(FUZZ)/obj/tests/synth.o \
-                    $(FUZZ)/obj/tests/expect.o | $(FUZZ)/lib/libmqd_mpich.so
+                    $(FUZZ)/obj/tests/synth_ompi.o $(FUZZ)/obj/tests/expect.o \
+                    | $(FUZZ)/lib/libmqd_mpich.so $(FUZZ)/lib/libmqd_ompi.so
 	@mkdir -p $(@D)
 	$(FUZZ_CC) -fsanitize=fuzzer $(FUZZ_SAN) -o $@ $< $(call fuzz_deps,$*,$(FUZZ)/obj) \
 	    $(FUZZ_HOST) $(HOST_LIBS) -lpthread
@@ -553,8 +576,9 @@ $(BUILD)/tests/fuzz_%.o: tests/fuzz/fuzz_%.c | $(BUILD)/tests
 	$(CC) $(MQD_CFLAGS) -Ihost/include -c -o $@ $<
 REPLAYS := $(FUZZ_TARGETS:%=$(BUILD)/tests/replay_%)
 $(BUILD)/tests/replay_%: $(BUILD)/tests/fuzz_%.o $(BUILD)/tests/replay.o $(BUILD)/tests/synth.o \
-                         $(BUILD)/tests/expect.o $(BUILD)/host/libmqdhost-internal.a \
-                         | $(BUILD)/lib/libmqd_mpich.so
+                         $(BUILD)/tests/synth_ompi.o $(BUILD)/tests/expect.o \
+                         $(BUILD)/host/libmqdhost-internal.a \
+                         | $(BUILD)/lib/libmqd_mpich.so $(BUILD)/lib/libmqd_ompi.so
 	$(CC) -o $@ $< $(BUILD)/tests/replay.o $(call fuzz_deps,$*,$(BUILD)) \
 	    $(BUILD)/host/libmqdhost-internal.a $(MQD_LDFLAGS) $(HOST_LIBS) -lpthread
 $(BUILD)/tests/test_corpus: $(BUILD)/tests/test_corpus.o | $(REPLAYS)
@@ -637,7 +661,7 @@ bench: deps
 	@$(TEST_ENV) scripts/bench.sh
 
 $(BUILD)/bin $(BUILD)/samples $(BUILD)/tests $(BUILD)/tests/fake $(BUILD)/host $(BUILD)/lib \
-$(BUILD)/dll $(BUILD)/mpich_defs:
+$(BUILD)/dll $(BUILD)/mpich_defs $(BUILD)/ompi_defs:
 	mkdir -p $@
 
 # ---------------------------------------------------------------- install

@@ -194,7 +194,8 @@ static uint64_t fnv(uint64_t h, const unsigned char *s, int n)
  * MPI keeps no sequence number, and a freed communicator's slot and memory
  * are both reused for the next (opal_pointer_array_add takes the lowest
  * free slot), so a stamp of the slots alone would miss a change.  Groups
- * never change once made (ompi/group/group.h), so they are not read here.
+ * never change once made (ompi/group/group.h), so they are not read here;
+ * ompi_mpi_state is (mqd_be_process_flags: MPI_Finalize begun).
  */
 int mqd_be_comms_changed(struct mqd_process *p, uint64_t *stamp, int *changed)
 {
@@ -204,7 +205,10 @@ int mqd_be_comms_changed(struct mqd_process *p, uint64_t *stamp, int *changed)
     if (rc != mqs_ok)
         return rc;
     unsigned char *buf = mqd_malloc((size_t)b->comm.len);
+    /* MPI_Finalize's progress too: mqd_be_process_flags says it. */
+    int state = mpi_state(p, mqd_process_backend(p));
     uint64_t h = fnv(0xcbf29ce484222325ull, (const unsigned char *)&n, sizeof n);
+    h = fnv(h, (const unsigned char *)&state, sizeof state);
     if (!buf)
         rc = MQD_ERR_NOMEM;
     for (int i = 0; rc == mqs_ok && i < n; i++) {
@@ -296,6 +300,19 @@ static int comm_members(struct mqd_process *p, struct ompi_rank_cache *cache,
     }
     c->globals_final = 1; /* identities or world ranks, -1 for other jobs */
     r->ref.size = c->remote_size;
+    /*
+     * An intercommunicator with a peer the DLL cannot name (another job's
+     * process the debugger has not dumped) gives no group: a debugger takes
+     * a communicator's group (mqs_get_comm_group, the local one) to name
+     * the peers it has no global rank for, and the interface cannot tell it
+     * that an intercommunicator's peers are the remote group's.
+     */
+    for (long k = 0; c->inter && c->local_global && k < c->remote_size; k++) {
+        if (c->peer_global[k] < 0) {
+            mqd_free(c->local_global);
+            c->local_global = NULL;
+        }
+    }
     if (c->size <= 0 || c->remote_size <= 0 || c->local_rank < 0 || c->local_rank >= c->size) {
         char msg[160];
         snprintf(msg, sizeof msg, "communicator 0x%llx: size %ld, remote size %d, rank %ld",

@@ -343,24 +343,30 @@ static int visit_fragment(struct mqd_process *p, mqs_taddr_t node, const unsigne
 /* ---------------------------------------------------------------- communicators */
 
 /* Each peer's ob1 record of the communicator ref (its bytes in buf), the
- * peer's list at `list` of it walked with visit. */
+ * peer's list at `list` of it walked with visit.  The records' pointers
+ * are read a chunk at a time (a peer never talked to has none). */
 static int per_peer(struct mqd_process *p, const unsigned char *buf, enum field_id list,
                     struct ompi_span sp, visit_fn visit, struct visit_ctx *v)
 {
+    enum { CHUNK = 256 };
     const struct ompi_image *b = ompi__image(p);
     int ps = mqd_sizes(p)->pointer_size;
     uint64_t n = ompi__word(p, buf, F_OB1_NUM_PROCS);
     mqs_taddr_t procs = ompi__word(p, buf, F_OB1_PROCS);
-    unsigned char *item = mqd_malloc((size_t)sp.len);
+    unsigned char *item = mqd_malloc((size_t)sp.len), ptrs[CHUNK * 8];
     int rc = item ? mqs_ok : MQD_ERR_NOMEM;
     if (n > (uint64_t)MQD_MAX_COMM_SIZE || (n && !procs) || n > (uint64_t)v->ref->size)
         rc = MQD_ERR_BAD_VALUE;
-    for (uint64_t i = 0; rc == mqs_ok && i < n; i++) {
-        mqs_taddr_t proc;
-        if ((rc = mqd_read_ptr(p, procs + i * (mqs_taddr_t)ps, &proc)) != mqs_ok || !proc)
-            continue; /* a peer never talked to has no record */
-        v->peer = (long)i;
-        rc = walk_list(p, proc + (mqs_taddr_t)b->off[list], sp, item, visit, v);
+    for (uint64_t first = 0; rc == mqs_ok && first < n; first += CHUNK) {
+        int k = n - first < CHUNK ? (int)(n - first) : CHUNK;
+        rc = mqd_read(p, procs + first * (mqs_taddr_t)ps, ptrs, k * ps);
+        for (int i = 0; rc == mqs_ok && i < k; i++) {
+            mqs_taddr_t proc = mqd_ptr(p, ptrs, i * ps);
+            if (!proc)
+                continue;
+            v->peer = (long)(first + (uint64_t)i);
+            rc = walk_list(p, proc + (mqs_taddr_t)b->off[list], sp, item, visit, v);
+        }
     }
     mqd_free(item);
     return rc;

@@ -71,8 +71,7 @@
  *     c_name :138, c_contextid :139, c_my_rank :140, c_flags :141,
  *     c_local_group :150, c_remote_group :151, c_local_comm :153,
  *     c_f_to_c_index :169, c_pml_comm :186, c_nbc_tag :196
- *   opal/class/opal_pointer_array.h:43-65: lowest_free :52,
- *     number_free :54, size :56, addr :64
+ *   opal/class/opal_pointer_array.h:43-65: size :56, addr :64
  *   ompi/group/group.h:83-99: grp_proc_count :85, grp_my_rank :86,
  *     grp_proc_pointers :88, grp_flags :91
  *   ompi/proc/proc.h (ompi_proc_t: super); opal/util/proc.h:84-98
@@ -116,8 +115,6 @@
 #define OMPI_REQ(f) "mca_pml_base_request_t:req_ompi/ompi_request_t:" f
 #define OMPI_HDR "mca_pml_ob1_recv_frag_t:hdr/mca_pml_ob1_hdr_t:"
 #define OMPI_FIELDS(X)                                                                       \
-    X(PA_LOWEST_FREE, COMMON, "opal_pointer_array_t:lowest_free")                            \
-    X(PA_NUMBER_FREE, COMMON, "opal_pointer_array_t:number_free")                            \
     X(PA_SIZE, COMMON, "opal_pointer_array_t:size")                                          \
     X(PA_ADDR, COMMON, "opal_pointer_array_t:addr")                                          \
     X(COMM_NAME, COMMON, "ompi_communicator_t:c_name")                                       \

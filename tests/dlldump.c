@@ -68,6 +68,11 @@ void dlldump_process(struct synth *s, struct result *r, int update_only)
         if ((rc = dlldump_dll->get_communicator(p, &c->c)) != mqs_ok)
             break;
         r->ncomms++;
+        c->handle_rc = dlldump_dll->get_comm_handle ? dlldump_dll->get_comm_handle(p, &c->handle)
+                                                    : mqs_no_information;
+        c->group_rc = c->c.size <= 16 && dlldump_dll->get_comm_group
+                          ? dlldump_dll->get_comm_group(p, c->group)
+                          : mqs_no_information;
         for (int q = 0; q < 3; q++) {
             c->qrc[q] = dlldump_dll->setup_operation_iterator(p, q);
             if (c->qrc[q] != mqs_ok && c->qrc[q] != mqs_end_of_list) {
@@ -123,3 +128,36 @@ int dlldump_code(const char *prefix)
     return -1;
 }
 
+
+int dlldump_fail_each_malloc(struct synth *s, const struct dlldump_check *check)
+{
+    struct result r;
+    long before = synth_live_blocks(), c0 = synth_malloc_calls();
+    dlldump_process(s, &r, 0);
+    if (r.rc != mqs_ok)
+        fail_msg("dump failed: %s", dlldump_dll->dll_error_string(r.rc));
+    if (check)
+        check->fn(&r, check->arg);
+    dlldump_release(s);
+    long total = synth_malloc_calls() - c0;
+    assert_true(total > 5);
+    assert_int_equal(synth_live_blocks(), before);
+    int failures = 0;
+    for (long k = 1; k <= total; k++) {
+        synth_fail_malloc_at(k);
+        dlldump_process(s, &r, 0);
+        synth_fail_malloc_at(0);
+        if (r.rc != mqs_ok) {
+            failures++;
+            if (!strstr(dlldump_dll->dll_error_string(r.rc), "out of memory"))
+                fail_msg("malloc failure %ld of %ld: code %d (%s)", k, total, r.rc,
+                         dlldump_dll->dll_error_string(r.rc));
+        }
+        dlldump_release(s);
+        if (synth_live_blocks() != before)
+            fail_msg("malloc failure %ld of %ld leaked %ld blocks", k, total,
+                     synth_live_blocks() - before);
+    }
+    assert_true(failures > 0);
+    return failures;
+}

@@ -31,6 +31,11 @@ struct rcomm {
     /* mqd_get_operation_info after each (flags 0xdead if it failed). */
     unsigned flags[3][8];
     mqs_taddr_t request[3][8];
+    /* mqd_get_comm_handle's and mqs_get_comm_group's answers (the group
+     * for communicators of up to 16 members). */
+    int handle_rc, group_rc;
+    mqs_taddr_t handle;
+    int group[16];
 };
 
 struct result {
@@ -49,5 +54,19 @@ void dlldump_release(struct synth *s);
 const struct rcomm *dlldump_comm_named(const struct result *r, const char *name);
 /* The DLL's code for the error whose message starts with prefix. */
 int dlldump_code(const char *prefix);
+
+/* What a whole dump of a target must show (fn(r, arg), failing the test
+ * if it does not). */
+struct dlldump_check {
+    void (*fn)(const struct result *r, void *arg);
+    void *arg;
+};
+/*
+ * Dump s whole (check, if not NULL, on it), then again with mqs_malloc
+ * failing at each of that dump's calls in turn: each dump must succeed or
+ * say "out of memory", and leave no block allocated once released.
+ * Returns how many said it (the test fails otherwise).
+ */
+int dlldump_fail_each_malloc(struct synth *s, const struct dlldump_check *check);
 
 #endif

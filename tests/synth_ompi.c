@@ -16,6 +16,7 @@ enum { MAX_COMMS = 32, MAX_PROCS = 64, FL_FIRST = 4, FL_PER = 8, FL_ELEMENTS = F
 struct ompi_state {
     struct synth *s;
     int rank, sentinels;
+    unsigned job, other; /* this process's job, and the other one */
     uint64_t array, table; /* ompi_mpi_communicators, and its addr */
     int nslots;
     struct {
@@ -358,10 +359,10 @@ static uint64_t group(struct synth *s, int n, const int *members, int my_rank)
     uint64_t g = synth_alloc(s, synth_sizeof(s, "ompi_group_t"));
     uint64_t v = synth_alloc(s, n * p);
     for (int i = 0; i < n; i++) {
-        unsigned job = members[i] >= 0 ? SYNTH_OMPI_JOB : SYNTH_OMPI_OTHER_JOB;
+        unsigned job = members[i] >= 0 ? st->job : st->other;
         int vpid = members[i] >= 0 ? members[i] : -members[i] - 1;
         uint64_t e;
-        if (st->sentinels && p == 8 && !(job == SYNTH_OMPI_JOB && vpid == st->rank))
+        if (st->sentinels && p == 8 && !(job == st->job && vpid == st->rank))
             e = (uint64_t)vpid << 32 | (uint64_t)(job >> 16) << 16 | (job & 0x7fffu) << 1 | 1u;
         else
             e = proc_of(s, job, vpid);
@@ -471,6 +472,12 @@ static void free_list(struct synth *s, struct ompi_state *st)
 struct synth *synth_ompi_new(int big_endian, int ptr_size, const char *pml, int rank,
                              int world_size)
 {
+    return synth_ompi_new_in(big_endian, ptr_size, pml, SYNTH_OMPI_JOB, rank, world_size);
+}
+
+struct synth *synth_ompi_new_in(int big_endian, int ptr_size, const char *pml, unsigned job,
+                                int rank, int world_size)
+{
     struct synth *s = synth_new_blank(big_endian, ptr_size);
     for (int i = 0; i < 8; i++) /* a freed target's memory may hold this one */
         if (states[i].s == s)
@@ -479,6 +486,8 @@ struct synth *synth_ompi_new(int big_endian, int ptr_size, const char *pml, int 
     memset(st, 0, sizeof *st);
     st->s = s;
     st->rank = rank;
+    st->job = job;
+    st->other = job == SYNTH_OMPI_JOB ? SYNTH_OMPI_OTHER_JOB : SYNTH_OMPI_JOB;
     object_types(s, ptr_size);
     mpi_types(s, ptr_size);
     request_types(s, ptr_size);
@@ -504,7 +513,7 @@ struct synth *synth_ompi_new(int big_endian, int ptr_size, const char *pml, int 
         all[i] = i;
     uint64_t wg = group(s, world_size, all, rank), sg = group(s, 1, me, 0);
     free(all);
-    synth_put(s, global(s, "ompi_proc_local_proc", ptr_size, NULL), proc_of(s, SYNTH_OMPI_JOB, rank),
+    synth_put(s, global(s, "ompi_proc_local_proc", ptr_size, NULL), proc_of(s, job, rank),
               ptr_size);
     fill_comm(s, world, 0, "MPI_COMM_WORLD", rank, wg, wg, world_size, 0x4u);
     fill_comm(s, self, 1, "MPI_COMM_SELF", 0, sg, sg, 1, 0x4u);

@@ -13,8 +13,9 @@
 
 #include "tests/synth.h"
 
-/* This process is vpid `rank` of job SYNTH_OMPI_JOB; a member -(v + 1) is
- * vpid v of SYNTH_OMPI_OTHER_JOB (a spawned or connected one). */
+/* This process is vpid `rank` of job SYNTH_OMPI_JOB (or the job given);
+ * a member -(v + 1) is vpid v of the other of the two (a spawned or
+ * connected job's). */
 #define SYNTH_OMPI_JOB 0x5a5a0001u
 #define SYNTH_OMPI_OTHER_JOB 0x5a5a0002u
 
@@ -23,6 +24,8 @@
  * MPI_COMM_NULL (2) in the table. */
 struct synth *synth_ompi_new(int big_endian, int ptr_size, const char *pml, int rank,
                              int world_size);
+struct synth *synth_ompi_new_in(int big_endian, int ptr_size, const char *pml, unsigned job,
+                                int rank, int world_size);
 /* Members of groups made from now on other than this process are
  * sentinels (ompi/proc/proc.h: not made yet), not ompi_proc_t pointers. */
 void synth_ompi_sentinels(struct synth *s, int on);

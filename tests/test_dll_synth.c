@@ -695,35 +695,17 @@ static void test_synth__host_personalities(void **state)
                         targets[t].ptr);
 }
 
+static void check_gen_rank(const struct result *r, void *gen)
+{
+    check_rank(r, *(const enum synth_gen *)gen);
+}
+
 static void malloc_fails_at_each_call(enum synth_gen gen)
 {
     uint64_t comms[16];
     struct synth *s = start_gen(0, 8, gen, comms);
-    struct result r;
-    long before = synth_live_blocks(), c0 = synth_malloc_calls();
-    dlldump_process(s, &r, 0);
-    check_rank(&r, gen);
-    dlldump_release(s);
-    long total = synth_malloc_calls() - c0;
-    assert_true(total > 5);
-    assert_int_equal(synth_live_blocks(), before);
-    int failures = 0;
-    for (long k = 1; k <= total; k++) {
-        synth_fail_malloc_at(k);
-        dlldump_process(s, &r, 0);
-        synth_fail_malloc_at(0);
-        if (r.rc != mqs_ok) {
-            failures++;
-            if (!strstr(dlldump_dll->dll_error_string(r.rc), "out of memory"))
-                fail_msg("malloc failure %ld of %ld: code %d (%s)", k, total, r.rc,
-                         dlldump_dll->dll_error_string(r.rc));
-        }
-        dlldump_release(s);
-        if (synth_live_blocks() != before)
-            fail_msg("malloc failure %ld of %ld leaked %ld blocks", k, total,
-                     synth_live_blocks() - before);
-    }
-    assert_true(failures > 0);
+    struct dlldump_check check = {check_gen_rank, &gen};
+    assert_true(dlldump_fail_each_malloc(s, &check) > 0);
     synth_free(s);
 }
 
