@@ -109,10 +109,17 @@ static inline struct ompi_image *ompi__image(struct mqd_process *p)
 
 /* ---------------------------------------------------------------- ompi_layout.c */
 
+/* Why pml (ucx, cm) shows no queue: the same words for every process. */
+MQD_HIDDEN const char *ompi__pml_without_queues(const char *pml);
+
 /* No usable DWARF types: take the known layout of this build into b, once
  * the process is shown to be that build (mqs_ok, or an error with
  * mqd_process_explain). */
 MQD_HIDDEN int ompi__choose_layout(struct mqd_process *p, struct ompi_image *b);
+/* With a known layout, ob1's classes (mca_pml_ob1.so, loaded once ob1 is
+ * the PML) must be the build's too: mqs_ok, or an error with
+ * mqd_process_explain.  Nothing to check with DWARF. */
+MQD_HIDDEN int ompi__check_ob1_classes(struct mqd_process *p, const struct ompi_image *b);
 /* Does b have all that classes cls need?  mqs_ok, or an error with
  * mqd_process_explain. */
 MQD_HIDDEN int ompi__check_layout(struct mqd_process *p, struct ompi_image *b, int cls);

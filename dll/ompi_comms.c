@@ -78,13 +78,8 @@ static int check_pml(struct mqd_process *p, struct ompi_process *bp, mqs_taddr_t
     if (!bp->pml[0]) {
         mqd_process_explain(p, "MPI_Init has not chosen a PML yet (ompi_mpi_state %d): no "
                                "queues until it has", mpi_state(p, bp));
-    } else if (strcmp(bp->pml, "ucx") == 0) {
-        mqd_process_explain(p, "this Open MPI matches messages inside UCX (pml ucx): no "
-                               "queue to show (run with --mca pml ob1 to see them)");
-    } else if (strcmp(bp->pml, "cm") == 0) {
-        mqd_process_explain(p, "this Open MPI matches messages inside its MTL (pml cm: "
-                               "OFI, PSM2): no queue to show (run with --mca pml ob1 to see "
-                               "them)");
+    } else if (strcmp(bp->pml, "ucx") == 0 || strcmp(bp->pml, "cm") == 0) {
+        mqd_process_explain(p, "%s", ompi__pml_without_queues(bp->pml));
     } else {
         mqd_process_explain(p, "this Open MPI runs pml %s, whose queues the DLL does not "
                                "know: no queue to show (run with --mca pml ob1 to see them)",
@@ -109,6 +104,8 @@ int mqd_be_setup_process(mqs_process *process, struct mqd_process *p, void **bac
         rc = ompi__check_layout(p, b, CLASS_COMMON);
     if (rc == mqs_ok)
         rc = check_pml(p, bp, pml);
+    if (rc == mqs_ok)
+        rc = ompi__check_ob1_classes(p, b);
     if (rc == mqs_ok)
         rc = ompi__check_layout(p, b, CLASS_OB1);
     if (rc != mqs_ok) {

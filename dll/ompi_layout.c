@@ -58,8 +58,9 @@ static const struct ompi_known_layout known_layouts[] = {
 static const struct {
     const char *symbol;
     enum size_id size;
+    int cls;
 } class_sizes[] = {
-#define C_DEF_(sym, id) {sym, S_##id},
+#define C_DEF_(sym, id, cls) {sym, S_##id, CLASS_##cls},
     OMPI_CLASS_SIZES(C_DEF_)
 #undef C_DEF_
 };
@@ -215,13 +216,47 @@ static void probe(mqs_image *image, const mqs_image_callbacks *cb, struct ompi_i
         set_spans(b);
 }
 
+const char *ompi__pml_without_queues(const char *pml)
+{
+    if (strcmp(pml, "ucx") == 0)
+        return "this Open MPI matches messages inside UCX (pml ucx): no queue to show (run "
+               "with --mca pml ob1 to see them)";
+    return "this Open MPI matches messages inside its MTL (pml cm: OFI, PSM2): no queue to "
+           "show (run with --mca pml ob1 to see them)";
+}
+
+/*
+ * The PML the image's plugins show, before any process is read: with
+ * ob1's plugin unloaded (Open MPI closes the PMLs MPI_Init did not
+ * select) and ucx's or cm's loaded, that one, whose matching keeps no
+ * queue; NULL if the symbols do not tell (the process's selected
+ * component will, mqd_be_setup_process).  Said for the image, it is said
+ * once for a job of one program.
+ */
+static const char *image_pml(mqs_image *image, const mqs_image_callbacks *cb)
+{
+    mqs_taddr_t a;
+    if (cb->mqs_find_symbol_fp(image, (char *)OMPI_SYM_PML_OB1, &a) == mqs_ok)
+        return NULL;
+    if (cb->mqs_find_symbol_fp(image, (char *)OMPI_SYM_PML_UCX, &a) == mqs_ok)
+        return "ucx";
+    if (cb->mqs_find_symbol_fp(image, (char *)OMPI_SYM_PML_CM, &a) == mqs_ok)
+        return "cm";
+    return NULL;
+}
+
 int mqd_be_setup_image(mqs_image *image, struct mqd_image *im, void **backend)
 {
     const mqs_image_callbacks *cb = mqd_image_cb(im);
     mqs_taddr_t addr;
+    const char *pml;
     *backend = NULL;
     if (cb->mqs_find_symbol_fp(image, (char *)OMPI_SYM_COMM_LIST, &addr) != mqs_ok) {
         mqd_image_explain(im, "no symbol " OMPI_SYM_COMM_LIST ": not an Open MPI program");
+        return MQD_ERR_NO_DEBUG_QUEUES;
+    }
+    if ((pml = image_pml(image, cb)) != NULL) {
+        mqd_image_explain(im, "%s", ompi__pml_without_queues(pml));
         return MQD_ERR_NO_DEBUG_QUEUES;
     }
     struct ompi_image *b = mqd_calloc(1, sizeof *b);
@@ -262,12 +297,12 @@ static int layout_fits(const struct ompi_image *b, const struct ompi_known_layou
 
 /*
  * Is the process the build k was made from?  Every class of
- * OMPI_CLASS_SIZES, a static opal_class_t that the build exports, must
- * say in its cls_sizeof (its objects' size) what k says of that type.
- * mqs_ok, or MQD_ERR_LAYOUT_MISFIT with why in why[len].
+ * OMPI_CLASS_SIZES of classes cls, a static opal_class_t that the build
+ * exports, must say in its cls_sizeof (its objects' size) what k says of
+ * that type.  mqs_ok, or MQD_ERR_LAYOUT_MISFIT with why in why[len].
  */
-static int classes_fit(struct mqd_process *p, const struct ompi_known_layout *k, char *why,
-                       int len)
+static int classes_fit(struct mqd_process *p, const struct ompi_known_layout *k, int cls,
+                       char *why, int len)
 {
     mqs_image *image = mqd_process_mqs_image(p);
     const mqs_image_callbacks *cb = mqd_image_cb(mqd_process_image(p));
@@ -275,6 +310,8 @@ static int classes_fit(struct mqd_process *p, const struct ompi_known_layout *k,
     for (int i = 0; i < NELEMS(class_sizes); i++) {
         mqs_taddr_t at;
         unsigned char v[8];
+        if (!(class_sizes[i].cls & cls))
+            continue;
         if (cb->mqs_find_symbol_fp(image, (char *)class_sizes[i].symbol, &at) != mqs_ok) {
             snprintf(why, (size_t)len, "it has no %s", class_sizes[i].symbol);
             return MQD_ERR_LAYOUT_MISFIT;
@@ -310,7 +347,7 @@ static const struct ompi_known_layout *find_layout(struct mqd_process *p,
         if (strcmp(k->version, version) != 0 || k->pointer_size != ps ||
             k->big_endian != big_endian || !layout_fits(b, k))
             continue;
-        if (classes_fit(p, k, misfit, sizeof misfit) == mqs_ok)
+        if (classes_fit(p, k, CLASS_COMMON, misfit, sizeof misfit) == mqs_ok)
             return k;
         snprintf(why, (size_t)len, "this Open MPI %s is not the build the DLL knows (%s): %s",
                  version, k->build, misfit);
@@ -357,6 +394,20 @@ int ompi__choose_layout(struct mqd_process *p, struct ompi_image *b)
         mqd_debug(msg);
     }
     return mqs_ok;
+}
+
+int ompi__check_ob1_classes(struct mqd_process *p, const struct ompi_image *b)
+{
+    char why[160];
+    if (!b->layout)
+        return mqs_ok;
+    int rc = classes_fit(p, b->layout, CLASS_OB1, why, sizeof why);
+    if (rc == MQD_ERR_LAYOUT_MISFIT)
+        mqd_process_explain(p, "the debug information lacks %s, and this Open MPI's pml ob1 "
+                               "is not the build the DLL knows (%s): %s: install libmpi's "
+                               "debug information (Debian: libopenmpi3-dbgsym, or debuginfod)",
+                            b->lacks, b->layout->build, why);
+    return rc;
 }
 
 int ompi__check_layout(struct mqd_process *p, struct ompi_image *b, int cls)

@@ -18,9 +18,10 @@
  * negative tags (ompi_defs.h: coll_tags.h), where MPICH's run on a context
  * of their own.  r is one: marked internal, and its tag given as mqd's
  * interface gives a collective's (mpi_interface.h, MQD_NBC_FIRST_TAG):
- * a nonblocking collective's by its instance on the communicator, libnbc's
- * n-th tag (-27 - n) as MQD_NBC_FIRST_TAG + n, so that two members' same
- * tag is the same instance and a higher one a later; a blocking one's
+ * a nonblocking collective's by its instance on the communicator,
+ * libnbc's tags -27, -28, ... as MQD_NBC_FIRST_TAG, MQD_NBC_FIRST_TAG + 1,
+ * ..., so that two members' same tag is the same instance and a higher
+ * one a later; a blocking one's
  * fixed tag by its magnitude (10 to 26); anything else as it is.  The
  * library's own tag goes in extra_text line `line`.
  */

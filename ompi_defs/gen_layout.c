@@ -128,7 +128,7 @@ static int check_classes(struct files *dwarf, struct files *stock, char **paths)
     static const struct {
         const char *symbol, *size;
     } classes[] = {
-#define CLASS_(sym, id) {sym, #id},
+#define CLASS_(sym, id, cls) {sym, #id},
         OMPI_CLASS_SIZES(CLASS_)
 #undef CLASS_
     };

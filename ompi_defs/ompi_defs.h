@@ -24,6 +24,13 @@
 #define OMPI_SYM_SEND_REQUESTS "mca_pml_base_send_requests"
 /* ompi/mca/pml/base/pml_base_frame.c:84: the PML chosen at MPI_Init. */
 #define OMPI_SYM_PML_COMPONENT "mca_pml_base_selected_component"
+/* Each PML component's (ompi/mca/pml/{ob1,ucx,cm}/pml_*_component.c): a
+ * process whose components are loaded as plugins (mca_pml_*.so, Debian's
+ * and most builds) keeps only the selected PML's; a build with them in
+ * libmpi has all three, and its selected one says. */
+#define OMPI_SYM_PML_OB1 "mca_pml_ob1_component"
+#define OMPI_SYM_PML_UCX "mca_pml_ucx_component"
+#define OMPI_SYM_PML_CM "mca_pml_cm_component"
 /* ompi/proc/proc.c:53: this process's ompi_proc_t (its name). */
 #define OMPI_SYM_LOCAL_PROC "ompi_proc_local_proc"
 /* ompi/runtime/mpiruntime.h:54 (ompi_mpi_state_t, :74-88). */
@@ -38,27 +45,29 @@
  * Classes (OBJ_CLASS_INSTANCE, opal/class/opal_object.h): each a static
  * opal_class_t whose cls_sizeof is the size of its objects, exported by
  * every build (Debian's too).  With a known layout, each must say the
- * size the layout says: X(SYMBOL, SIZE_ID).
+ * size the layout says: X(SYMBOL, SIZE_ID, CLASS), ob1's (in
+ * mca_pml_ob1.so, which only a process running ob1 has loaded) once ob1
+ * is the PML.
  */
 #define OMPI_CLASS_SIZES(X)                                                                  \
-    X("ompi_communicator_t_class", SZ_COMM)                                                  \
-    X("ompi_group_t_class", SZ_GROUP)                                                        \
-    X("ompi_proc_t_class", SZ_PROC)                                                          \
-    X("ompi_request_t_class", SZ_REQUEST)                                                    \
-    X("ompi_datatype_t_class", SZ_DATATYPE)                                                  \
-    X("mca_pml_base_request_t_class", SZ_BASE_REQ)                                           \
-    X("mca_pml_base_send_request_t_class", SZ_BASE_SEND)                                     \
-    X("mca_pml_base_recv_request_t_class", SZ_BASE_RECV)                                     \
-    X("opal_list_t_class", SZ_LIST)                                                          \
-    X("opal_list_item_t_class", SZ_LIST_ITEM)                                                \
-    X("opal_free_list_t_class", SZ_FREE_LIST)                                                \
-    X("opal_free_list_item_t_class", SZ_FL_ITEM)                                             \
-    X("opal_pointer_array_t_class", SZ_PTR_ARRAY)                                            \
-    X("mca_pml_ob1_comm_t_class", SZ_OB1_COMM)                                               \
-    X("mca_pml_ob1_comm_proc_t_class", SZ_OB1_PROC)                                          \
-    X("mca_pml_ob1_recv_frag_t_class", SZ_RECV_FRAG)                                         \
-    X("mca_pml_ob1_recv_request_t_class", SZ_RECV_REQ)                                       \
-    X("mca_pml_ob1_send_request_t_class", SZ_SEND_REQ)
+    X("ompi_communicator_t_class", SZ_COMM, COMMON)                                          \
+    X("ompi_group_t_class", SZ_GROUP, COMMON)                                                \
+    X("ompi_proc_t_class", SZ_PROC, COMMON)                                                  \
+    X("ompi_request_t_class", SZ_REQUEST, COMMON)                                            \
+    X("ompi_datatype_t_class", SZ_DATATYPE, COMMON)                                          \
+    X("mca_pml_base_request_t_class", SZ_BASE_REQ, COMMON)                                   \
+    X("mca_pml_base_send_request_t_class", SZ_BASE_SEND, COMMON)                             \
+    X("mca_pml_base_recv_request_t_class", SZ_BASE_RECV, COMMON)                             \
+    X("opal_list_t_class", SZ_LIST, COMMON)                                                  \
+    X("opal_list_item_t_class", SZ_LIST_ITEM, COMMON)                                        \
+    X("opal_free_list_t_class", SZ_FREE_LIST, COMMON)                                        \
+    X("opal_free_list_item_t_class", SZ_FL_ITEM, COMMON)                                     \
+    X("opal_pointer_array_t_class", SZ_PTR_ARRAY, COMMON)                                    \
+    X("mca_pml_ob1_comm_t_class", SZ_OB1_COMM, OB1)                                          \
+    X("mca_pml_ob1_comm_proc_t_class", SZ_OB1_PROC, OB1)                                     \
+    X("mca_pml_ob1_recv_frag_t_class", SZ_RECV_FRAG, OB1)                                    \
+    X("mca_pml_ob1_recv_request_t_class", SZ_RECV_REQ, OB1)                                  \
+    X("mca_pml_ob1_send_request_t_class", SZ_SEND_REQ, OB1)
 
 /* ---------------------------------------------------------------- fields */
 

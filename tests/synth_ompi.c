@@ -505,6 +505,11 @@ struct synth *synth_ompi_new_in(int big_endian, int ptr_size, const char *pml, u
                          synth_sizeof(s, "mca_pml_base_component_t"), NULL);
     synth_put_bytes(s, pc + (uint64_t)synth_off(s, "mca_base_component_t", "mca_component_name"),
                     pml, (int)strlen(pml) + 1);
+    if (pml[0]) { /* the selected PML's plugin, the others closed */
+        char sym[64];
+        snprintf(sym, sizeof sym, "mca_pml_%s_component", pml);
+        global(s, sym, 8, NULL);
+    }
     synth_put(s, global(s, "ompi_mpi_state", 4, NULL), 2, 4);
     global(s, "ompi_version_string", 0, "4.1.4");
     free_list(s, st);
@@ -520,6 +525,18 @@ struct synth *synth_ompi_new_in(int big_endian, int ptr_size, const char *pml, u
     uint64_t ng = group(s, 0, NULL, -1);
     fill_comm(s, null, 2, "MPI_COMM_NULL", -2, ng, ng, 0, 0x4u);
     return s;
+}
+
+void synth_ompi_pmls_built_in(struct synth *s)
+{
+    static const char *const pmls[] = {"ob1", "ucx", "cm"};
+    for (int i = 0; i < 3; i++) {
+        char sym[64];
+        mqs_taddr_t a;
+        snprintf(sym, sizeof sym, "mca_pml_%s_component", pmls[i]);
+        if (synth_callbacks()->image.mqs_find_symbol_fp(synth_image(s), sym, &a) != mqs_ok)
+            global(s, sym, 8, NULL);
+    }
 }
 
 void synth_ompi_sentinels(struct synth *s, int on)

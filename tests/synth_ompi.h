@@ -26,6 +26,9 @@ struct synth *synth_ompi_new(int big_endian, int ptr_size, const char *pml, int 
                              int world_size);
 struct synth *synth_ompi_new_in(int big_endian, int ptr_size, const char *pml, unsigned job,
                                 int rank, int world_size);
+/* Every PML's component in the process (a build with them in libmpi),
+ * not only the selected one's plugin. */
+void synth_ompi_pmls_built_in(struct synth *s);
 /* Members of groups made from now on other than this process are
  * sentinels (ompi/proc/proc.h: not made yet), not ompi_proc_t pointers. */
 void synth_ompi_sentinels(struct synth *s, int on);

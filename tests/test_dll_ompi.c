@@ -252,7 +252,9 @@ static void test_dll_ompi__every_queue_of_a_rank(void **state)
 /* ---------------------------------------------------------------- the PML */
 
 /* ucx and cm match inside the transport: no queue, said once, the same
- * words for every process of a job (no rank, no address in them). */
+ * words for every process of a job (no rank, no address in them): for the
+ * image when only the selected PML's plugin is loaded (mca_pml_ucx.so, ob1's
+ * closed), else for the process from the selected component's name. */
 static void test_dll_ompi__other_pmls_say_why(void **state)
 {
     (void)state;
@@ -266,9 +268,11 @@ static void test_dll_ompi__other_pmls_say_why(void **state)
         {"", "MPI_Init has not chosen a PML yet (ompi_mpi_state 2): no queues until it has"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        for (int rank = 0; rank < 2; rank++) {
+        for (int rank = 0; rank < 4; rank++) {
             long before = synth_live_blocks();
             struct synth *s = synth_ompi_new(0, 8, cases[i].pml, rank, 2);
+            if (rank >= 2)
+                synth_ompi_pmls_built_in(s);
             struct result r;
             dlldump_process(s, &r, 0);
             assert_int_equal(r.rc, dlldump_code("this MPI keeps no message queues"));
