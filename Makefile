@@ -409,7 +409,8 @@ $(BUILD)/tests/test_multinode: $(BUILD)/tests/test_multinode.o $(BUILD)/tests/ex
                                $(BUILD)/tests/joblaunch.o $(BUILD)/tests/json.o \
                                $(BUILD)/tests/compare.o $(BUILD)/tests/procstate.o \
                                | $(BUILD)/bin/mqdump $(BUILD)/lib/libmqd_mpich.so \
-                                 $(BUILD)/ompi/ring $(BUILD)/tests/fake_launcher
+                                 $(BUILD)/lib/libmqd_ompi.so $(BUILD)/ompi/ring \
+                                 $(BUILD)/tests/fake_launcher
 	$(CC) -o $@ $^ $(MQD_LDFLAGS) -lcmocka
 
 # Faults injected into live jobs (mqdump killed, ranks killed, stopped or
