@@ -88,6 +88,35 @@ static int check_pml(struct mqd_process *p, struct ompi_process *bp, mqs_taddr_t
     return MQD_ERR_NO_DEBUG_QUEUES;
 }
 
+/*
+ * The Open MPI generations this DLL reads: 4.0 and 4.1 (their
+ * communicators, requests and ob1 lists as ompi_defs.h describes them).
+ * Open MPI 5 names a communicator through a pointer and keys ob1 on a
+ * local index with extended context ids (docs/DLL.md): its DWARF would
+ * resolve the same field names to other things, so it is refused, by its
+ * version string and by the field 5.0 added, never read.
+ */
+static int supported_version(struct mqd_process *p)
+{
+    mqs_image *image = mqd_process_mqs_image(p);
+    const mqs_image_callbacks *cb = mqd_image_cb(mqd_process_image(p));
+    mqs_taddr_t vaddr;
+    char version[32] = "";
+    if (cb->mqs_find_symbol_fp(image, (char *)OMPI_SYM_VERSION, &vaddr) == mqs_ok &&
+        mqd_read_cstring(p, vaddr, version, sizeof version) != mqs_ok)
+        version[0] = '\0';
+    for (char *s = version; *s; s++)
+        if ((unsigned char)*s < 0x20 || (unsigned char)*s >= 0x7f)
+            *s = '?';
+    int v5 = mqd_path_offset(image, cb, OMPI_FIELD_5_ONLY) >= 0;
+    if (!v5 && (!version[0] || strncmp(version, "4.", 2) == 0))
+        return mqs_ok;
+    mqd_process_explain(p, "Open MPI %s is not one this DLL reads (4.0 and 4.1: Open MPI 5 "
+                           "keeps its communicators otherwise): use --target-dll",
+                        version[0] ? version : "5");
+    return MQD_ERR_BAD_LAYOUT;
+}
+
 int mqd_be_setup_process(mqs_process *process, struct mqd_process *p, void **backend)
 {
     struct ompi_image *b = ompi__image(p);
@@ -98,6 +127,8 @@ int mqd_be_setup_process(mqs_process *process, struct mqd_process *p, void **bac
     if (!bp)
         return MQD_ERR_NOMEM;
     int rc = find_symbols(p, bp, &pml);
+    if (rc == mqs_ok)
+        rc = supported_version(p);
     if (rc == mqs_ok && !b->from_dwarf)
         rc = ompi__choose_layout(p, b);
     if (rc == mqs_ok)

@@ -37,6 +37,10 @@
 #define OMPI_SYM_STATE "ompi_mpi_state"
 /* ompi/runtime/ompi_mpi_init.c (OMPI_VERSION as a string: "4.1.4"). */
 #define OMPI_SYM_VERSION "ompi_version_string"
+/* A field only Open MPI 5 has (v5.0.9 ompi/communicator/communicator.h:
+ * c_index, the local index ob1 keys on, beside an extended context id and
+ * a c_name that is a pointer): a DWARF with it is 5's. */
+#define OMPI_FIELD_5_ONLY "ompi_communicator_t:c_index"
 /* What a debugger stops on after MPI_Comm_spawn: orterun's
  * (orte/orted/orted-mpir/orted_mpir_breakpoint.c:50). */
 #define OMPI_SPAWN_BREAKPOINT "MPIR_Breakpoint"

@@ -618,6 +618,27 @@ static void test_dll_ompi__no_dwarf_unknown_build_refused(void **state)
     synth_free(s);
 }
 
+/* Open MPI 5 (by its version string) is refused, never read with 4.1's
+ * meaning of its fields. */
+static void test_dll_ompi__open_mpi_5_refused(void **state)
+{
+    (void)state;
+    struct synth *s = build_rank(0, 8);
+    mqs_taddr_t v;
+    assert_int_equal(synth_callbacks()->image.mqs_find_symbol_fp(synth_image(s),
+                                                                 "ompi_version_string", &v),
+                     mqs_ok);
+    synth_put_bytes(s, v, "5.0.9", 6);
+    struct result r;
+    dlldump_process(s, &r, 0);
+    assert_int_equal(r.rc, dlldump_code("the debug information describes structures"));
+    assert_non_null(r.why);
+    assert_string_equal(r.why, "Open MPI 5.0.9 is not one this DLL reads (4.0 and 4.1: Open "
+                               "MPI 5 keeps its communicators otherwise): use --target-dll");
+    dlldump_release(s);
+    synth_free(s);
+}
+
 /* A host that names types as gdb does (typedefs and "struct TAG"). */
 static void test_dll_ompi__gdb_like_host(void **state)
 {
@@ -644,6 +665,7 @@ int main(void)
         cmocka_unit_test(test_dll_ompi__corrupt_targets),
         cmocka_unit_test(test_dll_ompi__malloc_fails_at_each_call),
         cmocka_unit_test(test_dll_ompi__no_dwarf_unknown_build_refused),
+        cmocka_unit_test(test_dll_ompi__open_mpi_5_refused),
         cmocka_unit_test(test_dll_ompi__gdb_like_host),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
