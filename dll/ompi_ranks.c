@@ -44,10 +44,15 @@ static int proc_name(struct mqd_process *p, const struct ompi_process *bp, mqs_t
         }
         return mqs_ok;
     }
+    /* Both halves of the name in one read (they are adjacent, jobid then
+     * vpid: opal/dss/dss_types.h:46-49). */
     int lo = b->off[F_PROC_JOBID] < b->off[F_PROC_VPID] ? b->off[F_PROC_JOBID]
                                                         : b->off[F_PROC_VPID];
+    int hi = b->off[F_PROC_JOBID] ^ b->off[F_PROC_VPID] ^ lo;
     unsigned char v[16];
-    int rc = mqd_read(p, proc + (mqs_taddr_t)lo, v, 8 + 4);
+    if (hi - lo + 4 > (int)sizeof v)
+        return MQD_ERR_BAD_LAYOUT;
+    int rc = mqd_read(p, proc + (mqs_taddr_t)lo, v, hi - lo + 4);
     if (rc != mqs_ok)
         return rc;
     *jobid = (uint32_t)mqd_uint(p, v, b->off[F_PROC_JOBID] - lo, 4);
