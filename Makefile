@@ -8,8 +8,10 @@
 #   make bench      time mqdump on whole jobs of growing size
 #   make fuzz       run every fuzz target for FUZZ_SECONDS (default 60) each
 #   make layouts    regenerate mpich_defs/layouts.h from the cached MPICH's DWARF
-#   make install    mqdump, libmqdhost (+ header, pkg-config), libmqd_mpich.so
-#                   and mqdump(1) under $(DESTDIR)$(PREFIX)
+#   make ompi-layouts  regenerate ompi_defs/layouts.h (builds Open MPI as Debian
+#                   does, with -g, once: long)
+#   make install    mqdump, libmqdhost (+ header, pkg-config), libmqd_mpich.so,
+#                   libmqd_ompi.so and mqdump(1) under $(DESTDIR)$(PREFIX)
 #   make SANITIZER=address,undefined check    the same, sanitized
 
 BUILD     ?= build
@@ -45,7 +47,8 @@ MPICC       := $(MQD_MPICH_PREFIX)/bin/mpicc
 MPIEXEC     := $(MQD_MPICH_PREFIX)/bin/mpiexec
 
 # What a user runs: everything mqdump needs at run time, mqd's DLL included.
-TOOLS := $(BUILD)/bin/mqdump $(BUILD)/lib/libmqd_mpich.so $(BUILD)/bin/mqd-launch
+TOOLS := $(BUILD)/bin/mqdump $(BUILD)/lib/libmqd_mpich.so $(BUILD)/lib/libmqd_ompi.so \
+         $(BUILD)/bin/mqd-launch
 
 WARN := -Wall -Wextra -Wshadow -Wformat=2 -Wstrict-prototypes -Werror
 SAN  := $(if $(SANITIZER),-fsanitize=$(SANITIZER) -fno-omit-frame-pointer -fno-sanitize-recover=all)
@@ -54,8 +57,8 @@ MQD_LDFLAGS = $(SAN) $(LDFLAGS)
 
 .PHONY: all deps mpich openmpi samples unit-tests check check-unit check-integration check-mpi \
         FORCE demo bench clean \
-        layouts check-layouts check-includes check-limits check-namespace check-abi install \
-        uninstall fuzz
+        layouts check-layouts ompi-layouts check-includes check-limits check-namespace \
+        check-abi install uninstall fuzz
 .DEFAULT_GOAL := all
 
 # ---------------------------------------------------------------- set-up
@@ -214,13 +217,14 @@ $(BUILD)/tests/%.o: tests/%.c | $(BUILD)/tests
 UNIT_TESTS := $(BUILD)/tests/test_interface $(BUILD)/tests/test_expect \
               $(BUILD)/tests/test_memory $(BUILD)/tests/test_attach \
               $(BUILD)/tests/test_image $(BUILD)/tests/test_loader $(BUILD)/tests/test_dump \
-              $(BUILD)/tests/test_dll $(BUILD)/tests/test_dll_synth $(BUILD)/tests/test_analyze \
-              $(BUILD)/tests/test_result $(BUILD)/tests/test_corpus $(BUILD)/tests/test_stacks \
+              $(BUILD)/tests/test_dll $(BUILD)/tests/test_dll_synth $(BUILD)/tests/test_dll_ompi \
+              $(BUILD)/tests/test_analyze $(BUILD)/tests/test_result $(BUILD)/tests/test_corpus $(BUILD)/tests/test_stacks \
               $(BUILD)/tests/test_escape $(BUILD)/tests/test_dump_model \
               $(BUILD)/tests/test_graph $(BUILD)/tests/test_procjob
 HOST_UNIT_TESTS := $(BUILD)/tests/test_memory $(BUILD)/tests/test_attach \
                    $(BUILD)/tests/test_image $(BUILD)/tests/test_loader $(BUILD)/tests/test_dump \
-                   $(BUILD)/tests/test_dll $(BUILD)/tests/test_dll_synth $(BUILD)/tests/test_analyze \
+                   $(BUILD)/tests/test_dll $(BUILD)/tests/test_dll_synth $(BUILD)/tests/test_dll_ompi \
+                   $(BUILD)/tests/test_analyze \
                    $(BUILD)/tests/test_result $(BUILD)/tests/test_stacks $(BUILD)/tests/test_escape \
                    $(BUILD)/tests/test_dump_model $(BUILD)/tests/test_procjob
 INTEGRATION_TESTS := $(BUILD)/tests/test_samples $(BUILD)/tests/test_mqdump \
@@ -234,12 +238,21 @@ INTEGRATION_TESTS := $(BUILD)/tests/test_samples $(BUILD)/tests/test_mqdump \
 # ---------------------------------------------------------------- the DLL
 # libmqd_mpich.so: every mqs_* entry point and mqd_get_comm_handle, nothing
 # else exported.
-DLL_SRCS := dll/entry.c dll/target.c dll/job.c dll/records.c dll/mpich_layout.c \
-            dll/mpich_ranks.c dll/mpich_comms.c dll/mpich_queues.c
+# One vendor-neutral core (dll/backend.h), one backend per MPI: the two
+# DLLs share the core's files and nothing else.
+DLL_CORE := dll/entry.c dll/target.c dll/job.c dll/records.c
+DLL_SRCS := $(DLL_CORE) dll/mpich_layout.c dll/mpich_ranks.c dll/mpich_comms.c \
+            dll/mpich_queues.c
 DLL_OBJS := $(DLL_SRCS:%.c=$(BUILD)/%.o)
 $(BUILD)/dll/%.o: dll/%.c | $(BUILD)/dll
 	$(CC) $(MQD_CFLAGS) -fPIC -fvisibility=hidden -c -o $@ $<
 $(BUILD)/lib/libmqd_mpich.so: $(DLL_OBJS) | $(BUILD)/lib
+	$(CC) -shared -o $@ $^ $(MQD_LDFLAGS)
+# libmqd_ompi.so: the same core, Open MPI's backend (ompi_defs/).
+OMPI_DLL_SRCS := $(DLL_CORE) dll/ompi_layout.c dll/ompi_ranks.c dll/ompi_comms.c \
+                 dll/ompi_queues.c
+OMPI_DLL_OBJS := $(OMPI_DLL_SRCS:%.c=$(BUILD)/%.o)
+$(BUILD)/lib/libmqd_ompi.so: $(OMPI_DLL_OBJS) | $(BUILD)/lib
 	$(CC) -shared -o $@ $^ $(MQD_LDFLAGS)
 
 # Known layouts (mpich_defs/layouts.h) are generated from the cached MPICH's
@@ -257,6 +270,17 @@ check-layouts: $(BUILD)/bin/gen_layout $(MPICH_STAMP)
 	@diff -u mpich_defs/layouts.h $(BUILD)/layouts.h || \
 	    { echo "mpich_defs/layouts.h does not match the DWARF of $(MQD_MPICH_PREFIX): make layouts" >&2; exit 1; }
 	@echo "mpich_defs/layouts.h matches the DWARF of the cached MPICH"
+
+# Known Open MPI layouts (ompi_defs/layouts.h) come from a build made as
+# Debian makes it, with -g (scripts/build-openmpi-debian.sh, long: not part
+# of make check), checked against Debian's own binaries: `make ompi-layouts`.
+$(BUILD)/ompi_defs/gen_layout.o: ompi_defs/gen_layout.c | $(BUILD)/ompi_defs
+	$(CC) $(MQD_CFLAGS) -c -o $@ $<
+$(BUILD)/bin/gen_ompi_layout: $(BUILD)/ompi_defs/gen_layout.o $(BUILD)/dll/target.o \
+                              $(BUILD)/host/libmqdhost-internal.a | $(BUILD)/bin
+	$(CC) -o $@ $^ $(MQD_LDFLAGS) $(HOST_LIBS)
+ompi-layouts: $(BUILD)/bin/gen_ompi_layout
+	MQD_BUILD=$(BUILD) ompi_defs/gen-layouts.sh
 
 $(BUILD)/tests/test_interface: $(BUILD)/tests/test_interface.o
 	$(CC) -o $@ $^ $(MQD_LDFLAGS) -lcmocka
@@ -292,7 +316,13 @@ $(BUILD)/tests/test_analyze.o $(BUILD)/tests/test_result.o $(BUILD)/tests/test_s
 $(BUILD)/tests/test_escape.o $(BUILD)/tests/test_dump_model.o \
 $(BUILD)/tests/test_procjob.o: MQD_CFLAGS += -Ihost/include
 $(BUILD)/tests/test_dll $(BUILD)/tests/test_dll_synth: | $(BUILD)/lib/libmqd_mpich.so
-$(BUILD)/tests/test_dll_synth: $(BUILD)/tests/synth.o $(BUILD)/tests/expect.o
+$(BUILD)/tests/test_dll $(BUILD)/tests/test_dll_ompi: | $(BUILD)/lib/libmqd_ompi.so
+$(BUILD)/tests/test_dll_synth: $(BUILD)/tests/synth.o $(BUILD)/tests/expect.o \
+                               $(BUILD)/tests/dlldump.o
+# libmqd_ompi.so against synthetic Open MPI (pml ob1) targets.
+$(BUILD)/tests/test_dll_ompi: $(BUILD)/tests/synth.o $(BUILD)/tests/synth_ompi.o \
+                              $(BUILD)/tests/dlldump.o
+$(BUILD)/tests/dlldump.o $(BUILD)/tests/test_dll_ompi.o: MQD_CFLAGS += -Ihost/include
 # test_dump's target is a fork of itself: its DWARF must describe mqd_fixture_op.
 $(BUILD)/tests/test_dump.o: MQD_CFLAGS += -g
 $(BUILD)/tests/test_loader: | $(FAKE_DLLS) $(BUILD)/tests/libtypes_fixture.so \
@@ -310,13 +340,18 @@ $(BUILD)/stock/mpiexec: scripts/stock-samples.sh scripts/fetch-stock-mpich.sh \
                         scripts/debian-unpack.sh samples/sample.c \
                         samples/sample.h $(STOCK_SAMPLES:%=samples/%.c)
 	MQD_BUILD=$(BUILD) scripts/stock-samples.sh $(STOCK_SAMPLES) >/dev/null
+# Under Debian's Open MPI mqd's DLL reads the queues (its known layout of
+# that build): the samples whose queues test_stock compares too.
+OMPI_STOCK_SAMPLES := $(STOCK_SAMPLES) unexpected wildcards
 $(BUILD)/stock/ompi/mpirun: scripts/stock-samples.sh scripts/fetch-stock-ompi.sh \
                             scripts/debian-unpack.sh samples/sample.c samples/sample.h \
-                            $(STOCK_SAMPLES:%=samples/%.c)
-	MQD_BUILD=$(BUILD) scripts/stock-samples.sh --mpi openmpi $(STOCK_SAMPLES) >/dev/null
+                            $(OMPI_STOCK_SAMPLES:%=samples/%.c)
+	MQD_BUILD=$(BUILD) scripts/stock-samples.sh --mpi openmpi $(OMPI_STOCK_SAMPLES) >/dev/null
 $(BUILD)/tests/test_stock: $(BUILD)/tests/test_stock.o $(BUILD)/tests/joblaunch.o \
-                           $(BUILD)/tests/json.o | $(BUILD)/stock/mpiexec \
-                           $(BUILD)/stock/ompi/mpirun $(BUILD)/bin/mqdump $(BUILD)/bin/mqd-launch
+                           $(BUILD)/tests/json.o $(BUILD)/tests/expect.o \
+                           $(BUILD)/tests/compare.o \
+                           | $(BUILD)/stock/mpiexec $(BUILD)/stock/ompi/mpirun $(BUILD)/bin/mqdump \
+                             $(BUILD)/lib/libmqd_ompi.so $(BUILD)/bin/mqd-launch
 	$(CC) -o $@ $^ $(MQD_LDFLAGS) -lcmocka
 # An MPI call whose source is an entry value, and one on MPI_COMM_SELF
 # (tests/fixtures/callsite.c), built at -O2 -g against the stock MPICH as
@@ -339,7 +374,8 @@ $(BUILD)/tests/test_openmpi: $(BUILD)/tests/test_openmpi.o $(BUILD)/tests/joblau
                              $(BUILD)/tests/json.o $(BUILD)/tests/expect.o \
                              $(BUILD)/tests/compare.o $(BUILD)/tests/procstate.o \
                              | $(OMPI_SAMPLES:%=$(BUILD)/ompi/%) \
-                             $(BUILD)/bin/mqdump $(BUILD)/bin/mqd-launch
+                             $(BUILD)/bin/mqdump $(BUILD)/lib/libmqd_ompi.so \
+                             $(BUILD)/bin/mqd-launch
 	$(CC) -o $@ $^ $(MQD_LDFLAGS) -lcmocka
 $(BUILD)/tests/test_security: $(BUILD)/tests/test_security.o $(BUILD)/tests/joblaunch.o \
                               | $(BUILD)/tests/fake_launcher $(BUILD)/bin/mqdump
@@ -400,7 +436,8 @@ $(BUILD)/tests/test_multinode: $(BUILD)/tests/test_multinode.o $(BUILD)/tests/ex
                                $(BUILD)/tests/joblaunch.o $(BUILD)/tests/json.o \
                                $(BUILD)/tests/compare.o $(BUILD)/tests/procstate.o \
                                | $(BUILD)/bin/mqdump $(BUILD)/lib/libmqd_mpich.so \
-                                 $(BUILD)/ompi/ring $(BUILD)/tests/fake_launcher
+                                 $(BUILD)/lib/libmqd_ompi.so $(BUILD)/ompi/ring \
+                                 $(BUILD)/tests/fake_launcher
 	$(CC) -o $@ $^ $(MQD_LDFLAGS) -lcmocka
 
 # Faults injected into live jobs (mqdump killed, ranks killed, stopped or
@@ -531,10 +568,14 @@ $(FUZZ)/obj/%.o: %.c
 $(FUZZ)/lib/libmqd_mpich.so: $(DLL_SRCS:%.c=$(FUZZ)/obj/%.o)
 	@mkdir -p $(@D)
 	$(FUZZ_CC) -shared $(FUZZ_SAN) -o $@ $^
+$(FUZZ)/lib/libmqd_ompi.so: $(OMPI_DLL_SRCS:%.c=$(FUZZ)/obj/%.o)
+	@mkdir -p $(@D)
+	$(FUZZ_CC) -shared $(FUZZ_SAN) -o $@ $^
 FUZZ_HOST := $(HOST_SRCS:%.c=$(FUZZ)/obj/%.o)
-fuzz_deps = $(if $(filter dll,$(1)),$(2)/tests/synth.o,)$(if $(filter expect,$(1)),$(2)/tests/expect.o,)
+fuzz_deps = $(if $(filter dll,$(1)),$(2)/tests/synth.o $(2)/tests/synth_ompi.o,)$(if $(filter expect,$(1)),$(2)/tests/expect.o,)
 $(FUZZ)/bin/fuzz_%: $(FUZZ)/obj/tests/fuzz/fuzz_%.o $(FUZZ_HOST) $(FUZZ)/obj/tests/synth.o \
-                    $(FUZZ)/obj/tests/expect.o | $(FUZZ)/lib/libmqd_mpich.so
+                    $(FUZZ)/obj/tests/synth_ompi.o $(FUZZ)/obj/tests/expect.o \
+                    | $(FUZZ)/lib/libmqd_mpich.so $(FUZZ)/lib/libmqd_ompi.so
 	@mkdir -p $(@D)
 	$(FUZZ_CC) -fsanitize=fuzzer $(FUZZ_SAN) -o $@ $< $(call fuzz_deps,$*,$(FUZZ)/obj) \
 	    $(FUZZ_HOST) $(HOST_LIBS) -lpthread
@@ -563,8 +604,9 @@ $(BUILD)/tests/fuzz_%.o: tests/fuzz/fuzz_%.c | $(BUILD)/tests
 	$(CC) $(MQD_CFLAGS) -Ihost -Ihost/include -c -o $@ $<
 REPLAYS := $(FUZZ_TARGETS:%=$(BUILD)/tests/replay_%)
 $(BUILD)/tests/replay_%: $(BUILD)/tests/fuzz_%.o $(BUILD)/tests/replay.o $(BUILD)/tests/synth.o \
-                         $(BUILD)/tests/expect.o $(BUILD)/host/libmqdhost-internal.a \
-                         | $(BUILD)/lib/libmqd_mpich.so
+                         $(BUILD)/tests/synth_ompi.o $(BUILD)/tests/expect.o \
+                         $(BUILD)/host/libmqdhost-internal.a \
+                         | $(BUILD)/lib/libmqd_mpich.so $(BUILD)/lib/libmqd_ompi.so
 	$(CC) -o $@ $< $(BUILD)/tests/replay.o $(call fuzz_deps,$*,$(BUILD)) \
 	    $(BUILD)/host/libmqdhost-internal.a $(MQD_LDFLAGS) $(HOST_LIBS) -lpthread
 $(BUILD)/tests/test_corpus: $(BUILD)/tests/test_corpus.o | $(REPLAYS)
@@ -572,7 +614,8 @@ $(BUILD)/tests/test_corpus: $(BUILD)/tests/test_corpus.o | $(REPLAYS)
 
 unit-tests: $(ABI_CHECKS) $(UNIT_TESTS)
 
-all: $(BUILD)/bin/mqd-launch $(BUILD)/bin/mqdump $(BUILD)/lib/libmqd_mpich.so unit-tests
+all: $(BUILD)/bin/mqd-launch $(BUILD)/bin/mqdump $(BUILD)/lib/libmqd_mpich.so \
+     $(BUILD)/lib/libmqd_ompi.so unit-tests
 
 TEST_ENV = MQD_BUILD=$(BUILD) MQD_SAMPLES_SRC=samples MQD_TESTS_SRC=tests MQD_MPIEXEC=$(MPIEXEC)
 
@@ -664,7 +707,7 @@ bench: deps
 	@$(TEST_ENV) scripts/bench.sh
 
 $(BUILD)/bin $(BUILD)/samples $(BUILD)/tests $(BUILD)/tests/fake $(BUILD)/host $(BUILD)/lib \
-$(BUILD)/dll $(BUILD)/mpich_defs:
+$(BUILD)/dll $(BUILD)/mpich_defs $(BUILD)/ompi_defs:
 	mkdir -p $@
 
 # ---------------------------------------------------------------- install
@@ -672,6 +715,7 @@ $(BUILD)/dll $(BUILD)/mpich_defs:
 # libmqd_mpich.so beside itself: the installed tree works from anywhere,
 # DESTDIR included, with no environment variable.
 INSTALL_FILES := bin/mqdump lib/libmqdhost.so.$(ABI) lib/libmqdhost.so lib/libmqd_mpich.so \
+                 lib/libmqd_ompi.so \
                  include/mqd/mqdhost.h include/mqd/mpi_interface.h lib/pkgconfig/mqdhost.pc \
                  share/man/man1/mqdump.1
 install: $(TOOLS) $(BUILD)/lib/libmqdhost.so
@@ -681,6 +725,7 @@ install: $(TOOLS) $(BUILD)/lib/libmqdhost.so
 	install -m 755 $(BUILD)/lib/libmqdhost.so.$(ABI) $(DESTDIR)$(PREFIX)/lib/libmqdhost.so.$(ABI)
 	ln -sf libmqdhost.so.$(ABI) $(DESTDIR)$(PREFIX)/lib/libmqdhost.so
 	install -m 755 $(BUILD)/lib/libmqd_mpich.so $(DESTDIR)$(PREFIX)/lib/libmqd_mpich.so
+	install -m 755 $(BUILD)/lib/libmqd_ompi.so $(DESTDIR)$(PREFIX)/lib/libmqd_ompi.so
 	install -m 644 host/include/mqdhost.h mpi_interface.h $(DESTDIR)$(PREFIX)/include/mqd/
 	install -m 644 docs/mqdump.1 $(DESTDIR)$(PREFIX)/share/man/man1/mqdump.1
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' host/mqdhost.pc.in \

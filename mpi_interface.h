@@ -334,6 +334,17 @@ enum {
      * send has a tag its nonblocking collectives use. */
     MQD_OP_MAYBE_COLLECTIVE = 0x2
 };
+/*
+ * The tags of an operation marked MQD_OP_COLLECTIVE, as mqd's DLLs give
+ * them, whatever their MPI's own numbering: a nonblocking collective's
+ * traffic has MQD_NBC_FIRST_TAG + n - 1 for the n-th nonblocking collective
+ * begun on its communicator (MPICH's own: MPIR_Sched_next_tag counts from
+ * MPIR_FIRST_NBC_TAG, 287; libmqd_ompi.so maps libnbc's -26 - n there), so
+ * that the same tag on two members is the same instance and a higher one a
+ * later instance; a blocking collective's traffic has a fixed tag below it.
+ * The MPI's own tag, where it differs, is in extra_text.
+ */
+#define MQD_NBC_FIRST_TAG 287
 /* extra_text[line] names addresses or handles of this process (a request,
  * a datatype without a name), which may differ between processes in the
  * same state. */

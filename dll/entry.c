@@ -59,7 +59,7 @@ MQD_EXPORT const char *mqs_dll_error_string(int code)
     }
     if (code >= mqs_first_user_code && code < MQD_ERR_LAST_)
         return error_strings[code - mqs_first_user_code];
-    return "not an error code of mqd's MPICH DLL";
+    return "not an error code of this mqd DLL";
 }
 
 /* ---------------------------------------------------------------- startup */

@@ -97,68 +97,6 @@ int mpich__gen_is_ch4_4x(enum mpich_generation gen)
     return gen == MPICH_GEN_CH4_4X || gen == MPICH_GEN_CH4_MPIDIG;
 }
 
-/* ---------------------------------------------------------------- types */
-
-/*
- * A type by name, as every kind of debugger can resolve it.  Hosts differ:
- * one that indexes DWARF finds a struct by its tag ("MPIDI_VC") and by its
- * typedef ("MPIDI_VC_t"); one that evaluates C type names as gdb does
- * knows the typedef or "struct MPIDI_VC", never the bare tag; MPICH's stub
- * debugger knows only the names libtvmpich asks for.  So try the name as
- * written, then "struct NAME", then the other half of MPICH's "typedef
- * struct X {...} X_t" convention (X_t for X, X and struct X for X_t).
- */
-static mqs_type *find_type(mqs_image *image, const mqs_image_callbacks *cb, const char *name)
-{
-    char alt[4][160];
-    size_t len = strlen(name);
-    int n = 0;
-    if (!cb->mqs_find_type_fp || len + 8 > sizeof alt[0])
-        return NULL;
-    snprintf(alt[n++], sizeof alt[0], "%s", name);
-    snprintf(alt[n++], sizeof alt[0], "struct %s", name);
-    if (len > 2 && strcmp(name + len - 2, "_t") == 0) {
-        snprintf(alt[n++], sizeof alt[0], "%.*s", (int)(len - 2), name);
-        snprintf(alt[n++], sizeof alt[0], "struct %.*s", (int)(len - 2), name);
-    } else {
-        snprintf(alt[n++], sizeof alt[0], "%s_t", name);
-    }
-    for (int i = 0; i < n; i++) {
-        mqs_type *t = cb->mqs_find_type_fp(image, alt[i], mqs_lang_c);
-        if (t)
-            return t;
-    }
-    return NULL;
-}
-
-/* The offset of one field path ("T1:f1/T2:f2"), or -1. */
-static int path_offset(mqs_image *image, const mqs_image_callbacks *cb, const char *path)
-{
-    int total = 0;
-    char buf[256];
-    if (!cb->mqs_field_offset_fp)
-        return -1;
-    snprintf(buf, sizeof buf, "%s", path);
-    for (char *step = buf; step && *step;) {
-        char *next = strchr(step, '/');
-        if (next)
-            *next++ = '\0';
-        char *colon = strchr(step, ':');
-        if (!colon)
-            return -1;
-        *colon = '\0';
-        mqs_type *t = find_type(image, cb, step);
-        if (!t)
-            return -1;
-        int off = cb->mqs_field_offset_fp(t, colon + 1);
-        if (off < 0 || off > MQD_MAX_OFFSET - total)
-            return -1; /* none, or no structure of MPICH's is that big */
-        total += off;
-        step = next;
-    }
-    return total;
-}
-
 /* ---------------------------------------------------------------- spans */
 
 /* How much of a structure (of type size[sz]) to read to cover fields ids
@@ -262,12 +200,12 @@ void mpich__probe(mqs_image *image, const mqs_image_callbacks *cb, struct mpich_
         return;
     for (int f = 0; f < F_COUNT; f++)
         if (todo & (field_defs[f].cls ? field_defs[f].cls : CLASS_COMMON))
-            b->off[f] = path_offset(image, cb, field_defs[f].path);
+            b->off[f] = mqd_path_offset(image, cb, field_defs[f].path);
     for (int s = 0; s < S_COUNT; s++) {
         if (!(todo & (size_defs[s].cls ? size_defs[s].cls : CLASS_COMMON)))
             continue;
         /* mqs_sizeof_fp may be NULL (MPICH's stub debugger): sizes unknown. */
-        mqs_type *t = cb->mqs_sizeof_fp ? find_type(image, cb, size_defs[s].type) : NULL;
+        mqs_type *t = cb->mqs_sizeof_fp ? mqd_find_type(image, cb, size_defs[s].type) : NULL;
         b->size[s] = t ? cb->mqs_sizeof_fp(t) : -1;
     }
     b->probed |= todo;

@@ -259,6 +259,58 @@ void mqd_walk_fini(struct mqd_walk *w)
     mqd_walk_init(w);
 }
 
+/* ---------------------------------------------------------------- types */
+
+mqs_type *mqd_find_type(mqs_image *image, const mqs_image_callbacks *cb, const char *name)
+{
+    char alt[4][160];
+    size_t len = strlen(name);
+    int n = 0;
+    if (!cb->mqs_find_type_fp || len + 8 > sizeof alt[0])
+        return NULL;
+    snprintf(alt[n++], sizeof alt[0], "%s", name);
+    snprintf(alt[n++], sizeof alt[0], "struct %s", name);
+    if (len > 2 && strcmp(name + len - 2, "_t") == 0) {
+        snprintf(alt[n++], sizeof alt[0], "%.*s", (int)(len - 2), name);
+        snprintf(alt[n++], sizeof alt[0], "struct %.*s", (int)(len - 2), name);
+    } else {
+        snprintf(alt[n++], sizeof alt[0], "%s_t", name);
+    }
+    for (int i = 0; i < n; i++) {
+        mqs_type *t = cb->mqs_find_type_fp(image, alt[i], mqs_lang_c);
+        if (t)
+            return t;
+    }
+    return NULL;
+}
+
+int mqd_path_offset(mqs_image *image, const mqs_image_callbacks *cb, const char *path)
+{
+    int total = 0;
+    char buf[256];
+    if (!cb->mqs_field_offset_fp)
+        return -1;
+    snprintf(buf, sizeof buf, "%s", path);
+    for (char *step = buf; step && *step;) {
+        char *next = strchr(step, '/');
+        if (next)
+            *next++ = '\0';
+        char *colon = strchr(step, ':');
+        if (!colon)
+            return -1;
+        *colon = '\0';
+        mqs_type *t = mqd_find_type(image, cb, step);
+        if (!t)
+            return -1;
+        int off = cb->mqs_field_offset_fp(t, colon + 1);
+        if (off < 0 || off > MQD_MAX_OFFSET - total)
+            return -1; /* none, or no structure of an MPI's is that big */
+        total += off;
+        step = next;
+    }
+    return total;
+}
+
 /* ---------------------------------------------------------------- text */
 
 void mqd_set_text(char dst[64], const char *fmt, ...)

@@ -143,6 +143,29 @@ MQD_HIDDEN void mqd_walk_init(struct mqd_walk *w);
 MQD_HIDDEN int mqd_walk_visit(struct mqd_walk *w, mqs_taddr_t node);
 MQD_HIDDEN void mqd_walk_fini(struct mqd_walk *w);
 
+/* ---------------------------------------------------------------- types */
+
+/*
+ * A type by name, as every kind of debugger can resolve it (NULL if none
+ * does).  Hosts differ: one that indexes DWARF finds a struct by its tag
+ * ("MPIDI_VC") and by its typedef ("MPIDI_VC_t"); one that evaluates C
+ * type names as gdb does knows the typedef or "struct MPIDI_VC", never the
+ * bare tag; an MPI's own stub debugger knows only the names its DLL asks
+ * for.  So the name as written, then "struct NAME", then the other half
+ * of C's "typedef struct X {...} X_t" convention (X_t for X, X and
+ * struct X for X_t).
+ */
+MQD_HIDDEN mqs_type *mqd_find_type(mqs_image *image, const mqs_image_callbacks *cb,
+                                   const char *name);
+/*
+ * The offset of a field path, each step "TYPE:FIELD" and steps joined by
+ * '/' ("MPIR_Request:dev/MPIDI_Request:user_count"): one mqd_find_type and
+ * mqs_field_offset per step, so that any debugger resolves it, not only
+ * those that understand dotted names.  -1 if a step is unknown, or the
+ * total exceeds MQD_MAX_OFFSET.
+ */
+MQD_HIDDEN int mqd_path_offset(mqs_image *image, const mqs_image_callbacks *cb, const char *path);
+
 /* ---------------------------------------------------------------- text */
 
 /* Copy at most 63 bytes of s into the interface's 64-byte fields. */

@@ -142,21 +142,7 @@ configure_args=(
     --enable-mpirun-prefix-by-default
     CFLAGS="-O2 -g"
 )
-say "configuring (log: $work/configure.log)"
-SECONDS=0
-if ! ./configure "${configure_args[@]}" >"$work/configure.log" 2>&1; then
-    tail -40 "$work/configure.log" >&2
-    say "configure failed"
-    exit 1
-fi
-say "configured in ${SECONDS}s; building with $jobs jobs (log: $work/make.log)"
-SECONDS=0
-if ! make -j"$jobs" >"$work/make.log" 2>&1 || ! make install >>"$work/make.log" 2>&1; then
-    tail -60 "$work/make.log" >&2
-    say "build failed"
-    exit 1
-fi
-say "built and installed in ${SECONDS}s"
+build_and_install "$work" "$jobs" "${configure_args[@]}"
 
 if [ -z "$(find_dll)" ]; then
     say "built, but no libompi_dbg_msgq.so under $prefix/lib"

@@ -40,3 +40,26 @@ fetch_source() {
     fi
     cd "$src" || exit 1
 }
+
+# build_and_install WORK JOBS CONFIGURE-ARGS...: ./configure, make -jJOBS
+# and make install in the current tree, their logs in WORK (configure.log,
+# make.log), the end of a log on stderr if a step fails (then exit 1).
+build_and_install() {
+    local work=$1 jobs=$2
+    shift 2
+    say "configuring (log: $work/configure.log)"
+    SECONDS=0
+    if ! ./configure "$@" >"$work/configure.log" 2>&1; then
+        tail -40 "$work/configure.log" >&2
+        say "configure failed"
+        exit 1
+    fi
+    say "configured in ${SECONDS}s; building with $jobs jobs (log: $work/make.log)"
+    SECONDS=0
+    if ! make -j"$jobs" >"$work/make.log" 2>&1 || ! make install >>"$work/make.log" 2>&1; then
+        tail -60 "$work/make.log" >&2
+        say "build failed"
+        exit 1
+    fi
+    say "built and installed in ${SECONDS}s"
+}

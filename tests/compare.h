@@ -54,11 +54,25 @@ struct dll_limits {
      * (its request's completion counter, which the library keeps until a
      * receive matches it). */
     int unexpected_complete_as_pending;
+    /* A blocking collective's traffic is the MPI's own algorithm's, not
+     * MPICH's the .expect lists: the sample's (marked coll, tag below
+     * MQD_NBC_FIRST_TAG) is not looked for, and what is shown marked
+     * collective with such a tag is not counted.  A nonblocking
+     * collective's (its instance's tag) is compared as any entry. */
+    int own_blocking_collectives;
+    /* Every entry's collective flag must be what the .expect says (coll). */
+    int collective_flag_exact;
+    /* A rank in MPI_Finalize still has every communicator (MPICH has freed
+     * them): those the .expect lists for other ranks may show too. */
+    int finalize_keeps_communicators;
 };
 
 /* What Open MPI 4.1.4's own DLL (libompi_dbg_msgq.so) gets wrong; each
  * limit with its reason in Open MPI's source, in compare.c. */
 extern const struct dll_limits compare_ompi_limits;
+/* What mqd's libmqd_ompi.so is allowed on Open MPI 4.1.4 (pml ob1): only
+ * what Open MPI itself does otherwise than MPICH, each with its source. */
+extern const struct dll_limits compare_mqd_ompi_limits;
 
 /* The MPICH build under test ($MQD_MPICH_PREFIX), as its own
  * bin/mpichversion describes it. */

@@ -149,7 +149,7 @@ static int parse_line(char *line, struct expect *e)
             return -1;
         return push(&e->comms, &e->ncomms, sizeof c, &c);
     }
-    if (strcmp(tok[0], "op") == 0 && n == 9) {
+    if (strcmp(tok[0], "op") == 0 && (n == 9 || (n == 10 && strcmp(tok[9], "coll") == 0))) {
         static const char *const queues[] = {"send", "recv", "unexpected"};
         static const char *const statuses[] = {"pending", "matched", "complete"};
         struct expect_op o;
@@ -167,6 +167,7 @@ static int parse_line(char *line, struct expect *e)
             return -1;
         o.queue = (enum expect_queue)q;
         o.status = s;
+        o.coll = n == 10;
         return push(&e->ops, &e->nops, sizeof o, &o);
     }
     if (strcmp(tok[0], "where") == 0 && n >= 3 && n <= 3 + EXPECT_MAX_ARGS) {

@@ -5,7 +5,7 @@
  *   np N
  *   world W N                       (W >= 1: the W-th spawn's N processes)
  *   comm RANK|* NAME|- SIZE LOCAL_RANK [remote REMOTE_SIZE]
- *   op RANK COMM|- QUEUE STATUS PEER GPEER TAG BYTES
+ *   op RANK COMM|- QUEUE STATUS PEER GPEER TAG BYTES [coll]
  *   where RANK|* CALL
  *   deadlock cycle|knot RANK,RANK,...   or   deadlock none
  *   behind RANK,RANK,...
@@ -39,6 +39,7 @@ struct expect_op {
     enum expect_queue queue;
     int status; /* enum mqs_status; EXPECT_NOT_RECORDED: complete or pending */
     long peer, gpeer, tag, bytes; /* EXPECT_ANY for ANY */
+    int coll; /* MPI's own traffic for a collective ("coll") */
 };
 
 /* An unexpected message at a rank past MPI_Finalize: "complete" or

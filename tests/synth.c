@@ -62,11 +62,12 @@ struct synth {
     int ctx; /* bytes of a context id: 2, or 4 in 5.0 */
     uint32_t unsteady; /* synth_unsteady's state; 0: memory holds still */
     int ntypes, nsyms;
-    struct type types[48];
+    struct type types[64];
+    struct type *cur; /* synth_type_begin's, until synth_type_end */
     struct {
         char name[64];
         uint64_t addr;
-    } syms[32];
+    } syms[64];
     struct obj image, process;
 };
 
@@ -318,6 +319,55 @@ struct synth *synth_new_gen(int big_endian, int ptr_size, enum synth_gen gen)
     synth_symbol(s, "MPID_Recvq_posted_head_ptr", posted_ptr);
     synth_symbol(s, "MPID_Recvq_unexpected_head_ptr", unexp_ptr);
     return s;
+}
+
+struct synth *synth_new_blank(int big_endian, int ptr_size)
+{
+    struct synth *s = calloc(1, sizeof *s);
+    s->big_endian = big_endian;
+    s->ptr = ptr_size;
+    s->gen = SYNTH_CH3_402; /* unused: no MPICH shape is built */
+    s->mem = calloc(1, synth_size);
+    s->used = 64;
+    s->image.s = s->process.s = s;
+    return s;
+}
+
+int synth_ptr_size(const struct synth *s)
+{
+    return s->ptr;
+}
+
+void synth_type_begin(struct synth *s, const char *name)
+{
+    if (s->ntypes >= (int)(sizeof s->types / sizeof s->types[0]))
+        abort();
+    s->cur = type_new(s, name);
+}
+
+void synth_type_field(struct synth *s, const char *field, int size)
+{
+    if (!s->cur || s->cur->nfields >= (int)(sizeof s->cur->f / sizeof s->cur->f[0]))
+        abort();
+    add(s->cur, field, size);
+}
+
+void synth_type_alias(struct synth *s, const char *field, const char *of, int extra)
+{
+    if (!s->cur || s->cur->nfields >= (int)(sizeof s->cur->f / sizeof s->cur->f[0]))
+        abort();
+    alias(s->cur, field, of, extra);
+}
+
+void synth_type_end(struct synth *s, int size)
+{
+    if (!s->cur)
+        abort();
+    if (size > 0)
+        s->cur->size = size;
+    else
+        finish(s->cur);
+    s->cur = NULL;
 }
 
 void synth_free(struct synth *s)

@@ -50,6 +50,20 @@ void synth_world_rank(struct synth *s, int rank);
  * lazily (MPI_Comm_group, a collective); 4.x ch4's hold lupids. */
 void synth_made_groups(struct synth *s);
 
+/*
+ * Another MPI's shapes (tests/synth_ompi.c): a target with no type or
+ * symbol yet, and its types built field by field, each field aligned
+ * naturally (at most 8); an alias names a field at another's offset plus
+ * extra (a union's members); synth_type_end rounds the size up to 8, or
+ * sets size if it is > 0.
+ */
+struct synth *synth_new_blank(int big_endian, int ptr_size);
+int synth_ptr_size(const struct synth *s);
+void synth_type_begin(struct synth *s, const char *name);
+void synth_type_field(struct synth *s, const char *field, int size);
+void synth_type_alias(struct synth *s, const char *field, const char *of, int extra);
+void synth_type_end(struct synth *s, int size);
+
 /* Target memory: allocate (zeroed) and store integers in target order. */
 uint64_t synth_alloc(struct synth *s, int size);
 void synth_put(struct synth *s, uint64_t addr, uint64_t value, int size);

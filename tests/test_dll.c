@@ -1,8 +1,9 @@
 /*
- * test_dll.c - libmqd_mpich.so as a debugger first meets it: it exports
- * the interface's entry points and nothing else, validates as an MPI-2
- * DLL of compatibility 2 (usable by MPI-1 debuggers), and has a message
- * for every error code it can return.
+ * test_dll.c - mqd's DLLs (libmqd_mpich.so, libmqd_ompi.so) as a debugger
+ * first meets them: each exports the interface's entry points and nothing
+ * else, validates as an MPI-2 DLL of compatibility 2 (usable by MPI-1
+ * debuggers), says which MPI it is for, and has a message for every error
+ * code it can return.
  */
 #define _GNU_SOURCE
 #include "mqdhost.h"
@@ -23,14 +24,23 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-static char dll[4096];
+/* Each DLL, and the MPI its version string names. */
+static const struct {
+    const char *file, *mpi;
+} dlls[] = {{"libmqd_mpich.so", "MPICH"}, {"libmqd_ompi.so", "Open MPI"}};
+enum { NDLLS = sizeof dlls / sizeof dlls[0] };
+static char paths[NDLLS][4096];
 
 static int setup(void **state)
 {
     (void)state;
     const char *b = getenv("MQD_BUILD");
-    snprintf(dll, sizeof dll, "%s/lib/libmqd_mpich.so", b && *b ? b : "build");
-    return access(dll, R_OK);
+    for (int i = 0; i < NDLLS; i++) {
+        snprintf(paths[i], sizeof paths[i], "%s/lib/%s", b && *b ? b : "build", dlls[i].file);
+        if (access(paths[i], R_OK) != 0)
+            return -1;
+    }
+    return 0;
 }
 
 /* The names a shared library defines in its dynamic symbol table (global
@@ -82,7 +92,8 @@ static void dll_name(const char *lib, const char *name)
 static void test_dll__exports_only_the_interface(void **state)
 {
     (void)state;
-    assert_true(each_export(dll, dll_name) >= 25);
+    for (int i = 0; i < NDLLS; i++)
+        assert_true(each_export(paths[i], dll_name) >= 25);
 }
 
 /* The host library's API is mqdh_* (mqdhost.h); its internals are
@@ -105,9 +116,8 @@ static void test_dll__host_library_exports_only_its_api(void **state)
     assert_true(each_export(lib, host_name) >= 10);
 }
 
-static void test_dll__validates_as_mpi2_compatibility_2(void **state)
+static void validates_as_mpi2_compatibility_2(const char *dll, const char *mpi)
 {
-    (void)state;
     char version[256], err[512];
     int mpi2 = 0;
     if (mqdh_dll_check(dll, version, sizeof version, &mpi2, err, sizeof err) != MQDH_OK)
@@ -118,7 +128,7 @@ static void test_dll__validates_as_mpi2_compatibility_2(void **state)
     int (*compat)(void) = (int (*)(void))dlsym(h, "mqs_version_compatibility");
     const char *(*vs)(void) = (const char *(*)(void))dlsym(h, "mqs_version_string");
     assert_int_equal(compat(), 2); /* MPI-1 debuggers may use it */
-    assert_non_null(strstr(vs(), "MPICH"));
+    assert_non_null(strstr(vs(), mpi));
     /* No build date in the version: the same DLL always says the same. */
     for (const char *m = "JanFebMarAprMayJunJulAugSepOctNovDec"; *m; m += 3) {
         char mon[4] = {m[0], m[1], m[2], 0};
@@ -127,9 +137,15 @@ static void test_dll__validates_as_mpi2_compatibility_2(void **state)
     dlclose(h);
 }
 
-static void test_dll__every_error_code_has_its_message(void **state)
+static void test_dll__validates_as_mpi2_compatibility_2(void **state)
 {
     (void)state;
+    for (int i = 0; i < NDLLS; i++)
+        validates_as_mpi2_compatibility_2(paths[i], dlls[i].mpi);
+}
+
+static void every_error_code_has_its_message(const char *dll)
+{
     void *h = dlopen(dll, RTLD_NOW | RTLD_LOCAL);
     assert_non_null(h);
     const char *(*es)(int) = (const char *(*)(int))dlsym(h, "mqs_dll_error_string");
@@ -148,6 +164,13 @@ static void test_dll__every_error_code_has_its_message(void **state)
     assert_true(n >= 10);
     assert_string_not_equal(es(mqs_no_information), unknown);
     dlclose(h);
+}
+
+static void test_dll__every_error_code_has_its_message(void **state)
+{
+    (void)state;
+    for (int i = 0; i < NDLLS; i++)
+        every_error_code_has_its_message(paths[i]);
 }
 
 int main(void)

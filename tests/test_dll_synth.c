@@ -11,6 +11,7 @@
 #define _GNU_SOURCE
 #include "host/protocol/loader.h"
 #include "tests/expect.h"
+#include "tests/dlldump.h"
 #include "tests/synth.h"
 
 #include <dirent.h>
@@ -25,135 +26,10 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-static struct mqdh__dll *dll;
-
 static int setup(void **state)
 {
     (void)state;
-    char path[4096], err[512];
-    const char *b = getenv("MQD_BUILD");
-    snprintf(path, sizeof path, "%s/lib/libmqd_mpich.so", b && *b ? b : "build");
-    if (mqdh__dll_load(path, &synth_callbacks()->basic, &dll, err, sizeof err) != 0) {
-        fprintf(stderr, "%s\n", err);
-        return -1;
-    }
-    return 0;
-}
-
-/* ---------------------------------------------------------------- a dump */
-
-struct rcomm {
-    mqs_communicator c;
-    int nops[3];
-    int qrc[3];
-    mqs_pending_operation ops[3][8];
-    /* mqd_get_operation_info after each (flags 0xdead if it failed). */
-    unsigned flags[3][8];
-    mqs_taddr_t request[3][8];
-};
-
-struct result {
-    int rc;         /* first failure, or mqs_ok */
-    const char *why; /* the DLL's message for it, if any */
-    int ncomms;
-    struct rcomm comms[16];
-};
-
-/* The image and process callback tables the debugger hands over: the
- * synthetic host's, unless a host-personality test puts others. */
-static const mqs_image_callbacks *image_cb;
-static const mqs_process_callbacks *process_cb;
-
-/* The specification's flow, as a debugger runs it. */
-static void dump_process(struct synth *s, struct result *r, int update_only)
-{
-    mqs_process *p = synth_process(s);
-    if (!image_cb)
-        image_cb = &synth_callbacks()->image;
-    if (!process_cb)
-        process_cb = &synth_callbacks()->process;
-    if (!update_only) {
-        const char *msg = NULL;
-        char *pmsg = NULL;
-        memset(r, 0, sizeof *r);
-        if ((r->rc = dll->setup_image(synth_image(s), image_cb)) != mqs_ok)
-            return;
-        if ((r->rc = dll->image_has_queues(synth_image(s), &msg)) != mqs_ok) {
-            r->why = msg;
-            return;
-        }
-        if ((r->rc = dll->setup_process(p, process_cb)) != mqs_ok)
-            return;
-        if ((r->rc = dll->process_has_queues(p, &pmsg)) != mqs_ok) {
-            r->why = pmsg;
-            return;
-        }
-    } else {
-        memset(r->comms, 0, sizeof r->comms);
-        r->ncomms = 0;
-        r->rc = mqs_ok;
-    }
-    if ((r->rc = dll->update_communicator_list(p)) != mqs_ok)
-        return;
-    int rc = dll->setup_communicator_iterator(p);
-    while (rc == mqs_ok && r->ncomms < 16) {
-        struct rcomm *c = &r->comms[r->ncomms];
-        if ((rc = dll->get_communicator(p, &c->c)) != mqs_ok)
-            break;
-        r->ncomms++;
-        for (int q = 0; q < 3; q++) {
-            c->qrc[q] = dll->setup_operation_iterator(p, q);
-            if (c->qrc[q] != mqs_ok && c->qrc[q] != mqs_end_of_list) {
-                if (!r->rc)
-                    r->rc = c->qrc[q];
-                continue;
-            }
-            unsigned f;
-            mqs_taddr_t req;
-            if (dll->get_operation_info(p, &f, &req) != mqs_no_information)
-                fail_msg("operation information before any operation");
-            while (c->nops[q] < 8 && dll->next_operation(p, &c->ops[q][c->nops[q]]) == mqs_ok) {
-                if (dll->get_operation_info(p, &f, &req) != mqs_ok)
-                    f = 0xdead, req = 0;
-                c->flags[q][c->nops[q]] = f;
-                c->request[q][c->nops[q]++] = req;
-            }
-        }
-        rc = dll->next_communicator(p);
-    }
-    if (rc != mqs_ok && rc != mqs_end_of_list && !r->rc)
-        r->rc = rc;
-}
-
-static void release(struct synth *s)
-{
-    mqs_process_info *pi = synth_callbacks()->basic.mqs_get_process_info_fp(synth_process(s));
-    mqs_image_info *ii = synth_callbacks()->basic.mqs_get_image_info_fp(synth_image(s));
-    if (pi)
-        dll->destroy_process_info(pi);
-    if (ii)
-        dll->destroy_image_info(ii);
-    synth_callbacks()->basic.mqs_put_process_info_fp(synth_process(s), NULL);
-    synth_callbacks()->basic.mqs_put_image_info_fp(synth_image(s), NULL);
-}
-
-static const struct rcomm *comm_named(const struct result *r, const char *name)
-{
-    for (int i = 0; i < r->ncomms; i++)
-        if (strcmp(r->comms[i].c.name, name) == 0)
-            return &r->comms[i];
-    fail_msg("no communicator \"%s\" (%d shown)", name, r->ncomms);
-    return NULL;
-}
-
-/* The DLL's code for the error whose message starts with prefix. */
-static int dll_code(const char *prefix)
-{
-    for (int c = mqs_first_user_code; c < mqs_first_user_code + 64; c++)
-        if (strncmp(dll->dll_error_string(c), prefix, strlen(prefix)) == 0)
-            return c;
-    fail_msg("no DLL error starts with \"%s\"", prefix);
-    return -1;
+    return dlldump_load("libmqd_mpich.so");
 }
 
 /* ---------------------------------------------------------------- a job */
@@ -203,7 +79,7 @@ static void check_rank(const struct result *r, enum synth_gen gen)
 {
     int dq = gen == SYNTH_DEBUGQ || gen == SYNTH_DEBUGQ_5;
     if (r->rc != mqs_ok)
-        fail_msg("dump failed: %d %s (%s)", r->rc, dll->dll_error_string(r->rc),
+        fail_msg("dump failed: %d %s (%s)", r->rc, dlldump_dll->dll_error_string(r->rc),
                  r->why ? r->why : "");
     /* User communicators only, oldest first; the unnamed one described. */
     assert_int_equal(r->ncomms, 5);
@@ -215,7 +91,7 @@ static void check_rank(const struct result *r, enum synth_gen gen)
     assert_int_equal(r->comms[0].c.size, 4);
     assert_int_equal(r->comms[0].c.local_rank, 1);
 
-    const struct rcomm *w = comm_named(r, "MPI_COMM_WORLD");
+    const struct rcomm *w = dlldump_comm_named(r, "MPI_COMM_WORLD");
     assert_int_equal(w->nops[mqs_pending_receives], 3);
     const mqs_pending_operation *o = &w->ops[mqs_pending_receives][0];
     assert_int_equal(o->status, mqs_st_pending);
@@ -265,7 +141,7 @@ static void check_rank(const struct result *r, enum synth_gen gen)
     assert_string_equal(o->extra_text[0],
                         dq ? "send: 131072 elements" : "send: 131072 x MPI_DOUBLE");
 
-    const struct rcomm *u = comm_named(r, "unnamed communicator, context 0x40");
+    const struct rcomm *u = dlldump_comm_named(r, "unnamed communicator, context 0x40");
     assert_int_equal(u->nops[mqs_pending_receives], 1);
     o = &u->ops[mqs_pending_receives][0];
     assert_int_equal(o->tag_wild, 1);
@@ -273,7 +149,7 @@ static void check_rank(const struct result *r, enum synth_gen gen)
     assert_int_equal(o->desired_global_rank, 3);
     assert_int_equal(o->desired_length, dq ? -1 : 12);
 
-    const struct rcomm *d = comm_named(r, "mqd-dup");
+    const struct rcomm *d = dlldump_comm_named(r, "mqd-dup");
     o = &d->ops[mqs_pending_receives][0];
     assert_int_equal(d->nops[mqs_pending_receives], 1);
     assert_int_equal(o->status, mqs_st_complete);
@@ -283,7 +159,7 @@ static void check_rank(const struct result *r, enum synth_gen gen)
     assert_int_equal(o->actual_tag, 4);
     assert_int_equal(o->actual_length, 32);
 
-    const struct rcomm *x = comm_named(r, "mqd-inter");
+    const struct rcomm *x = dlldump_comm_named(r, "mqd-inter");
     assert_int_equal(x->c.size, 2);
     assert_int_equal(x->nops[mqs_pending_receives], 1);
     assert_int_equal(x->ops[mqs_pending_receives][0].desired_global_rank, 3);
@@ -294,7 +170,7 @@ static void check_rank(const struct result *r, enum synth_gen gen)
     assert_int_equal(o->desired_global_rank, 2); /* the remote group's rank 0 */
     assert_int_equal(o->desired_length, dq ? -1 : 4);
     /* The self communicator: known to be empty, not "no information". */
-    const struct rcomm *self = comm_named(r, "MPI_COMM_SELF");
+    const struct rcomm *self = dlldump_comm_named(r, "MPI_COMM_SELF");
     for (int q = 0; q < 3; q++)
         assert_int_equal(self->qrc[q], mqs_end_of_list);
 }
@@ -315,7 +191,7 @@ static struct synth *start(int big_endian, int ptr, uint64_t *comms)
 
 static void finish(struct synth *s)
 {
-    release(s);
+    dlldump_release(s);
     synth_free(s);
 }
 
@@ -338,7 +214,7 @@ static void every_queue(enum synth_gen gen)
         long before = synth_live_blocks();
         struct synth *s = start_gen(targets[t].big_endian, targets[t].ptr, gen, comms);
         struct result r;
-        dump_process(s, &r, 0);
+        dlldump_process(s, &r, 0);
         check_rank(&r, gen);
         finish(s);
         assert_int_equal(synth_live_blocks(), before);
@@ -364,7 +240,7 @@ static void comms_come_and_go(enum synth_gen gen)
     uint64_t comms[16];
     struct synth *s = start_gen(0, 8, gen, comms);
     struct result r;
-    dump_process(s, &r, 0);
+    dlldump_process(s, &r, 0);
     assert_int_equal(r.ncomms, 5);
     /* mqd-dup is freed: unlinked, its memory scribbled, the sequence moved. */
     uint64_t left[] = {comms[0], comms[1], comms[2], comms[3], comms[5], comms[6]};
@@ -372,7 +248,7 @@ static void comms_come_and_go(enum synth_gen gen)
     char junk[64];
     memset(junk, 0xff, sizeof junk);
     synth_put_bytes(s, comms[4], junk, sizeof junk);
-    dump_process(s, &r, 1);
+    dlldump_process(s, &r, 1);
     assert_int_equal(r.rc, mqs_ok);
     assert_int_equal(r.ncomms, 4);
     assert_string_equal(r.comms[2].c.name, "unnamed communicator, context 0x40");
@@ -381,7 +257,7 @@ static void comms_come_and_go(enum synth_gen gen)
     uint64_t more[] = {comms[0], comms[1], comms[2], comms[3], comms[5], comms[6],
                        synth_comm(s, 0x84000009u, 96, 4, 1, "late", world)};
     synth_comm_list(s, more, 7, 9);
-    dump_process(s, &r, 1);
+    dlldump_process(s, &r, 1);
     assert_int_equal(r.ncomms, 5);
     assert_string_equal(r.comms[4].c.name, "late");
     finish(s);
@@ -415,10 +291,10 @@ static void test_synth__finalizing_process_keeps_its_queues(void **state)
                             synth_recv(s, 16, 0, 9, 1, 0x4c000405u, 0, 4)};
         synth_recv_list(s, 1, unexp, 3);
         struct result r;
-        dump_process(s, &r, 0);
+        dlldump_process(s, &r, 0);
         assert_int_equal(r.rc, mqs_ok);
         assert_int_equal(r.ncomms, 1);
-        const struct rcomm *w = comm_named(&r, "MPI_COMM_WORLD");
+        const struct rcomm *w = dlldump_comm_named(&r, "MPI_COMM_WORLD");
         assert_int_equal(w->c.size, 4);
         assert_int_equal(w->c.local_rank, 2);
         assert_int_equal(w->nops[mqs_pending_receives], 0);
@@ -435,13 +311,13 @@ static void test_synth__finalizing_process_keeps_its_queues(void **state)
         /* Not finalizing (an empty list for another reason): nothing. */
         synth_finalizing(s, 0, 4);
         synth_comm_list(s, NULL, 0, 13);
-        dump_process(s, &r, 1);
+        dlldump_process(s, &r, 1);
         assert_int_equal(r.rc, mqs_ok);
         assert_int_equal(r.ncomms, 0);
         /* MPIDI_PG_Finalize has run: nothing left, and that is no error. */
         synth_finalizing(s, 2, -1);
         synth_comm_list(s, NULL, 0, 14);
-        dump_process(s, &r, 1);
+        dlldump_process(s, &r, 1);
         assert_int_equal(r.rc, mqs_ok);
         assert_int_equal(r.ncomms, 0);
         finish(s);
@@ -463,8 +339,8 @@ static void test_synth__corrupt_targets(void **state)
     uint64_t pair[] = {a, b};
     synth_recv_list(s, 0, pair, 2);
     synth_put(s, b + (uint64_t)synth_off(s, "MPIR_Request", "next"), a, 8);
-    dump_process(s, &r, 0);
-    assert_non_null(strstr(dll->dll_error_string(r.rc), "loops back"));
+    dlldump_process(s, &r, 0);
+    assert_non_null(strstr(dlldump_dll->dll_error_string(r.rc), "loops back"));
     finish(s);
 
     /* A cycle in a debugq list (MPICH 4.0.3+), and a wild entry pointer. */
@@ -473,49 +349,49 @@ static void test_synth__corrupt_targets(void **state)
     b = synth_recv(s, 0, 1, 2, 1, DT_INT, 1, 0);
     uint64_t dpair[] = {a, b};
     synth_recv_list(s, 0, dpair, 2);
-    dump_process(s, &r, 0);
+    dlldump_process(s, &r, 0);
     assert_int_equal(r.rc, mqs_ok);
     assert_int_equal(r.comms[0].nops[mqs_pending_receives], 2);
-    release(s);
+    dlldump_release(s);
     uint64_t newest = 0;
     assert_int_equal(synth_read_ptr(s, "MPIR_Recvq_head", &newest), 0);
     synth_put(s, newest + (uint64_t)synth_off(s, "MPIR_Debugq", "next"), newest, 4);
-    dump_process(s, &r, 0);
-    assert_non_null(strstr(dll->dll_error_string(r.rc), "loops back"));
-    release(s);
+    dlldump_process(s, &r, 0);
+    assert_non_null(strstr(dlldump_dll->dll_error_string(r.rc), "loops back"));
+    dlldump_release(s);
     synth_put(s, newest + (uint64_t)synth_off(s, "MPIR_Debugq", "req"), 0xdead0000u, 4);
     synth_put(s, newest + (uint64_t)synth_off(s, "MPIR_Debugq", "next"), 0, 4);
-    dump_process(s, &r, 0);
-    assert_non_null(strstr(dll->dll_error_string(r.rc), "cannot read"));
+    dlldump_process(s, &r, 0);
+    assert_non_null(strstr(dlldump_dll->dll_error_string(r.rc), "cannot read"));
     finish(s);
 
     /* A cycle in the communicator list. */
     s = start(1, 4, comms);
     synth_put(s, comms[0] + (uint64_t)synth_off(s, "MPIR_Comm", "comm_next"), comms[6], 4);
-    dump_process(s, &r, 0);
-    assert_non_null(strstr(dll->dll_error_string(r.rc), "loops back"));
+    dlldump_process(s, &r, 0);
+    assert_non_null(strstr(dlldump_dll->dll_error_string(r.rc), "loops back"));
     assert_int_equal(r.ncomms, 0);
     finish(s);
 
     /* A wild pointer. */
     s = start(0, 8, comms);
     synth_put(s, comms[2] + (uint64_t)synth_off(s, "MPIR_Comm", "comm_next"), 0xdead0000u, 8);
-    dump_process(s, &r, 0);
-    assert_non_null(strstr(dll->dll_error_string(r.rc), "cannot read"));
+    dlldump_process(s, &r, 0);
+    assert_non_null(strstr(dlldump_dll->dll_error_string(r.rc), "cannot read"));
     finish(s);
 
     /* A huge size. */
     s = start(0, 8, comms);
     synth_put(s, comms[4] + (uint64_t)synth_off(s, "MPIR_Comm", "local_size"), 1u << 30, 4);
-    dump_process(s, &r, 0);
-    assert_non_null(strstr(dll->dll_error_string(r.rc), "out of range"));
+    dlldump_process(s, &r, 0);
+    assert_non_null(strstr(dlldump_dll->dll_error_string(r.rc), "out of range"));
     finish(s);
 
     /* A rank beyond the size, and a connection table too short. */
     s = start(0, 8, comms);
     synth_put(s, comms[4] + (uint64_t)synth_off(s, "MPIR_Comm", "rank"), 4, 4);
-    dump_process(s, &r, 0);
-    assert_non_null(strstr(dll->dll_error_string(r.rc), "out of range"));
+    dlldump_process(s, &r, 0);
+    assert_non_null(strstr(dlldump_dll->dll_error_string(r.rc), "out of range"));
     finish(s);
 
     /* A name of 128 bytes with no terminator: the first 63, terminated. */
@@ -523,7 +399,7 @@ static void test_synth__corrupt_targets(void **state)
     char longname[128];
     memset(longname, 'A', sizeof longname);
     synth_put_bytes(s, comms[4] + (uint64_t)synth_off(s, "MPIR_Comm", "name"), longname, 128);
-    dump_process(s, &r, 0);
+    dlldump_process(s, &r, 0);
     assert_int_equal(r.rc, mqs_ok);
     assert_int_equal(strlen(r.comms[2].c.name), 63);
     finish(s);
@@ -536,7 +412,7 @@ static void test_synth__missing_debug_information_is_named(void **state)
     struct synth *s = start(0, 8, comms);
     synth_drop_type(s, "MPIDI_VCRT");
     struct result r;
-    dump_process(s, &r, 0);
+    dlldump_process(s, &r, 0);
     assert_int_not_equal(r.rc, mqs_ok);
     assert_non_null(r.why);
     if (!strstr(r.why, "MPIDI_VCRT:size"))
@@ -566,7 +442,7 @@ static void dump_stripped(int ptr, int named, struct result *r)
         put_string_symbol(s, "MPII_Version_string", "4.0.2");
         put_string_symbol(s, "MPII_Version_device", "ch3:nemesis");
     }
-    dump_process(s, r, 0);
+    dlldump_process(s, r, 0);
     static char why[512]; /* the DLL's message dies with its process info */
     snprintf(why, sizeof why, "%s", r->why ? r->why : "(none)");
     r->why = why;
@@ -588,7 +464,7 @@ static void test_synth__mpich_without_debuginfo_is_named(void **state)
         if (device)
             put_string_symbol(s, "MPII_Version_device", "ch4:ucx");
         struct result r;
-        dump_process(s, &r, 0);
+        dlldump_process(s, &r, 0);
         assert_int_not_equal(r.rc, mqs_ok);
         assert_non_null(r.why);
         const char *want = device ? "this MPICH was configured without --enable-debuginfo"
@@ -607,14 +483,14 @@ static void test_synth__no_dwarf_known_layouts_only(void **state)
     struct result r;
     /* No version strings and no layout of this width: cannot tell. */
     dump_stripped(4, 0, &r);
-    assert_int_equal(r.rc, dll_code("a type or field"));
+    assert_int_equal(r.rc, dlldump_code("a type or field"));
     if (!strstr(r.why, "without the symbols MPII_Version_string and MPII_Version_device the "
                        "DLL cannot tell which known layout applies (0 fit)"))
         fail_msg("no word of the version string: %s", r.why);
     /* No version strings: the one 64-bit layout is tried, and the memory
      * (not MPICH's layout) does not fit it. */
     dump_stripped(8, 0, &r);
-    assert_int_equal(r.rc, dll_code("with no debug types, the DLL used the known layout"));
+    assert_int_equal(r.rc, dlldump_code("with no debug types, the DLL used the known layout"));
     /* A build the DLL does not know. */
     dump_stripped(4, 1, &r);
     if (!strstr(r.why, "knows no layout for MPICH 4.0.2 (ch3:nemesis, 32-bit little-endian)"))
@@ -622,7 +498,7 @@ static void test_synth__no_dwarf_known_layouts_only(void **state)
     /* A known build's name on memory laid out otherwise (the synthetic
      * layout is not MPICH's): an error, never a wrong answer. */
     dump_stripped(8, 1, &r);
-    assert_int_equal(r.rc, dll_code("with no debug types, the DLL used the known layout"));
+    assert_int_equal(r.rc, dlldump_code("with no debug types, the DLL used the known layout"));
 }
 
 /*
@@ -668,7 +544,7 @@ static struct synth *spawn_process(enum synth_gen gen, int named, int child, int
 static long peer_global(const struct result *r, int c, int q)
 {
     if (r->rc != mqs_ok)
-        fail_msg("dump failed: %s (%s)", dll->dll_error_string(r->rc), r->why ? r->why : "");
+        fail_msg("dump failed: %s (%s)", dlldump_dll->dll_error_string(r->rc), r->why ? r->why : "");
     assert_true(c < r->ncomms && r->comms[c].nops[q] > 0);
     return r->comms[c].ops[q][0].desired_global_rank;
 }
@@ -680,17 +556,17 @@ static void identities_across_a_spawn(enum synth_gen gen, int named)
     static const int identity[4] = {0, 1, 7, 8};
     int job, worlds = gen != SYNTH_DEBUGQ; /* another world's processes are known */
     const struct synth_host *h = synth_callbacks();
-    assert_int_equal(dll->setup_job((mqs_job *)&job, &h->job), mqs_ok);
+    assert_int_equal(dlldump_dll->setup_job((mqs_job *)&job, &h->job), mqs_ok);
     struct result r[4];
     for (int i = 0; i < 4; i++) { /* set up and name every process first */
         synth_join_job(procs[i], identity[i]);
-        dump_process(procs[i], &r[i], 0);
+        dlldump_process(procs[i], &r[i], 0);
         assert_int_equal(r[i].rc, mqs_ok);
-        assert_int_equal(dll->set_process_identity(synth_process(procs[i]), identity[i]),
+        assert_int_equal(dlldump_dll->set_process_identity(synth_process(procs[i]), identity[i]),
                          mqs_ok);
     }
     for (int i = 0; i < 4; i++)
-        dump_process(procs[i], &r[i], 1);
+        dlldump_process(procs[i], &r[i], 1);
     /* parent 0 -> child 0; child 0 <- parent 1; each child <- the other */
     assert_int_equal(peer_global(&r[0], 1, mqs_pending_sends), worlds ? 7 : -1);
     assert_int_equal(peer_global(&r[2], 1, mqs_pending_receives), worlds ? 1 : -1);
@@ -699,19 +575,19 @@ static void identities_across_a_spawn(enum synth_gen gen, int named)
     /* Each names itself in its groups (the debugger checks that). */
     for (int i = 0; i < 4; i++) {
         int g[2];
-        assert_int_equal(dll->setup_communicator_iterator(synth_process(procs[i])), mqs_ok);
-        assert_int_equal(dll->get_comm_group(synth_process(procs[i]), g), mqs_ok);
+        assert_int_equal(dlldump_dll->setup_communicator_iterator(synth_process(procs[i])), mqs_ok);
+        assert_int_equal(dlldump_dll->get_comm_group(synth_process(procs[i]), g), mqs_ok);
         assert_int_equal(g[i % 2], identity[i]);
         assert_int_equal(g[!(i % 2)], named || i < 2 ? identity[i ^ 1] : -1);
     }
     for (int i = 0; i < 4; i++)
-        release(procs[i]);
+        dlldump_release(procs[i]);
     mqs_job_info *info = h->basic.mqs_get_job_info_fp((mqs_job *)&job);
-    assert_int_equal(dll->destroy_job_info(info), mqs_ok);
+    assert_int_equal(dlldump_dll->destroy_job_info(info), mqs_ok);
     h->basic.mqs_put_job_info_fp((mqs_job *)&job, NULL);
     synth_leave_jobs();
     /* No job: world ranks, and -1 outside the world. */
-    dump_process(procs[2], &r[2], 0);
+    dlldump_process(procs[2], &r[2], 0);
     assert_int_equal(peer_global(&r[2], 0, mqs_pending_receives), 1);
     assert_int_equal(peer_global(&r[2], 1, mqs_pending_receives), -1);
     for (int i = 0; i < 4; i++)
@@ -749,14 +625,14 @@ static void dump_as(enum personality who, enum synth_gen gen, int big_endian, in
     case P_NULL_DPRINTS: /* MPICH's stub debugger leaves both NULL */
         basic.mqs_dprints_fp = NULL;
         basic.mqs_errorstring_fp = NULL;
-        dll->setup_basic_callbacks(&basic);
+        dlldump_dll->setup_basic_callbacks(&basic);
         break;
     case P_NULL_SIZEOF: /* ... and mqs_sizeof_fp, as it does */
         basic.mqs_dprints_fp = NULL;
-        dll->setup_basic_callbacks(&basic);
+        dlldump_dll->setup_basic_callbacks(&basic);
         image.mqs_sizeof_fp = NULL;
         image.mqs_find_function_fp = NULL;
-        image_cb = &image;
+        dlldump_image_cb = &image;
         break;
     case P_MPI1_SHORT: { /* tables of the MPI-1 header: no job members at all */
         size_t bn = offsetof(mqs_basic_callbacks, mqs_put_job_info_fp);
@@ -765,8 +641,8 @@ static void dump_as(enum personality who, enum synth_gen gen, int big_endian, in
         assert_non_null(short_process = malloc(pn));
         memcpy(short_basic, &h->basic, bn);
         memcpy(short_process, &h->process, pn);
-        dll->setup_basic_callbacks(short_basic);
-        process_cb = short_process;
+        dlldump_dll->setup_basic_callbacks(short_basic);
+        dlldump_process_cb = short_process;
         break;
     }
     case P_OTHER_SIZES:
@@ -777,7 +653,7 @@ static void dump_as(enum personality who, enum synth_gen gen, int big_endian, in
     long before = synth_live_blocks();
     struct synth *s = start_gen(big_endian, ptr, gen, comms);
     struct result r;
-    dump_process(s, &r, 0);
+    dlldump_process(s, &r, 0);
     static char why[512];
     snprintf(why, sizeof why, "%s", r.why ? r.why : "");
     switch (who) {
@@ -789,12 +665,12 @@ static void dump_as(enum personality who, enum synth_gen gen, int big_endian, in
     case P_NULL_SIZEOF:
         /* No type sizes: the known layouts are for real builds, and none
          * fits the synthetic one: refused, naming what is missing. */
-        assert_int_equal(r.rc, dll_code("a type or field"));
+        assert_int_equal(r.rc, dlldump_code("a type or field"));
         if (!strstr(why, "MPI_Aint") || !strstr(why, "known layout"))
             fail_msg("unexpected message: %s", why);
         break;
     case P_OTHER_SIZES:
-        assert_int_equal(r.rc, dll_code("the debug information describes structures"));
+        assert_int_equal(r.rc, dlldump_code("the debug information describes structures"));
         if (!strstr(why, "type sizes are another target's"))
             fail_msg("unexpected message: %s", why);
         break;
@@ -802,9 +678,9 @@ static void dump_as(enum personality who, enum synth_gen gen, int big_endian, in
     finish(s);
     assert_int_equal(synth_live_blocks(), before);
     synth_host_kind(SYNTH_HOST_DWARF);
-    dll->setup_basic_callbacks(&h->basic);
-    image_cb = &h->image;
-    process_cb = &h->process;
+    dlldump_dll->setup_basic_callbacks(&h->basic);
+    dlldump_image_cb = &h->image;
+    dlldump_process_cb = &h->process;
     free(short_basic);
     free(short_process);
 }
@@ -819,35 +695,17 @@ static void test_synth__host_personalities(void **state)
                         targets[t].ptr);
 }
 
+static void check_gen_rank(const struct result *r, void *gen)
+{
+    check_rank(r, *(const enum synth_gen *)gen);
+}
+
 static void malloc_fails_at_each_call(enum synth_gen gen)
 {
     uint64_t comms[16];
     struct synth *s = start_gen(0, 8, gen, comms);
-    struct result r;
-    long before = synth_live_blocks(), c0 = synth_malloc_calls();
-    dump_process(s, &r, 0);
-    check_rank(&r, gen);
-    release(s);
-    long total = synth_malloc_calls() - c0;
-    assert_true(total > 5);
-    assert_int_equal(synth_live_blocks(), before);
-    int failures = 0;
-    for (long k = 1; k <= total; k++) {
-        synth_fail_malloc_at(k);
-        dump_process(s, &r, 0);
-        synth_fail_malloc_at(0);
-        if (r.rc != mqs_ok) {
-            failures++;
-            if (!strstr(dll->dll_error_string(r.rc), "out of memory"))
-                fail_msg("malloc failure %ld of %ld: code %d (%s)", k, total, r.rc,
-                         dll->dll_error_string(r.rc));
-        }
-        release(s);
-        if (synth_live_blocks() != before)
-            fail_msg("malloc failure %ld of %ld leaked %ld blocks", k, total,
-                     synth_live_blocks() - before);
-    }
-    assert_true(failures > 0);
+    struct dlldump_check check = {check_gen_rank, &gen};
+    assert_true(dlldump_fail_each_malloc(s, &check) > 0);
     synth_free(s);
 }
 
@@ -878,9 +736,9 @@ static void test_synth__ch4_rank_map_across_worlds(void **state)
                              synth_recv(s, 32, 2, 3, 1, DT_INT, 1, 0)};
         synth_recv_list(s, 0, posted, 2);
         struct result r;
-        dump_process(s, &r, 0);
+        dlldump_process(s, &r, 0);
         assert_int_equal(r.rc, mqs_ok);
-        const struct rcomm *m = comm_named(&r, "merged");
+        const struct rcomm *m = dlldump_comm_named(&r, "merged");
         assert_int_equal(m->nops[mqs_pending_receives], 2);
         assert_int_equal(m->ops[mqs_pending_receives][0].desired_global_rank, -1);
         assert_int_equal(m->ops[mqs_pending_receives][1].desired_global_rank, 0);
@@ -890,7 +748,7 @@ static void test_synth__ch4_rank_map_across_worlds(void **state)
                          (uint64_t)synth_off(s, "MPIDI_rank_map_t", "mode"),
                   99, 4);
         synth_comm_list(s, comms, 2, 3);
-        dump_process(s, &r, 1);
+        dlldump_process(s, &r, 1);
         assert_int_not_equal(r.rc, mqs_ok);
         finish(s);
     }
@@ -1125,7 +983,7 @@ static void ex_check(const struct result *r, const struct expect *e, const struc
     if (e->nops > (int)sizeof used)
         fail_msg("sample too big for the synthetic test");
     if (r->rc != mqs_ok)
-        fail_msg("%s: dump failed: %s (%s)", what, dll->dll_error_string(r->rc),
+        fail_msg("%s: dump failed: %s (%s)", what, dlldump_dll->dll_error_string(r->rc),
                  r->why ? r->why : "");
     if (r->ncomms != nc)
         fail_msg("%s: %d communicators shown, %d expected", what, r->ncomms, nc);
@@ -1192,18 +1050,18 @@ static int ex_dump_job(const struct expect *e, const char *sample, enum synth_ge
         ex_build(s[i], e, expect_process(e, i), cs[i], nc[i]);
     }
     if (job) { /* set up and name every process first */
-        assert_int_equal(dll->setup_job((mqs_job *)&jobv, &h->job), mqs_ok);
+        assert_int_equal(dlldump_dll->setup_job((mqs_job *)&jobv, &h->job), mqs_ok);
         for (int i = 0; i < np; i++) {
             synth_join_job(s[i], i);
-            dump_process(s[i], &r, 0);
+            dlldump_process(s[i], &r, 0);
             assert_int_equal(r.rc, mqs_ok);
-            assert_int_equal(dll->set_process_identity(synth_process(s[i]), i), mqs_ok);
+            assert_int_equal(dlldump_dll->set_process_identity(synth_process(s[i]), i), mqs_ok);
         }
     }
     for (int i = 0; i < np; i++) {
         char what[256], who[16];
         struct ex_naming nm = {e, expect_process(e, i), job, gen};
-        dump_process(s[i], &r, job);
+        dlldump_process(s[i], &r, job);
         snprintf(what, sizeof what, "%s, MPICH %s%s (%s-endian, %d-byte pointers), %s %s",
                  sample, gen_names[gen], groups ? " with groups made" : "",
                  targets[t].big_endian ? "big" : "little", targets[t].ptr,
@@ -1213,9 +1071,9 @@ static int ex_dump_job(const struct expect *e, const char *sample, enum synth_ge
     }
     if (job) {
         for (int i = 0; i < np; i++)
-            release(s[i]);
+            dlldump_release(s[i]);
         mqs_job_info *info = h->basic.mqs_get_job_info_fp((mqs_job *)&jobv);
-        assert_int_equal(dll->destroy_job_info(info), mqs_ok);
+        assert_int_equal(dlldump_dll->destroy_job_info(info), mqs_ok);
         h->basic.mqs_put_job_info_fp((mqs_job *)&jobv, NULL);
         synth_leave_jobs();
     }

@@ -33,7 +33,8 @@ static void test_expect__parses_fields(void **state)
               "comm * MPI_COMM_SELF 1 0\n"
               "comm 2 - 4 2\n"
               "op 0 MPI_COMM_WORLD recv pending ANY ANY 5 8\n"
-              "op 2 - unexpected complete 1 7 ANY 1048576\n",
+              "op 2 - unexpected complete 1 7 ANY 1048576\n"
+              "op 1 MPI_COMM_WORLD recv pending 0 0 287 4 coll\n",
               path, sizeof path);
     assert_int_equal(expect_load(path, &e, err, sizeof err), 0);
     unlink(path);
@@ -42,7 +43,7 @@ static void test_expect__parses_fields(void **state)
     assert_int_equal(e.comms[0].rank, EXPECT_ALL_RANKS);
     assert_string_equal(e.comms[1].name, "");
     assert_int_equal(e.comms[1].size, 4);
-    assert_int_equal(e.nops, 2);
+    assert_int_equal(e.nops, 3);
     assert_int_equal(e.ops[0].queue, EXPECT_RECV);
     assert_int_equal(e.ops[0].peer, EXPECT_ANY);
     assert_int_equal(e.ops[0].tag, 5);
@@ -51,6 +52,9 @@ static void test_expect__parses_fields(void **state)
     assert_int_equal(e.ops[1].gpeer, 7);
     assert_int_equal(e.ops[1].tag, EXPECT_ANY);
     assert_int_equal(e.ops[1].bytes, 1048576);
+    assert_false(e.ops[1].coll);
+    assert_true(e.ops[2].coll);
+    assert_int_equal(e.ops[2].tag, 287);
     expect_free(&e);
 }
 
@@ -95,6 +99,7 @@ static void test_expect__rejects_malformed(void **state)
         "np 2\nop 0 W recv waiting 1 1 1 4\n",      /* unknown status */
         "np 2\nop 5 W recv pending 1 1 1 4\n",      /* rank beyond np */
         "np 2\nop 0 W recv pending 1 1 1 ANY\n",    /* bytes are never ANY */
+        "np 2\nop 0 W recv pending 1 1 1 4 col\n",  /* a marker that is not coll */
         "comm * W 1 0\n",                           /* no np */
         "np 2\nnp\n",                               /* np without value */
         "np 2\nbogus 1\n",                          /* unknown keyword */

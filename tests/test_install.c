@@ -106,6 +106,10 @@ static void test_install__mqdump_runs_without_environment(void **state)
     assert_int_equal(json_get(&dl->items[0], "ranks")->n, 3);
     json_free(j);
     free(out);
+    /* And Open MPI's, beside it, where mqdump looks for it. */
+    snprintf(want, sizeof want, "%s/usr/local/lib/libmqd_ompi.so", dest);
+    if (access(want, R_OK) != 0)
+        fail_msg("make install put no %s", want);
 }
 
 static void test_install__pkg_config_builds_a_client(void **state)

@@ -2,7 +2,8 @@
  * choose.c - which DLL dumps a process, and why.
  *
  * The order DESIGN.md gives: the caller's (--dll), $MQD_DLL, mqd's own for
- * an MPI it ships one for, then the ones the target names, under the trust
+ * an MPI it ships one for (MPICH: libmqd_mpich.so, Open MPI: libmqd_ompi.so,
+ * each found beside this library), then the ones the target names, under the trust
  * rule (loader.h), which also holds for the caller's and $MQD_DLL when
  * running as root, unless --trust-target-dll.  Each is opened as it is
  * checked and loaded from that descriptor.
@@ -12,12 +13,14 @@
 #include "protocol/callbacks.h"
 
 #include "base/array.h"
+#include "base/beside.h"
 #include "base/dump.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 enum { MAX_TARGET_DLLS = 64, DLL_PATH_MAX = 4096 };
 
@@ -95,6 +98,24 @@ static int is_mpich(struct target *p, const char **why)
     return 0;
 }
 
+/*
+ * Is this an Open MPI process?  Known by the communicator table every
+ * Open MPI exports (ompi/communicator/communicator.h), which its own
+ * debug DLL and mqd's libmqd_ompi.so both start from.  If so, and mqd's
+ * DLL for it is installed beside this library, its path goes in own.
+ */
+static int is_ompi(struct target *p, const char **why, char *own, size_t len)
+{
+    static const char *const where[] = {"libmqd_ompi.so", "../lib/libmqd_ompi.so"};
+    uint64_t a;
+    if (mqdh__image_symbol(&p->elf, "ompi_mpi_communicators", 0, &a, NULL) != 0)
+        return 0;
+    *why = "ompi_mpi_communicators";
+    if (mqdh__beside_library(where, 2, R_OK, own, len) != 0)
+        own[0] = '\0';
+    return 1;
+}
+
 static void set_dll(struct target *p, const char *path, enum mqdh_dll_source src, const char *fmt,
                     ...) __attribute__((format(printf, 4, 5)));
 
@@ -116,7 +137,8 @@ static void set_dll(struct target *p, const char *path, enum mqdh_dll_source src
  * The first DLL the target names that can be opened and passes the trust
  * rule (any, with --trust-target-dll), opened into *f.
  */
-static int choose_named(struct target *p, int mpich, int want_own, struct mqdh__dll_file *f)
+static int choose_named(struct target *p, int mpich, int want_own, const char *own_name,
+                        struct mqdh__dll_file *f)
 {
     const struct mqdh_options *opt = p->session->opt;
     enum mqdh__dll_trust trust = opt->trust_target_dll ? MQDH__DLL_TRUST_ANY : MQDH__DLL_TRUST_RULE;
@@ -129,10 +151,9 @@ static int choose_named(struct target *p, int mpich, int want_own, struct mqdh__
         mqdh__process_error(p->out,
                             "no debug DLL: the process names none in MPIR_dll_name or "
                             "mpimsgq_dll_locations (not an MPI program, or an MPI built without "
-                            "debugger support)%s and none was given with --dll",
-                            want_own ? ", mqd's own libmqd_mpich.so is not installed next to "
-                                       "libmqdhost,"
-                                     : "");
+                            "debugger support)%s%s%s and none was given with --dll",
+                            want_own ? ", mqd's own " : "", want_own ? own_name : "",
+                            want_own ? " is not installed next to libmqdhost," : "");
         rc = MQDH_E_NO_DLL;
         goto out;
     }
@@ -164,10 +185,9 @@ static int choose_named(struct target *p, int mpich, int want_own, struct mqdh__
         rc = first_rc;
         goto out;
     }
-    set_dll(p, l.v[chosen], MQDH_DLL_TARGET, "named by the process%s",
-            want_own ? "; mqd's own DLL for MPICH is not installed next to libmqdhost"
-            : mpich  ? ", as --target-dll asks"
-                     : "");
+    set_dll(p, l.v[chosen], MQDH_DLL_TARGET, "named by the process%s%s%s",
+            want_own ? "; mqd's own " : mpich ? ", as --target-dll asks" : "",
+            want_own ? own_name : "", want_own ? " is not installed next to libmqdhost" : "");
 out:
     names_free(&l);
     return rc;
@@ -197,10 +217,13 @@ int mqdh__choose_dll(struct target *p)
     struct session *s = p->session;
     const struct mqdh_options *opt = s->opt;
     const char *env = getenv("MQD_DLL"), *mark = NULL;
-    int mpich = is_mpich(p, &mark), want_own = mpich && !opt->target_dll, rc;
+    char own_ompi[PATH_MAX];
+    int mpich = is_mpich(p, &mark);
+    int ompi = !mpich && is_ompi(p, &mark, own_ompi, sizeof own_ompi);
+    int want_own = (mpich || ompi) && !opt->target_dll, rc;
     struct mqdh__dll_file f = MQDH__DLL_FILE_INIT;
     char why[1024];
-    if (want_own && !s->own_state)
+    if (want_own && mpich && !s->own_state)
         s->own_state = mqdh_own_dll(s->own_dll, sizeof s->own_dll) == MQDH_OK ? 1 : -1;
     if (opt->dll) {
         set_dll(p, opt->dll, MQDH_DLL_OPTION, "given with --dll");
@@ -208,13 +231,19 @@ int mqdh__choose_dll(struct target *p)
     } else if (env && *env) {
         set_dll(p, env, MQDH_DLL_ENVIRONMENT, "given in $MQD_DLL");
         rc = open_given(p, env, "given in $MQD_DLL", &f);
-    } else if (want_own && s->own_state > 0) {
+    } else if (want_own && ompi && own_ompi[0]) {
+        set_dll(p, own_ompi, MQDH_DLL_OWN, "mqd's DLL for Open MPI: the process has %s", mark);
+        /* Beside the library that runs this: as trusted as that is. */
+        if ((rc = mqdh__dll_open(own_ompi, MQDH__DLL_TRUST_ANY, &f, why, sizeof why)) != MQDH_OK)
+            mqdh__process_error(p->out, "%s", why);
+    } else if (want_own && mpich && s->own_state > 0) {
         set_dll(p, s->own_dll, MQDH_DLL_OWN, "mqd's DLL for MPICH: the process has %s", mark);
         /* Beside the library that runs this: as trusted as that is. */
         if ((rc = mqdh__dll_open(s->own_dll, MQDH__DLL_TRUST_ANY, &f, why, sizeof why)) != MQDH_OK)
             mqdh__process_error(p->out, "%s", why);
     } else {
-        rc = choose_named(p, mpich, want_own, &f);
+        rc = choose_named(p, mpich || ompi, want_own,
+                          mpich ? "libmqd_mpich.so" : "libmqd_ompi.so", &f);
     }
     if (rc != MQDH_OK)
         return rc;

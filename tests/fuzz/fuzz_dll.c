@@ -1,7 +1,9 @@
 /*
- * fuzz_dll.c - libmqd_mpich.so, loaded as a debugger loads it, against a
- * synthetic MPICH target (tests/synth.c) made from the fuzz input: its
- * generation, byte order and pointer width, the communicators and queues
+ * fuzz_dll.c - mqd's DLLs, loaded as a debugger loads them, against a
+ * synthetic target made from the fuzz input: libmqd_mpich.so on an MPICH
+ * one (tests/synth.c), libmqd_ompi.so on an Open MPI one with pml ob1
+ * (tests/synth_ompi.c), its generation, byte order and pointer width, the
+ * communicators and queues
  * built in it, then its memory, symbol addresses and type answers
  * overwritten by the input's patches, some of them between a first and a
  * second walk (communicators that change or vanish while the debugger
@@ -16,6 +18,9 @@
  * With the kind byte's top bit, the target's memory changes by a byte
  * after every read (a rank that runs on while it is read).
  *
+ * The kind byte's low three bits: 0 to 4 an MPICH generation, 5 to 7 Open
+ * MPI.
+ *
  * Input: 6 bytes of shape (below), then patch records, each an opcode
  * byte and its operands:
  *   op % 4 == 0  memory: offset (2 bytes, modulo the memory in use),
@@ -27,6 +32,7 @@
  */
 #include "host/protocol/loader.h"
 #include "tests/synth.h"
+#include "tests/synth_ompi.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -37,7 +43,8 @@
 /* What the DLL promises of a list (dll/target.h MQD_MAX_LIST). */
 enum { MAX_LIST = 1 << 20 };
 
-static struct mqdh__dll *dll;
+/* The DLL under test for this input: MPICH's or Open MPI's. */
+static struct mqdh__dll *dll, *mpich_dll, *ompi_dll;
 
 struct input {
     const uint8_t *p;
@@ -63,24 +70,30 @@ static unsigned word(struct input *in, int bytes)
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-int LLVMFuzzerInitialize(int *argc, char ***argv)
+/* Load $ENV_NAME, or NAME in ../lib from the program (BUILD/fuzz/bin/
+ * fuzz_dll, BUILD/tests/replay_dll: BUILD/lib), into *out. */
+static void load(const char *env_name, const char *name, const char *self,
+                 struct mqdh__dll **out)
 {
-    (void)argc;
     char path[4096], err[512];
-    const char *env = getenv("MQD_FUZZ_DLL");
-    if (env && *env) {
+    const char *env = getenv(env_name), *slash = strrchr(self, '/');
+    if (env && *env)
         snprintf(path, sizeof path, "%s", env);
-    } else {
-        /* BUILD/fuzz/bin/fuzz_dll, BUILD/tests/replay_dll: BUILD/lib */
-        const char *self = (*argv)[0], *slash = strrchr(self, '/');
-        snprintf(path, sizeof path, "%.*s/../lib/libmqd_mpich.so",
-                 slash ? (int)(slash - self) : 1, slash ? self : ".");
-    }
-    synth_memory_size(128 * 1024); /* ample for what an input builds; less to clear */
-    if (mqdh__dll_load(path, &synth_callbacks()->basic, &dll, err, sizeof err) != 0) {
+    else
+        snprintf(path, sizeof path, "%.*s/../lib/%s", slash ? (int)(slash - self) : 1,
+                 slash ? self : ".", name);
+    if (mqdh__dll_load(path, &synth_callbacks()->basic, out, err, sizeof err) != 0) {
         fprintf(stderr, "fuzz_dll: %s\n", err);
         exit(1);
     }
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+    (void)argc;
+    synth_memory_size(128 * 1024); /* ample for what an input builds; less to clear */
+    load("MQD_FUZZ_DLL", "libmqd_mpich.so", (*argv)[0], &mpich_dll);
+    load("MQD_FUZZ_OMPI_DLL", "libmqd_ompi.so", (*argv)[0], &ompi_dll);
     return 0;
 }
 
@@ -239,6 +252,49 @@ static void build(struct synth *s, struct input *in, unsigned flags, int world_r
         synth_finalizing(s, (int)(shape >> 3 & 3), shape & 0x20 ? -1 : 4);
 }
 
+/* An Open MPI rank (pml ob1) of world_rank in 4, its communicators and
+ * queues, their number and values from the input. */
+static void build_ompi(struct synth *s, struct input *in, unsigned flags, int world_rank)
+{
+    static const int world[] = {0, 1, 2, 3}, pair[] = {1, 3}, other[] = {-1, -2};
+    uint64_t comms[8];
+    int nc = 0;
+    synth_ompi_sentinels(s, (flags & 2) != 0);
+    unsigned shape = byte(in);
+    comms[nc++] = synth_ompi_comm_of(s, 0);
+    for (unsigned i = 0; i < (shape & 3); i++)
+        comms[nc++] = synth_ompi_comm(s, 3 + i, i & 1 ? NULL : "mqd-fuzz", world_rank & 1, 2,
+                                      i & 2 ? world + 2 : pair);
+    if (flags & 1)
+        comms[nc++] = synth_ompi_intercomm(s, 7, 6, "mqd-inter", world_rank & 1, 2, pair, 2,
+                                           flags & 8 ? other : world + 2);
+    uint64_t dt[2] = {synth_ompi_datatype(s, "MPI_INT", 4), synth_ompi_datatype(s, "", 24)};
+    unsigned counts = byte(in);
+    for (int i = 0; i < (int)(counts & 7); i++) { /* receives and probes */
+        unsigned v = word(in, 2);
+        int peer = (int)(v & 1) - (v & 2 ? 1 : 0), tag = v & 4 ? -1 : (int)(v >> 8) - 40;
+        synth_ompi_recv(s, comms[(v >> 3) % (unsigned)nc], peer, tag, (long)(v >> 5 & 7),
+                        dt[v >> 11 & 1], v >> 4, (int)(v >> 12 & 1));
+    }
+    for (int i = 0; i < (int)(counts >> 3 & 7); i++) { /* unexpected fragments */
+        unsigned v = word(in, 2);
+        synth_ompi_frag(s, comms[(v >> 3) % (unsigned)nc], (int)(v & 1),
+                        (int)(v >> 8) - 40, 0x41 + (int)(v >> 1 & 3) % 3, (long)(v >> 4 & 15),
+                        (long)(v >> 6), v >> 12);
+    }
+    for (int i = 0; i < (int)(byte(in) & 7); i++) { /* sends */
+        unsigned v = word(in, 2);
+        const struct synth_ompi_send a = {
+            .comm = comms[(v >> 3) % (unsigned)nc], .peer = (int)(v & 1),
+            .tag = (int)(v >> 8) - 40, .count = (long)(v >> 4 & 15), .datatype = dt[v >> 2 & 1],
+            .bytes = (long)(v >> 4 & 15) * 4, .mode = (int)(v >> 5 & 3) * 2,
+            .state = (int)(v >> 7 & 3), .complete = v >> 15, .seq = v >> 9};
+        synth_ompi_send(s, &a);
+    }
+    if (flags & 16)
+        synth_ompi_state(s, 3);
+}
+
 /* Apply patch records until the input ends or one says "later";
  * returns 1 if there are patches left for later. */
 static int patch(struct synth *s, struct input *in)
@@ -279,15 +335,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct input in = {data, size};
     unsigned kind = byte(&in), flags = byte(&in);
     enum synth_gen gen = (enum synth_gen)(kind % 5);
-    int big = kind >> 3 & 1, ptr = kind & 0x10 ? 4 : 8;
+    int big = kind >> 3 & 1, ptr = kind & 0x10 ? 4 : 8, ompi = (kind & 7) >= 5;
     synth_host_kind((enum synth_host_kind)((kind >> 5 & 3) % 3));
-    struct synth *s = synth_new_gen(big, ptr, gen), *peer = NULL;
-    build(s, &in, flags, 1);
+    dll = ompi ? ompi_dll : mpich_dll;
+    struct synth *s = ompi ? synth_ompi_new(big, ptr, flags & 4 ? "ucx" : "ob1", 1, 4)
+                           : synth_new_gen(big, ptr, gen);
+    struct synth *peer = NULL;
+    if (ompi)
+        build_ompi(s, &in, flags, 1);
+    else
+        build(s, &in, flags, 1);
     int mpi2 = (flags & 32) && dll->setup_job;
     if (mpi2) { /* the rank and a peer, in the debugger's job */
-        peer = synth_new_gen(big, ptr, gen);
         struct input none = {NULL, 0};
-        build(peer, &none, flags, 3);
+        peer = ompi ? synth_ompi_new(big, ptr, "ob1", 3, 4) : synth_new_gen(big, ptr, gen);
+        if (ompi)
+            build_ompi(peer, &none, flags, 3);
+        else
+            build(peer, &none, flags, 3);
         synth_join_job(s, 1);
         synth_join_job(peer, 3);
     }
