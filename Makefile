@@ -275,7 +275,7 @@ check-layouts: $(BUILD)/bin/gen_layout $(MPICH_STAMP)
 # Debian makes it, with -g (scripts/build-openmpi-debian.sh, long: not part
 # of make check), checked against Debian's own binaries: `make ompi-layouts`.
 $(BUILD)/ompi_defs/gen_layout.o: ompi_defs/gen_layout.c | $(BUILD)/ompi_defs
-	$(CC) $(MQD_CFLAGS) -c -o $@ $<
+	$(CC) $(MQD_CFLAGS) -Ihost -c -o $@ $<
 $(BUILD)/bin/gen_ompi_layout: $(BUILD)/ompi_defs/gen_layout.o $(BUILD)/dll/target.o \
                               $(BUILD)/host/libmqdhost-internal.a | $(BUILD)/bin
 	$(CC) -o $@ $^ $(MQD_LDFLAGS) $(HOST_LIBS)
