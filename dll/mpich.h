@@ -13,14 +13,17 @@
  *                   across jobs (mqd_be_process_key)
  *   mpich_comms.c   a process's generation (mqd_be_setup_process) and
  *                   its communicators (mqd_be_read_comms, ...)
- *   mpich_queues.c  the three queues and the datatypes of their entries
- *                   (mqd_be_read_queue)
+ *   mpich_requests.c what one request says: datatype and length, completion
+ *                   counter and status, ch4's device parts
+ *   mpich_queues.c  the three queues (mqd_be_read_queue), each entry read
+ *                   through its request
  *
  * Naming: the backend implements backend.h's mqd_be_* hooks; functions
  * shared between its files and nothing else carry two underscores,
  * mpich__*; its types are struct mpich_*; everything else is static.
- * mpich_comms.c uses mpich_ranks.c and mpich_layout.c, mpich_ranks.c
- * and mpich_queues.c use mpich_layout.c, never the other way round.
+ * mpich_comms.c uses mpich_ranks.c and mpich_layout.c, mpich_queues.c
+ * uses mpich_requests.c, and mpich_ranks.c and mpich_requests.c use
+ * mpich_layout.c, never the other way round.
  */
 #ifndef MQD_DLL_MPICH_H
 #define MQD_DLL_MPICH_H
@@ -197,5 +200,58 @@ MQD_HIDDEN void mpich__rank_cache_free(struct mpich_rank_cache *cache);
 MQD_HIDDEN int mpich__read_members(struct mqd_process *p, struct mpich_rank_cache *cache,
                                    mqs_taddr_t addr, const unsigned char *buf,
                                    struct mqd_comm *c);
+
+/* ---------------------------------------------------------------- mpich_requests.c */
+
+/* r's first line: what, and count elements of datatype dt (by name, else
+ * by handle, an address line unless predefined). */
+MQD_HIDDEN void mpich__describe_type(struct mqd_raw_op *r, const char *what, long count,
+                                     unsigned dt);
+/* count elements of datatype dt (its object at dt_ptr, 0 if not known) in
+ * bytes; -1 if unknown. */
+MQD_HIDDEN long mpich__byte_length(struct mqd_process *p, long count, unsigned dt,
+                                   mqs_taddr_t dt_ptr);
+/* The completion counter of the request at req (its bytes in buf), through
+ * cc_ptr where that points elsewhere (a started persistent request). */
+MQD_HIDDEN int mpich__req_cc(struct mqd_process *p, mqs_taddr_t req, const unsigned char *buf,
+                             long *cc);
+/* What a request's status says (source, tag, bytes): 1, or 0 if the
+ * layout lacks it. */
+MQD_HIDDEN int mpich__req_status(struct mqd_process *p, const unsigned char *buf, long *source,
+                                 long *tag, long *bytes);
+/* A completed receive (op->status complete): what it matched, from the
+ * status in buf. */
+MQD_HIDDEN void mpich__completed_receive(struct mqd_process *p, const unsigned char *buf,
+                                         mqs_pending_operation *op);
+/* r's request at addr, and the address line naming it and its handle. */
+MQD_HIDDEN void mpich__request_line(struct mqd_raw_op *r, mqs_taddr_t addr, unsigned handle);
+/* ch4: the datatype of the request in buf from the part of its device
+ * union that keeps it (a debug queue entry's count and buffer tell
+ * ch4_self.c's); 1, or 0 if none is kept. */
+MQD_HIDDEN int mpich__ch4_datatype(struct mqd_process *p, const unsigned char *buf, long count,
+                                   mqs_taddr_t user_buf, unsigned *dt);
+/* 4.0.2 ch4, a send of MPIR_Sendq: its count, datatype and buffer where
+ * the request keeps them; 1, or 0. */
+MQD_HIDDEN int mpich__ch4_sendq_type(struct mqd_process *p, const unsigned char *buf,
+                                     long *count, unsigned *dt, mqs_taddr_t *user_buf);
+/* How far an unexpected message has come. */
+enum mpich_arrival {
+    ARRIVAL_UNKNOWN, /* not an active-message request: not recorded */
+    ARRIVAL_EAGER,   /* all its data is in MPICH's buffer */
+    ARRIVAL_COMING,  /* eager, its data still being copied in */
+    ARRIVAL_RNDV     /* rendezvous: the envelope only, the data at the sender */
+};
+/* ch4: an unexpected message's arrival, from its active-message part
+ * (is_am: the request is known to be one, else dev.type must say so). */
+MQD_HIDDEN enum mpich_arrival mpich__ch4_arrival(struct mqd_process *p,
+                                                 const unsigned char *buf, int is_am);
+/* ch4: an unexpected entry that is ch4_self.c's own send request (buf):
+ * r's length, buffer, text and status say so; else r is unchanged. */
+MQD_HIDDEN void mpich__ch4_self_send(struct mqd_process *p, const unsigned char *buf,
+                                     struct mqd_raw_op *r);
+/* A ch4 unexpected message from rank with tag, of bytes, as far as it has
+ * come, into op. */
+MQD_HIDDEN void mpich__ch4_unexpected(mqs_pending_operation *op, long rank, long tag,
+                                      long bytes, enum mpich_arrival arrival);
 
 #endif
