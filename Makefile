@@ -223,8 +223,8 @@ INTEGRATION_TESTS := $(BUILD)/tests/test_samples $(BUILD)/tests/test_mqdump \
 # libmqd_mpich.so: every mqs_* entry point and mqd_get_comm_handle, nothing
 # else exported.
 DLL_SRCS := dll/entry.c dll/target.c dll/job.c dll/records.c dll/mpich_layout.c \
-            dll/mpich_ranks.c dll/mpich_comms.c dll/mpich_requests.c \
-            dll/mpich_queues.c
+            dll/mpich_ranks.c dll/mpich_comms.c dll/mpich_requests.c dll/mpich_stock.c \
+            dll/mpich_queues.c dll/mpich_handles.c dll/request.c
 DLL_OBJS := $(DLL_SRCS:%.c=$(BUILD)/%.o)
 $(BUILD)/dll/%.o: dll/%.c | $(BUILD)/dll
 	$(CC) $(MQD_CFLAGS) -fPIC -fvisibility=hidden -c -o $@ $<

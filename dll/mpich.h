@@ -54,8 +54,11 @@ enum {
      * lists, 4.1+ reads it to tell a collective's receives (the debug
      * queues enter them under the plain context). */
     CLASS_MPIDIG_RECV = CLASS_MPIDIG | CLASS_CH4_REQ,
+    CLASS_COMM_LIST = 0x800,     /* MPIR_All_communicators: built with debugger support */
+    CLASS_STOCK = 0x1000,        /* 4.0.2 ch4 without it: list heads, object pools */
+    CLASS_REQUESTS = 0x2000,     /* the request behind a handle: optional */
     CLASS_OPTIONAL = 0x00,       /* optional, any generation (looked up with COMMON) */
-    CLASS_ALL = 0x7ff
+    CLASS_ALL = 0x3fff
 };
 
 enum field_id {
@@ -83,6 +86,7 @@ struct mpich_span {
 };
 
 struct mpich_known_layout; /* a build's generated layout (mpich_layout.c) */
+struct mpich_stock_build;  /* a distribution's build (mpich_stock.c) */
 
 /* Per image: every offset and size, -1 where the debug info has none. */
 struct mpich_image {
@@ -97,6 +101,12 @@ struct mpich_image {
     int probed;  /* CLASS_* bits looked up (optional fields: with the first) */
     const struct mpich_known_layout *layout;
     char lacks[256];
+    /* The library keeps no debugger list of communicators (no
+     * MPIR_All_communicators): a build without debugger support, read as
+     * MPICH_GEN_CH4_STOCK where its own lists can be found; layout_build
+     * the known build whose layout b holds (no DWARF), else NULL. */
+    int stock;
+    const struct mpich_stock_build *layout_build;
 };
 
 /* The id string of a ch3 process group or a world's PMI name, with room
@@ -122,6 +132,16 @@ struct mpich_process {
     /* 4.x ch4: the PMI name of this process's world ("" if unknown); the
      * key is then "NAMESPACE#RANK" and rank maps' table 0 is that world. */
     char ns[PG_ID_MAX];
+    /* What every build has, exported or hidden (0 if not found): ch4's
+     * MPIDI_global, the communicator and request pools, the pending
+     * schedules (mpich_defs.h); stock_build, the known build whose
+     * addresses these are when the library's own symbols do not say
+     * (mpich_stock.c), else NULL. */
+    mqs_taddr_t ch4_global, comm_mem, request_mem, schedules;
+    const struct mpich_stock_build *stock_build;
+    /* MPICH_GEN_CH4_STOCK has no sequence number to tell its communicators
+     * changed: each read is a new one. */
+    uint64_t reads;
     /* MPI_TAG_UB (MPIR_Process.attrs.tag_ub; 0 if unknown): a tag beyond it
      * is MPI's own (MPIR_TAG_COLL_BIT, src/include/mpir_tags.h). */
     long tag_ub;
@@ -151,6 +171,10 @@ MQD_HIDDEN void mpich__probe_generation(mqs_image *image, const mqs_image_callba
 /* No usable DWARF types: take the known layout of this process's MPICH
  * build into b (mqs_ok, or an error with mqd_process_explain). */
 MQD_HIDDEN int mpich__choose_layout(struct mqd_process *p, struct mpich_image *b);
+/* Every offset and size of b from a table: step(ctx, "T", "f") the offset
+ * of field f in type T, step(ctx, "T", NULL) T's size, -1 if none. */
+typedef int (*mpich_step_fn)(const void *ctx, const char *type, const char *field);
+MQD_HIDDEN void mpich__layout_from(struct mpich_image *b, mpich_step_fn step, const void *ctx);
 /* Does b have all that generation gen needs, for a target of p's sizes?
  * mqs_ok (then contexts without a type are int), or an error with
  * mqd_process_explain. */
@@ -200,6 +224,43 @@ MQD_HIDDEN void mpich__rank_cache_free(struct mpich_rank_cache *cache);
 MQD_HIDDEN int mpich__read_members(struct mqd_process *p, struct mpich_rank_cache *cache,
                                    mqs_taddr_t addr, const unsigned char *buf,
                                    struct mqd_comm *c);
+
+/* ---------------------------------------------------------------- mpich_stock.c */
+
+/* A stock process (MPICH_GEN_CH4_STOCK, its library's version and device
+ * strings as read): its globals into bp (by name where its debug symbols
+ * and DWARF are found, else from the known build it is shown to be), and
+ * b's layout from that build if the DWARF lacks it.  mqs_ok, or an error
+ * with mqd_process_explain. */
+MQD_HIDDEN int mpich__stock_find(struct mqd_process *p, struct mpich_process *bp,
+                                 struct mpich_image *b, const char *version, const char *device);
+/* The known build bp was found as ("Debian 12's mpich ..."), or NULL. */
+MQD_HIDDEN const char *mpich__stock_name(const struct mpich_process *bp);
+/* The communicators in use (MPI_COMM_WORLD first, then MPI_COMM_SELF and
+ * the pool's), their addresses into *out (*n, freed by the caller with
+ * mqd_free); *world_gone 1 (and none) once MPI_Finalize has freed the
+ * world. */
+MQD_HIDDEN int mpich__stock_comms(struct mqd_process *p, mqs_taddr_t **out, int *n,
+                                  int *world_gone);
+/* The head variables of ch4's posted (queue receives) or unexpected lists,
+ * one per VCI, into heads (room for MPICH_CH4_MAX_VCIS), *n of them. */
+MQD_HIDDEN int mpich__stock_heads(struct mqd_process *p, int queue, mqs_taddr_t *heads, int *n);
+
+/* ---------------------------------------------------------------- mpich_handles.c */
+
+/* An object allocator (MPIR_Object_alloc_t) as read: ndirect objects of
+ * size bytes at direct, then nblocks blocks whose addresses are at
+ * indirect; kind the objects' (MPICH_OBJECT_*). */
+struct mpich_pool {
+    mqs_taddr_t direct, indirect;
+    long ndirect, nblocks, size;
+    unsigned kind;
+};
+/* The allocator at address at into *out (sizes checked). */
+MQD_HIDDEN int mpich__read_pool(struct mqd_process *p, mqs_taddr_t at, struct mpich_pool *out);
+/* The address of block number block of pool (never 0) into *out. */
+MQD_HIDDEN int mpich__pool_block(struct mqd_process *p, const struct mpich_pool *pool,
+                                 long block, mqs_taddr_t *out);
 
 /* ---------------------------------------------------------------- mpich_requests.c */
 

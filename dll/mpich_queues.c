@@ -214,15 +214,15 @@ static int mpidig_request(struct mqd_process *p, mqs_taddr_t addr, int queue,
     return mqs_ok;
 }
 
-/* A list of MPIR_Request (ch3's, or 4.0.2 ch4's MPIDIG lists), through the
- * variable that points at its head. */
-static int request_list(struct mqd_process *p, mqs_taddr_t head_ptr_sym, int queue,
+/* A list of MPIR_Request (ch3's, or 4.0.2 ch4's MPIDIG lists) from the
+ * variable at head_var that holds its head. */
+static int request_list(struct mqd_process *p, mqs_taddr_t head_var, int queue,
                         struct mqd_ops *out)
 {
     struct mpich_process *bp = mqd_process_backend(p);
-    mqs_taddr_t head_var, node;
-    int rc = mqd_read_ptr(p, head_ptr_sym, &head_var);
-    if (rc != mqs_ok || (rc = mqd_read_ptr(p, head_var, &node)) != mqs_ok)
+    mqs_taddr_t node;
+    int rc = mqd_read_ptr(p, head_var, &node);
+    if (rc != mqs_ok)
         return rc;
     struct mqd_walk walk;
     mqd_walk_init(&walk);
@@ -231,8 +231,8 @@ static int request_list(struct mqd_process *p, mqs_taddr_t head_ptr_sym, int que
         mqs_taddr_t next = 0;
         if ((rc = mqd_walk_visit(&walk, node)) != mqs_ok)
             break;
-        rc = bp->gen == MPICH_GEN_CH4_MPIDIG ? mpidig_request(p, node, queue, &r, &next)
-                                             : ch3_request(p, node, queue, &r, &next);
+        rc = mpich__gen_is_ch3(bp->gen) ? ch3_request(p, node, queue, &r, &next)
+                                        : mpidig_request(p, node, queue, &r, &next);
         if (rc != mqs_ok)
             break;
         rc = mqd_ops_push(out, &r);
@@ -395,7 +395,8 @@ void mqd_be_refine_sends(struct mqd_process *p, struct mqd_ops *sends,
     const struct mpich_process *bp = mqd_process_backend(p);
     const struct mqd_ops *other[2] = {recvs, unexps};
     /* Only a hint: what could not be read leaves the sends as they are. */
-    if (mpich__gen_is_ch3(bp->gen) || bp->gen == MPICH_GEN_CH4_MPIDIG || !recvs || !unexps)
+    if (mpich__gen_is_ch3(bp->gen) || bp->gen == MPICH_GEN_CH4_MPIDIG ||
+        bp->gen == MPICH_GEN_CH4_STOCK || !recvs || !unexps)
         return;
     for (int i = 0; i < sends->n; i++) {
         struct mqd_raw_op *s = &sends->v[i];
@@ -412,11 +413,41 @@ void mqd_be_refine_sends(struct mqd_process *p, struct mqd_ops *sends,
     }
 }
 
+/* The list whose head variable the symbol at head_ptr_sym points at (ch3's
+ * MPID_Recvq_*_head_ptr, which 4.0.2 ch4 exports for MPIDIG's lists). */
+static int pointed_list(struct mqd_process *p, mqs_taddr_t head_ptr_sym, int queue,
+                        struct mqd_ops *out)
+{
+    mqs_taddr_t head_var;
+    int rc = mqd_read_ptr(p, head_ptr_sym, &head_var);
+    return rc == mqs_ok ? request_list(p, head_var, queue, out) : rc;
+}
+
+/*
+ * MPICH_GEN_CH4_STOCK: MPIDIG's lists of every VCI, in the order of the
+ * VCIs.  No send is recorded anywhere (MPIR_Sendq is kept only with
+ * --enable-debuginfo, src/mpi/debugger/dbginit.c:371-411): no
+ * information, which says so.
+ */
+static int stock_lists(struct mqd_process *p, int queue, struct mqd_ops *out)
+{
+    mqs_taddr_t heads[MPICH_CH4_MAX_VCIS];
+    int n = 0;
+    if (queue == mqs_pending_sends)
+        return mqs_no_information;
+    int rc = mpich__stock_heads(p, queue, heads, &n);
+    for (int i = 0; rc == mqs_ok && i < n; i++)
+        rc = request_list(p, heads[i], queue, out);
+    return rc;
+}
+
 int mqd_be_read_queue(struct mqd_process *p, int queue, struct mqd_ops *out)
 {
     struct mpich_process *bp = mqd_process_backend(p);
     int rc;
-    if (!mpich__gen_is_ch3(bp->gen) && bp->gen != MPICH_GEN_CH4_MPIDIG)
+    if (bp->gen == MPICH_GEN_CH4_STOCK)
+        rc = stock_lists(p, queue, out);
+    else if (!mpich__gen_is_ch3(bp->gen) && bp->gen != MPICH_GEN_CH4_MPIDIG)
         rc = debugq_list(p, queue == mqs_pending_sends      ? bp->sendq
                             : queue == mqs_pending_receives ? bp->recvq
                                                             : bp->unexpq,
@@ -425,7 +456,7 @@ int mqd_be_read_queue(struct mqd_process *p, int queue, struct mqd_ops *out)
         rc = bp->gen == MPICH_GEN_CH3_DEBUGQ ? debugq_list(p, bp->sendq, queue, out)
                                             : ch3_sendq(p, out);
     else
-        rc = request_list(p, queue == mqs_pending_receives ? bp->posted_ptr
+        rc = pointed_list(p, queue == mqs_pending_receives ? bp->posted_ptr
                                                            : bp->unexpected_ptr,
                           queue, out);
     /* In MPI_Finalize (finalized_world): left behind for good. */

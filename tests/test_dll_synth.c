@@ -104,7 +104,7 @@ static void dump_process(struct synth *s, struct result *r, int update_only)
         for (int q = 0; q < 3; q++) {
             c->qrc[q] = dll->setup_operation_iterator(p, q);
             if (c->qrc[q] != mqs_ok && c->qrc[q] != mqs_end_of_list) {
-                if (!r->rc)
+                if (!r->rc && c->qrc[q] != mqs_no_information) /* an answer, not a failure */
                     r->rc = c->qrc[q];
                 continue;
             }
@@ -201,7 +201,7 @@ static void build_rank(struct synth *s, uint64_t *comms, int *n)
  * requests. */
 static void check_rank(const struct result *r, enum synth_gen gen)
 {
-    int dq = gen == SYNTH_DEBUGQ || gen == SYNTH_DEBUGQ_5;
+    int dq = gen == SYNTH_DEBUGQ || gen == SYNTH_DEBUGQ_5, stock = gen == SYNTH_CH4_STOCK;
     if (r->rc != mqs_ok)
         fail_msg("dump failed: %d %s (%s)", r->rc, dll->dll_error_string(r->rc),
                  r->why ? r->why : "");
@@ -256,14 +256,19 @@ static void check_rank(const struct result *r, enum synth_gen gen)
     assert_int_equal(o->actual_length, 1048576);
     assert_int_equal(o->actual_local_rank, 3);
     assert_int_equal(o->actual_tag, 12);
-    assert_int_equal(w->nops[mqs_pending_sends], 1);
+    /* A build without debugger support records no send anywhere: no
+     * information, on every communicator. */
+    for (int c = 0; stock && c < r->ncomms; c++)
+        assert_int_equal(r->comms[c].qrc[mqs_pending_sends], mqs_no_information);
+    assert_int_equal(w->nops[mqs_pending_sends], !stock);
     o = &w->ops[mqs_pending_sends][0];
-    assert_int_equal(o->status, mqs_st_pending);
+    assert_int_equal(o->status, mqs_st_pending * !stock);
     assert_int_equal(o->desired_local_rank, 0);
-    assert_int_equal(o->desired_tag, 12);
-    assert_int_equal(o->desired_length, dq ? -1 : 1048576);
-    assert_string_equal(o->extra_text[0],
-                        dq ? "send: 131072 elements" : "send: 131072 x MPI_DOUBLE");
+    assert_int_equal(o->desired_tag, 12 * !stock);
+    assert_int_equal(o->desired_length, dq ? -1 : 1048576 * !stock);
+    assert_string_equal(o->extra_text[0], dq      ? "send: 131072 elements"
+                                          : stock ? ""
+                                                  : "send: 131072 x MPI_DOUBLE");
 
     const struct rcomm *u = comm_named(r, "unnamed communicator, context 0x40");
     assert_int_equal(u->nops[mqs_pending_receives], 1);
@@ -287,15 +292,15 @@ static void check_rank(const struct result *r, enum synth_gen gen)
     assert_int_equal(x->c.size, 2);
     assert_int_equal(x->nops[mqs_pending_receives], 1);
     assert_int_equal(x->ops[mqs_pending_receives][0].desired_global_rank, 3);
-    assert_int_equal(x->nops[mqs_pending_sends], 1);
+    assert_int_equal(x->nops[mqs_pending_sends], !stock);
     o = &x->ops[mqs_pending_sends][0];
-    assert_int_equal(o->status, mqs_st_complete);
+    assert_int_equal(o->status, stock ? 0 : mqs_st_complete);
     assert_int_equal(o->desired_local_rank, 0);
-    assert_int_equal(o->desired_global_rank, 2); /* the remote group's rank 0 */
-    assert_int_equal(o->desired_length, dq ? -1 : 4);
+    assert_int_equal(o->desired_global_rank, stock ? 0 : 2); /* the remote group's rank 0 */
+    assert_int_equal(o->desired_length, dq ? -1 : 4 * !stock);
     /* The self communicator: known to be empty, not "no information". */
     const struct rcomm *self = comm_named(r, "MPI_COMM_SELF");
-    for (int q = 0; q < 3; q++)
+    for (int q = stock; q < 3; q++)
         assert_int_equal(self->qrc[q], mqs_end_of_list);
 }
 
@@ -357,6 +362,167 @@ static void test_synth__debugq_generation_every_queue(void **state)
     (void)state;
     for (size_t g = 1; g < NGENS; g++) /* all but 4.0.2, the test before */
         every_queue(every_gen[g]);
+}
+
+/*
+ * MPICH 4.0.2 ch4 without debugger support, its globals named (its debug
+ * symbols found): the communicators from their pool, MPIDIG's posted and
+ * unexpected lists, no sends; a second VCI's lists read too.
+ */
+static void test_synth__stock_generation_every_queue(void **state)
+{
+    (void)state;
+    every_queue(SYNTH_CH4_STOCK);
+    uint64_t comms[16];
+    struct synth *s = start_gen(0, 8, SYNTH_CH4_STOCK, comms);
+    synth_vcis(s, 2);
+    struct result r;
+    dump_process(s, &r, 0);
+    check_rank(&r, SYNTH_CH4_STOCK);
+    /* No sequence number: every stop reads them again.  A communicator
+     * freed (its reference gone) is not shown; one of an indirect block is. */
+    synth_comm_free(s, comms[4]);
+    static const int world[] = {0, 1, 2, 3};
+    synth_comm(s, 0xc4000002u, 96, 4, 1, "mqd-block", world);
+    dump_process(s, &r, 1);
+    assert_int_equal(r.rc, mqs_ok);
+    assert_int_equal(r.ncomms, 5);
+    assert_string_equal(r.comms[2].c.name, "unnamed communicator, context 0x40");
+    assert_string_equal(r.comms[4].c.name, "mqd-block");
+    /* ch4's VCIs: at least one, MPIDI_CH4_MAX_VCIS at most. */
+    synth_vcis(s, 65);
+    dump_process(s, &r, 1);
+    assert_int_equal(r.rc, dll_code("a count, size or rank"));
+    finish(s);
+}
+
+/* Past MPI_Finalize (the world's reference gone): the world MPIR_Process
+ * still names, and the process said finalized. */
+static void test_synth__stock_finalized(void **state)
+{
+    (void)state;
+    uint64_t comms[16];
+    struct synth *s = start_gen(0, 8, SYNTH_CH4_STOCK, comms);
+    synth_comm_free(s, comms[0]);
+    struct result r;
+    dump_process(s, &r, 0);
+    assert_int_equal(r.rc, mqs_ok);
+    assert_int_equal(r.ncomms, 1);
+    assert_string_equal(r.comms[0].c.name, "MPI_COMM_WORLD");
+    assert_int_equal(r.comms[0].c.size, 4);
+    assert_int_equal(r.comms[0].c.local_rank, 1);
+    unsigned flags = 0;
+    assert_int_equal(dll->get_process_state(synth_process(s), &flags), mqs_ok);
+    assert_int_equal(flags, MQD_PROC_FINALIZED);
+    finish(s);
+}
+
+/* Without its globals' names and with no known build of it: said, with
+ * what to do. */
+static void test_synth__stock_unknown_build_is_named(void **state)
+{
+    (void)state;
+    uint64_t comms[16];
+    struct synth *s = start_gen(0, 8, SYNTH_CH4_STOCK, comms);
+    synth_drop_symbol(s, "MPIDI_global");
+    struct result r;
+    dump_process(s, &r, 0);
+    assert_int_equal(r.rc, dll_code("this MPI keeps no message queues"));
+    assert_non_null(r.why);
+    if (!strstr(r.why, "this MPICH was configured without --enable-debuginfo (4.0.2, ch4:ucx, "
+                       "not a build mqd knows)") ||
+        !strstr(r.why, "libmpich12-dbgsym"))
+        fail_msg("unexpected: %s", r.why);
+    finish(s);
+}
+
+/* mqd_get_request_info of handle h in s's process (dumped), into *info. */
+static int request_info(struct synth *s, unsigned h, mqd_request_info *info)
+{
+    assert_non_null(dll->get_request_info);
+    return dll->get_request_info(synth_process(s), h, info);
+}
+
+/*
+ * The requests behind the program's handles (mqd_get_request_info): a
+ * receive, a wildcard one, a send (its destination, no tag), a pending
+ * nonblocking collective with its schedule's tag and a finished one, the
+ * null request and MPICH's pre-completed ones; handles naming no request
+ * in use refused; an envelope that is not its communicator's not said.
+ */
+static void test_synth__request_info(void **state)
+{
+    (void)state;
+    uint64_t comms[16];
+    struct synth *s = start_gen(0, 8, SYNTH_CH4_STOCK, comms);
+    uint64_t recv = synth_recv(s, 48, 2, 4, 1, DT_INT, 1, 0);
+    uint64_t any = synth_recv(s, 0, -2, -1, 1, DT_INT, 1, 0);
+    uint64_t send = synth_send_req(s, 4, DT_INT, 1), odd = synth_recv(s, 48, 1, 6, 1, DT_INT, 1, 0);
+    int three = 3, nine = 9;
+    unsigned world_ctx = 0;
+    synth_sendq(s, &send, &three, &nine, &world_ctx, 1);
+    uint64_t nbc = synth_nbc(s, comms[0], 288, 0), done = synth_nbc(s, comms[0], 289, 1);
+    /* A request whose communicator is not the one its context names. */
+    synth_put(s, odd + (uint64_t)synth_off(s, "MPIR_Request", "comm"), comms[0], 8);
+    struct result r;
+    dump_process(s, &r, 0);
+    assert_int_equal(r.rc, mqs_ok);
+    mqs_taddr_t world = comm_named(&r, "MPI_COMM_WORLD")->c.unique_id;
+    mqs_taddr_t dup = comm_named(&r, "mqd-dup")->c.unique_id;
+    mqd_request_info i;
+    assert_int_equal(request_info(s, synth_request_handle(s, recv), &i), mqs_ok);
+    assert_int_equal(i.kind, MQD_REQ_RECV);
+    assert_int_equal(i.state, MQD_REQ_PENDING);
+    assert_int_equal(i.known, MQD_REQ_KNOWN_COMM | MQD_REQ_KNOWN_PEER | MQD_REQ_KNOWN_TAG);
+    assert_int_equal(i.comm, dup);
+    assert_int_equal(i.request, recv);
+    assert_int_equal(i.peer_local, 2);
+    assert_int_equal(i.peer_global, 2);
+    assert_int_equal(i.tag, 4);
+    assert_int_equal(request_info(s, synth_request_handle(s, any), &i), mqs_ok);
+    assert_int_equal(i.comm, world);
+    assert_int_equal(i.peer_local, -1);
+    assert_int_equal(i.tag, -1);
+    assert_int_equal(request_info(s, synth_request_handle(s, send), &i), mqs_ok);
+    assert_int_equal(i.kind, MQD_REQ_SEND);
+    assert_int_equal(i.known, MQD_REQ_KNOWN_COMM | MQD_REQ_KNOWN_PEER); /* MPIDIG keeps no tag */
+    assert_int_equal(i.peer_global, 3);
+    assert_int_equal(request_info(s, synth_request_handle(s, odd), &i), mqs_ok);
+    assert_int_equal(i.known, MQD_REQ_KNOWN_COMM);
+    assert_int_equal(i.peer_local, -1);
+    assert_int_equal(request_info(s, synth_request_handle(s, nbc), &i), mqs_ok);
+    assert_int_equal(i.kind, MQD_REQ_COLLECTIVE);
+    assert_int_equal(i.state, MQD_REQ_PENDING);
+    assert_int_equal(i.known, MQD_REQ_KNOWN_COMM | MQD_REQ_KNOWN_SCHED_TAG);
+    assert_int_equal(i.comm, world);
+    assert_int_equal(i.sched_tag, 288);
+    assert_int_equal(request_info(s, synth_request_handle(s, done), &i), mqs_ok);
+    assert_int_equal(i.state, MQD_REQ_COMPLETE);
+    assert_int_equal(i.known, MQD_REQ_KNOWN_COMM);
+    assert_int_equal(request_info(s, 0x2c000000u, &i), mqs_ok); /* MPI_REQUEST_NULL */
+    assert_int_equal(i.kind, MQD_REQ_NULL);
+    assert_int_equal(i.state, MQD_REQ_COMPLETE);
+    assert_int_equal(request_info(s, 0x6c000001u, &i), mqs_ok); /* MPIR_REQUEST_COMPLETE_SEND */
+    assert_int_equal(i.kind, MQD_REQ_SEND);
+    assert_int_equal(i.state, MQD_REQ_COMPLETE);
+    int bad = dll_code("a count, size or rank");
+    assert_int_equal(request_info(s, 0x84000001u, &i), bad);  /* a communicator's handle */
+    assert_int_equal(request_info(s, 0xec00f000u, &i), bad);  /* a block never made */
+    synth_put(s, recv + (uint64_t)synth_off(s, "MPIR_Request", "ref_count"), 0, 4); /* freed */
+    assert_int_equal(request_info(s, synth_request_handle(s, recv), &i), bad);
+    finish(s);
+    /* Other generations: 4.0.2 ch3 without the pools named; 4.1 and later
+     * renumber the kinds. */
+    s = start_gen(0, 8, SYNTH_CH3_402, comms);
+    dump_process(s, &r, 0);
+    assert_int_equal(request_info(s, 0xec000001u, &i), mqs_no_information);
+    assert_string_equal(i.text, "the request pools (MPIR_Request_mem) are not found");
+    finish(s);
+    s = start_gen(0, 8, SYNTH_DEBUGQ, comms);
+    dump_process(s, &r, 0);
+    assert_int_equal(request_info(s, 0xec000001u, &i), mqs_no_information);
+    assert_string_equal(i.text, "requests are read for MPICH 4.0.2 only");
+    finish(s);
 }
 
 static void comms_come_and_go(enum synth_gen gen)
@@ -856,6 +1022,7 @@ static void test_synth__malloc_fails_at_each_call(void **state)
     (void)state;
     for (size_t g = 0; g < NGENS; g++)
         malloc_fails_at_each_call(every_gen[g]);
+    malloc_fails_at_each_call(SYNTH_CH4_STOCK);
 }
 
 /*
@@ -1265,6 +1432,10 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_synth__every_queue_both_orders_both_widths),
         cmocka_unit_test(test_synth__debugq_generation_every_queue),
+        cmocka_unit_test(test_synth__stock_generation_every_queue),
+        cmocka_unit_test(test_synth__stock_finalized),
+        cmocka_unit_test(test_synth__stock_unknown_build_is_named),
+        cmocka_unit_test(test_synth__request_info),
         cmocka_unit_test(test_synth__communicators_come_and_go),
         cmocka_unit_test(test_synth__finalizing_process_keeps_its_queues),
         cmocka_unit_test(test_synth__corrupt_targets),

@@ -146,6 +146,16 @@ static void walk(mqs_process *p)
         rc = dll->next_communicator(p);
         check_code(rc);
     }
+    /* The requests behind a few handles: the first of pool 0's blocks (the
+     * synthetic target's), the null and a pre-completed one, none at all. */
+    static const unsigned handles[] = {0xec000000u, 0xec000001u, 0xec000005u, 0xec100000u,
+                                       0x6c000002u, 0x2c000000u, 0x84000001u, 0xac000000u};
+    for (size_t i = 0; dll->get_request_info && i < sizeof handles / sizeof handles[0]; i++) {
+        mqd_request_info info;
+        check_code(dll->get_request_info(p, handles[i], &info));
+        if (memchr(info.text, '\0', sizeof info.text) == NULL)
+            finding("a request's text without its terminator");
+    }
 }
 
 /* The image and process set up, as a debugger does before a walk;
@@ -207,7 +217,7 @@ static void build(struct synth *s, struct input *in, unsigned flags, int world_r
         comms[nc++] = synth_comm(s, 0x84000000u + i, 32 + 16 * i, 2, (int)(i & 1),
                                  i & 1 ? "" : "mqd-fuzz", i & 2 ? half : pair);
     if (flags & 1)
-        comms[nc++] = synth_intercomm(s, 0x84000100u, 200, 2, 0, 2, "mqd-inter", half);
+        comms[nc++] = synth_intercomm(s, 0x84000007u, 200, 2, 0, 2, "mqd-inter", half);
     synth_comm_list(s, comms, nc, nc);
     unsigned counts = byte(in);
     uint64_t reqs[8];
@@ -278,7 +288,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     struct input in = {data, size};
     unsigned kind = byte(&in), flags = byte(&in);
-    enum synth_gen gen = (enum synth_gen)(kind % 5);
+    enum synth_gen gen = (enum synth_gen)(kind % 6);
     int big = kind >> 3 & 1, ptr = kind & 0x10 ? 4 : 8;
     synth_host_kind((enum synth_host_kind)((kind >> 5 & 3) % 3));
     struct synth *s = synth_new_gen(big, ptr, gen), *peer = NULL;
