@@ -356,7 +356,9 @@ int mqdh__proto_setup(struct target *p)
     char *pmsg = NULL;
     rc = DLL(p, process_has_queues, mp, &pmsg);
     if (rc != mqs_ok) {
-        mqdh__process_error(p->out, "process %d has no message queues: %s%s%s", (int)p->out->pid,
+        /* Named by its program, as the image's reason is: the ranks of a
+         * job that share the reason read as one line (analyze.c). */
+        mqdh__process_error(p->out, "%s has no message queues: %s%s%s", p->elf.exe_path,
                             mqdh__dll_strerror(p->dll, rc), pmsg ? ": " : "", pmsg ? pmsg : "");
         return MQDH_E_NO_QUEUES;
     }
