@@ -399,6 +399,81 @@ static const char *library_why(const struct mqdh__lib_args *lib, int k, char *bu
     return "";
 }
 
+/*
+ * Is v, read from a frame's stack, a communicator of im's MPI?  MPICH's is
+ * a handle whose object kind is a communicator's (src/include/
+ * mpir_objects.h: bits 26-29, 0x1) and whose kind is one (builtin, direct,
+ * indirect: bits 30-31 not 0); Open MPI's a pointer, taken only where it is
+ * a predefined communicator's object.  A stale or reused slot is most
+ * unlikely to pass.
+ */
+static int is_comm_value(struct mqdh_image *im, uint64_t v)
+{
+    switch (mpi_flavour(im)) {
+    case FLAVOUR_MPICH:
+        return v <= 0xffffffffu && (v & 0x3c000000u) == 0x04000000u && (v >> 30) != 0;
+    case FLAVOUR_OPEN_MPI:
+        return mqdh__comm_name(im, v) != NULL;
+    case FLAVOUR_UNKNOWN:
+        break;
+    }
+    return 0;
+}
+
+/*
+ * The arguments of w->call passed on the stack (after abi's registers)
+ * that neither the library's DWARF nor the call site gave (wanted): read
+ * from the slots the System V and AAPCS64 conventions put them in, at the
+ * caller's stack pointer as the call left it (the callee's CFA), which the
+ * caller made the call to the MPI entry point itself (its frame the one
+ * outside the entry point's: direct).  The callee owns those slots and
+ * might have written over them, so a value is taken only if it
+ * validates: comm a communicator of this MPI, root a rank (0 to 2^24)
+ * and only beside a comm that validated from the same slots or known
+ * otherwise.  The analysis checks roots against the communicator's size.
+ * Returns the MQDH_ARG_* bits read; r->why says why the others were not.
+ */
+static unsigned read_stack(struct reading *r, struct mqdh_image *im, struct mqdh_mem *mem,
+                           const struct mqdh__frame *caller, int direct, int p, unsigned wanted)
+{
+    int machine;
+    const struct abi *abi = caller ? abi_of(caller->file, &machine) : NULL;
+    unsigned read = 0;
+    if (!abi || !mem || !direct || !(caller->have & (UINT64_C(1) << abi->sp)))
+        return 0;
+    int big = 0;
+    GElf_Ehdr eh;
+    if (caller->file->elf && gelf_getehdr(caller->file->elf, &eh))
+        big = eh.e_ident[EI_DATA] == ELFDATA2MSB;
+    /* comm first: a root is taken only beside a valid one */
+    static const int order[] = {4, 0, 1, 2, 3};
+    for (int i = 0; i < MQDH__NARGS; i++) {
+        int k = order[i], pos = prototypes[p].at[k];
+        unsigned bit = 1u << k;
+        if (!(wanted & bit) || pos < abi->nregs)
+            continue;
+        int size = bit == MQDH_ARG_COMM ? (mpi_flavour(im) == FLAVOUR_OPEN_MPI ? 8 : INT_SIZE)
+                                        : INT_SIZE;
+        uint64_t slot = caller->regs[abi->sp] + (uint64_t)((pos - abi->nregs) * abi->slot), v;
+        if (mqdh__mem_read_word(mem, slot, size, big, &v) != 0)
+            continue;
+        long sv = (long)(int32_t)(uint32_t)v;
+        int ok = bit == MQDH_ARG_COMM ? is_comm_value(im, v)
+                 : bit == MQDH_ARG_ROOT ? sv >= 0 && sv < (1L << 24) &&
+                                              (r->w->args & MQDH_ARG_COMM)
+                                        : 1;
+        if (!ok) {
+            say(r->why[k], sizeof r->why[k], "its stack slot (the %dth argument) holds %#llx, "
+                "which is no %s: the call may have reused it", pos + 1, (unsigned long long)v,
+                bit == MQDH_ARG_COMM ? "communicator" : "rank");
+            continue;
+        }
+        mqdh__store_arg(r->w, bit, v, size);
+        read |= bit;
+    }
+    return read;
+}
+
 void mqdh__callsite_args(struct mqdh__where *w, struct mqdh_image *im, struct mqdh_mem *mem,
                          const struct mqdh__frame *caller, const struct mqdh__frame *outer,
                          const struct mqdh__lib_args *lib, int lib_outer_is_caller)
@@ -417,14 +492,22 @@ void mqdh__callsite_args(struct mqdh__where *w, struct mqdh_image *im, struct mq
         say(place, sizeof place, "the call site in %s", w->function);
     r.place = place;
     unsigned from_site = wanted ? read_site(&r, im, mem, caller, outer, p, wanted) : 0;
+    unsigned from_stack =
+        wanted & ~from_site ? read_stack(&r, im, mem, caller, lib_outer_is_caller, p,
+                                         wanted & ~from_site)
+                            : 0;
     int by_site = from_site || (lib_outer_is_caller && (lib->via_outer & from_lib));
+    const char *stack = from_stack ? " and its caller's stack" : "";
     if (from_lib && by_site)
-        say(w->args_from, sizeof w->args_from, "the MPI library's debug information and %s",
-                 place);
+        say(w->args_from, sizeof w->args_from, "the MPI library's debug information and %s%s",
+                 place, stack);
     else if (from_lib)
-        say(w->args_from, sizeof w->args_from, "the MPI library's debug information");
+        say(w->args_from, sizeof w->args_from, "the MPI library's debug information%s", stack);
     else if (by_site)
-        say(w->args_from, sizeof w->args_from, "%s", place);
+        say(w->args_from, sizeof w->args_from, "%s%s", place, stack);
+    else if (from_stack)
+        say(w->args_from, sizeof w->args_from, "its caller's stack (%s)", place);
+    from_site |= from_stack;
     if (!wanted)
         return; /* the library's reasons stand */
     w->args_why[0] = '\0';
