@@ -90,11 +90,15 @@ void mqdh_explain_wait(const struct mqdh_dump *d, const struct mqdh_wait *w, int
     peer_state(d, w->to, w->kind, state, sizeof state);
 
     char peer[64], tag[32];
-    if (w->tag_wild)
+    if (w->tag_unknown)
+        snprintf(tag, sizeof tag, "?");
+    else if (w->tag_wild)
         snprintf(tag, sizeof tag, "ANY");
     else
         snprintf(tag, sizeof tag, "%ld", w->tag);
-    if (w->any_source)
+    if (w->peer_unknown)
+        snprintf(peer, sizeof peer, "?");
+    else if (w->any_source)
         snprintf(peer, sizeof peer, "ANY");
     else
         mqdh_peer_text(d, w->from, w->peer_local, w->peer_global, relative, peer, sizeof peer);

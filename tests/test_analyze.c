@@ -1375,7 +1375,8 @@ static void test_analyze__calls_alone_claim_nothing_unsure(void **state)
     assert_int_equal(a->verdict, MQDH_VERDICT_UNKNOWN);
     assert_true(unseen_says(a, "whether rank 1's MPI_Recv is the partner of rank 0's (MPI_Recv's "
                                "source: the call site in main describes no arguments)"));
-    assert_true(unseen_says(a, "what rank 1 waits for in MPI_Recv (MPI_Recv's source"));
+    assert_true(unseen_says(a, "whether rank 0's MPI_Send is the partner of rank 1's (the "
+                               "latter's communicator is not known)"));
     mqdh_analysis_free(a);
     /* MPI_Wait: its request's operation is in the queues, not the call. */
     in_call(d, 1, "MPI_Wait");
@@ -1487,6 +1488,75 @@ static void test_analyze__calls_alone_proc_null_and_threads(void **state)
 
 /* MPI_ANY_SOURCE and collectives need every member: the launcher's world
  * size says whether the dump holds them all. */
+/*
+ * An argument that was not read blocks a verdict only where it could
+ * matter: a receive from rank 1 whose tag was not kept waits for rank 1
+ * all the same when rank 1 can send nothing that matches (it is in
+ * MPI_Finalize, in a collective, or receiving itself), and is unseen when
+ * rank 1 sends to it with a tag it may take.  A receive whose source was
+ * not read waits for every other member, as MPI_ANY_SOURCE does.
+ */
+static void test_analyze__calls_alone_unknown_arguments_only_where_they_matter(void **state)
+{
+    (void)state;
+    struct mqdh_dump *d = queueless_job(2, 2);
+    call(d, 0, "MPI_Recv", MQDH_ARG_SOURCE, 1, 0, 0); /* the tag not read */
+    d->procs[0].where_args_why = strdup("MPI_Recv's tag: the call site does not describe it");
+    static const char *const no_partner[] = {"MPI_Finalize", "MPI_Barrier", "MPI_Recv"};
+    for (int c = 0; c < 3; c++) {
+        call(d, 1, no_partner[c], c == 2 ? RECV : 0, 0, 4, 0);
+        struct mqdh_analysis *a = analyze(d);
+        assert_int_equal(a->verdict, MQDH_VERDICT_DEADLOCK);
+        assert_int_equal(a->ndeadlocks, 1);
+        char want[300];
+        snprintf(want, sizeof want, "rank 0 waits in MPI_Recv(source=1, tag=?, "
+                 "comm=MPI_COMM_WORLD) - rank 1 is blocked in a call that is no matching send "
+                 "(it is in %s%s)", no_partner[c],
+                 c == 0 ? ": it will never send or receive again" : "");
+        const struct mqdh_wait *w = &a->waits[a->deadlocks[0].waits[0]];
+        assert_true(w->tag_unknown);
+        assert_string_equal(why_of(d, w), want);
+        mqdh_analysis_free(a);
+    }
+    /* Rank 1 sends to rank 0: whether with a tag rank 0 takes is not known. */
+    call(d, 1, "MPI_Send", SEND, 0, 9, 0);
+    struct mqdh_analysis *a = analyze(d);
+    assert_int_equal(a->ndeadlocks, 0);
+    assert_int_equal(a->verdict, MQDH_VERDICT_UNKNOWN);
+    assert_true(unseen_says(a, "whether rank 1's MPI_Send is the partner of rank 0's (MPI_Recv's "
+                               "tag: the call site does not describe it)"));
+    mqdh_analysis_free(a);
+    /* A receive of any tag takes a send whose tag was not read: in flight. */
+    call(d, 0, "MPI_Send", MQDH_ARG_DEST, 1, 0, 0);
+    call(d, 1, "MPI_Recv", RECV, 0, -1, 0);        /* MPI_ANY_TAG */
+    a = analyze(d);
+    assert_int_equal(a->ndeadlocks, 0);
+    assert_int_equal(a->verdict, MQDH_VERDICT_NONE);
+    mqdh_analysis_free(a);
+    mqdh_dump_free(d);
+    /* The source not read: any other member may be it. */
+    d = queueless_job(3, 3);
+    call(d, 0, "MPI_Recv", MQDH_ARG_TAG, 0, 5, 0);
+    in_call(d, 1, "MPI_Finalize");
+    in_call(d, 2, "MPI_Finalize");
+    a = analyze(d);
+    assert_int_equal(a->verdict, MQDH_VERDICT_DEADLOCK);
+    const struct mqdh_wait *w = &a->waits[a->deadlocks[0].waits[0]];
+    assert_true(w->peer_unknown);
+    if (!strstr(why_of(d, w), "rank 0 waits in MPI_Recv(source=?, tag=5, comm=MPI_COMM_WORLD)"))
+        fail_msg("%s", why_of(d, w));
+    mqdh_analysis_free(a);
+    /* Rank 2 sends it: rank 0 may be receiving from rank 2, or from rank 1,
+     * which would leave rank 2 stuck too; which is not known. */
+    call(d, 2, "MPI_Send", SEND, 0, 5, 0);
+    a = analyze(d);
+    assert_int_equal(a->ndeadlocks, 0);
+    assert_int_equal(a->verdict, MQDH_VERDICT_UNKNOWN);
+    assert_true(unseen_says(a, "whether rank 0's MPI_Recv is the partner of rank 2's"));
+    mqdh_analysis_free(a);
+    mqdh_dump_free(d);
+}
+
 static void test_analyze__calls_alone_need_the_whole_world(void **state)
 {
     (void)state;
@@ -1539,6 +1609,7 @@ int main(void)
         cmocka_unit_test(test_analyze__calls_alone_find_deadlocks),
         cmocka_unit_test(test_analyze__calls_alone_claim_nothing_unsure),
         cmocka_unit_test(test_analyze__calls_alone_need_the_whole_world),
+        cmocka_unit_test(test_analyze__calls_alone_unknown_arguments_only_where_they_matter),
         cmocka_unit_test(test_analyze__calls_alone_proc_null_and_threads),
         cmocka_unit_test(test_analyze__ring_is_a_cycle),
         cmocka_unit_test(test_analyze__waiting_for_itself),

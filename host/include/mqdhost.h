@@ -672,6 +672,12 @@ struct mqdh_wait {
                        * nonblocking collective) the schedule tag of the instance that
                        * `to` started as another collective: neither completes */
     int tag_wild;
+    /* Read from a call whose tag (tag_unknown) or peer (peer_unknown) was
+     * not read: tag and peer_local then say nothing; the wait stands because
+     * no value of them could make `to`'s call its partner (peer_unknown:
+     * one edge per member, as any_source).  (In what was padding: the
+     * layout of the members around them is unchanged.) */
+    int tag_unknown;
     long bytes;
     /*
      * A collective wait on a member that is in the same rooted collective
@@ -680,6 +686,7 @@ struct mqdh_wait {
      * is from's, peer_root the member's (from the calls' arguments).
      */
     int roots_differ;
+    int peer_unknown;
     long root, peer_root;
     int in_deadlock;  /* one of the edges that explain a deadlock */
     /*
