@@ -57,8 +57,9 @@ enum {
     CLASS_COMM_LIST = 0x800,     /* MPIR_All_communicators: built with debugger support */
     CLASS_STOCK = 0x1000,        /* 4.0.2 ch4 without it: list heads, object pools */
     CLASS_REQUESTS = 0x2000,     /* the request behind a handle: optional */
+    CLASS_POOLS = 0x4000,        /* the object allocators: STOCK's comms, requests */
     CLASS_OPTIONAL = 0x00,       /* optional, any generation (looked up with COMMON) */
-    CLASS_ALL = 0x3fff
+    CLASS_ALL = 0x7fff
 };
 
 enum field_id {

@@ -58,6 +58,12 @@ static void find_symbols(struct mqd_process *p, mqs_image *image, const mqs_imag
         bp->mpir_process = 0;
     if (!SYM_(MPICH_SYM_DEBUG_STATE, &bp->debug_state))
         bp->debug_state = 0;
+    /* The request behind a handle (mpich_handles.c): found by name where
+     * the library's symbols have them (a stock build's come with it). */
+    if (!SYM_(MPICH_SYM_REQUEST_MEM, &bp->request_mem))
+        bp->request_mem = 0;
+    if (!SYM_(MPICH_SYM_SCHEDULES, &bp->schedules))
+        bp->schedules = 0;
 #undef SYM_
 }
 

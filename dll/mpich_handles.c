@@ -247,9 +247,11 @@ static int read_request(struct mqd_process *p, mqs_taddr_t addr, unsigned h,
         r->kind = request_kind(kind);
         r->state = cc == 0 ? MQD_REQ_COMPLETE : MQD_REQ_PENDING;
         r->comm_addr = o[F_REQ_COMM] >= 0 ? mqd_ptr(p, buf, o[F_REQ_COMM]) : 0;
-        if (mpich__gen_is_ch3(bp->gen))
+        int p2p = kind == MPICH_REQ_SEND || kind == MPICH_REQ_RECV ||
+                  kind == MPICH_REQ_PREQUEST_SEND || kind == MPICH_REQ_PREQUEST_RECV;
+        if (p2p && mpich__gen_is_ch3(bp->gen))
             ch3_envelope(p, buf, r);
-        else
+        else if (p2p)
             ch4_envelope(p, buf, kind, r);
         if (kind == MPICH_REQ_COLL && cc != 0)
             rc = sched_tag(p, addr, r);

@@ -20,7 +20,8 @@ static const int gen_needs[] = {
     [MPICH_GEN_CH4_5X] = CLASS_COMMON | CLASS_COMM_LIST | CLASS_DEBUGQ | CLASS_GROUP_PMAP,
     [MPICH_GEN_CH4_MPIDIG] =
         CLASS_COMMON | CLASS_COMM_LIST | CLASS_SENDQ | CLASS_GROUP_LPIDS | CLASS_MPIDIG,
-    [MPICH_GEN_CH4_STOCK] = CLASS_COMMON | CLASS_GROUP_LPIDS | CLASS_MPIDIG | CLASS_STOCK,
+    [MPICH_GEN_CH4_STOCK] =
+        CLASS_COMMON | CLASS_GROUP_LPIDS | CLASS_MPIDIG | CLASS_STOCK | CLASS_POOLS,
 };
 
 /* What each generation reads when there: its needs and its optional classes
@@ -28,7 +29,8 @@ static const int gen_needs[] = {
 static const int gen_wants[] = {
     [MPICH_GEN_NONE] = CLASS_ALL,
     [MPICH_GEN_CH3_SENDQ] = CLASS_COMMON | CLASS_COMM_LIST | CLASS_CH3 | CLASS_SENDQ |
-                            CLASS_GROUP_LPIDS | CLASS_CH3_OPTIONAL | CLASS_REQUESTS,
+                            CLASS_GROUP_LPIDS | CLASS_CH3_OPTIONAL | CLASS_REQUESTS |
+                            CLASS_POOLS,
     [MPICH_GEN_CH3_DEBUGQ] =
         CLASS_COMMON | CLASS_COMM_LIST | CLASS_CH3 | CLASS_DEBUGQ | CLASS_CH3_OPTIONAL,
     [MPICH_GEN_CH4_4X] = CLASS_COMMON | CLASS_COMM_LIST | CLASS_DEBUGQ | CLASS_GROUP_LPIDS |
@@ -36,9 +38,10 @@ static const int gen_wants[] = {
     [MPICH_GEN_CH4_5X] = CLASS_COMMON | CLASS_COMM_LIST | CLASS_DEBUGQ | CLASS_GROUP_PMAP |
                          CLASS_WORLDS | CLASS_CH4_REQ,
     [MPICH_GEN_CH4_MPIDIG] = CLASS_COMMON | CLASS_COMM_LIST | CLASS_SENDQ | CLASS_GROUP_LPIDS |
-                             CLASS_MPIDIG | CLASS_CH4_RANK_MAPS | CLASS_CH4_REQ | CLASS_REQUESTS,
+                             CLASS_MPIDIG | CLASS_CH4_RANK_MAPS | CLASS_CH4_REQ | CLASS_REQUESTS |
+                             CLASS_POOLS,
     [MPICH_GEN_CH4_STOCK] = CLASS_COMMON | CLASS_GROUP_LPIDS | CLASS_MPIDIG | CLASS_STOCK |
-                            CLASS_CH4_RANK_MAPS | CLASS_CH4_REQ | CLASS_REQUESTS,
+                            CLASS_POOLS | CLASS_CH4_RANK_MAPS | CLASS_CH4_REQ | CLASS_REQUESTS,
 };
 
 static const char *const generation_names[] = {

@@ -127,10 +127,12 @@ enum mpich_generation {
  * like).  COMM_LIST is the communicator list of a build with debugger
  * support (src/mpi/debugger/dbginit.c:490, compiled only with it).  STOCK
  * what MPICH_GEN_CH4_STOCK reads instead of the debugger's lists: ch4's
- * per-VCI list heads (ch4_types.h:241-307), the object allocators
- * (src/include/mpir_objects.h:437-459), MPIR_Process's builtin
+ * per-VCI list heads (ch4_types.h:241-307), MPIR_Process's builtin
  * communicators (src/include/mpir_process.h:48-52) and a communicator's
  * reference count (an object in use has one, mpir_objects.h:422).
+ * POOLS the object allocators (src/include/mpir_objects.h:437-459):
+ * STOCK's communicators are found in theirs, every generation's requests
+ * behind the program's handles in theirs.
  * REQUESTS, optional in every generation, what the request behind a
  * program's handle says beyond the queues' fields (mqd_get_request_info):
  * its communicator (mpir_request.h:185), a ch4 persistent request's
@@ -257,12 +259,12 @@ enum mpich_generation {
     X(CH4G_PER_VCI, STOCK, "MPIDI_CH4_Global_t:per_vci")                                    \
     X(VCI_POSTED, STOCK, "MPIDI_per_vci_t:posted_list")                                     \
     X(VCI_UNEXP, STOCK, "MPIDI_per_vci_t:unexp_list")                                       \
-    X(OBJ_INDIRECT, STOCK, "MPIR_Object_alloc_t:indirect")                                  \
-    X(OBJ_INDIRECT_SIZE, STOCK, "MPIR_Object_alloc_t:indirect_size")                        \
-    X(OBJ_KIND, STOCK, "MPIR_Object_alloc_t:kind")                                          \
-    X(OBJ_SIZE, STOCK, "MPIR_Object_alloc_t:size")                                          \
-    X(OBJ_DIRECT, STOCK, "MPIR_Object_alloc_t:direct")                                      \
-    X(OBJ_DIRECT_SIZE, STOCK, "MPIR_Object_alloc_t:direct_size")                            \
+    X(OBJ_INDIRECT, POOLS, "MPIR_Object_alloc_t:indirect")                                  \
+    X(OBJ_INDIRECT_SIZE, POOLS, "MPIR_Object_alloc_t:indirect_size")                        \
+    X(OBJ_KIND, POOLS, "MPIR_Object_alloc_t:kind")                                          \
+    X(OBJ_SIZE, POOLS, "MPIR_Object_alloc_t:size")                                          \
+    X(OBJ_DIRECT, POOLS, "MPIR_Object_alloc_t:direct")                                      \
+    X(OBJ_DIRECT_SIZE, POOLS, "MPIR_Object_alloc_t:direct_size")                            \
     X(PROC_COMM_WORLD, STOCK, "MPIR_Process_t:comm_world")                                  \
     X(PROC_COMM_SELF, STOCK, "MPIR_Process_t:comm_self")                                    \
     X(COMM_REFCOUNT, STOCK, "MPIR_Comm:ref_count")                                          \
@@ -296,7 +298,7 @@ enum mpich_generation {
     X(SZ_SENDQ, SENDQ, "MPIR_Sendq")                                                          \
     X(SZ_DEBUGQ, DEBUGQ, "MPIR_Debugq")                                                       \
     X(SZ_PER_VCI, STOCK, "MPIDI_per_vci_t")                                                   \
-    X(SZ_OBJ_ALLOC, STOCK, "MPIR_Object_alloc_t")
+    X(SZ_OBJ_ALLOC, POOLS, "MPIR_Object_alloc_t")
 
 /* ch4's rank maps (src/mpid/ch4/include/mpidpre.h, MPIDI_rank_map_mode;
  * each _INTRA mode reads as the mode before it): a rank r's lpid is r,
