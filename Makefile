@@ -130,7 +130,7 @@ samples: $(SAMPLE_BINS) $(BUILD)/samples/unexpected-named $(STRIPPED)/soname \
 # ---------------------------------------------------------------- host
 HOST_SRCS := host/memory.c host/attach.c host/files.c host/image.c host/types.c host/loader.c \
              host/pc.c host/args.c host/callsite.c host/where.c host/stacks.c host/dump.c \
-             host/match.c host/waits.c host/calls.c host/graph.c host/explain.c host/analyze.c \
+             host/match.c host/waits.c host/waitreq.c host/calls.c host/graph.c host/explain.c host/analyze.c \
              host/callbacks.c host/choose.c host/beside.c host/protocol.c host/identity.c \
              host/owner.c host/session.c host/job.c host/proc.c host/hosts.c \
              host/result_write.c host/result_fields.c host/result_read.c host/remote.c \

@@ -26,52 +26,57 @@
 
 /*
  * Where the MPI standard's C bindings (MPI 4.0, section 19 and the
- * chapters' prototypes) take source, dest, tag, root and comm: the
- * 0-based position of each, -1 for none, for the calls the analysis
- * reads (match.c).  MPI_Sendrecv's sendtag and recvtag are not "tag", as
- * in MPICH's own DWARF (args.c reads parameters by name).
+ * chapters' prototypes) take source, dest, tag, root and comm (and
+ * MPI_Wait*'s count and requests): the 0-based position of each, -1 for
+ * none, for the calls the analysis reads (match.c).  MPI_Sendrecv's
+ * sendtag and recvtag are not "tag", as in MPICH's own DWARF (args.c reads
+ * parameters by name).
  */
 static const struct {
     const char *call;
-    signed char at[MQDH__NARGS]; /* source, dest, tag, root, comm */
+    signed char at[MQDH__NARGS]; /* source, dest, tag, root, comm, count, request */
 } prototypes[] = {
-    {"MPI_Send", {-1, 3, 4, -1, 5}},
-    {"MPI_Ssend", {-1, 3, 4, -1, 5}},
-    {"MPI_Rsend", {-1, 3, 4, -1, 5}},
-    {"MPI_Bsend", {-1, 3, 4, -1, 5}},
-    {"MPI_Recv", {3, -1, 4, -1, 5}},
-    {"MPI_Sendrecv", {8, 3, -1, -1, 10}},
-    {"MPI_Sendrecv_replace", {5, 3, -1, -1, 7}},
-    {"MPI_Probe", {0, -1, 1, -1, 2}},
-    {"MPI_Mprobe", {0, -1, 1, -1, 2}},
-    {"MPI_Barrier", {-1, -1, -1, -1, 0}},
-    {"MPI_Bcast", {-1, -1, -1, 3, 4}},
-    {"MPI_Reduce", {-1, -1, -1, 5, 6}},
-    {"MPI_Gather", {-1, -1, -1, 6, 7}},
-    {"MPI_Gatherv", {-1, -1, -1, 7, 8}},
-    {"MPI_Scatter", {-1, -1, -1, 6, 7}},
-    {"MPI_Scatterv", {-1, -1, -1, 7, 8}},
-    {"MPI_Allreduce", {-1, -1, -1, -1, 5}},
-    {"MPI_Allgather", {-1, -1, -1, -1, 6}},
-    {"MPI_Allgatherv", {-1, -1, -1, -1, 7}},
-    {"MPI_Alltoall", {-1, -1, -1, -1, 6}},
-    {"MPI_Alltoallv", {-1, -1, -1, -1, 8}},
-    {"MPI_Alltoallw", {-1, -1, -1, -1, 8}},
-    {"MPI_Reduce_scatter", {-1, -1, -1, -1, 5}},
-    {"MPI_Reduce_scatter_block", {-1, -1, -1, -1, 5}},
-    {"MPI_Scan", {-1, -1, -1, -1, 5}},
-    {"MPI_Exscan", {-1, -1, -1, -1, 5}},
-    {"MPI_Neighbor_allgather", {-1, -1, -1, -1, 6}},
-    {"MPI_Neighbor_allgatherv", {-1, -1, -1, -1, 7}},
-    {"MPI_Neighbor_alltoall", {-1, -1, -1, -1, 6}},
-    {"MPI_Neighbor_alltoallv", {-1, -1, -1, -1, 8}},
-    {"MPI_Neighbor_alltoallw", {-1, -1, -1, -1, 8}},
-    {"MPI_Comm_dup", {-1, -1, -1, -1, 0}},
-    {"MPI_Comm_dup_with_info", {-1, -1, -1, -1, 0}},
-    {"MPI_Comm_split", {-1, -1, -1, -1, 0}},
-    {"MPI_Comm_split_type", {-1, -1, -1, -1, 0}},
-    {"MPI_Comm_create", {-1, -1, -1, -1, 0}},
-    {"MPI_Abort", {-1, -1, -1, -1, 0}},
+    {"MPI_Send", {-1, 3, 4, -1, 5, -1, -1}},
+    {"MPI_Ssend", {-1, 3, 4, -1, 5, -1, -1}},
+    {"MPI_Rsend", {-1, 3, 4, -1, 5, -1, -1}},
+    {"MPI_Bsend", {-1, 3, 4, -1, 5, -1, -1}},
+    {"MPI_Recv", {3, -1, 4, -1, 5, -1, -1}},
+    {"MPI_Sendrecv", {8, 3, -1, -1, 10, -1, -1}},
+    {"MPI_Sendrecv_replace", {5, 3, -1, -1, 7, -1, -1}},
+    {"MPI_Probe", {0, -1, 1, -1, 2, -1, -1}},
+    {"MPI_Mprobe", {0, -1, 1, -1, 2, -1, -1}},
+    {"MPI_Barrier", {-1, -1, -1, -1, 0, -1, -1}},
+    {"MPI_Bcast", {-1, -1, -1, 3, 4, -1, -1}},
+    {"MPI_Reduce", {-1, -1, -1, 5, 6, -1, -1}},
+    {"MPI_Gather", {-1, -1, -1, 6, 7, -1, -1}},
+    {"MPI_Gatherv", {-1, -1, -1, 7, 8, -1, -1}},
+    {"MPI_Scatter", {-1, -1, -1, 6, 7, -1, -1}},
+    {"MPI_Scatterv", {-1, -1, -1, 7, 8, -1, -1}},
+    {"MPI_Allreduce", {-1, -1, -1, -1, 5, -1, -1}},
+    {"MPI_Allgather", {-1, -1, -1, -1, 6, -1, -1}},
+    {"MPI_Allgatherv", {-1, -1, -1, -1, 7, -1, -1}},
+    {"MPI_Alltoall", {-1, -1, -1, -1, 6, -1, -1}},
+    {"MPI_Alltoallv", {-1, -1, -1, -1, 8, -1, -1}},
+    {"MPI_Alltoallw", {-1, -1, -1, -1, 8, -1, -1}},
+    {"MPI_Reduce_scatter", {-1, -1, -1, -1, 5, -1, -1}},
+    {"MPI_Reduce_scatter_block", {-1, -1, -1, -1, 5, -1, -1}},
+    {"MPI_Scan", {-1, -1, -1, -1, 5, -1, -1}},
+    {"MPI_Exscan", {-1, -1, -1, -1, 5, -1, -1}},
+    {"MPI_Neighbor_allgather", {-1, -1, -1, -1, 6, -1, -1}},
+    {"MPI_Neighbor_allgatherv", {-1, -1, -1, -1, 7, -1, -1}},
+    {"MPI_Neighbor_alltoall", {-1, -1, -1, -1, 6, -1, -1}},
+    {"MPI_Neighbor_alltoallv", {-1, -1, -1, -1, 8, -1, -1}},
+    {"MPI_Neighbor_alltoallw", {-1, -1, -1, -1, 8, -1, -1}},
+    {"MPI_Comm_dup", {-1, -1, -1, -1, 0, -1, -1}},
+    {"MPI_Comm_dup_with_info", {-1, -1, -1, -1, 0, -1, -1}},
+    {"MPI_Comm_split", {-1, -1, -1, -1, 0, -1, -1}},
+    {"MPI_Comm_split_type", {-1, -1, -1, -1, 0, -1, -1}},
+    {"MPI_Comm_create", {-1, -1, -1, -1, 0, -1, -1}},
+    {"MPI_Abort", {-1, -1, -1, -1, 0, -1, -1}},
+    {"MPI_Wait", {-1, -1, -1, -1, -1, -1, 0}},
+    {"MPI_Waitall", {-1, -1, -1, -1, -1, 0, 1}},
+    {"MPI_Waitany", {-1, -1, -1, -1, -1, 0, 1}},
+    {"MPI_Waitsome", {-1, -1, -1, -1, -1, 0, 1}},
 };
 
 /* An int argument's size: 32 bits on every platform mqd unwinds (LP64,
@@ -113,6 +118,11 @@ static enum flavour mpi_flavour(struct mqdh_image *im)
     if (mqdh__image_symbol(im, "ompi_mpi_comm_world", 0, &a, NULL) == 0)
         return FLAVOUR_OPEN_MPI;
     return FLAVOUR_UNKNOWN;
+}
+
+int mqdh__requests_are_ints(struct mqdh_image *im)
+{
+    return mpi_flavour(im) == FLAVOUR_MPICH;
 }
 
 long mqdh__proc_null(struct mqdh_image *im)
@@ -351,7 +361,9 @@ static unsigned read_site(struct reading *r, struct mqdh_image *im, struct mqdh_
         int pos = prototypes[p].at[k], is_value;
         if (!(wanted & bit))
             continue;
-        int size = bit == MQDH_ARG_COMM ? comm_size(&callee, pos, im, e.addr_size) : INT_SIZE;
+        int size = bit == MQDH_ARG_COMM      ? comm_size(&callee, pos, im, e.addr_size)
+                   : bit == MQDH__ARG_REQUEST ? e.addr_size
+                                              : INT_SIZE;
         Dwarf_Die param;
         Dwarf_Attribute value;
         Dwarf_Word v;
@@ -446,7 +458,7 @@ static unsigned read_stack(struct reading *r, struct mqdh_image *im, struct mqdh
     if (caller->file->elf && gelf_getehdr(caller->file->elf, &eh))
         big = eh.e_ident[EI_DATA] == ELFDATA2MSB;
     /* comm first: a root is taken only beside a valid one */
-    static const int order[] = {4, 0, 1, 2, 3};
+    static const int order[] = {4, 0, 1, 2, 3, 5, 6};
     for (int i = 0; i < MQDH__NARGS; i++) {
         int k = order[i], pos = prototypes[p].at[k];
         unsigned bit = 1u << k;

@@ -404,9 +404,20 @@ static void test_analyze__unseen_is_never_a_deadlock(void **state)
         }
         mqdh_analysis_free(a);
         /* In MPI_Waitall rank 0 needs its receive whatever its unseen
-         * sends are, but rank 1's receive may be met by one of them. */
+         * sends are.  Rank 1's receive from it is unmatched, though its
+         * receives are seen: a send of rank 0 that matches it would have
+         * reached rank 1 once the job has stopped moving (said), so it has
+         * none; both wait.  Rank 0's receives not seen either: rank 1's
+         * receive may be met. */
         if (c == 2) {
             in_call(d, 0, "MPI_Waitall");
+            a = analyze(d);
+            assert_int_equal(a->ndeadlocks, 1);
+            assert_true(unseen_says(a, "rank 0's pending sends (its MPI records none): a send "
+                                       "matching a receive posted for it would have reached its "
+                                       "receiver once the job has stopped moving"));
+            mqdh_analysis_free(a);
+            d->procs[0].comms[0].queues[MQDH_RECEIVES].state = MQDH_QUEUE_NO_INFO;
             a = analyze(d);
             assert_int_equal(a->ndeadlocks, 0);
             assert_true(unseen_says(a, "rank 0's queues on \"MPI_COMM_WORLD\" (rank 1 waits "
@@ -1557,6 +1568,85 @@ static void test_analyze__calls_alone_unknown_arguments_only_where_they_matter(v
     mqdh_dump_free(d);
 }
 
+/* Process rank's MPI_Wait* call was given one more request: kind, done,
+ * on MPI_COMM_WORLD with peer (-2: not known) and tag (-2: not known), the
+ * request object at address. */
+static struct mqdh_request *wait_request(struct mqdh_dump *d, int rank, enum mqdh_request_kind kind,
+                                         int done, long peer, long tag, uint64_t address)
+{
+    if (!d->requests)
+        d->requests = calloc((size_t)d->nprocs, sizeof *d->requests);
+    assert_non_null(d->requests);
+    struct mqdh_requests *rq = &d->requests[rank];
+    struct mqdh_request *v = realloc(rq->v, (size_t)(rq->n + 1) * sizeof *v);
+    assert_non_null(v);
+    rq->v = v;
+    struct mqdh_request *r = &v[rq->n++];
+    memset(r, 0, sizeof *r);
+    *r = (struct mqdh_request){.handle = 0xac000000u + (unsigned)rq->n, .decoded = 1,
+                               .kind = kind, .done = done, .comm = 0, .peer_known = peer != -2,
+                               .tag_known = tag != -2, .peer_local = peer, .peer_global = peer,
+                               .tag = tag, .sched_tag = -1, .address = address};
+    return r;
+}
+
+/*
+ * MPI_Wait* by the requests it was given (an MPI that records no sends:
+ * the send queue has no information).  The receive behind the request
+ * waits, and the queue that cannot be read does not matter; a request
+ * done lets MPI_Wait return; a send no queue holds waits for its
+ * destination, unless that one may receive it.
+ */
+static void test_analyze__waits_by_their_requests(void **state)
+{
+    (void)state;
+    struct mqdh_dump *d = job(2);
+    for (int r = 0; r < 2; r++) {
+        in_call(d, r, "MPI_Wait");
+        d->procs[r].comms[0].queues[MQDH_SENDS].state = MQDH_QUEUE_NO_INFO;
+        op(d, r, MQDH_RECEIVES, 1 - r, 5)->request = 0x1000 + (uint64_t)r;
+        op(d, r, MQDH_RECEIVES, 1 - r, 6)->request = 0x2000; /* another request's */
+    }
+    struct mqdh_analysis *a = analyze(d);
+    assert_int_equal(a->ndeadlocks, 0); /* without the requests: the sends unseen */
+    assert_int_equal(a->verdict, MQDH_VERDICT_UNKNOWN);
+    mqdh_analysis_free(a);
+    for (int r = 0; r < 2; r++)
+        wait_request(d, r, MQDH_REQ_RECV, 0, 1 - r, 5, 0x1000 + (uint64_t)r);
+    a = analyze(d);
+    one_deadlock(d, a, "0,1",
+                 "rank 0 waits in MPI_Wait: receive(source=1, tag=5, comm=MPI_COMM_WORLD) - "
+                 "rank 1 has no matching send pending (it is in MPI_Wait)");
+    assert_int_equal(a->nwaits, 2); /* the tag-6 receives are no request of the calls */
+    mqdh_analysis_free(a);
+    /* Rank 1's request is done: its MPI_Wait returns; rank 0 waits on a
+     * process that can act. */
+    d->requests[1].v[0].done = 1;
+    a = analyze(d);
+    assert_int_equal(a->ndeadlocks, 0);
+    assert_int_equal(a->verdict, MQDH_VERDICT_NONE);
+    mqdh_analysis_free(a);
+    /* Rank 1 waits on a send to rank 0 that no queue holds, its tag not
+     * recorded: rank 0's receive from it may take it. */
+    d->requests[1].n = 0;
+    wait_request(d, 1, MQDH_REQ_SEND, 0, 0, -2, 0x3000);
+    a = analyze(d);
+    assert_int_equal(a->ndeadlocks, 0);
+    assert_true(unseen_says(a, "whether rank 0's receive on \"MPI_COMM_WORLD\" takes rank 1's "
+                               "send (the send's tag is not recorded)"));
+    mqdh_analysis_free(a);
+    /* Rank 0 in MPI_Finalize: it never receives; rank 1's send waits on it. */
+    in_call(d, 0, "MPI_Finalize");
+    a = analyze(d);
+    assert_int_equal(a->verdict, MQDH_VERDICT_DEADLOCK);
+    const struct mqdh_wait *w = &a->waits[a->deadlocks[0].waits[a->deadlocks[0].nwaits - 1]];
+    if (!strstr(why_of(d, w), "rank 1 waits in MPI_Wait: send(dest=0, tag=?, "
+                              "comm=MPI_COMM_WORLD)"))
+        fail_msg("%s", why_of(d, w));
+    mqdh_analysis_free(a);
+    mqdh_dump_free(d);
+}
+
 static void test_analyze__calls_alone_need_the_whole_world(void **state)
 {
     (void)state;
@@ -1609,6 +1699,7 @@ int main(void)
         cmocka_unit_test(test_analyze__calls_alone_find_deadlocks),
         cmocka_unit_test(test_analyze__calls_alone_claim_nothing_unsure),
         cmocka_unit_test(test_analyze__calls_alone_need_the_whole_world),
+        cmocka_unit_test(test_analyze__waits_by_their_requests),
         cmocka_unit_test(test_analyze__calls_alone_unknown_arguments_only_where_they_matter),
         cmocka_unit_test(test_analyze__calls_alone_proc_null_and_threads),
         cmocka_unit_test(test_analyze__ring_is_a_cycle),

@@ -1,0 +1,209 @@
+/*
+ * waitreq.c - what a blocked MPI_Wait, MPI_Waitall, MPI_Waitany or
+ * MPI_Waitsome waits for, by the requests it was given (mqdh_dump.requests:
+ * read from the program, decoded by the DLL), for waits.c.
+ *
+ * Without them, such a call needs one (or all) of whatever its queues hold
+ * that is the program's, and a queue that cannot be read leaves it unseen.
+ * With them, exactly the queue entries behind its requests count (a
+ * queue entry names its request: mqdh_op.request), a request already done
+ * lets MPI_Wait and MPI_Waitany return, and a send no queue holds (an MPI
+ * that keeps no record of sends: MPICH without --enable-debuginfo) waits
+ * for its destination to post a matching receive, as a blocked MPI_Send
+ * does.
+ */
+#define _GNU_SOURCE
+#include "waits.h"
+
+#include "dump.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const char *who(const struct mqdh__waits *b, int i, char *buf, size_t len)
+{
+    mqdh_process_label(&b->m.d->procs[i], buf, len);
+    return buf;
+}
+
+const struct mqdh_requests *mqdh__call_requests(const struct mqdh__waits *b, int i)
+{
+    const struct mqdh_requests *rq = b->m.d->requests ? &b->m.d->requests[i] : NULL;
+    if (!rq || rq->n <= 0 || rq->why)
+        return NULL; /* not such a call, or not every request is known */
+    for (int r = 0; r < rq->n; r++)
+        if (!rq->v[r].decoded)
+            return NULL;
+    return rq;
+}
+
+int mqdh__requests_return(const struct mqdh_requests *rq, int one)
+{
+    int pending = 0;
+    for (int r = 0; r < rq->n; r++) {
+        if (rq->v[r].done && one)
+            return 1; /* MPI_Wait, MPI_Waitany: one done is enough */
+        pending += !rq->v[r].done;
+    }
+    return pending == 0;
+}
+
+/* Does request r live in queue q (a send's, a receive's), when pending? */
+static int in_queue(const struct mqdh_request *r, int q)
+{
+    switch (r->kind) {
+    case MQDH_REQ_SEND:
+    case MQDH_REQ_PERSISTENT_SEND:
+        return q == MQDH_SENDS;
+    case MQDH_REQ_RECV:
+    case MQDH_REQ_PERSISTENT_RECV:
+        return q == MQDH_RECEIVES;
+    case MQDH_REQ_NULL:
+    case MQDH_REQ_PERSISTENT_COLL:
+    case MQDH_REQ_COLLECTIVE:
+    case MQDH_REQ_GENERALIZED:
+    case MQDH_REQ_PARTITIONED:
+    case MQDH_REQ_RMA:
+    case MQDH_REQ_OTHER:
+        break;
+    }
+    return 0;
+}
+
+int mqdh__requests_in_queue(const struct mqdh_requests *rq, int q)
+{
+    for (int r = 0; r < rq->n; r++)
+        if (!rq->v[r].done && in_queue(&rq->v[r], q))
+            return 1;
+    return 0;
+}
+
+int mqdh__requests_hold(const struct mqdh_requests *rq, const struct mqdh_op *o)
+{
+    for (int r = 0; o->request && r < rq->n; r++)
+        if (!rq->v[r].done && rq->v[r].address == o->request)
+            return 1;
+    return 0;
+}
+
+/* Is request r's operation in one of process i's queues? */
+static int queued(const struct mqdh_process *p, const struct mqdh_request *r)
+{
+    for (int c = 0; c < p->ncomms; c++)
+        for (int q = 0; q < MQDH_NQUEUES; q++)
+            for (int n = 0; n < p->comms[c].queues[q].nops; n++)
+                if (r->address && p->comms[c].queues[q].ops[n].request == r->address)
+                    return 1;
+    return 0;
+}
+
+/*
+ * Could a pending receive of process tp on its communicator k take process
+ * i's send with tag (tag_known 0: any)?  1 yes (or it cannot be seen), 0
+ * no.
+ */
+static int may_receive(const struct mqdh__waits *b, int i, int tp, int k, long tag, int tag_known)
+{
+    const struct mqdh_process *mp = &b->m.d->procs[tp];
+    const struct mqdh_queue *qu = &mp->comms[k].queues[MQDH_RECEIVES];
+    if (qu->state != MQDH_QUEUE_OK)
+        return 1;
+    for (int n = 0; n < qu->nops; n++) {
+        const struct mqdh_op *o = &qu->ops[n];
+        if (o->collective || o->status == MQDH_OP_COMPLETE)
+            continue;
+        int from = o->desired_local_rank < 0 ||
+                   mqdh__op_global(&b->m, tp, k, o->desired_local_rank, o->desired_global_rank) ==
+                       b->ids[i];
+        if (from && (o->tag_wild || !tag_known || o->desired_tag == tag))
+            return 1;
+    }
+    return 0;
+}
+
+/*
+ * Process i's pending send request r, in no queue (its MPI records no
+ * sends): it waits for its destination to post a receive that takes it.
+ * One that may (from i or any, with its tag or any, or i's tag not known):
+ * in flight, or it may be; a destination in MPI_Finalize never receives.
+ * Returns 1 if a wait was added, 0 if i is free by it (said why).
+ */
+static int send_request_wait(struct mqdh__waits *b, int i, const struct mqdh_request *r,
+                             int group)
+{
+    const struct mqdh_process *p = &b->m.d->procs[i];
+    char me[32], them[32];
+    long g = r->comm >= 0 && r->peer_known
+                 ? mqdh__op_global(&b->m, i, r->comm, r->peer_local, r->peer_global)
+                 : -1;
+    int tp = g >= 0 ? mqdh_process_by_global(b->m.d, g) : -1;
+    if (tp < 0 || tp == i) {
+        mqdh__unseen(b, i, "where %s's send request 0x%llx in %s goes (%s)",
+                     who(b, i, me, sizeof me), (unsigned long long)r->handle, p->where_call,
+                     r->peer_known ? "its destination is not in the dump"
+                                   : "its destination is not recorded");
+        return 0;
+    }
+    const struct mqdh_process *mp = &b->m.d->procs[tp];
+    int k = mqdh__comm_same(mp, &p->comms[r->comm]);
+    if (!mqdh__process_terminal(mp) && (k < 0 || may_receive(b, i, tp, k, r->tag, r->tag_known))) {
+        if (k < 0 || !r->tag_known)
+            mqdh__unseen(b, i, "whether %s's receive on \"%s\" takes %s's send (%s)",
+                         who(b, tp, them, sizeof them), p->comms[r->comm].name,
+                         who(b, i, me, sizeof me),
+                         k < 0 ? "its queues there cannot be seen"
+                               : "the send's tag is not recorded");
+        return 0;
+    }
+    struct mqdh_wait *w = mqdh__add_wait(b);
+    if (!w)
+        return 0;
+    w->from = i;
+    w->to = tp;
+    w->group = group;
+    w->kind = MQDH_WAIT_SEND;
+    w->comm = r->comm;
+    w->peer_local = r->peer_local;
+    w->peer_global = b->ids[tp];
+    w->tag_unknown = !r->tag_known;
+    w->tag = r->tag_known ? r->tag : -1;
+    w->bytes = -1;
+    return 1;
+}
+
+void mqdh__request_waits(struct mqdh__waits *b, int i, const struct mqdh_requests *rq, int one,
+                         int *group, int *free_any)
+{
+    const struct mqdh_process *p = &b->m.d->procs[i];
+    char me[32];
+    for (int n = 0; n < rq->n; n++) {
+        const struct mqdh_request *r = &rq->v[n];
+        if (r->done || queued(p, r))
+            continue; /* done, or its queue entry waits (waits.c) */
+        int send = r->kind == MQDH_REQ_SEND || r->kind == MQDH_REQ_PERSISTENT_SEND;
+        int recv = r->kind == MQDH_REQ_RECV || r->kind == MQDH_REQ_PERSISTENT_RECV;
+        if (send && send_request_wait(b, i, r, one ? 0 : (*group)++))
+            continue;
+        if (!send)
+            mqdh__unseen(b, i, "what %s's %s request 0x%llx in %s waits for (%s)",
+                         who(b, i, me, sizeof me), recv ? "receive" : "pending",
+                         (unsigned long long)r->handle, p->where_call,
+                         recv ? "its receive is in no queue that could be seen (the netmod's "
+                                "own)"
+                              : r->text);
+        *free_any = 1; /* it may be met: an alternative needs nobody */
+    }
+}
+
+int mqdh__requests_all_collective(const struct mqdh_requests *rq)
+{
+    int any = 0;
+    for (int r = 0; r < rq->n; r++) {
+        if (rq->v[r].done)
+            continue;
+        if (rq->v[r].kind != MQDH_REQ_COLLECTIVE)
+            return 0;
+        any = 1;
+    }
+    return any;
+}
