@@ -291,7 +291,8 @@ $(BUILD)/tests/fake_launcher: tests/fixtures/fake_launcher.c | $(BUILD)/tests
 # Debian's own MPICH, unpacked (no queues for debuggers, libmpich stripped),
 # and samples built against it at -O2 -g and -O0 -g: what the plain command
 # says on the MPI a distribution installs (test_stock).
-STOCK_SAMPLES := ring mismatch finalize probe ssend roots inflight hidden
+STOCK_SAMPLES := ring mismatch finalize probe ssend roots inflight hidden unexpected wildcards \
+                 nbcwait nbcmix nbcorder waitany
 $(BUILD)/stock/mpiexec: scripts/stock-samples.sh scripts/fetch-stock-mpich.sh \
                         scripts/debian-unpack.sh samples/sample.c \
                         samples/sample.h $(STOCK_SAMPLES:%=samples/%.c)
