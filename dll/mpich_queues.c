@@ -427,13 +427,19 @@ static int pointed_list(struct mqd_process *p, mqs_taddr_t head_ptr_sym, int que
  * MPICH_GEN_CH4_STOCK: MPIDIG's lists of every VCI, in the order of the
  * VCIs.  No send is recorded anywhere (MPIR_Sendq is kept only with
  * --enable-debuginfo, src/mpi/debugger/dbginit.c:371-411): no
- * information, which says so.
+ * information.  Nor are the receive side's where ch4 sends every message
+ * through its netmod (MPIDI_CH4_DIRECT_NETMOD: no shared-memory module,
+ * which ch4:ucx chooses unless told otherwise, src/mpid/ch4/
+ * subconfigure.m4:277-287; MPIDI_Devreq_t then has no is_local): the
+ * netmod matches them itself (UCX's tag matching), and MPIDIG's lists
+ * hold none of the program's point-to-point traffic: no information,
+ * never "empty".
  */
 static int stock_lists(struct mqd_process *p, int queue, struct mqd_ops *out)
 {
     mqs_taddr_t heads[MPICH_CH4_MAX_VCIS];
     int n = 0;
-    if (queue == mqs_pending_sends)
+    if (queue == mqs_pending_sends || mpich__image(p)->off[F_REQ_DEV_LOCAL] < 0)
         return mqs_no_information;
     int rc = mpich__stock_heads(p, queue, heads, &n);
     for (int i = 0; rc == mqs_ok && i < n; i++)

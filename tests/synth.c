@@ -149,6 +149,14 @@ void synth_drop_all_types(struct synth *s)
         s->types[i].name[0] = '\0';
 }
 
+void synth_drop_field(struct synth *s, const char *type, const char *field)
+{
+    struct type *t = (struct type *)find_type(s, type);
+    for (int i = 0; t && i < t->nfields; i++)
+        if (strcmp(t->f[i].name, field) == 0)
+            t->f[i].name[0] = '\0';
+}
+
 void synth_drop_type(struct synth *s, const char *type)
 {
     struct type *t = (struct type *)find_type(s, type);

@@ -73,6 +73,8 @@ void synth_drop_symbol(struct synth *s, const char *name);
 int synth_read_ptr(struct synth *s, const char *symbol, uint64_t *value);
 /* Forget a type (its field lookups then fail), as a build without it. */
 void synth_drop_type(struct synth *s, const char *type);
+/* Forget one field of a type (a build without it). */
+void synth_drop_field(struct synth *s, const char *type, const char *field);
 /* Forget every type: a libmpi.so stripped of its DWARF (symbols stay). */
 void synth_drop_all_types(struct synth *s);
 

@@ -396,6 +396,26 @@ static void test_synth__stock_generation_every_queue(void **state)
     finish(s);
 }
 
+/* A build whose ch4 sends everything through its netmod (no shared-memory
+ * module: MPIDI_Devreq_t has no is_local, as Debian's ch4:ucx): the
+ * netmod matches messages itself, so MPIDIG's lists say nothing of the
+ * receive side either: no information, never empty. */
+static void test_synth__stock_direct_netmod_says_nothing(void **state)
+{
+    (void)state;
+    uint64_t comms[16];
+    struct synth *s = start_gen(0, 8, SYNTH_CH4_STOCK, comms);
+    synth_drop_field(s, "MPIDI_Devreq_t", "is_local");
+    struct result r;
+    dump_process(s, &r, 0);
+    assert_int_equal(r.rc, mqs_ok);
+    assert_int_equal(r.ncomms, 5);
+    for (int c = 0; c < r.ncomms; c++)
+        for (int q = 0; q < 3; q++)
+            assert_int_equal(r.comms[c].qrc[q], mqs_no_information);
+    finish(s);
+}
+
 /* Past MPI_Finalize (the world's reference gone): the world MPIR_Process
  * still names, and the process said finalized. */
 static void test_synth__stock_finalized(void **state)
@@ -1434,6 +1454,7 @@ int main(void)
         cmocka_unit_test(test_synth__debugq_generation_every_queue),
         cmocka_unit_test(test_synth__stock_generation_every_queue),
         cmocka_unit_test(test_synth__stock_finalized),
+        cmocka_unit_test(test_synth__stock_direct_netmod_says_nothing),
         cmocka_unit_test(test_synth__stock_unknown_build_is_named),
         cmocka_unit_test(test_synth__request_info),
         cmocka_unit_test(test_synth__communicators_come_and_go),
