@@ -185,8 +185,52 @@ static void ch4_envelope(struct mqd_process *p, const unsigned char *buf, unsign
     r->known |= MQD_REQ_KNOWN_PEER;
 }
 
-/* A nonblocking collective's schedule tag: its schedule is the one on the
- * list of pending schedules whose req is this request (MPIDU_Sched_start,
+/*
+ * The member a nonblocking collective's schedule at sched (its bytes in
+ * buf) waits for next: the first entry from idx on (the first not yet
+ * complete, mpidu_sched.c MPIDU_Sched_continue) that is not complete, a
+ * receive from src or a send to dest (mpidu_sched.h:22-40, 99-118);
+ * nothing said if none is, or the layout lacks them.
+ */
+static int sched_peer(struct mqd_process *p, const unsigned char *buf, struct mqd_raw_request *r)
+{
+    const struct mpich_image *b = mpich__image(p);
+    const int *o = b->off;
+    int esz = b->size[S_SZ_SCHED_ENTRY];
+    static const enum field_id ids[] = {F_SENTRY_TYPE, F_SENTRY_STATUS, F_SENTRY_RECV_SRC,
+                                        F_SENTRY_SEND_DEST};
+    static const enum field_id in_sched[] = {F_SCHED_ENTRIES, F_SCHED_NENTRIES, F_SCHED_IDX};
+    if (!mpich__fields_fit(b, in_sched, NELEMS(in_sched), 8, 128) || esz <= 0 || esz > 256 ||
+        !mpich__fields_fit(b, ids, NELEMS(ids), 4, esz))
+        return mqs_ok;
+    mqs_taddr_t entries = mqd_ptr(p, buf, o[F_SCHED_ENTRIES]);
+    long n = (long)mqd_int(p, buf, o[F_SCHED_NENTRIES], 4);
+    long idx = (long)mqd_int(p, buf, o[F_SCHED_IDX], b->size[S_SZ_AINT]);
+    unsigned char e[256];
+    if (!entries || n < 0 || n > MPICH_SCHED_MAX_ENTRIES || idx < 0 || idx > n)
+        return n < 0 || n > MPICH_SCHED_MAX_ENTRIES ? MQD_ERR_BAD_VALUE : mqs_ok;
+    for (long k = idx; k < n && k < idx + 64; k++) {
+        int rc = mqd_read(p, entries + (mqs_taddr_t)k * (mqs_taddr_t)esz, e, esz);
+        if (rc != mqs_ok)
+            return rc;
+        long type = (long)mqd_int(p, e, o[F_SENTRY_TYPE], 4);
+        if (mqd_int(p, e, o[F_SENTRY_STATUS], 4) == MPICH_SCHED_COMPLETE)
+            continue;
+        if (type == MPICH_SCHED_RECV || type == MPICH_SCHED_PT2PT_RECV)
+            r->peer = (long)mqd_int(p, e, o[F_SENTRY_RECV_SRC], 4);
+        else if (type == MPICH_SCHED_SEND || type == MPICH_SCHED_PT2PT_SEND)
+            r->peer = (long)mqd_int(p, e, o[F_SENTRY_SEND_DEST], 4);
+        else
+            continue; /* a reduction, a copy, a callback: its own process's */
+        r->known |= MQD_REQ_KNOWN_PEER;
+        break;
+    }
+    return mqs_ok;
+}
+
+/* A nonblocking collective's schedule tag, and the member it waits for
+ * next (sched_peer): its schedule is the one on the list of pending
+ * schedules whose req is this request (MPIDU_Sched_start,
  * mpidu_sched.c:546-589).  Not found (the list unknown, or the schedule
  * done): nothing said. */
 static int sched_tag(struct mqd_process *p, mqs_taddr_t req, struct mqd_raw_request *r)
@@ -195,6 +239,8 @@ static int sched_tag(struct mqd_process *p, mqs_taddr_t req, struct mqd_raw_requ
     const struct mpich_process *bp = mqd_process_backend(p);
     const int *o = b->off;
     static const enum field_id ids[] = {F_SCHED_TAG, F_SCHED_REQ, F_SCHED_NEXT};
+    static const enum field_id all[] = {F_SCHED_TAG,     F_SCHED_REQ,    F_SCHED_NEXT,
+                                        F_SCHED_ENTRIES, F_SCHED_NENTRIES, F_SCHED_IDX};
     unsigned char buf[128];
     mqs_taddr_t node;
     if (!bp->schedules || o[F_SCHEDS_HEAD] < 0 ||
@@ -203,10 +249,13 @@ static int sched_tag(struct mqd_process *p, mqs_taddr_t req, struct mqd_raw_requ
     int rc = mqd_read_ptr(p, bp->schedules + (mqs_taddr_t)o[F_SCHEDS_HEAD], &node);
     struct mqd_walk walk;
     mqd_walk_init(&walk);
-    int len = 0;
-    for (int i = 0; i < NELEMS(ids); i++)
-        if (o[ids[i]] + 8 > len)
-            len = o[ids[i]] + 8;
+    int len = 0; /* past the last field read, in buf (not past the schedule's end) */
+    for (int i = 0; i < NELEMS(all); i++)
+        if (o[all[i]] >= 0 && o[all[i]] + 8 > len && o[all[i]] + 8 <= (int)sizeof buf)
+            len = o[all[i]] + 8;
+    if (b->size[S_SZ_SCHED] > 0 && b->size[S_SZ_SCHED] < len)
+        len = b->size[S_SZ_SCHED];
+    memset(buf, 0, sizeof buf);
     while (rc == mqs_ok && node) {
         if ((rc = mqd_walk_visit(&walk, node)) != mqs_ok ||
             (rc = mqd_read(p, node, buf, len)) != mqs_ok)
@@ -214,6 +263,7 @@ static int sched_tag(struct mqd_process *p, mqs_taddr_t req, struct mqd_raw_requ
         if (mqd_ptr(p, buf, o[F_SCHED_REQ]) == req) {
             r->sched_tag = (long)mqd_int(p, buf, o[F_SCHED_TAG], 4);
             r->known |= MQD_REQ_KNOWN_SCHED_TAG;
+            rc = sched_peer(p, buf, r);
             break;
         }
         node = mqd_ptr(p, buf, o[F_SCHED_NEXT]);

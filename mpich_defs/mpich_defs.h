@@ -139,7 +139,9 @@ enum mpich_generation {
  * envelope (src/mpid/ch4/include/mpidpre.h:212-220), an MPIDIG send's
  * destination (mpidpre.h:193-195), and a nonblocking collective's
  * schedule with its tag (src/mpid/common/sched/mpidu_sched.h:119-131,
- * on the list all_schedules, mpidu_sched.c:138 and 588).
+ * on the list all_schedules, mpidu_sched.c:138 and 588) and its entries
+ * (mpidu_sched.h:22-118: each a send to dest or a receive from src, its
+ * status; idx the first not yet complete).
  * The DLL looks up only the classes of the generation the symbols
  * announce: a type no file defines costs a debugger that indexes DWARF a
  * walk of every file's (libc's debug file included).
@@ -279,7 +281,14 @@ enum mpich_generation {
     X(SCHEDS_HEAD, REQUESTS, "MPIDU_Sched_state:head")                                      \
     X(SCHED_TAG, REQUESTS, "MPIDU_Sched:tag")                                               \
     X(SCHED_REQ, REQUESTS, "MPIDU_Sched:req")                                               \
-    X(SCHED_NEXT, REQUESTS, "MPIDU_Sched:next")
+    X(SCHED_NEXT, REQUESTS, "MPIDU_Sched:next")                                             \
+    X(SCHED_ENTRIES, REQUESTS, "MPIDU_Sched:entries")                                       \
+    X(SCHED_NENTRIES, REQUESTS, "MPIDU_Sched:num_entries")                                  \
+    X(SCHED_IDX, REQUESTS, "MPIDU_Sched:idx")                                               \
+    X(SENTRY_TYPE, REQUESTS, "MPIDU_Sched_entry:type")                                      \
+    X(SENTRY_STATUS, REQUESTS, "MPIDU_Sched_entry:status")                                  \
+    X(SENTRY_RECV_SRC, REQUESTS, "MPIDU_Sched_entry:u/MPIDU_Sched_recv:src")                \
+    X(SENTRY_SEND_DEST, REQUESTS, "MPIDU_Sched_entry:u/MPIDU_Sched_send:dest")
 
 /* Type sizes: X(ID, CLASS, TYPE).  MPIR_Context_id_t is gone in 5.0, where
  * contexts are int: without it, the target's int. */
@@ -298,7 +307,9 @@ enum mpich_generation {
     X(SZ_SENDQ, SENDQ, "MPIR_Sendq")                                                          \
     X(SZ_DEBUGQ, DEBUGQ, "MPIR_Debugq")                                                       \
     X(SZ_PER_VCI, STOCK, "MPIDI_per_vci_t")                                                   \
-    X(SZ_OBJ_ALLOC, POOLS, "MPIR_Object_alloc_t")
+    X(SZ_OBJ_ALLOC, POOLS, "MPIR_Object_alloc_t")                                             \
+    X(SZ_SCHED_ENTRY, REQUESTS, "MPIDU_Sched_entry")                                          \
+    X(SZ_SCHED, REQUESTS, "MPIDU_Sched")
 
 /* ch4's rank maps (src/mpid/ch4/include/mpidpre.h, MPIDI_rank_map_mode;
  * each _INTRA mode reads as the mode before it): a rank r's lpid is r,
@@ -359,6 +370,13 @@ enum { MPICH_LUPID_LPID_BITS = 24, MPICH_LUPID_AVTID_MASK = 0x7f };
  * hcoll's, the same from 4.0 to 5.0); MPIR_Sched_next_tag counts up from
  * it per communicator. */
 #define MPICH_FIRST_NBC_TAG 287
+/* A schedule entry's type and status (src/mpid/common/sched/mpidu_sched.h:
+ * 28-40, 99-105): a send, a receive (and their pt2pt forms), and whether
+ * it is complete. */
+enum { MPICH_SCHED_SEND = 1, MPICH_SCHED_RECV = 2, MPICH_SCHED_PT2PT_SEND = 3,
+       MPICH_SCHED_PT2PT_RECV = 4, MPICH_SCHED_COMPLETE = 2 };
+/* The entries of a schedule the DLL looks at, at most. */
+#define MPICH_SCHED_MAX_ENTRIES 4096
 #define MPICH_ANY_TAG (-1)
 
 /* ch4's requests (src/mpid/ch4/include/mpidpre.h, 4.1 and later):

@@ -218,9 +218,15 @@ static void stock_global_types(struct synth *s)
     add(t, "avail", p); add(t, "direct", p); add(t, "kind", 4); add(t, "indirect_size", 4);
     add(t, "indirect", p); add(t, "size", 4); add(t, "direct_size", 4); add(t, "pad", 64);
     finish(t);
+    t = type_new(s, "MPIDU_Sched_recv");
+    add(t, "buf", p); add(t, "src", 4); finish(t);
+    t = type_new(s, "MPIDU_Sched_send");
+    add(t, "buf", p); add(t, "count", p); add(t, "dest", 4); finish(t);
+    t = type_new(s, "MPIDU_Sched_entry");
+    add(t, "status", 4); add(t, "type", 4); add(t, "u", 3 * p); finish(t);
     t = type_new(s, "MPIDU_Sched");
     add(t, "size", p); add(t, "req", p); add(t, "tag", 4); add(t, "next", p); add(t, "prev", p);
-    finish(t);
+    add(t, "idx", p); add(t, "entries", p); add(t, "num_entries", 4); finish(t);
     t = type_new(s, "MPIDU_Sched_state");
     add(t, "head", p); finish(t);
 }
@@ -1130,7 +1136,7 @@ unsigned synth_request_handle(struct synth *s, uint64_t req)
     return (unsigned)rd(s, req + (uint64_t)synth_off(s, "MPIR_Request", "handle"), 4);
 }
 
-uint64_t synth_nbc(struct synth *s, uint64_t comm, int tag, int done)
+uint64_t synth_nbc(struct synth *s, uint64_t comm, int tag, int peer, int done)
 {
     uint64_t r = stock_request(s, 10, done ? 0 : 1); /* MPIDU_Sched_start (mpidu_sched.c) */
     PUT(r, "MPIR_Request", "comm", comm, s->ptr);
@@ -1139,6 +1145,18 @@ uint64_t synth_nbc(struct synth *s, uint64_t comm, int tag, int done)
     uint64_t sc = synth_alloc(s, synth_sizeof(s, "MPIDU_Sched"));
     PUT(sc, "MPIDU_Sched", "tag", tag, 4);
     PUT(sc, "MPIDU_Sched", "req", r, s->ptr);
+    /* Its entries: a send to peer, done; a receive from it, started. */
+    int esz = synth_sizeof(s, "MPIDU_Sched_entry");
+    uint64_t e = synth_alloc(s, 2 * esz), u = (uint64_t)synth_off(s, "MPIDU_Sched_entry", "u");
+    PUT(e, "MPIDU_Sched_entry", "type", 1, 4);
+    PUT(e, "MPIDU_Sched_entry", "status", 2, 4);
+    synth_put(s, e + u + (uint64_t)synth_off(s, "MPIDU_Sched_send", "dest"), (uint64_t)peer, 4);
+    PUT(e + (uint64_t)esz, "MPIDU_Sched_entry", "type", 2, 4);
+    PUT(e + (uint64_t)esz, "MPIDU_Sched_entry", "status", 1, 4);
+    synth_put(s, e + (uint64_t)esz + u + (uint64_t)synth_off(s, "MPIDU_Sched_recv", "src"),
+              (uint64_t)peer, 4);
+    PUT(sc, "MPIDU_Sched", "entries", e, s->ptr);
+    PUT(sc, "MPIDU_Sched", "num_entries", 2, 4);
     uint64_t head = rd(s, s->scheds, s->ptr); /* DL_APPEND: last of the list */
     if (!head) {
         synth_put(s, s->scheds, sc, s->ptr);

@@ -117,11 +117,12 @@ void synth_sendq(struct synth *s, const uint64_t *reqs, const int *ranks, const 
  * object and its handle in the pool); the program's handle of a request
  * (its pool, block and index); a send request's destination (the request
  * is in no queue); a nonblocking collective's request on communicator
- * comm with its schedule on the pending list under tag; ch4's VCIs. */
+ * comm with its schedule on the pending list under tag (its send to peer
+ * done, its receive from peer not); ch4's VCIs. */
 void synth_comm_free(struct synth *s, uint64_t comm);
 unsigned synth_request_handle(struct synth *s, uint64_t req);
 void synth_send_dest(struct synth *s, uint64_t req, int dest);
-uint64_t synth_nbc(struct synth *s, uint64_t comm, int tag, int done);
+uint64_t synth_nbc(struct synth *s, uint64_t comm, int tag, int peer, int done);
 void synth_vcis(struct synth *s, int n);
 
 /* The debugger's side. */

@@ -481,7 +481,7 @@ static void test_synth__request_info(void **state)
     int three = 3, nine = 9;
     unsigned world_ctx = 0;
     synth_sendq(s, &send, &three, &nine, &world_ctx, 1);
-    uint64_t nbc = synth_nbc(s, comms[0], 288, 0), done = synth_nbc(s, comms[0], 289, 1);
+    uint64_t nbc = synth_nbc(s, comms[0], 288, 2, 0), done = synth_nbc(s, comms[0], 289, 2, 1);
     /* A request whose communicator is not the one its context names. */
     synth_put(s, odd + (uint64_t)synth_off(s, "MPIR_Request", "comm"), comms[0], 8);
     struct result r;
@@ -513,9 +513,13 @@ static void test_synth__request_info(void **state)
     assert_int_equal(request_info(s, synth_request_handle(s, nbc), &i), mqs_ok);
     assert_int_equal(i.kind, MQD_REQ_COLLECTIVE);
     assert_int_equal(i.state, MQD_REQ_PENDING);
-    assert_int_equal(i.known, MQD_REQ_KNOWN_COMM | MQD_REQ_KNOWN_SCHED_TAG);
+    /* the member its schedule waits for next: its receive's, not the send done */
+    assert_int_equal(i.known,
+                     MQD_REQ_KNOWN_COMM | MQD_REQ_KNOWN_SCHED_TAG | MQD_REQ_KNOWN_PEER);
     assert_int_equal(i.comm, world);
     assert_int_equal(i.sched_tag, 288);
+    assert_int_equal(i.peer_local, 2);
+    assert_int_equal(i.peer_global, 2);
     assert_int_equal(request_info(s, synth_request_handle(s, done), &i), mqs_ok);
     assert_int_equal(i.state, MQD_REQ_COMPLETE);
     assert_int_equal(i.known, MQD_REQ_KNOWN_COMM);
