@@ -112,7 +112,15 @@ static void text_requests(const struct view *v, int i)
             continue;
         }
         fprintf(f, ": %s", r->kind <= MQDH_REQ_OTHER ? kinds[r->kind] : "request");
-        if (r->peer_known) {
+        int coll = r->kind == MQDH_REQ_COLLECTIVE || r->kind == MQDH_REQ_PERSISTENT_COLL;
+        if (r->comm >= 0 && coll)
+            fprintf(f, " on \"%s\"", p->comms[r->comm].name);
+        if (r->sched_tag >= 0)
+            fprintf(f, ", schedule tag %ld", r->sched_tag);
+        if (r->peer_known && coll) {
+            fprintf(f, ", next ");
+            print_peer(v, r->peer_local, r->peer_global);
+        } else if (r->peer_known) {
             int send = r->kind == MQDH_REQ_SEND || r->kind == MQDH_REQ_PERSISTENT_SEND;
             fprintf(f, send ? " to " : " from ");
             if (r->peer_local < 0)
@@ -124,10 +132,8 @@ static void text_requests(const struct view *v, int i)
             fprintf(f, " tag ANY");
         else if (r->tag_known)
             fprintf(f, " tag %ld", r->tag);
-        if (r->comm >= 0)
+        if (r->comm >= 0 && !coll)
             fprintf(f, " on \"%s\"", p->comms[r->comm].name);
-        if (r->sched_tag >= 0)
-            fprintf(f, ", schedule tag %ld", r->sched_tag);
         fprintf(f, ", %s\n", r->done ? "done" : "pending");
     }
     if (rq && rq->why)
