@@ -171,6 +171,121 @@ static int send_request_wait(struct mqdh__waits *b, int i, const struct mqdh_req
     return 1;
 }
 
+/*
+ * May process m's blocked call be the partner of i's pending point-to-point
+ * request r (i sends: m receives from it; else m sends to it), whatever
+ * m's queues (which cannot be read)?  By m's call and its arguments, or its
+ * own MPI_Wait*'s requests: 1 yes or maybe, 0 no (a call that can match
+ * nothing of the kind: MPI_Finalize, a collective, one in the same
+ * direction, requests of no such kind).
+ */
+static int may_partner(const struct mqdh__waits *b, int i, int m, int sends)
+{
+    const struct mqdh_process *q = &b->m.d->procs[m];
+    long me = b->m.d->procs[i].rank;
+    enum mqdh__call_kind k = mqdh__call_kind(q->where_call);
+    if (mqdh__process_terminal(q) || k == MQDH_CALL_COLLECTIVE)
+        return 0;
+    if (k == MQDH_CALL_ONE_RECV || k == MQDH_CALL_PROBE || k == MQDH_CALL_ONE_SEND) {
+        int recv = k != MQDH_CALL_ONE_SEND;
+        unsigned bit = recv ? MQDH_ARG_SOURCE : MQDH_ARG_DEST;
+        long peer = recv ? q->where_source : q->where_dest;
+        int named = (q->where_args & bit) && q->where_comm_name &&
+                    strcmp(q->where_comm_name, "MPI_COMM_WORLD") == 0;
+        return recv == sends && (!named || peer < 0 || peer == me);
+    }
+    const struct mqdh_requests *rq = mqdh__call_requests(b, m);
+    if (!rq)
+        return 1; /* another call, or requests not known */
+    for (int n = 0; n < rq->n; n++) {
+        const struct mqdh_request *r = &rq->v[n];
+        int rsend = r->kind == MQDH_REQ_SEND || r->kind == MQDH_REQ_PERSISTENT_SEND;
+        int rrecv = r->kind == MQDH_REQ_RECV || r->kind == MQDH_REQ_PERSISTENT_RECV;
+        if (!r->done && (sends ? rrecv : rsend) &&
+            (!r->peer_known || r->peer_local < 0 || r->peer_global == b->ids[i]))
+            return 1;
+    }
+    return 0;
+}
+
+/*
+ * Process i's pending point-to-point request r whose queue cannot be read
+ * (an MPI that matches messages in its network library: UCX): it waits for
+ * its peer, or, not recorded, for any member of its communicator, as a
+ * call whose peer and tag were not read does (calls.c): a member not
+ * blocked, or whose call may be the partner, leaves i free.  One group of
+ * alternatives.  Returns 1 if waits were added.
+ */
+static int call_like_request_waits(struct mqdh__waits *b, int i, const struct mqdh_request *r,
+                                   int group)
+{
+    const struct mqdh_process *p = &b->m.d->procs[i];
+    const struct mqdh_comm *c = &p->comms[r->comm];
+    int sends = r->kind == MQDH_REQ_SEND || r->kind == MQDH_REQ_PERSISTENT_SEND;
+    int any = !r->peer_known || r->peer_local < 0, first = b->a->nwaits, members = 0;
+    char me[32], them[32];
+    for (int m = 0; m < b->m.d->nprocs; m++) {
+        int k = m == i ? -1 : mqdh__comm_same(&b->m.d->procs[m], c);
+        if (k < 0 || (!any && b->ids[m] != r->peer_global))
+            continue;
+        members++;
+        if (b->a->activity[m] != MQDH_ACT_BLOCKED || may_partner(b, i, m, sends)) {
+            if (b->a->activity[m] == MQDH_ACT_BLOCKED)
+                mqdh__unseen(b, i, "whether %s's %s is the partner of %s's %s request 0x%llx",
+                             who(b, m, them, sizeof them), b->m.d->procs[m].where_call,
+                             who(b, i, me, sizeof me), sends ? "send" : "receive",
+                             (unsigned long long)r->handle);
+            b->a->nwaits = first;
+            return 0;
+        }
+        struct mqdh_wait *w = mqdh__add_wait(b);
+        if (!w)
+            return 0;
+        *w = (struct mqdh_wait){.from = i, .to = m, .group = group, .comm = r->comm,
+                                .kind = sends ? MQDH_WAIT_SEND : MQDH_WAIT_RECV,
+                                .any_source = any, .peer_unknown = !r->peer_known,
+                                .peer_local = any ? -1 : r->peer_local,
+                                .peer_global = b->ids[m], .tag_unknown = !r->tag_known,
+                                .tag_wild = r->tag_known && r->tag < 0,
+                                .tag = r->tag_known && r->tag >= 0 ? r->tag : -1, .bytes = -1,
+                                .from_call = 1};
+    }
+    if (members + 1 < c->size) { /* a member not in the dump may be the partner */
+        mqdh__unseen(b, i, "%ld of the %ld members of \"%s\", which %s's request 0x%llx may "
+                     "name", c->size - 1 - members, c->size - 1, c->name,
+                     who(b, i, me, sizeof me), (unsigned long long)r->handle);
+        b->a->nwaits = first;
+        return 0;
+    }
+    if (b->a->nwaits > first)
+        mqdh__unseen_note(b, "the queues of %s's %s on \"%s\" (its MPI keeps them in its network "
+                          "library): read from the calls and requests instead, which holds once "
+                          "the job has stopped moving (a matching message would by then have "
+                          "reached its rank)", who(b, i, me, sizeof me),
+                          sends ? "send" : "receive", c->name);
+    return b->a->nwaits > first;
+}
+
+/*
+ * Can process i's request r not be told from the queues that could show
+ * its partner: a receive whose own queue cannot be read, a send whose
+ * destination's receives cannot be (or whose destination is not known)?
+ */
+static int queue_unread(const struct mqdh__waits *b, int i, const struct mqdh_request *r)
+{
+    const struct mqdh_process *p = &b->m.d->procs[i];
+    if (r->comm < 0)
+        return 0;
+    if (r->kind == MQDH_REQ_RECV || r->kind == MQDH_REQ_PERSISTENT_RECV)
+        return p->comms[r->comm].queues[MQDH_RECEIVES].state != MQDH_QUEUE_OK;
+    long g = r->peer_known && r->peer_local >= 0
+                 ? mqdh__op_global(&b->m, i, r->comm, r->peer_local, r->peer_global)
+                 : -1;
+    int tp = g >= 0 ? mqdh_process_by_global(b->m.d, g) : -1;
+    int k = tp >= 0 ? mqdh__comm_same(&b->m.d->procs[tp], &p->comms[r->comm]) : -1;
+    return k < 0 || b->m.d->procs[tp].comms[k].queues[MQDH_RECEIVES].state != MQDH_QUEUE_OK;
+}
+
 void mqdh__request_waits(struct mqdh__waits *b, int i, const struct mqdh_requests *rq, int one,
                          int *group, int *free_any)
 {
@@ -182,6 +297,12 @@ void mqdh__request_waits(struct mqdh__waits *b, int i, const struct mqdh_request
             continue; /* done, or its queue entry waits (waits.c) */
         int send = r->kind == MQDH_REQ_SEND || r->kind == MQDH_REQ_PERSISTENT_SEND;
         int recv = r->kind == MQDH_REQ_RECV || r->kind == MQDH_REQ_PERSISTENT_RECV;
+        if ((send || recv) && queue_unread(b, i, r)) {
+            if (call_like_request_waits(b, i, r, one ? 0 : (*group)++))
+                continue;
+            *free_any = 1;
+            continue;
+        }
         if (send && send_request_wait(b, i, r, one ? 0 : (*group)++))
             continue;
         if (!send)

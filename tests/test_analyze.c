@@ -1647,6 +1647,48 @@ static void test_analyze__waits_by_their_requests(void **state)
     mqdh_dump_free(d);
 }
 
+/*
+ * An MPI that matches messages in its network library (Debian's MPICH,
+ * ch4:ucx): no queue can be read, and the requests say a receive on
+ * MPI_COMM_WORLD, pending, but neither its source nor its tag.  Every rank
+ * in MPI_Waitall on such a receive, none of them sending: each waits for
+ * any other, all stuck.  A rank computing, or in a call that may send,
+ * undoes it.
+ */
+static void test_analyze__waits_by_requests_no_queue_read(void **state)
+{
+    (void)state;
+    struct mqdh_dump *d = job(3);
+    for (int r = 0; r < 3; r++) {
+        in_call(d, r, "MPI_Waitall");
+        for (int q = 0; q < MQDH_NQUEUES; q++)
+            d->procs[r].comms[0].queues[q].state = MQDH_QUEUE_NO_INFO;
+        wait_request(d, r, MQDH_REQ_RECV, 0, -2, -2, 0x1000 + (uint64_t)r);
+    }
+    struct mqdh_analysis *a = analyze(d);
+    assert_int_equal(a->verdict, MQDH_VERDICT_DEADLOCK);
+    assert_int_equal(a->ndeadlocks, 1);
+    assert_int_equal(a->deadlocks[0].nmembers, 3);
+    const struct mqdh_wait *w = &a->waits[a->deadlocks[0].waits[0]];
+    assert_true(w->peer_unknown && w->tag_unknown && w->from_call);
+    if (!strstr(why_of(d, w), "receive(source=?, tag=?, comm=MPI_COMM_WORLD)"))
+        fail_msg("%s", why_of(d, w));
+    assert_true(unseen_says(a, "which holds once the job has stopped moving"));
+    mqdh_analysis_free(a);
+    not_in_mpi(d, 2);
+    a = analyze(d);
+    assert_int_equal(a->ndeadlocks, 0);
+    mqdh_analysis_free(a);
+    in_call(d, 2, "MPI_Send"); /* its destination not read: it may send to any */
+    a = analyze(d);
+    assert_int_equal(a->ndeadlocks, 0);
+    assert_int_equal(a->verdict, MQDH_VERDICT_UNKNOWN);
+    assert_true(unseen_says(a, "whether rank 2's MPI_Send is the partner of rank 0's receive "
+                               "request"));
+    mqdh_analysis_free(a);
+    mqdh_dump_free(d);
+}
+
 static void test_analyze__calls_alone_need_the_whole_world(void **state)
 {
     (void)state;
@@ -1700,6 +1742,7 @@ int main(void)
         cmocka_unit_test(test_analyze__calls_alone_claim_nothing_unsure),
         cmocka_unit_test(test_analyze__calls_alone_need_the_whole_world),
         cmocka_unit_test(test_analyze__waits_by_their_requests),
+        cmocka_unit_test(test_analyze__waits_by_requests_no_queue_read),
         cmocka_unit_test(test_analyze__calls_alone_unknown_arguments_only_where_they_matter),
         cmocka_unit_test(test_analyze__calls_alone_proc_null_and_threads),
         cmocka_unit_test(test_analyze__ring_is_a_cycle),
