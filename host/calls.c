@@ -523,6 +523,11 @@ static void collective_call_waits(struct mqdh__waits *b, int i)
     }
 }
 
+int mqdh__whole_job(struct mqdh__waits *b, int i, char *why, size_t len)
+{
+    return world_check(b, i, WORLD_JOB, why, len);
+}
+
 void mqdh__call_waits(struct mqdh__waits *b, int i)
 {
     const struct mqdh_process *p = &b->m.d->procs[i];

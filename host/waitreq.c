@@ -211,21 +211,29 @@ static int may_partner(const struct mqdh__waits *b, int i, int m, int sends)
 /*
  * Process i's pending point-to-point request r whose queue cannot be read
  * (an MPI that matches messages in its network library: UCX): it waits for
- * its peer, or, not recorded, for any member of its communicator, as a
- * call whose peer and tag were not read does (calls.c): a member not
- * blocked, or whose call may be the partner, leaves i free.  One group of
- * alternatives.  Returns 1 if waits were added.
+ * its peer, or, not recorded, for any member of its communicator (one not
+ * recorded either: any process of the job, when the dump holds the whole
+ * job), as a call whose arguments were not read does (calls.c): a member
+ * not blocked, or blocked in a call (or an MPI_Wait* on requests) that may
+ * be its partner, leaves i free.  One group of alternatives.  Returns 1 if
+ * waits were added.
  */
 static int call_like_request_waits(struct mqdh__waits *b, int i, const struct mqdh_request *r,
                                    int group)
 {
     const struct mqdh_process *p = &b->m.d->procs[i];
-    const struct mqdh_comm *c = &p->comms[r->comm];
+    const struct mqdh_comm *c = r->comm >= 0 ? &p->comms[r->comm] : NULL;
     int sends = r->kind == MQDH_REQ_SEND || r->kind == MQDH_REQ_PERSISTENT_SEND;
-    int any = !r->peer_known || r->peer_local < 0, first = b->a->nwaits, members = 0;
-    char me[32], them[32];
+    int any = !c || !r->peer_known || r->peer_local < 0, first = b->a->nwaits, members = 0;
+    char me[32], them[32], why[300];
+    if (!c && !mqdh__whole_job(b, i, why, sizeof why)) {
+        mqdh__unseen(b, i, "which process %s's %s request 0x%llx names (its communicator is not "
+                     "recorded, and %s)", who(b, i, me, sizeof me), sends ? "send" : "receive",
+                     (unsigned long long)r->handle, why);
+        return 0;
+    }
     for (int m = 0; m < b->m.d->nprocs; m++) {
-        int k = m == i ? -1 : mqdh__comm_same(&b->m.d->procs[m], c);
+        int k = m == i ? -1 : c ? mqdh__comm_same(&b->m.d->procs[m], c) : 0;
         if (k < 0 || (!any && b->ids[m] != r->peer_global))
             continue;
         members++;
@@ -241,16 +249,16 @@ static int call_like_request_waits(struct mqdh__waits *b, int i, const struct mq
         struct mqdh_wait *w = mqdh__add_wait(b);
         if (!w)
             return 0;
-        *w = (struct mqdh_wait){.from = i, .to = m, .group = group, .comm = r->comm,
+        *w = (struct mqdh_wait){.from = i, .to = m, .group = group, .comm = c ? r->comm : -2,
                                 .kind = sends ? MQDH_WAIT_SEND : MQDH_WAIT_RECV,
                                 .any_source = any, .peer_unknown = !r->peer_known,
                                 .peer_local = any ? -1 : r->peer_local,
-                                .peer_global = b->ids[m], .tag_unknown = !r->tag_known,
+                                .peer_global = c ? b->ids[m] : -1, .tag_unknown = !r->tag_known,
                                 .tag_wild = r->tag_known && r->tag < 0,
                                 .tag = r->tag_known && r->tag >= 0 ? r->tag : -1, .bytes = -1,
                                 .from_call = 1};
     }
-    if (members + 1 < c->size) { /* a member not in the dump may be the partner */
+    if (c && members + 1 < c->size) { /* a member not in the dump may be the partner */
         mqdh__unseen(b, i, "%ld of the %ld members of \"%s\", which %s's request 0x%llx may "
                      "name", c->size - 1 - members, c->size - 1, c->name,
                      who(b, i, me, sizeof me), (unsigned long long)r->handle);
@@ -258,11 +266,10 @@ static int call_like_request_waits(struct mqdh__waits *b, int i, const struct mq
         return 0;
     }
     if (b->a->nwaits > first)
-        mqdh__unseen_note(b, "the queues of %s's %s on \"%s\" (its MPI keeps them in its network "
-                          "library): read from the calls and requests instead, which holds once "
-                          "the job has stopped moving (a matching message would by then have "
-                          "reached its rank)", who(b, i, me, sizeof me),
-                          sends ? "send" : "receive", c->name);
+        mqdh__unseen_note(b, "the receive side of processes whose MPI keeps it in its network "
+                          "library: their waits are read from their calls and requests instead, "
+                          "which holds once the job has stopped moving (a matching message "
+                          "would by then have reached its rank)");
     return b->a->nwaits > first;
 }
 
@@ -274,8 +281,8 @@ static int call_like_request_waits(struct mqdh__waits *b, int i, const struct mq
 static int queue_unread(const struct mqdh__waits *b, int i, const struct mqdh_request *r)
 {
     const struct mqdh_process *p = &b->m.d->procs[i];
-    if (r->comm < 0)
-        return 0;
+    if (r->comm < 0) /* UCX's receives keep none: their queues are UCX's too */
+        return p->ncomms > 0 && p->comms[0].queues[MQDH_RECEIVES].state != MQDH_QUEUE_OK;
     if (r->kind == MQDH_REQ_RECV || r->kind == MQDH_REQ_PERSISTENT_RECV)
         return p->comms[r->comm].queues[MQDH_RECEIVES].state != MQDH_QUEUE_OK;
     long g = r->peer_known && r->peer_local >= 0

@@ -1673,7 +1673,9 @@ static void test_analyze__waits_by_requests_no_queue_read(void **state)
     assert_true(w->peer_unknown && w->tag_unknown && w->from_call);
     if (!strstr(why_of(d, w), "receive(source=?, tag=?, comm=MPI_COMM_WORLD)"))
         fail_msg("%s", why_of(d, w));
-    assert_true(unseen_says(a, "which holds once the job has stopped moving"));
+    assert_true(unseen_says(a, "the receive side of processes whose MPI keeps it in its network "
+                               "library: their waits are read from their calls and requests "
+                               "instead, which holds once the job has stopped moving"));
     mqdh_analysis_free(a);
     not_in_mpi(d, 2);
     a = analyze(d);
@@ -1685,6 +1687,49 @@ static void test_analyze__waits_by_requests_no_queue_read(void **state)
     assert_int_equal(a->verdict, MQDH_VERDICT_UNKNOWN);
     assert_true(unseen_says(a, "whether rank 2's MPI_Send is the partner of rank 0's receive "
                                "request"));
+    mqdh_analysis_free(a);
+    mqdh_dump_free(d);
+}
+
+/*
+ * A receive request whose communicator is not recorded (UCX matches
+ * receives itself: MPICH's request keeps neither communicator, source nor
+ * tag): it waits for any other process of the job, when the dump holds
+ * the whole job; else what it names is unseen.
+ */
+static void test_analyze__waits_by_requests_without_communicator(void **state)
+{
+    (void)state;
+    struct mqdh_dump *d = job(2);
+    for (int r = 0; r < 2; r++) {
+        in_call(d, r, "MPI_Wait");
+        d->procs[r].world_size = 2; /* the launcher's word: the whole job */
+        d->procs[r].other_worlds = MQDH_WORLDS_NONE;
+        for (int q = 0; q < MQDH_NQUEUES; q++)
+            d->procs[r].comms[0].queues[q].state = MQDH_QUEUE_NO_INFO;
+        wait_request(d, r, MQDH_REQ_RECV, 0, -2, -2, 0x1000 + (uint64_t)r)->comm = -1;
+    }
+    struct mqdh_analysis *a = analyze(d);
+    assert_int_equal(a->verdict, MQDH_VERDICT_DEADLOCK);
+    assert_int_equal(a->ndeadlocks, 1);
+    assert_int_equal(a->deadlocks[0].nmembers, 2);
+    const struct mqdh_wait *w = &a->waits[a->deadlocks[0].waits[0]];
+    assert_true(w->peer_unknown && w->tag_unknown && w->from_call && w->any_source);
+    assert_int_equal(w->comm, -2);
+    assert_true(unseen_says(a, "the receive side of processes whose MPI keeps it in its network "
+                               "library"));
+    mqdh_analysis_free(a);
+    d->procs[1].other_worlds = MQDH_WORLDS_MAYBE; /* another job may be its partner */
+    a = analyze(d);
+    assert_int_equal(a->ndeadlocks, 0);
+    assert_int_equal(a->verdict, MQDH_VERDICT_UNKNOWN);
+    assert_true(unseen_says(a, "which process rank 0's receive request 0xac000001 names (its "
+                               "communicator is not recorded, and "));
+    mqdh_analysis_free(a);
+    d->procs[1].other_worlds = MQDH_WORLDS_NONE;
+    not_in_mpi(d, 1); /* it may yet send */
+    a = analyze(d);
+    assert_int_equal(a->ndeadlocks, 0);
     mqdh_analysis_free(a);
     mqdh_dump_free(d);
 }
@@ -1743,6 +1788,7 @@ int main(void)
         cmocka_unit_test(test_analyze__calls_alone_need_the_whole_world),
         cmocka_unit_test(test_analyze__waits_by_their_requests),
         cmocka_unit_test(test_analyze__waits_by_requests_no_queue_read),
+        cmocka_unit_test(test_analyze__waits_by_requests_without_communicator),
         cmocka_unit_test(test_analyze__calls_alone_unknown_arguments_only_where_they_matter),
         cmocka_unit_test(test_analyze__calls_alone_proc_null_and_threads),
         cmocka_unit_test(test_analyze__ring_is_a_cycle),
