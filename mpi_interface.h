@@ -382,7 +382,10 @@ enum {
     MQD_REQ_KNOWN_COMM = 0x1,
     MQD_REQ_KNOWN_PEER = 0x2,
     MQD_REQ_KNOWN_TAG = 0x4,
-    MQD_REQ_KNOWN_SCHED_TAG = 0x8
+    MQD_REQ_KNOWN_SCHED_TAG = 0x8,
+    /* A nonblocking collective's peer is the source of the receive its
+     * schedule waits on next (without it, the destination of a send). */
+    MQD_REQ_SCHED_RECEIVES = 0x10
 };
 typedef struct {
     int kind;                   /* MQD_REQ_* kind */
@@ -391,7 +394,9 @@ typedef struct {
     int pad_;
     mqs_taddr_t request;        /* the request object in the target */
     mqs_taddr_t comm;           /* its communicator: a unique_id of mqs_communicator */
-    mqs_tword_t peer_local;     /* a send's destination, a receive's source in comm; -1 any */
+    mqs_tword_t peer_local;     /* a send's destination, a receive's source in comm; -1 any;
+                                 * a nonblocking collective's: the member its schedule
+                                 * waits on next (MQD_REQ_SCHED_RECEIVES) */
     mqs_tword_t peer_global;    /* the same as a global rank (an identity); -1 unknown */
     mqs_tword_t tag;            /* its tag; -1 any (MPI_ANY_TAG) */
     mqs_tword_t sched_tag;      /* a nonblocking collective's schedule's tag (MPICH:
@@ -399,6 +404,15 @@ typedef struct {
     char text[64];              /* a line describing it, always terminated */
 } mqd_request_info;
 extern int mqd_get_request_info(mqs_process *, mqs_taddr_t handle, mqd_request_info *info);
+/*
+ * An mqd extension, as mqd_get_comm_handle: the schedule tag the next
+ * nonblocking collective on communicator comm (a unique_id of
+ * mqs_communicator, after mqs_update_communicator_list) will take
+ * (*next_tag; MPICH: 287 + the number started on it so far).  A member
+ * whose next tag is at most another member's request's sched_tag has not
+ * started that instance.  mqs_ok, or mqs_no_information.
+ */
+extern int mqd_get_comm_nbc_tag(mqs_process *, mqs_taddr_t comm, mqs_tword_t *next_tag);
 /*
  * Select queue (an mqs_op_class) of the current communicator.  Returns
  * mqs_ok, mqs_end_of_list (known empty) or mqs_no_information (unknown).

@@ -133,6 +133,7 @@ int (*const abi_op_info)(mqs_process *, unsigned *, mqs_taddr_t *) = mqd_get_ope
 int (*const abi_process_state)(mqs_process *, unsigned *) = mqd_get_process_state;
 int (*const abi_request_info)(mqs_process *, mqs_taddr_t, mqd_request_info *) =
     mqd_get_request_info;
+int (*const abi_comm_nbc_tag)(mqs_process *, mqs_taddr_t, mqs_tword_t *) = mqd_get_comm_nbc_tag;
 int (*const abi_setup_op_iter)(mqs_process *, int) = mqs_setup_operation_iterator;
 int (*const abi_next_op)(mqs_process *, mqs_pending_operation *) = mqs_next_operation;
 #if MQS_FOR_MPI2_
