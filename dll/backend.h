@@ -35,6 +35,8 @@ struct mqd_comm {
     int has_handle;        /* handle is the program's MPI_Comm for it */
     uint64_t handle;
     int world;             /* this process's MPI_COMM_WORLD */
+    long nbc_next_tag;     /* the schedule tag its next nonblocking collective takes
+                            * (mqd_get_comm_nbc_tag); -1 unknown */
 };
 
 /* One queue entry as a backend reads it.  Peers are local ranks (-1 any). */

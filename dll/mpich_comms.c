@@ -238,6 +238,14 @@ static int comm_header(struct mqd_process *p, mqs_taddr_t addr, const unsigned c
     if (!*inter)
         c->remote_size = (int)c->size;
     c->internal = comm_is_internal(handle, c->recv_context);
+    /* The tag its next nonblocking collective takes: MPII_Comm_init starts
+     * it at MPIR_FIRST_NBC_TAG (commutil.c:249), MPIDU_Sched_next_tag
+     * hands it out and counts on (mpidu_sched.c:164-165), wrapping to the
+     * first at MPI_TAG_UB (:191-192); mpir_comm.h:200. */
+    long nbc = o[F_COMM_NEXT_SCHED_TAG] >= 0
+                   ? (long)mqd_int(p, buf, o[F_COMM_NEXT_SCHED_TAG], 4)
+                   : -1;
+    c->nbc_next_tag = nbc >= MPICH_FIRST_NBC_TAG ? nbc : -1;
     /* MPII_Comm_init puts a communicator on the list with local_size -1,
      * before its size, rank and context are set: not there yet. */
     if (c->size == -1 && !c->internal) {

@@ -189,7 +189,8 @@ static void ch4_envelope(struct mqd_process *p, const unsigned char *buf, unsign
  * The member a nonblocking collective's schedule at sched (its bytes in
  * buf) waits for next: the first entry from idx on (the first not yet
  * complete, mpidu_sched.c MPIDU_Sched_continue) that is not complete, a
- * receive from src or a send to dest (mpidu_sched.h:22-40, 99-118);
+ * receive from src (MQD_REQ_SCHED_RECEIVES) or a send to dest
+ * (mpidu_sched.h:22-40, 99-118);
  * nothing said if none is, or the layout lacks them.
  */
 static int sched_peer(struct mqd_process *p, const unsigned char *buf, struct mqd_raw_request *r)
@@ -216,9 +217,10 @@ static int sched_peer(struct mqd_process *p, const unsigned char *buf, struct mq
         long type = (long)mqd_int(p, e, o[F_SENTRY_TYPE], 4);
         if (mqd_int(p, e, o[F_SENTRY_STATUS], 4) == MPICH_SCHED_COMPLETE)
             continue;
-        if (type == MPICH_SCHED_RECV || type == MPICH_SCHED_PT2PT_RECV)
+        if (type == MPICH_SCHED_RECV || type == MPICH_SCHED_PT2PT_RECV) {
             r->peer = (long)mqd_int(p, e, o[F_SENTRY_RECV_SRC], 4);
-        else if (type == MPICH_SCHED_SEND || type == MPICH_SCHED_PT2PT_SEND)
+            r->known |= MQD_REQ_SCHED_RECEIVES;
+        } else if (type == MPICH_SCHED_SEND || type == MPICH_SCHED_PT2PT_SEND)
             r->peer = (long)mqd_int(p, e, o[F_SENTRY_SEND_DEST], 4);
         else
             continue; /* a reduction, a copy, a callback: its own process's */

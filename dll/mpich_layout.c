@@ -217,7 +217,8 @@ static void set_spans(struct mpich_image *b)
 {
     static const enum field_id comm_fields[] = {
         F_COMM_HANDLE, F_COMM_CTX,  F_COMM_RCTX,   F_COMM_RSIZE,  F_COMM_RANK, F_COMM_LSIZE,
-        F_COMM_KIND,   F_COMM_NEXT, F_COMM_LGROUP, F_COMM_RGROUP, F_COMM_VCRT, F_COMM_LVCRT};
+        F_COMM_KIND,   F_COMM_NEXT, F_COMM_LGROUP, F_COMM_RGROUP, F_COMM_VCRT, F_COMM_LVCRT,
+        F_COMM_NEXT_SCHED_TAG};
     static const enum field_id req_fields[] = {
         F_REQ_HANDLE,     F_REQ_KIND,     F_REQ_CC,         F_REQ_CC_PTR,
         F_REQ_NEXT,       F_REQ_MATCH_TAG,  F_REQ_MATCH_RANK,

@@ -47,7 +47,7 @@ static void envelope(const struct mqd_comm *c, const struct mqd_raw_request *r, 
     if (!agrees)
         return;
     if (r->known & MQD_REQ_KNOWN_PEER) {
-        info->known |= MQD_REQ_KNOWN_PEER;
+        info->known |= MQD_REQ_KNOWN_PEER | (r->known & MQD_REQ_SCHED_RECEIVES);
         info->peer_local = r->peer;
         info->peer_global = r->peer >= 0 ? mqd__to_global(c, r->peer) : -1;
     }
@@ -94,4 +94,22 @@ MQD_EXPORT int mqd_get_request_info(mqs_process *process, mqs_taddr_t handle,
         info->sched_tag = r.sched_tag;
     }
     return mqs_ok;
+}
+
+MQD_EXPORT int mqd_get_comm_nbc_tag(mqs_process *process, mqs_taddr_t comm, mqs_tword_t *next_tag)
+{
+    struct process_state *ps = mqd__ready(process);
+    if (!ps)
+        return MQD_ERR_NOT_SET_UP;
+    if (!next_tag)
+        return MQD_ERR_BUF_SMALL;
+    for (int i = 0; ps->have_comms && i < ps->ncomms; i++) {
+        if (ps->comms[i].addr != comm)
+            continue;
+        if (ps->comms[i].nbc_next_tag < 0)
+            return mqs_no_information;
+        *next_tag = ps->comms[i].nbc_next_tag;
+        return mqs_ok;
+    }
+    return mqs_no_information;
 }

@@ -135,7 +135,9 @@ enum mpich_generation {
  * behind the program's handles in theirs.
  * REQUESTS, optional in every generation, what the request behind a
  * program's handle says beyond the queues' fields (mqd_get_request_info):
- * its communicator (mpir_request.h:185), a ch4 persistent request's
+ * its communicator (mpir_request.h:185), the tag a communicator's next
+ * nonblocking collective will take (mpir_comm.h:200 next_sched_tag,
+ * MPIDU_Sched_next_tag at mpidu_sched.c:164-165; mqd_get_comm_nbc), a ch4 persistent request's
  * envelope (src/mpid/ch4/include/mpidpre.h:212-220), an MPIDIG send's
  * destination (mpidpre.h:193-195), and a nonblocking collective's
  * schedule with its tag (src/mpid/common/sched/mpidu_sched.h:119-131,
@@ -271,6 +273,7 @@ enum mpich_generation {
     X(PROC_COMM_SELF, STOCK, "MPIR_Process_t:comm_self")                                    \
     X(COMM_REFCOUNT, STOCK, "MPIR_Comm:ref_count")                                          \
     X(REQ_COMM, REQUESTS, "MPIR_Request:comm")                                              \
+    X(COMM_NEXT_SCHED_TAG, REQUESTS, "MPIR_Comm:next_sched_tag")                            \
     X(REQ_REFCOUNT, REQUESTS, "MPIR_Request:ref_count")                                     \
     X(REQ_PREQ_RANK, REQUESTS, "MPIR_Request:dev/MPIDI_Devreq_t:ch4.preq/MPIDI_prequest_t:rank") \
     X(REQ_PREQ_TAG, REQUESTS, "MPIR_Request:dev/MPIDI_Devreq_t:ch4.preq/MPIDI_prequest_t:tag") \

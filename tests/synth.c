@@ -302,6 +302,7 @@ static void mpich_types(struct synth *s)
     add(t, "recvcontext_id", s->ctx); add(t, "remote_size", 4); add(t, "rank", 4);
     add(t, "local_size", 4); add(t, "local_group", p); add(t, "remote_group", p);
     add(t, "comm_kind", 4); add(t, "name", 128); add(t, "comm_next", p);
+    add(t, "next_sched_tag", 4);
     if (ch3)
         add(t, "dev", ch3comm);
     else if (ch4comm)
@@ -665,6 +666,7 @@ static uint64_t comm_common(struct synth *s, unsigned handle, unsigned ctx, int 
     PUT(c, "MPIR_Comm", "remote_size", rsize, 4);
     PUT(c, "MPIR_Comm", "rank", rank, 4);
     PUT(c, "MPIR_Comm", "comm_kind", inter, 4);
+    PUT(c, "MPIR_Comm", "next_sched_tag", 287, 4); /* MPIR_FIRST_NBC_TAG: none started */
     if (name)
         synth_put_bytes(s, c + (uint64_t)synth_off(s, "MPIR_Comm", "name"), name,
                         (int)(strlen(name) < 128 ? strlen(name) : 128));
@@ -1140,6 +1142,9 @@ uint64_t synth_nbc(struct synth *s, uint64_t comm, int tag, int peer, int done)
 {
     uint64_t r = stock_request(s, 10, done ? 0 : 1); /* MPIDU_Sched_start (mpidu_sched.c) */
     PUT(r, "MPIR_Request", "comm", comm, s->ptr);
+    uint64_t next = comm + (uint64_t)synth_off(s, "MPIR_Comm", "next_sched_tag");
+    if ((int)rd(s, next, 4) <= tag) /* MPIDU_Sched_next_tag: the comm counts on */
+        synth_put(s, next, (uint64_t)tag + 1, 4);
     if (done)
         return r;
     uint64_t sc = synth_alloc(s, synth_sizeof(s, "MPIDU_Sched"));

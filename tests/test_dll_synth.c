@@ -514,8 +514,8 @@ static void test_synth__request_info(void **state)
     assert_int_equal(i.kind, MQD_REQ_COLLECTIVE);
     assert_int_equal(i.state, MQD_REQ_PENDING);
     /* the member its schedule waits for next: its receive's, not the send done */
-    assert_int_equal(i.known,
-                     MQD_REQ_KNOWN_COMM | MQD_REQ_KNOWN_SCHED_TAG | MQD_REQ_KNOWN_PEER);
+    assert_int_equal(i.known, MQD_REQ_KNOWN_COMM | MQD_REQ_KNOWN_SCHED_TAG | MQD_REQ_KNOWN_PEER |
+                                  MQD_REQ_SCHED_RECEIVES);
     assert_int_equal(i.comm, world);
     assert_int_equal(i.sched_tag, 288);
     assert_int_equal(i.peer_local, 2);
@@ -546,6 +546,46 @@ static void test_synth__request_info(void **state)
     dump_process(s, &r, 0);
     assert_int_equal(request_info(s, 0xec000001u, &i), mqs_no_information);
     assert_string_equal(i.text, "requests are read for MPICH 4.0.2 only");
+    finish(s);
+}
+
+/*
+ * The tag each communicator's next nonblocking collective will take
+ * (mqd_get_comm_nbc_tag): MPI_COMM_WORLD started two (287 and 288 here,
+ * then 289), mqd-dup none; a value below MPICH's first tag (corrupt) or a
+ * communicator the process does not show: no information.
+ */
+static void test_synth__comm_nbc_tag(void **state)
+{
+    (void)state;
+    uint64_t comms[16];
+    struct synth *s = start_gen(0, 8, SYNTH_CH4_STOCK, comms);
+    synth_nbc(s, comms[0], 288, 1, 0);
+    synth_nbc(s, comms[0], 289, 1, 1);
+    struct result r;
+    dump_process(s, &r, 0);
+    assert_int_equal(r.rc, mqs_ok);
+    assert_non_null(dll->get_comm_nbc_tag);
+    mqs_process *p = synth_process(s);
+    mqs_taddr_t world = comm_named(&r, "MPI_COMM_WORLD")->c.unique_id;
+    mqs_taddr_t dup = comm_named(&r, "mqd-dup")->c.unique_id;
+    mqs_tword_t t = 0;
+    assert_int_equal(dll->get_comm_nbc_tag(p, world, &t), mqs_ok);
+    assert_int_equal(t, 290);
+    assert_int_equal(dll->get_comm_nbc_tag(p, dup, &t), mqs_ok);
+    assert_int_equal(t, 287);
+    assert_int_equal(dll->get_comm_nbc_tag(p, 0x1234, &t), mqs_no_information);
+    synth_put(s, comms[0] + (uint64_t)synth_off(s, "MPIR_Comm", "next_sched_tag"), 12, 4);
+    dump_process(s, &r, 0);
+    assert_int_equal(dll->get_comm_nbc_tag(p, world, &t), mqs_no_information);
+    finish(s);
+    /* The debug builds' communicators say it too. */
+    s = start_gen(0, 8, SYNTH_CH3_402, comms);
+    dump_process(s, &r, 0);
+    assert_int_equal(dll->get_comm_nbc_tag(synth_process(s),
+                                           comm_named(&r, "MPI_COMM_WORLD")->c.unique_id, &t),
+                     mqs_ok);
+    assert_int_equal(t, 287);
     finish(s);
 }
 
@@ -1461,6 +1501,7 @@ int main(void)
         cmocka_unit_test(test_synth__stock_direct_netmod_says_nothing),
         cmocka_unit_test(test_synth__stock_unknown_build_is_named),
         cmocka_unit_test(test_synth__request_info),
+        cmocka_unit_test(test_synth__comm_nbc_tag),
         cmocka_unit_test(test_synth__communicators_come_and_go),
         cmocka_unit_test(test_synth__finalizing_process_keeps_its_queues),
         cmocka_unit_test(test_synth__corrupt_targets),

@@ -126,6 +126,13 @@ static void walk(mqs_process *p)
         mqs_taddr_t h;
         if (dll->get_comm_handle)
             check_code(dll->get_comm_handle(p, &h));
+        mqs_tword_t nbc = 0;
+        if (dll->get_comm_nbc_tag) {
+            int trc = dll->get_comm_nbc_tag(p, c.unique_id, &nbc);
+            check_code(trc);
+            if (trc == mqs_ok && nbc < 287)
+                finding("a next nonblocking collective's tag below MPICH's first");
+        }
         for (int q = 0; q < 3; q++) {
             int qrc = dll->setup_operation_iterator(p, q);
             check_code(qrc);
