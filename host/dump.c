@@ -80,6 +80,7 @@ void mqdh__requests_clear(struct mqdh_requests *r)
     if (r) {
         free(r->v);
         free(r->why);
+        free(r->nbc_next_tag);
         memset(r, 0, sizeof *r);
     }
 }
@@ -139,7 +140,7 @@ static int cmp_slot(const void *a, const void *b)
  * made as the first comes, none kept without memory for them. */
 static void place_requests(struct mqdh_dump *into, int i, struct mqdh_requests *src_req)
 {
-    if (src_req && src_req->n && !into->requests)
+    if (src_req && (src_req->n || src_req->nbc_next_tag) && !into->requests)
         into->requests = calloc((size_t)into->nprocs, sizeof *into->requests);
     if (into->requests) {
         mqdh__requests_clear(&into->requests[i]);

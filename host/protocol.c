@@ -261,8 +261,42 @@ static int decode_requests(struct target *p)
         q->peer_global = info.peer_global;
         q->tag = info.tag;
         q->sched_tag = info.known & MQD_REQ_KNOWN_SCHED_TAG ? info.sched_tag : -1;
+        q->sched_receives = (info.known & MQD_REQ_SCHED_RECEIVES) != 0;
         q->address = info.request;
     }
+    return MQDH_OK;
+}
+
+/*
+ * The tag each of the process's communicators' next nonblocking collective
+ * will take (mqd_get_comm_nbc_tag, an mqd extension), into
+ * p->requests->nbc_next_tag, -1 where the DLL does not say: how another
+ * member's request tells that this process has not started its instance.
+ * Left NULL without the extension or any answer.
+ */
+static int read_nbc_tags(struct target *p)
+{
+    struct mqdh_requests *r = p->requests;
+    int n = p->out->ncomms, any = 0;
+    if (!r || n <= 0 || !p->dll->get_comm_nbc_tag)
+        return MQDH_OK;
+    long *t = malloc((size_t)n * sizeof *t);
+    if (!t)
+        return MQDH_E_NOMEM;
+    for (int c = 0; c < n; c++) {
+        mqs_tword_t v = -1;
+        int rc = DLL_EXT(p, get_comm_nbc_tag, "mqd_get_comm_nbc_tag", (mqs_process *)p,
+                         p->out->comms[c].unique_id, &v);
+        t[c] = rc == mqs_ok && v >= 0 ? (long)v : -1;
+        any |= t[c] >= 0;
+    }
+    if (!any) {
+        free(t);
+        return MQDH_OK;
+    }
+    free(r->nbc_next_tag);
+    r->nbc_next_tag = t;
+    r->nbc_ncomms = n;
     return MQDH_OK;
 }
 
@@ -278,7 +312,9 @@ int mqdh__proto_read(struct target *p)
         p->out->mpi_finalized = (state & MQD_PROC_FINALIZED) != 0;
     if ((rc = read_comms(p)) != MQDH_OK)
         return rc;
-    return decode_requests(p);
+    if ((rc = decode_requests(p)) != MQDH_OK)
+        return rc;
+    return read_nbc_tags(p);
 }
 
 /*

@@ -382,6 +382,10 @@ struct mqdh_request {
     long peer_local, peer_global, tag;
     long sched_tag;    /* a nonblocking collective's schedule tag (MPICH: 287 + n - 1 for
                         * the n-th on its communicator); -1 if not known */
+    /* A nonblocking collective's peer (peer_known) is the member its
+     * schedule waits on next: the source of a receive if set, else the
+     * destination of a send. */
+    int sched_receives;
     uint64_t address;  /* the request object: mqdh_op.request of its queue entry */
     char text[64];     /* the DLL's line for it */
 };
@@ -397,6 +401,16 @@ struct mqdh_requests {
     int n;
     struct mqdh_request *v;
     char *why;
+    /*
+     * For any process, in a wait or not: the schedule tag each of its
+     * communicators' next nonblocking collective will take (nbc_ncomms
+     * entries, parallel to its comms; -1 not known), from the DLL's
+     * mqd_get_comm_nbc_tag; NULL if the DLL said none.  A member whose
+     * next tag is at most a request's sched_tag has not started that
+     * instance.
+     */
+    int nbc_ncomms;
+    long *nbc_next_tag;
 };
 
 struct mqdh_dump {
