@@ -335,3 +335,84 @@ int mqdh__requests_all_collective(const struct mqdh_requests *rq)
     }
     return any;
 }
+
+/* ---------------------------------------------------------------- nonblocking collectives */
+
+/*
+ * The tag process m's communicator k will give its next nonblocking
+ * collective (mqdh_requests.nbc_next_tag), -1 if not known.
+ */
+static long next_nbc_tag(const struct mqdh_dump *d, int m, int k)
+{
+    const struct mqdh_requests *r = d->requests ? &d->requests[m] : NULL;
+    return r && r->nbc_next_tag && k >= 0 && k < r->nbc_ncomms ? r->nbc_next_tag[k] : -1;
+}
+
+/*
+ * Process i's pending nonblocking collective r, whose schedule receives
+ * from one member next: the process m that is, in *m, and 1 if m has not
+ * started r's instance (MPICH numbers a communicator's nonblocking
+ * collectives, the n-th taking tag 287 + n - 1 on every member: m's next
+ * tag at most r's schedule tag means m has not started it, and sends it
+ * nothing until it does).  0 (unseen said) if that cannot be told.
+ */
+static int nbc_not_started(struct mqdh__waits *b, int i, const struct mqdh_request *r, int *m,
+                           int *mk)
+{
+    const struct mqdh_process *p = &b->m.d->procs[i];
+    char me[32], them[32];
+    *m = *mk = -1;
+    if (r->comm >= 0 && r->sched_tag >= 0 && r->peer_known && r->sched_receives &&
+        r->peer_global >= 0)
+        *m = mqdh_process_by_global(b->m.d, r->peer_global);
+    if (*m >= 0 && *m != i)
+        *mk = mqdh__comm_same(&b->m.d->procs[*m], &p->comms[r->comm]);
+    if (*mk < 0) {
+        mqdh__unseen(b, i, "what %s's nonblocking collective (request 0x%llx) waits for in %s "
+                     "(%s)", who(b, i, me, sizeof me), (unsigned long long)r->handle,
+                     p->where_call, *m < 0 ? "the member its schedule receives from next is "
+                     "not known, or not in the dump" : "that member shows no such communicator");
+        return 0;
+    }
+    long next = next_nbc_tag(b->m.d, *m, *mk);
+    if (b->a->activity[*m] == MQDH_ACT_UNKNOWN || next < 0 || next > r->sched_tag) {
+        mqdh__unseen(b, i, "whether %s is in %s's nonblocking collective on \"%s\" (MPICH's "
+                     "tag %ld): %s", who(b, *m, them, sizeof them), who(b, i, me, sizeof me),
+                     p->comms[r->comm].name, r->sched_tag,
+                     b->a->activity[*m] == MQDH_ACT_UNKNOWN ? "where it is is not known"
+                     : next < 0 ? "how many it has started is not known"
+                                : "it has started that one or a later one");
+        return 0;
+    }
+    return 1;
+}
+
+/*
+ * Each of i's pending nonblocking collectives waits for the member its
+ * schedule receives from next, which has not started that instance: i
+ * cannot go on until that member starts it, which it does only once the
+ * call it is in has returned (a blocked one never starts it).  MPI_Wait
+ * and MPI_Waitany need one of them (one group of alternatives), MPI_Waitall
+ * every one (a group each).  A request that cannot be told leaves i
+ * unseen.
+ */
+void mqdh__nbc_request_waits(struct mqdh__waits *b, int i, const struct mqdh_requests *rq,
+                             int one)
+{
+    int first = b->a->nwaits, group = 0;
+    for (int n = 0; n < rq->n; n++) {
+        const struct mqdh_request *r = &rq->v[n];
+        int m, mk;
+        if (r->done)
+            continue;
+        if (!nbc_not_started(b, i, r, &m, &mk)) {
+            if (one)
+                b->a->nwaits = first;
+            return;
+        }
+        struct mqdh_wait *w = mqdh__add_collective_wait(
+            b, i, m, one ? 0 : group++, r->comm, b->m.d->procs[m].comms[mk].local_rank);
+        if (!w)
+            return;
+    }
+}

@@ -483,8 +483,11 @@ static void p2p_waits(struct mqdh__waits *b, int i, enum mqdh__call_kind k,
                                                                         : NULL;
     if (rq && mqdh__requests_return(rq, one))
         return; /* a request it waits on is done: it returns */
-    if (rq && mqdh__requests_all_collective(rq) && b->coll_comm[i] >= 0) {
-        nbc_waits(b, i);
+    if (rq && mqdh__requests_all_collective(rq)) {
+        if (b->coll_comm[i] >= 0)
+            nbc_waits(b, i);
+        else /* no queue shows them: by the requests alone */
+            mqdh__nbc_request_waits(b, i, rq, one);
         return;
     }
 

@@ -81,6 +81,14 @@ int mqdh__requests_in_queue(const struct mqdh_requests *rq, int q);
 int mqdh__requests_hold(const struct mqdh_requests *rq, const struct mqdh_op *o);
 int mqdh__requests_all_collective(const struct mqdh_requests *rq);
 /*
+ * Process i in MPI_Wait* on nonblocking collectives only, which its queues
+ * show nothing of (an MPI that keeps no queue: waitreq.c): each waits for
+ * the member its schedule receives from next where that member has not
+ * started its instance; else unseen.
+ */
+void mqdh__nbc_request_waits(struct mqdh__waits *b, int i, const struct mqdh_requests *rq,
+                             int one);
+/*
  * The waits of process i's pending requests that no queue entry stands
  * for: a send (an MPI that records none) waits for its destination's
  * receive (group: the next group number, for a call that needs all); any

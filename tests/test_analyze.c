@@ -1734,6 +1734,70 @@ static void test_analyze__waits_by_requests_without_communicator(void **state)
     mqdh_dump_free(d);
 }
 
+/*
+ * nbcwait on an MPI that keeps no queue: rank 0 in MPI_Wait on its
+ * MPI_Ireduce (MPICH tag 287, its schedule receiving from rank 1 next),
+ * rank 1 in MPI_Barrier, having started no nonblocking collective on
+ * MPI_COMM_WORLD (its next tag 287): each waits for the other.  Rank 1
+ * having started one (next tag 288: it may be in the same instance), or
+ * its count not known, or its peer only a send's destination: unseen.
+ */
+static void test_analyze__nonblocking_collective_by_its_request(void **state)
+{
+    (void)state;
+    struct mqdh_dump *d = job(2);
+    for (int r = 0; r < 2; r++) {
+        struct mqdh_process *p = &d->procs[r];
+        p->world_size = 2;
+        p->other_worlds = MQDH_WORLDS_NONE;
+        p->comms[0].has_handle = 1;
+        p->comms[0].handle = 0x44000000;
+        for (int q = 0; q < MQDH_NQUEUES; q++)
+            p->comms[0].queues[q].state = MQDH_QUEUE_NO_INFO;
+    }
+    in_call(d, 0, "MPI_Wait");
+    struct mqdh_request *nbc = wait_request(d, 0, MQDH_REQ_COLLECTIVE, 0, 1, -2, 0x5000);
+    nbc->sched_tag = 287;
+    nbc->sched_receives = 1;
+    call(d, 1, "MPI_Barrier", 0, 0, 0, 0);
+    struct mqdh_requests *r1 = &d->requests[1];
+    r1->nbc_ncomms = 1;
+    r1->nbc_next_tag = calloc(1, sizeof *r1->nbc_next_tag);
+    assert_non_null(r1->nbc_next_tag);
+    r1->nbc_next_tag[0] = 287;
+    struct mqdh_analysis *a = analyze(d);
+    assert_int_equal(a->verdict, MQDH_VERDICT_DEADLOCK);
+    one_deadlock(d, a, "0,1",
+                 "rank 0 waits in MPI_Wait: nonblocking collective(comm=MPI_COMM_WORLD) - rank 1 "
+                 "has not entered it or a matching one (it is in MPI_Barrier)");
+    mqdh_analysis_free(a);
+    r1->nbc_next_tag[0] = 288; /* rank 1 started one: the same instance, maybe */
+    a = analyze(d);
+    assert_int_equal(a->ndeadlocks, 0);
+    assert_int_equal(a->verdict, MQDH_VERDICT_UNKNOWN);
+    assert_true(unseen_says(a, "whether rank 1 is in rank 0's nonblocking collective on "
+                               "\"MPI_COMM_WORLD\" (MPICH's tag 287): it has started that one "
+                               "or a later one"));
+    mqdh_analysis_free(a);
+    r1->nbc_next_tag[0] = -1;
+    a = analyze(d);
+    assert_int_equal(a->ndeadlocks, 0);
+    assert_true(unseen_says(a, "how many it has started is not known"));
+    mqdh_analysis_free(a);
+    r1->nbc_next_tag[0] = 287;
+    nbc->sched_receives = 0; /* it sends to rank 1 next: not told */
+    a = analyze(d);
+    assert_int_equal(a->ndeadlocks, 0);
+    assert_true(unseen_says(a, "the member its schedule receives from next is not known"));
+    mqdh_analysis_free(a);
+    nbc->sched_receives = 1;
+    not_in_mpi(d, 1); /* rank 1 may yet start it */
+    a = analyze(d);
+    assert_int_equal(a->ndeadlocks, 0);
+    mqdh_analysis_free(a);
+    mqdh_dump_free(d);
+}
+
 static void test_analyze__calls_alone_need_the_whole_world(void **state)
 {
     (void)state;
@@ -1789,6 +1853,7 @@ int main(void)
         cmocka_unit_test(test_analyze__waits_by_their_requests),
         cmocka_unit_test(test_analyze__waits_by_requests_no_queue_read),
         cmocka_unit_test(test_analyze__waits_by_requests_without_communicator),
+        cmocka_unit_test(test_analyze__nonblocking_collective_by_its_request),
         cmocka_unit_test(test_analyze__calls_alone_unknown_arguments_only_where_they_matter),
         cmocka_unit_test(test_analyze__calls_alone_proc_null_and_threads),
         cmocka_unit_test(test_analyze__ring_is_a_cycle),
