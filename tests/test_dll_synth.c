@@ -576,7 +576,7 @@ static void test_synth__comm_nbc_tag(void **state)
     assert_int_equal(t, 287);
     assert_int_equal(dll->get_comm_nbc_tag(p, 0x1234, &t), mqs_no_information);
     synth_put(s, comms[0] + (uint64_t)synth_off(s, "MPIR_Comm", "next_sched_tag"), 12, 4);
-    dump_process(s, &r, 0);
+    dump_process(s, &r, 1);
     assert_int_equal(dll->get_comm_nbc_tag(p, world, &t), mqs_no_information);
     finish(s);
     /* The debug builds' communicators say it too. */
