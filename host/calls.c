@@ -144,7 +144,10 @@ struct p2p {
 /*
  * m shows queues: an operation there from (or to) i's rank, or from any,
  * not a collective's and not done, whose tag takes i's: yes.  One whose
- * tag only i's unknown tag could match: unknown.
+ * tag only i's unknown tag could match: unknown.  A queue of m's that
+ * cannot be read (its MPI keeps none: Debian's MPICH) says nothing, and
+ * m's call decides, as for a process not dumped: a pending operation of
+ * m's that i's takes would have met it once the job stopped moving.
  */
 static enum partner queued_partner(const struct mqdh__waits *b, int i, int m,
                                    const struct p2p *o2, char *why, size_t len)
@@ -156,11 +159,8 @@ static enum partner queued_partner(const struct mqdh__waits *b, int i, int m,
         if (strcmp(q->comms[k].name, o2->comm) != 0)
             continue;
         const struct mqdh_queue *qu = &q->comms[k].queues[o2->sends ? MQDH_RECEIVES : MQDH_SENDS];
-        if (qu->state != MQDH_QUEUE_OK) {
-            snprintf(why, len, "%s's %s on %s", who(b, m, mine, sizeof mine),
-                     o2->sends ? "pending receives" : "pending sends", o2->comm);
-            return PARTNER_UNKNOWN;
-        }
+        if (qu->state != MQDH_QUEUE_OK)
+            continue;
         for (int n = 0; n < qu->nops; n++) {
             const struct mqdh_op *o = &qu->ops[n];
             int peer = o->desired_local_rank < 0 || o->desired_local_rank == p->rank;

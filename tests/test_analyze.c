@@ -1691,6 +1691,19 @@ static void test_analyze__waits_by_requests_no_queue_read(void **state)
     mqdh_dump_free(d);
 }
 
+/* Every process of d dumped, none of its queues read (Debian's MPICH), the
+ * launcher's size its whole job. */
+static void no_queue_read(struct mqdh_dump *d)
+{
+    for (int r = 0; r < d->nprocs; r++) {
+        d->procs[r].world_size = d->nprocs;
+        d->procs[r].other_worlds = MQDH_WORLDS_NONE;
+        for (int c = 0; c < d->procs[r].ncomms; c++)
+            for (int q = 0; q < MQDH_NQUEUES; q++)
+                d->procs[r].comms[c].queues[q].state = MQDH_QUEUE_NO_INFO;
+    }
+}
+
 /*
  * A receive request whose communicator is not recorded (UCX matches
  * receives itself: MPICH's request keeps neither communicator, source nor
@@ -1701,12 +1714,9 @@ static void test_analyze__waits_by_requests_without_communicator(void **state)
 {
     (void)state;
     struct mqdh_dump *d = job(2);
+    no_queue_read(d);
     for (int r = 0; r < 2; r++) {
         in_call(d, r, "MPI_Wait");
-        d->procs[r].world_size = 2; /* the launcher's word: the whole job */
-        d->procs[r].other_worlds = MQDH_WORLDS_NONE;
-        for (int q = 0; q < MQDH_NQUEUES; q++)
-            d->procs[r].comms[0].queues[q].state = MQDH_QUEUE_NO_INFO;
         wait_request(d, r, MQDH_REQ_RECV, 0, -2, -2, 0x1000 + (uint64_t)r)->comm = -1;
     }
     struct mqdh_analysis *a = analyze(d);
@@ -1746,14 +1756,10 @@ static void test_analyze__nonblocking_collective_by_its_request(void **state)
 {
     (void)state;
     struct mqdh_dump *d = job(2);
+    no_queue_read(d);
     for (int r = 0; r < 2; r++) {
-        struct mqdh_process *p = &d->procs[r];
-        p->world_size = 2;
-        p->other_worlds = MQDH_WORLDS_NONE;
-        p->comms[0].has_handle = 1;
-        p->comms[0].handle = 0x44000000;
-        for (int q = 0; q < MQDH_NQUEUES; q++)
-            p->comms[0].queues[q].state = MQDH_QUEUE_NO_INFO;
+        d->procs[r].comms[0].has_handle = 1;
+        d->procs[r].comms[0].handle = 0x44000000;
     }
     in_call(d, 0, "MPI_Wait");
     struct mqdh_request *nbc = wait_request(d, 0, MQDH_REQ_COLLECTIVE, 0, 1, -2, 0x5000);
@@ -1794,6 +1800,37 @@ static void test_analyze__nonblocking_collective_by_its_request(void **state)
     not_in_mpi(d, 1); /* rank 1 may yet start it */
     a = analyze(d);
     assert_int_equal(a->ndeadlocks, 0);
+    mqdh_analysis_free(a);
+    mqdh_dump_free(d);
+}
+
+/*
+ * Processes dumped, whose queues all have no information (Debian's MPICH:
+ * no sends recorded, receives in UCX): their waits come from their calls,
+ * as for processes not dumped.  finalize's hang: rank 0 in MPI_Recv from
+ * rank 1, which is in MPI_Finalize.  One readable queue, and the queues
+ * decide again.
+ */
+static void test_analyze__dumped_without_a_queue_read(void **state)
+{
+    (void)state;
+    struct mqdh_dump *d = job(2);
+    no_queue_read(d);
+    call(d, 0, "MPI_Recv", RECV, 1, 5, 0);
+    call(d, 1, "MPI_Finalize", 0, 0, 0, 0);
+    struct mqdh_analysis *a = analyze(d);
+    assert_int_equal(a->verdict, MQDH_VERDICT_DEADLOCK);
+    assert_int_equal(a->ncalls_only, 2);
+    one_deadlock(d, a, "0,1",
+                 "rank 0 waits in MPI_Recv(source=1, tag=5, comm=MPI_COMM_WORLD) - rank 1 is "
+                 "blocked in a call that is no matching send (it is in MPI_Finalize: it will "
+                 "never send or receive again)");
+    mqdh_analysis_free(a);
+    d->procs[0].comms[0].queues[MQDH_RECEIVES].state = MQDH_QUEUE_OK; /* empty: read */
+    a = analyze(d);
+    assert_int_equal(a->ncalls_only, 1);
+    assert_true(unseen_says(a, "what rank 0 waits for in MPI_Recv (nothing of it is in its "
+                               "queues)"));
     mqdh_analysis_free(a);
     mqdh_dump_free(d);
 }
@@ -1854,6 +1891,7 @@ int main(void)
         cmocka_unit_test(test_analyze__waits_by_requests_no_queue_read),
         cmocka_unit_test(test_analyze__waits_by_requests_without_communicator),
         cmocka_unit_test(test_analyze__nonblocking_collective_by_its_request),
+        cmocka_unit_test(test_analyze__dumped_without_a_queue_read),
         cmocka_unit_test(test_analyze__calls_alone_unknown_arguments_only_where_they_matter),
         cmocka_unit_test(test_analyze__calls_alone_proc_null_and_threads),
         cmocka_unit_test(test_analyze__ring_is_a_cycle),
