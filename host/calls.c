@@ -141,6 +141,16 @@ struct p2p {
     const char *comm;
 };
 
+/* Does process q show a queue that could be read? */
+static int queues_read(const struct mqdh_process *q)
+{
+    for (int k = 0; k < q->ncomms; k++)
+        for (int n = 0; n < MQDH_NQUEUES; n++)
+            if (q->comms[k].queues[n].state == MQDH_QUEUE_OK)
+                return 1;
+    return 0;
+}
+
 /*
  * m shows queues: an operation there from (or to) i's rank, or from any,
  * not a collective's and not done, whose tag takes i's: yes.  One whose
@@ -199,7 +209,7 @@ static enum partner partner(const struct mqdh__waits *b, int i, int m, const str
     long tag = o2->tag;
     if (b->a->activity[m] != MQDH_ACT_BLOCKED)
         return PARTNER_NO; /* it can act: i's wait on it is met or not, it is free */
-    if (!o2->comm && q->ncomms) {
+    if (!o2->comm && queues_read(q)) {
         snprintf(why, len, "%s's queues (%s's communicator is not known)",
                  who(b, m, mine, sizeof mine), who(b, i, other, sizeof other));
         return PARTNER_UNKNOWN;

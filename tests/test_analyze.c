@@ -1809,7 +1809,7 @@ static void test_analyze__nonblocking_collective_by_its_request(void **state)
  * no sends recorded, receives in UCX): their waits come from their calls,
  * as for processes not dumped.  finalize's hang: rank 0 in MPI_Recv from
  * rank 1, which is in MPI_Finalize.  One readable queue, and the queues
- * decide again.
+ * decide again.  probe's at -O0, and a sender's: the peers' calls decide.
  */
 static void test_analyze__dumped_without_a_queue_read(void **state)
 {
@@ -1831,6 +1831,25 @@ static void test_analyze__dumped_without_a_queue_read(void **state)
     assert_int_equal(a->ncalls_only, 1);
     assert_true(unseen_says(a, "what rank 0 waits for in MPI_Recv (nothing of it is in its "
                                "queues)"));
+    mqdh_analysis_free(a);
+    mqdh_dump_free(d);
+    /* probe at -O0: no argument read, and neither queue: each probes, and
+     * the other's call sends nothing whatever its arguments. */
+    d = job(2);
+    no_queue_read(d);
+    in_call(d, 0, "MPI_Probe");
+    in_call(d, 1, "MPI_Probe");
+    a = analyze(d);
+    one_deadlock(d, a, "0,1",
+                 "rank 0 waits in MPI_Probe(source=?, tag=?, comm=?) - rank 1 is blocked in a "
+                 "call that is no matching send (it is in MPI_Probe)");
+    mqdh_analysis_free(a);
+    in_call(d, 1, "MPI_Send"); /* it may send what rank 0 probes for */
+    a = analyze(d);
+    assert_int_equal(a->ndeadlocks, 0);
+    assert_true(unseen_says(a, "whether rank 1's MPI_Send is the partner of rank 0's (its "
+                               "arguments were not read)"));
+    assert_false(unseen_says(a, "communicator is not known"));
     mqdh_analysis_free(a);
     mqdh_dump_free(d);
 }
