@@ -52,7 +52,7 @@ MQD_LDFLAGS = $(SAN) $(LDFLAGS)
 
 .PHONY: all deps mpich openmpi samples unit-tests check check-unit check-integration check-mpi \
         FORCE demo bench clean \
-        layouts check-layouts check-includes install uninstall fuzz
+        layouts check-layouts check-includes install uninstall fuzz stock-tools check-stock-syms
 .DEFAULT_GOAL := all
 
 # ---------------------------------------------------------------- set-up
@@ -240,6 +240,15 @@ $(BUILD)/bin/gen_layout: $(BUILD)/mpich_defs/gen_layout.o $(BUILD)/host/libmqdho
 	$(CC) -o $@ $^ $(MQD_LDFLAGS) $(HOST_LIBS)
 layouts: $(BUILD)/bin/gen_layout $(MPICH_STAMP)
 	MQD_BUILD=$(BUILD) mpich_defs/gen-layouts.sh
+# The tools of mpich_defs/gen-stock.sh (the known stock builds,
+# stock_builds.h): gen_layout, and gen_stock_syms (libelf only).
+$(BUILD)/bin/gen_stock_syms: mpich_defs/gen_stock_syms.c | $(BUILD)/bin
+	$(CC) $(MQD_CFLAGS) -o $@ $< $(MQD_LDFLAGS) -lelf
+stock-tools: $(BUILD)/bin/gen_layout $(BUILD)/bin/gen_stock_syms
+# gen_stock_syms on a library of its own, stripped: it must find the
+# hidden globals where the unstripped one's symbol table has them.
+check-stock-syms: $(BUILD)/bin/gen_stock_syms
+	@MQD_BUILD=$(BUILD) tests/stock_syms.sh
 # The committed table must be what the cached build's DWARF says.
 check-layouts: $(BUILD)/bin/gen_layout $(MPICH_STAMP)
 	@MQD_BUILD=$(BUILD) mpich_defs/gen-layouts.sh $(BUILD)/layouts.h >/dev/null
@@ -603,7 +612,7 @@ check: deps
 	@$(MAKE) --no-print-directory mpich openmpi
 	@$(MAKE) --no-print-directory mpich MQD_MPICH_PREFIX=$(MQD_MPICH_CH4)
 	@$(MAKE) --no-print-directory unit-tests samples $(INTEGRATION_TESTS) check-layouts \
-	    check-includes
+	    check-includes check-stock-syms
 	@$(MAKE) --no-print-directory BUILD=$(CH4_BUILD) MQD_MPICH_PREFIX=$(MQD_MPICH_CH4) \
 	    samples $(CH4_TESTS)
 	@$(TEST_ENV) $(OMPI_ENV) scripts/run-tests.sh $(UNIT_TESTS) $(INTEGRATION_TESTS) \
