@@ -490,7 +490,6 @@ static void p2p_waits(struct mqdh__waits *b, int i, enum mqdh__call_kind k,
             mqdh__nbc_request_waits(b, i, rq, one);
         return;
     }
-
     for (int ci = 0; ci < p->ncomms; ci++) {
         for (int q = MQDH_SENDS; q <= MQDH_RECEIVES; q++) {
             if ((k == MQDH_CALL_ONE_RECV && q != MQDH_RECEIVES) ||
