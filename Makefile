@@ -58,7 +58,7 @@ MQD_LDFLAGS = $(SAN) $(LDFLAGS)
 .PHONY: all deps mpich openmpi samples unit-tests check check-unit check-integration check-mpi \
         FORCE demo bench clean \
         layouts check-layouts ompi-layouts check-includes check-limits check-namespace \
-        check-abi install uninstall fuzz
+        check-abi install uninstall fuzz stock-tools check-stock-syms
 .DEFAULT_GOAL := all
 
 # ---------------------------------------------------------------- set-up
@@ -142,7 +142,8 @@ HOST_PROTOCOL := loader guard callbacks choose protocol identity
 HOST_JOB      := session launcher procjob owner hosts remote agent_command agent_result \
                  result_write result_fields \
                  result_read saved
-HOST_ANALYSIS := analyze match waits waits_p2p waits_coll calls cycles explain calltree watch
+HOST_ANALYSIS := analyze match waits waits_p2p waits_coll waitreq calls cycles explain \
+                 calltree watch
 HOST_SRCS := $(HOST_BASE:%=host/base/%.c) $(HOST_TARGET:%=host/target/%.c) \
              $(HOST_PROTOCOL:%=host/protocol/%.c) $(HOST_JOB:%=host/job/%.c) \
              $(HOST_ANALYSIS:%=host/analysis/%.c)
@@ -240,9 +241,9 @@ INTEGRATION_TESTS := $(BUILD)/tests/test_samples $(BUILD)/tests/test_mqdump \
 # else exported.
 # One vendor-neutral core (dll/backend.h), one backend per MPI: the two
 # DLLs share the core's files and nothing else.
-DLL_CORE := dll/entry.c dll/target.c dll/job.c dll/records.c
+DLL_CORE := dll/entry.c dll/target.c dll/job.c dll/records.c dll/request.c
 DLL_SRCS := $(DLL_CORE) dll/mpich_layout.c dll/mpich_ranks.c dll/mpich_comms.c \
-            dll/mpich_queues.c
+            dll/mpich_requests.c dll/mpich_stock.c dll/mpich_queues.c dll/mpich_handles.c
 DLL_OBJS := $(DLL_SRCS:%.c=$(BUILD)/%.o)
 $(BUILD)/dll/%.o: dll/%.c | $(BUILD)/dll
 	$(CC) $(MQD_CFLAGS) -fPIC -fvisibility=hidden -c -o $@ $<
@@ -264,6 +265,15 @@ $(BUILD)/bin/gen_layout: $(BUILD)/mpich_defs/gen_layout.o $(BUILD)/host/libmqdho
 	$(CC) -o $@ $^ $(MQD_LDFLAGS) $(HOST_LIBS)
 layouts: $(BUILD)/bin/gen_layout $(MPICH_STAMP)
 	MQD_BUILD=$(BUILD) mpich_defs/gen-layouts.sh
+# The tools of mpich_defs/gen-stock.sh (the known stock builds,
+# stock_builds.h): gen_layout, and gen_stock_syms (libelf only).
+$(BUILD)/bin/gen_stock_syms: mpich_defs/gen_stock_syms.c | $(BUILD)/bin
+	$(CC) $(MQD_CFLAGS) -o $@ $< $(MQD_LDFLAGS) -lelf
+stock-tools: $(BUILD)/bin/gen_layout $(BUILD)/bin/gen_stock_syms
+# gen_stock_syms on a library of its own, stripped: it must find the
+# hidden globals where the unstripped one's symbol table has them.
+check-stock-syms: $(BUILD)/bin/gen_stock_syms
+	@MQD_BUILD=$(BUILD) tests/stock_syms.sh
 # The committed table must be what the cached build's DWARF says.
 check-layouts: $(BUILD)/bin/gen_layout $(MPICH_STAMP)
 	@MQD_BUILD=$(BUILD) mpich_defs/gen-layouts.sh $(BUILD)/layouts.h >/dev/null
@@ -335,7 +345,8 @@ $(BUILD)/tests/fake_launcher: tests/fixtures/fake_launcher.c | $(BUILD)/tests
 # Debian's own MPICH, unpacked (no queues for debuggers, libmpich stripped),
 # and samples built against it at -O2 -g and -O0 -g: what the plain command
 # says on the MPI a distribution installs (test_stock).
-STOCK_SAMPLES := ring mismatch finalize probe ssend roots inflight hidden
+STOCK_SAMPLES := ring mismatch finalize probe ssend roots inflight hidden unexpected wildcards \
+                 nbcwait nbcmix nbcorder waitany
 $(BUILD)/stock/mpiexec: scripts/stock-samples.sh scripts/fetch-stock-mpich.sh \
                         scripts/debian-unpack.sh samples/sample.c \
                         samples/sample.h $(STOCK_SAMPLES:%=samples/%.c)
@@ -689,7 +700,7 @@ check: deps
 	@$(MAKE) --no-print-directory mpich openmpi
 	@$(MAKE) --no-print-directory mpich MQD_MPICH_PREFIX=$(MQD_MPICH_CH4)
 	@$(MAKE) --no-print-directory unit-tests samples $(INTEGRATION_TESTS) check-layouts \
-	    check-includes check-limits check-namespace check-abi
+	    check-includes check-limits check-namespace check-abi check-stock-syms
 	@$(MAKE) --no-print-directory BUILD=$(CH4_BUILD) MQD_MPICH_PREFIX=$(MQD_MPICH_CH4) \
 	    samples $(CH4_TESTS)
 	@$(TEST_ENV) $(OMPI_ENV) scripts/run-tests.sh $(UNIT_TESTS) $(INTEGRATION_TESTS) \

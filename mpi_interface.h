@@ -363,6 +363,68 @@ enum {
 };
 extern int mqd_get_process_state(mqs_process *, unsigned *flags);
 /*
+ * An mqd extension, as mqd_get_comm_handle: the operation behind one of the
+ * program's requests, the handle it holds (an MPI_Request's bits,
+ * zero-extended: a blocked MPI_Wait's argument), as the process is now.
+ * Call it after mqs_update_communicator_list, so that comm names one of
+ * the communicators mqs_get_communicator gives.  mqs_ok with *info filled;
+ * mqs_no_information if the library keeps nothing the DLL can read of it
+ * (info->text may say why); another code if the handle names no request
+ * or the process's memory is corrupt.
+ */
+enum {
+    /* info->kind */
+    MQD_REQ_NULL = 0,              /* MPI_REQUEST_NULL: nothing to wait for */
+    MQD_REQ_SEND = 1,              /* a nonblocking send */
+    MQD_REQ_RECV = 2,              /* a nonblocking receive */
+    MQD_REQ_PERSISTENT_SEND = 3,
+    MQD_REQ_PERSISTENT_RECV = 4,
+    MQD_REQ_PERSISTENT_COLL = 5,
+    MQD_REQ_COLLECTIVE = 6,        /* a nonblocking collective (MPI_Ibarrier, ...) */
+    MQD_REQ_GENERALIZED = 7,       /* MPI_Grequest_start: completed by the program */
+    MQD_REQ_PARTITIONED = 8,
+    MQD_REQ_RMA = 9,               /* MPI_Rput and the like */
+    MQD_REQ_OTHER = 10,
+    /* info->state */
+    MQD_REQ_PENDING = 0,
+    MQD_REQ_COMPLETE = 1,          /* done: a wait on it returns */
+    MQD_REQ_INACTIVE = 2,          /* a persistent request not started: a wait returns */
+    /* info->known: which of the fields below the library keeps */
+    MQD_REQ_KNOWN_COMM = 0x1,
+    MQD_REQ_KNOWN_PEER = 0x2,
+    MQD_REQ_KNOWN_TAG = 0x4,
+    MQD_REQ_KNOWN_SCHED_TAG = 0x8,
+    /* A nonblocking collective's peer is the source of the receive its
+     * schedule waits on next (without it, the destination of a send). */
+    MQD_REQ_SCHED_RECEIVES = 0x10
+};
+typedef struct {
+    int kind;                   /* MQD_REQ_* kind */
+    int state;                  /* MQD_REQ_PENDING, _COMPLETE or _INACTIVE */
+    unsigned known;             /* MQD_REQ_KNOWN_* bits */
+    int pad_;
+    mqs_taddr_t request;        /* the request object in the target */
+    mqs_taddr_t comm;           /* its communicator: a unique_id of mqs_communicator */
+    mqs_tword_t peer_local;     /* a send's destination, a receive's source in comm; -1 any;
+                                 * a nonblocking collective's: the member its schedule
+                                 * waits on next (MQD_REQ_SCHED_RECEIVES) */
+    mqs_tword_t peer_global;    /* the same as a global rank (an identity); -1 unknown */
+    mqs_tword_t tag;            /* its tag; -1 any (MPI_ANY_TAG) */
+    mqs_tword_t sched_tag;      /* a nonblocking collective's schedule's tag (MPICH:
+                                 * the n-th on a communicator has 287 + n - 1) */
+    char text[64];              /* a line describing it, always terminated */
+} mqd_request_info;
+extern int mqd_get_request_info(mqs_process *, mqs_taddr_t handle, mqd_request_info *info);
+/*
+ * An mqd extension, as mqd_get_comm_handle: the schedule tag the next
+ * nonblocking collective on communicator comm (a unique_id of
+ * mqs_communicator, after mqs_update_communicator_list) will take
+ * (*next_tag; MPICH: 287 + the number started on it so far).  A member
+ * whose next tag is at most another member's request's sched_tag has not
+ * started that instance.  mqs_ok, or mqs_no_information.
+ */
+extern int mqd_get_comm_nbc_tag(mqs_process *, mqs_taddr_t comm, mqs_tword_t *next_tag);
+/*
  * Select queue (an mqs_op_class) of the current communicator.  Returns
  * mqs_ok, mqs_end_of_list (known empty) or mqs_no_information (unknown).
  */

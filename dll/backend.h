@@ -35,6 +35,8 @@ struct mqd_comm {
     int has_handle;        /* handle is the program's MPI_Comm for it */
     uint64_t handle;
     int world;             /* this process's MPI_COMM_WORLD */
+    long nbc_next_tag;     /* the schedule tag its next nonblocking collective takes
+                            * (mqd_get_comm_nbc_tag); -1 unknown */
 };
 
 /* One queue entry as a backend reads it.  Peers are local ranks (-1 any). */
@@ -47,6 +49,25 @@ struct mqd_raw_op {
     uint64_t request; /* its request's address in the target; 0 if none */
     unsigned text_address; /* MQD_OP_TEXT_ADDRESS bits: lines of op.extra_text */
     mqs_pending_operation op; /* global ranks are filled in by the core */
+};
+
+/*
+ * The operation behind one of the program's requests, as a backend reads it
+ * (mqd_be_read_request).  kind, state and known are the interface's
+ * MQD_REQ_* values; the communicator is comm_addr (an mqd_comm's addr) or,
+ * if that is 0, the one whose receive context (or its collective traffic)
+ * has context; peer is a local rank of it (-1 any).  The core checks that
+ * the envelope agrees with the communicator before it says anything of it.
+ */
+struct mqd_raw_request {
+    int kind, state;
+    unsigned known;
+    mqs_taddr_t addr;
+    mqs_taddr_t comm_addr;
+    uint64_t context;
+    int has_context;
+    long peer, tag, sched_tag;
+    char text[MQD_MAX_NAME];
 };
 
 /* Growable arrays in the debugger's heap. */
@@ -113,6 +134,13 @@ MQD_HIDDEN int mqd_be_op_in_comm(const struct mqd_comm *comm, int queue,
  * the debugger numbered p by its world rank).
  */
 MQD_HIDDEN int mqd_be_process_key(struct mqd_process *p, char *key, int len);
+/*
+ * The request behind the program's handle (an MPI_Request's bits) into *r:
+ * mqs_ok, mqs_no_information (r->text may say why), or an error (no such
+ * request: MQD_ERR_BAD_VALUE).  Called after mqd_be_read_comms.
+ */
+MQD_HIDDEN int mqd_be_read_request(struct mqd_process *p, uint64_t handle,
+                                   struct mqd_raw_request *r);
 /* MQD_PROC_* bits for p as the last mqd_be_read_comms found it. */
 MQD_HIDDEN unsigned mqd_be_process_flags(struct mqd_process *p);
 /* The function on which a debugger should stop after a spawn. */

@@ -11,34 +11,6 @@
 
 #include <string.h>
 
-/*
- * A process as the entry points keep it: the record the services read
- * (first, so that the debugger's handle is one pointer for both), and
- * what the debugger's walks need between calls.
- */
-struct process_state {
-    struct mqd_process base;
-    int identity; /* MPI-2: given by the debugger; -1 until then */
-
-    /* Communicators: re-read only when the backend says the list moved,
-     * or (MPI-2) when the job's identity table has changed since. */
-    uint64_t stamp;
-    unsigned job_generation;
-    int have_comms;
-    struct mqd_comm *comms;
-    int ncomms;
-    int comm_pos; /* the iterator; -1 before setup */
-
-    /* Queues: read whole, once per stop, then shown per communicator. */
-    int queue_read[3], queue_rc[3];
-    struct mqd_ops queues[3];
-    int op_queue, op_pos, op_state; /* op_state: 0 none, 1 iterating */
-    /* What mqd_get_operation_info says of the last operation returned. */
-    int op_returned;
-    unsigned op_flags;
-    uint64_t op_request;
-};
-
 /* ---------------------------------------------------------------- errors */
 
 static const char *const error_strings[] = {
@@ -218,9 +190,7 @@ MQD_EXPORT void mqs_destroy_process_info(mqs_process_info *info)
     mqd_free(ps);
 }
 
-/* The process of a call that needs one set up with its backend; NULL if
- * there is none (MQD_ERR_NOT_SET_UP). */
-static struct process_state *ready(mqs_process *process)
+struct process_state *mqd__ready(mqs_process *process)
 {
     struct process_state *ps = proc(process);
     return ps && ps->base.backend ? ps : NULL;
@@ -317,7 +287,7 @@ static void replace_comms(struct process_state *ps, struct mqd_comm *comms, int 
  */
 MQD_EXPORT int mqs_update_communicator_list(mqs_process *process)
 {
-    struct process_state *ps = ready(process);
+    struct process_state *ps = mqd__ready(process);
     if (!ps)
         return MQD_ERR_NOT_SET_UP;
     struct mqd_process *p = &ps->base;
@@ -348,7 +318,7 @@ MQD_EXPORT int mqs_update_communicator_list(mqs_process *process)
 
 MQD_EXPORT int mqs_setup_communicator_iterator(mqs_process *process)
 {
-    struct process_state *ps = ready(process);
+    struct process_state *ps = mqd__ready(process);
     if (!ps)
         return MQD_ERR_NOT_SET_UP;
     if (!ps->have_comms) {
@@ -363,7 +333,7 @@ MQD_EXPORT int mqs_setup_communicator_iterator(mqs_process *process)
 
 MQD_EXPORT int mqs_get_communicator(mqs_process *process, mqs_communicator *comm)
 {
-    struct process_state *ps = ready(process);
+    struct process_state *ps = mqd__ready(process);
     if (!ps)
         return MQD_ERR_NOT_SET_UP;
     if (ps->comm_pos < 0)
@@ -382,7 +352,7 @@ MQD_EXPORT int mqs_get_communicator(mqs_process *process, mqs_communicator *comm
 
 MQD_EXPORT int mqs_next_communicator(mqs_process *process)
 {
-    struct process_state *ps = ready(process);
+    struct process_state *ps = mqd__ready(process);
     if (!ps)
         return MQD_ERR_NOT_SET_UP;
     if (ps->comm_pos < 0)
@@ -396,7 +366,7 @@ MQD_EXPORT int mqs_next_communicator(mqs_process *process)
 /* The communicator the iterator is at, into *out; mqs_ok or why not. */
 static int current_comm(mqs_process *process, const struct mqd_comm **out)
 {
-    struct process_state *ps = ready(process);
+    struct process_state *ps = mqd__ready(process);
     if (!ps)
         return MQD_ERR_NOT_SET_UP;
     if (ps->comm_pos < 0 || ps->comm_pos >= ps->ncomms)
@@ -442,7 +412,7 @@ MQD_EXPORT int mqd_get_comm_handle(mqs_process *process, mqs_taddr_t *handle)
 
 /* ---------------------------------------------------------------- operations */
 
-static long to_global(const struct mqd_comm *c, long peer)
+long mqd__to_global(const struct mqd_comm *c, long peer)
 {
     if (peer < 0 || peer >= c->remote_size || !c->peer_global)
         return -1;
@@ -469,7 +439,7 @@ static const struct mqd_ops *queue_read_ok(const struct process_state *ps, int q
 
 MQD_EXPORT int mqs_setup_operation_iterator(mqs_process *process, int queue)
 {
-    struct process_state *ps = ready(process);
+    struct process_state *ps = mqd__ready(process);
     if (!ps)
         return MQD_ERR_NOT_SET_UP;
     if (queue < mqs_pending_sends || queue > mqs_unexpected_messages)
@@ -503,7 +473,7 @@ MQD_EXPORT int mqs_setup_operation_iterator(mqs_process *process, int queue)
 
 MQD_EXPORT int mqs_next_operation(mqs_process *process, mqs_pending_operation *op)
 {
-    struct process_state *ps = ready(process);
+    struct process_state *ps = mqd__ready(process);
     if (!ps)
         return MQD_ERR_NOT_SET_UP;
     if (ps->op_state != 1 || ps->comm_pos < 0 || ps->comm_pos >= ps->ncomms)
@@ -516,8 +486,8 @@ MQD_EXPORT int mqs_next_operation(mqs_process *process, mqs_pending_operation *o
         if (!in)
             continue;
         *op = r->op;
-        op->desired_global_rank = to_global(c, op->desired_local_rank);
-        op->actual_global_rank = to_global(c, op->actual_local_rank);
+        op->desired_global_rank = mqd__to_global(c, op->desired_local_rank);
+        op->actual_global_rank = mqd__to_global(c, op->actual_local_rank);
         if (in == 2) /* for a debugger's reader: a line saying so, if there is room */
             mqd_add_text(op, "part of a collective operation");
         ps->op_returned = 1;
@@ -533,7 +503,7 @@ MQD_EXPORT int mqs_next_operation(mqs_process *process, mqs_pending_operation *o
 MQD_EXPORT int mqd_get_operation_info(mqs_process *process, unsigned *flags,
                                       mqs_taddr_t *request)
 {
-    struct process_state *ps = ready(process);
+    struct process_state *ps = mqd__ready(process);
     if (!ps)
         return MQD_ERR_NOT_SET_UP;
     if (!flags || !request)
@@ -552,7 +522,7 @@ MQD_EXPORT int mqd_get_operation_info(mqs_process *process, unsigned *flags,
  */
 MQD_EXPORT int mqd_get_process_state(mqs_process *process, unsigned *flags)
 {
-    struct process_state *ps = ready(process);
+    struct process_state *ps = mqd__ready(process);
     if (!ps)
         return MQD_ERR_NOT_SET_UP;
     if (!flags)

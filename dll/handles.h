@@ -12,7 +12,7 @@
 #ifndef MQD_DLL_HANDLES_H
 #define MQD_DLL_HANDLES_H
 
-#include "target.h"
+#include "backend.h"
 
 /* An image (mqs_setup_image): hung on the debugger's image even when the
  * backend fails, so that mqs_image_has_queues can say why. */
@@ -65,5 +65,39 @@ MQD_HIDDEN struct mqd_job *mqd__job_of(struct mqd_process *p);
 MQD_HIDDEN int mqd__job_register(struct mqd_job *job, const char *key, int identity);
 /* Moves whenever an entry is added or changed. */
 MQD_HIDDEN unsigned mqd__job_generation(const struct mqd_job *job);
+
+/*
+ * A process as the entry points keep it: the record the services read
+ * (first, so that the debugger's handle is one pointer for both), and
+ * what the debugger's walks need between calls.
+ */
+struct process_state {
+    struct mqd_process base;
+    int identity; /* MPI-2: given by the debugger; -1 until then */
+
+    /* Communicators: re-read only when the backend says the list moved,
+     * or (MPI-2) when the job's identity table has changed since. */
+    uint64_t stamp;
+    unsigned job_generation;
+    int have_comms;
+    struct mqd_comm *comms;
+    int ncomms;
+    int comm_pos; /* the iterator; -1 before setup */
+
+    /* Queues: read whole, once per stop, then shown per communicator. */
+    int queue_read[3], queue_rc[3];
+    struct mqd_ops queues[3];
+    int op_queue, op_pos, op_state; /* op_state: 0 none, 1 iterating */
+    /* What mqd_get_operation_info says of the last operation returned. */
+    int op_returned;
+    unsigned op_flags;
+    uint64_t op_request;
+};
+
+/* The process of a call that needs one set up with its backend; NULL if
+ * there is none (MQD_ERR_NOT_SET_UP). */
+MQD_HIDDEN struct process_state *mqd__ready(mqs_process *process);
+/* A peer's global rank (an identity under MPI-2) in c; -1 if unknown. */
+MQD_HIDDEN long mqd__to_global(const struct mqd_comm *c, long peer);
 
 #endif

@@ -13,14 +13,17 @@
  *                   across jobs (mqd_be_process_key)
  *   mpich_comms.c   a process's generation (mqd_be_setup_process) and
  *                   its communicators (mqd_be_read_comms, ...)
- *   mpich_queues.c  the three queues and the datatypes of their entries
- *                   (mqd_be_read_queue)
+ *   mpich_requests.c what one request says: datatype and length, completion
+ *                   counter and status, ch4's device parts
+ *   mpich_queues.c  the three queues (mqd_be_read_queue), each entry read
+ *                   through its request
  *
  * Naming: the backend implements backend.h's mqd_be_* hooks; functions
  * shared between its files and nothing else carry two underscores,
  * mpich__*; its types are struct mpich_*; everything else is static.
- * mpich_comms.c uses mpich_ranks.c and mpich_layout.c, mpich_ranks.c
- * and mpich_queues.c use mpich_layout.c, never the other way round.
+ * mpich_comms.c uses mpich_ranks.c and mpich_layout.c, mpich_queues.c
+ * uses mpich_requests.c, and mpich_ranks.c and mpich_requests.c use
+ * mpich_layout.c, never the other way round.
  */
 #ifndef MQD_DLL_MPICH_H
 #define MQD_DLL_MPICH_H
@@ -51,8 +54,12 @@ enum {
      * lists, 4.1+ reads it to tell a collective's receives (the debug
      * queues enter them under the plain context). */
     CLASS_MPIDIG_RECV = CLASS_MPIDIG | CLASS_CH4_REQ,
+    CLASS_COMM_LIST = 0x800,     /* MPIR_All_communicators: built with debugger support */
+    CLASS_STOCK = 0x1000,        /* 4.0.2 ch4 without it: list heads, object pools */
+    CLASS_REQUESTS = 0x2000,     /* the request behind a handle: optional */
+    CLASS_POOLS = 0x4000,        /* the object allocators: STOCK's comms, requests */
     CLASS_OPTIONAL = 0x00,       /* optional, any generation (looked up with COMMON) */
-    CLASS_ALL = 0x7ff
+    CLASS_ALL = 0x7fff
 };
 
 enum field_id {
@@ -80,6 +87,7 @@ struct mpich_span {
 };
 
 struct mpich_known_layout; /* a build's generated layout (mpich_layout.c) */
+struct mpich_stock_build;  /* a distribution's build (mpich_stock.c) */
 
 /* Per image: every offset and size, -1 where the debug info has none. */
 struct mpich_image {
@@ -94,6 +102,12 @@ struct mpich_image {
     int probed;  /* CLASS_* bits looked up (optional fields: with the first) */
     const struct mpich_known_layout *layout;
     char lacks[256];
+    /* The library keeps no debugger list of communicators (no
+     * MPIR_All_communicators): a build without debugger support, read as
+     * MPICH_GEN_CH4_STOCK where its own lists can be found; layout_build
+     * the known build whose layout b holds (no DWARF), else NULL. */
+    int stock;
+    const struct mpich_stock_build *layout_build;
 };
 
 /* The id string of a ch3 process group or a world's PMI name, with room
@@ -119,6 +133,16 @@ struct mpich_process {
     /* 4.x ch4: the PMI name of this process's world ("" if unknown); the
      * key is then "NAMESPACE#RANK" and rank maps' table 0 is that world. */
     char ns[PG_ID_MAX];
+    /* What every build has, exported or hidden (0 if not found): ch4's
+     * MPIDI_global, the communicator and request pools, the pending
+     * schedules (mpich_defs.h); stock_build, the known build whose
+     * addresses these are when the library's own symbols do not say
+     * (mpich_stock.c), else NULL. */
+    mqs_taddr_t ch4_global, comm_mem, request_mem, schedules;
+    const struct mpich_stock_build *stock_build;
+    /* MPICH_GEN_CH4_STOCK has no sequence number to tell its communicators
+     * changed: each read is a new one. */
+    uint64_t reads;
     /* MPI_TAG_UB (MPIR_Process.attrs.tag_ub; 0 if unknown): a tag beyond it
      * is MPI's own (MPIR_TAG_COLL_BIT, src/include/mpir_tags.h). */
     long tag_ub;
@@ -148,6 +172,9 @@ MQD_HIDDEN void mpich__probe_generation(mqs_image *image, const mqs_image_callba
 /* No usable DWARF types: take the known layout of this process's MPICH
  * build into b (mqs_ok, or an error with mqd_process_explain). */
 MQD_HIDDEN int mpich__choose_layout(struct mqd_process *p, struct mpich_image *b);
+/* Every offset and size of b from a table: step(ctx, "T", "f") the offset
+ * of field f in type T, step(ctx, "T", NULL) T's size, -1 if none. */
+MQD_HIDDEN void mpich__layout_from(struct mpich_image *b, mqd_step_fn step, const void *ctx);
 /* Does b have all that generation gen needs, for a target of p's sizes?
  * mqs_ok (then contexts without a type are int), or an error with
  * mqd_process_explain. */
@@ -197,5 +224,95 @@ MQD_HIDDEN void mpich__rank_cache_free(struct mpich_rank_cache *cache);
 MQD_HIDDEN int mpich__read_members(struct mqd_process *p, struct mpich_rank_cache *cache,
                                    mqs_taddr_t addr, const unsigned char *buf,
                                    struct mqd_comm *c);
+
+/* ---------------------------------------------------------------- mpich_stock.c */
+
+/* A stock process (MPICH_GEN_CH4_STOCK, its library's version and device
+ * strings as read): its globals into bp (by name where its debug symbols
+ * and DWARF are found, else from the known build it is shown to be), and
+ * b's layout from that build if the DWARF lacks it.  mqs_ok, or an error
+ * with mqd_process_explain. */
+MQD_HIDDEN int mpich__stock_find(struct mqd_process *p, struct mpich_process *bp,
+                                 struct mpich_image *b, const char *version, const char *device);
+/* The known build bp was found as ("Debian 12's mpich ..."), or NULL. */
+MQD_HIDDEN const char *mpich__stock_name(const struct mpich_process *bp);
+/* The communicators in use (MPI_COMM_WORLD first, then MPI_COMM_SELF and
+ * the pool's), their addresses into *out (*n, freed by the caller with
+ * mqd_free); *world_gone 1 (and none) once MPI_Finalize has freed the
+ * world. */
+MQD_HIDDEN int mpich__stock_comms(struct mqd_process *p, mqs_taddr_t **out, int *n,
+                                  int *world_gone);
+/* The head variables of ch4's posted (queue receives) or unexpected lists,
+ * one per VCI, into heads (room for MPICH_CH4_MAX_VCIS), *n of them. */
+MQD_HIDDEN int mpich__stock_heads(struct mqd_process *p, int queue, mqs_taddr_t *heads, int *n);
+
+/* ---------------------------------------------------------------- mpich_handles.c */
+
+/* An object allocator (MPIR_Object_alloc_t) as read: ndirect objects of
+ * size bytes at direct, then nblocks blocks whose addresses are at
+ * indirect; kind the objects' (MPICH_OBJECT_*). */
+struct mpich_pool {
+    mqs_taddr_t direct, indirect;
+    long ndirect, nblocks, size;
+    unsigned kind;
+};
+/* The allocator at address at into *out (sizes checked). */
+MQD_HIDDEN int mpich__read_pool(struct mqd_process *p, mqs_taddr_t at, struct mpich_pool *out);
+/* The address of block number block of pool (never 0) into *out. */
+MQD_HIDDEN int mpich__pool_block(struct mqd_process *p, const struct mpich_pool *pool,
+                                 long block, mqs_taddr_t *out);
+
+/* ---------------------------------------------------------------- mpich_requests.c */
+
+/* r's first line: what, and count elements of datatype dt (by name, else
+ * by handle, an address line unless predefined). */
+MQD_HIDDEN void mpich__describe_type(struct mqd_raw_op *r, const char *what, long count,
+                                     unsigned dt);
+/* count elements of datatype dt (its object at dt_ptr, 0 if not known) in
+ * bytes; -1 if unknown. */
+MQD_HIDDEN long mpich__byte_length(struct mqd_process *p, long count, unsigned dt,
+                                   mqs_taddr_t dt_ptr);
+/* The completion counter of the request at req (its bytes in buf), through
+ * cc_ptr where that points elsewhere (a started persistent request). */
+MQD_HIDDEN int mpich__req_cc(struct mqd_process *p, mqs_taddr_t req, const unsigned char *buf,
+                             long *cc);
+/* What a request's status says (source, tag, bytes): 1, or 0 if the
+ * layout lacks it. */
+MQD_HIDDEN int mpich__req_status(struct mqd_process *p, const unsigned char *buf, long *source,
+                                 long *tag, long *bytes);
+/* A completed receive (op->status complete): what it matched, from the
+ * status in buf. */
+MQD_HIDDEN void mpich__completed_receive(struct mqd_process *p, const unsigned char *buf,
+                                         mqs_pending_operation *op);
+/* r's request at addr, and the address line naming it and its handle. */
+MQD_HIDDEN void mpich__request_line(struct mqd_raw_op *r, mqs_taddr_t addr, unsigned handle);
+/* ch4: the datatype of the request in buf from the part of its device
+ * union that keeps it (a debug queue entry's count and buffer tell
+ * ch4_self.c's); 1, or 0 if none is kept. */
+MQD_HIDDEN int mpich__ch4_datatype(struct mqd_process *p, const unsigned char *buf, long count,
+                                   mqs_taddr_t user_buf, unsigned *dt);
+/* 4.0.2 ch4, a send of MPIR_Sendq: its count, datatype and buffer where
+ * the request keeps them; 1, or 0. */
+MQD_HIDDEN int mpich__ch4_sendq_type(struct mqd_process *p, const unsigned char *buf,
+                                     long *count, unsigned *dt, mqs_taddr_t *user_buf);
+/* How far an unexpected message has come. */
+enum mpich_arrival {
+    ARRIVAL_UNKNOWN, /* not an active-message request: not recorded */
+    ARRIVAL_EAGER,   /* all its data is in MPICH's buffer */
+    ARRIVAL_COMING,  /* eager, its data still being copied in */
+    ARRIVAL_RNDV     /* rendezvous: the envelope only, the data at the sender */
+};
+/* ch4: an unexpected message's arrival, from its active-message part
+ * (is_am: the request is known to be one, else dev.type must say so). */
+MQD_HIDDEN enum mpich_arrival mpich__ch4_arrival(struct mqd_process *p,
+                                                 const unsigned char *buf, int is_am);
+/* ch4: an unexpected entry that is ch4_self.c's own send request (buf):
+ * r's length, buffer, text and status say so; else r is unchanged. */
+MQD_HIDDEN void mpich__ch4_self_send(struct mqd_process *p, const unsigned char *buf,
+                                     struct mqd_raw_op *r);
+/* A ch4 unexpected message from rank with tag, of bytes, as far as it has
+ * come, into op. */
+MQD_HIDDEN void mpich__ch4_unexpected(mqs_pending_operation *op, long rank, long tag,
+                                      long bytes, enum mpich_arrival arrival);
 
 #endif

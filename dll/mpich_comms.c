@@ -28,6 +28,7 @@ struct process_symbols {
     int debugq;                /* 4.0.3+'s receive and unexpected debug queues */
     int ch3_lists;             /* ch3's posted and unexpected list heads */
     char device[64];           /* MPII_Version_device ("" if unknown) */
+    char version[32];          /* MPII_Version_string ("" if unknown) */
 };
 
 /* The symbols of process p, through its own image (shared libraries move
@@ -44,16 +45,25 @@ static void find_symbols(struct mqd_process *p, mqs_image *image, const mqs_imag
     s->ch3_lists = SYM_(MPICH_SYM_POSTED_PTR, &bp->posted_ptr) &&
                    SYM_(MPICH_SYM_UNEXPECTED_PTR, &bp->unexpected_ptr);
     mqs_taddr_t daddr;
-    s->device[0] = '\0';
+    s->device[0] = s->version[0] = '\0';
     if (SYM_(MPICH_SYM_DEVICE, &daddr) &&
         mqd_read_cstring(p, daddr, s->device, sizeof s->device) != mqs_ok)
         s->device[0] = '\0';
+    if (SYM_(MPICH_SYM_VERSION, &daddr) &&
+        mqd_read_cstring(p, daddr, s->version, sizeof s->version) != mqs_ok)
+        s->version[0] = '\0';
     if (!SYM_(MPICH_SYM_WORLDS, &bp->worlds))
         bp->worlds = 0;
     if (!SYM_(MPICH_SYM_PROCESS, &bp->mpir_process))
         bp->mpir_process = 0;
     if (!SYM_(MPICH_SYM_DEBUG_STATE, &bp->debug_state))
         bp->debug_state = 0;
+    /* The request behind a handle (mpich_handles.c): found by name where
+     * the library's symbols have them (a stock build's come with it). */
+    if (!SYM_(MPICH_SYM_REQUEST_MEM, &bp->request_mem))
+        bp->request_mem = 0;
+    if (!SYM_(MPICH_SYM_SCHEDULES, &bp->schedules))
+        bp->schedules = 0;
 #undef SYM_
 }
 
@@ -69,6 +79,8 @@ static enum mpich_generation choose_generation(mqs_image *image, const mqs_image
                                                struct mpich_image *b,
                                                const struct process_symbols *s)
 {
+    if (b->stock) /* ch4's own lists; ch3's are statics no build names */
+        return strncmp(s->device, "ch4", 3) == 0 ? MPICH_GEN_CH4_STOCK : MPICH_GEN_NONE;
     if (!s->device[0])
         mpich__probe(image, cb, b, CLASS_CH3);
     int ch3 = s->device[0] ? strncmp(s->device, "ch3", 3) == 0 : (b->classes & CLASS_CH3) != 0;
@@ -94,6 +106,16 @@ static int queues_found(struct mqd_process *p, const struct process_symbols *s,
                         enum mpich_generation gen)
 {
     const char *why = NULL;
+    if (gen == MPICH_GEN_CH4_STOCK)
+        return mqs_ok;
+    if (!s->have_list && mpich__image(p)->stock) {
+        mqd_process_explain(p, "this MPICH (%s, %s) was configured without --enable-debuginfo "
+                               "(it has " MPICH_SYM_DEVICE " but no " MPICH_SYM_COMM_LIST
+                               "), and mqd reads the own lists only of ch4 builds: use one "
+                               "built with it (Spack: mpich+debug)",
+                            s->version[0] ? s->version : "?", s->device[0] ? s->device : "?");
+        return MQD_ERR_NO_DEBUG_QUEUES;
+    }
     if (!s->have_list || !s->have_sendq)
         why = "no " MPICH_SYM_COMM_LIST " or " MPICH_SYM_SENDQ;
     else if (gen == MPICH_GEN_NONE)
@@ -137,10 +159,14 @@ int mqd_be_setup_process(mqs_process *process, struct mqd_process *p, void **bac
     int rc = queues_found(p, &sym, bp->gen);
     if (rc != mqs_ok)
         goto out;
-    /* All this generation reads, if the image's symbols announced another. */
+    /* All this generation reads, if the image's symbols announced another;
+     * a stock build's globals and, without DWARF, its known layout. */
+    if (bp->gen == MPICH_GEN_CH4_STOCK &&
+        (rc = mpich__stock_find(p, bp, b, sym.version, sym.device)) != mqs_ok)
+        goto out;
     mpich__probe_generation(image, cb, b, bp->gen, bp->worlds != 0);
     mpich__find_key_symbols(image, cb, bp->gen, &keys); /* read once the layout is known */
-    if (!b->from_dwarf && (rc = mpich__choose_layout(p, b)) != mqs_ok)
+    if (!b->from_dwarf && !b->layout_build && (rc = mpich__choose_layout(p, b)) != mqs_ok)
         goto out;
     if ((rc = mpich__check_layout(p, b, bp->gen)) != mqs_ok)
         goto out;
@@ -165,6 +191,11 @@ int mqd_be_comms_changed(struct mqd_process *p, uint64_t *stamp, int *changed)
     const struct mpich_image *b = mpich__image(p);
     struct mpich_process *bp = mqd_process_backend(p);
     unsigned char buf[8];
+    if (bp->gen == MPICH_GEN_CH4_STOCK) { /* no sequence number: read them again */
+        *changed = 1;
+        *stamp = ++bp->reads;
+        return mqs_ok;
+    }
     int rc = mqd_read(p, bp->comm_list + (mqs_taddr_t)b->off[F_COMML_SEQ], buf, 4);
     if (rc != mqs_ok)
         return rc;
@@ -197,7 +228,7 @@ static int comm_header(struct mqd_process *p, mqs_taddr_t addr, const unsigned c
     unsigned handle = (unsigned)mqd_uint(p, buf, o[F_COMM_HANDLE], 4);
     c->handle = handle;
     c->has_handle = 1;
-    *next = mqd_ptr(p, buf, o[F_COMM_NEXT]);
+    *next = o[F_COMM_NEXT] >= 0 ? mqd_ptr(p, buf, o[F_COMM_NEXT]) : 0; /* a stock build: -1 */
     c->send_context = mqd_uint(p, buf, o[F_COMM_CTX], cs);
     c->recv_context = mqd_uint(p, buf, o[F_COMM_RCTX], cs);
     *inter = mqd_uint(p, buf, o[F_COMM_KIND], 4) == 1;
@@ -207,6 +238,14 @@ static int comm_header(struct mqd_process *p, mqs_taddr_t addr, const unsigned c
     if (!*inter)
         c->remote_size = (int)c->size;
     c->internal = comm_is_internal(handle, c->recv_context);
+    /* The tag its next nonblocking collective takes: MPII_Comm_init starts
+     * it at MPIR_FIRST_NBC_TAG (commutil.c:249), MPIDU_Sched_next_tag
+     * hands it out and counts on (mpidu_sched.c:164-165), wrapping to the
+     * first at MPI_TAG_UB (:191-192); mpir_comm.h:200. */
+    long nbc = o[F_COMM_NEXT_SCHED_TAG] >= 0
+                   ? (long)mqd_int(p, buf, o[F_COMM_NEXT_SCHED_TAG], 4)
+                   : -1;
+    c->nbc_next_tag = nbc >= MPICH_FIRST_NBC_TAG ? nbc : -1;
     /* MPII_Comm_init puts a communicator on the list with local_size -1,
      * before its size, rank and context are set: not there yet. */
     if (c->size == -1 && !c->internal) {
@@ -469,29 +508,88 @@ unsigned mqd_be_process_flags(struct mqd_process *p)
     return bp->finalized ? MQD_PROC_FINALIZED : 0u;
 }
 
-int mqd_be_read_comms(struct mqd_process *p, struct mqd_comm **out, int *nout)
+/*
+ * MPICH_GEN_CH4_STOCK: the communicators in use in their pools
+ * (mpich__stock_comms), MPI_COMM_WORLD first, into *all (*n of them,
+ * *world its index); once MPI_Finalize has freed the world, the world that
+ * MPIR_Process still holds (ch4_left_world, bp->finalized).
+ */
+static int stock_comms(struct mqd_process *p, struct mqd_comm **all, int *n, int *world)
+{
+    struct mpich_process *bp = mqd_process_backend(p);
+    mqs_taddr_t *addrs = NULL;
+    int naddrs = 0, gone = 0, cap = 0;
+    int rc = mpich__stock_comms(p, &addrs, &naddrs, &gone);
+    if (rc == mqs_ok && gone) {
+        rc = ch4_left_world(p, all, &bp->finalized);
+        *n = bp->finalized;
+        return rc;
+    }
+    struct mpich_rank_cache *cache = mpich__rank_cache_new(p);
+    if (!cache && rc == mqs_ok)
+        rc = MQD_ERR_NOMEM;
+    for (int i = 0; rc == mqs_ok && i < naddrs; i++) {
+        mqs_taddr_t next;
+        if ((rc = grow_comms(all, *n, &cap)) != mqs_ok)
+            break;
+        struct mqd_comm *c = &(*all)[*n];
+        if ((rc = read_comm(p, cache, addrs[i], c, &next)) != mqs_ok) {
+            mqd_free(c->peer_global);
+            mqd_free(c->local_global);
+            break;
+        }
+        if (c->handle == MPICH_COMM_WORLD_HANDLE)
+            *world = *n;
+        (*n)++;
+    }
+    mpich__rank_cache_free(cache);
+    mqd_free(addrs);
+    return rc;
+}
+
+/* The debugger's list (MPIR_All_communicators), oldest first, into *all
+ * (*n, *world as stock_comms); ch3 and ch4's world past MPI_Finalize. */
+static int listed_comms(struct mqd_process *p, struct mqd_comm **all, int *n, int *world)
 {
     const struct mpich_image *b = mpich__image(p);
     struct mpich_process *bp = mqd_process_backend(p);
     mqs_taddr_t node;
-    *out = NULL;
-    *nout = 0;
     int rc = mqd_read_ptr(p, bp->comm_list + (mqs_taddr_t)b->off[F_COMML_HEAD], &node);
     if (rc != mqs_ok)
         return rc;
-    bp->finalized = 0;
     if (!node) {
-        rc = finalized_world(p, out, &bp->finalized);
-        *nout = bp->finalized;
+        rc = finalized_world(p, all, &bp->finalized);
+        *n = bp->finalized;
         return rc;
     }
+    rc = walk_comms(p, node, all, n, world);
+    /* Oldest first: MPICH adds each new communicator at the head. */
+    for (int i = 0; rc == mqs_ok && i < *n / 2; i++) {
+        struct mqd_comm t = (*all)[i];
+        (*all)[i] = (*all)[*n - 1 - i];
+        (*all)[*n - 1 - i] = t;
+    }
+    if (rc == mqs_ok && *world >= 0)
+        *world = *n - 1 - *world;
+    return rc;
+}
+
+int mqd_be_read_comms(struct mqd_process *p, struct mqd_comm **out, int *nout)
+{
+    const struct mpich_image *b = mpich__image(p);
+    struct mpich_process *bp = mqd_process_backend(p);
     struct mqd_comm *all = NULL;
     int n = 0, world = -1;
-    rc = walk_comms(p, node, &all, &n, &world);
+    *out = NULL;
+    *nout = 0;
+    bp->finalized = 0;
+    int rc = bp->gen == MPICH_GEN_CH4_STOCK ? stock_comms(p, &all, &n, &world)
+                                            : listed_comms(p, &all, &n, &world);
     /* A known layout (no DWARF) must read cleanly and show MPI_COMM_WORLD
      * by its name, with this process at the rank the debugger knows; else
      * the layout does not fit (rather than "memory is corrupt"). */
-    if (b->layout && rc != MQD_ERR_NOMEM && (rc != mqs_ok || n > 0)) {
+    if ((b->layout || b->layout_build) && !bp->finalized && rc != MQD_ERR_NOMEM &&
+        (rc != mqs_ok || n > 0)) {
         long known = mqd_process_global_rank(p);
         if (rc != mqs_ok || world < 0 || strcmp(all[world].name, "MPI_COMM_WORLD") != 0 ||
             (known >= 0 && all[world].local_rank != known))
@@ -503,12 +601,6 @@ int mqd_be_read_comms(struct mqd_process *p, struct mqd_comm **out, int *nout)
     }
     if (world >= 0)
         all[world].world = 1;
-    /* Oldest first: MPICH adds each new communicator at the head. */
-    for (int i = 0; i < n / 2; i++) {
-        struct mqd_comm t = all[i];
-        all[i] = all[n - 1 - i];
-        all[n - 1 - i] = t;
-    }
     *out = all;
     *nout = n;
     return mqs_ok;

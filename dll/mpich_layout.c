@@ -13,26 +13,35 @@
 /* The classes of fields each generation needs in full. */
 static const int gen_needs[] = {
     [MPICH_GEN_NONE] = 0,
-    [MPICH_GEN_CH3_SENDQ] = CLASS_COMMON | CLASS_CH3 | CLASS_SENDQ | CLASS_GROUP_LPIDS,
-    [MPICH_GEN_CH3_DEBUGQ] = CLASS_COMMON | CLASS_CH3 | CLASS_DEBUGQ,
-    [MPICH_GEN_CH4_4X] = CLASS_COMMON | CLASS_DEBUGQ | CLASS_GROUP_LPIDS,
-    [MPICH_GEN_CH4_5X] = CLASS_COMMON | CLASS_DEBUGQ | CLASS_GROUP_PMAP,
-    [MPICH_GEN_CH4_MPIDIG] = CLASS_COMMON | CLASS_SENDQ | CLASS_GROUP_LPIDS | CLASS_MPIDIG,
+    [MPICH_GEN_CH3_SENDQ] =
+        CLASS_COMMON | CLASS_COMM_LIST | CLASS_CH3 | CLASS_SENDQ | CLASS_GROUP_LPIDS,
+    [MPICH_GEN_CH3_DEBUGQ] = CLASS_COMMON | CLASS_COMM_LIST | CLASS_CH3 | CLASS_DEBUGQ,
+    [MPICH_GEN_CH4_4X] = CLASS_COMMON | CLASS_COMM_LIST | CLASS_DEBUGQ | CLASS_GROUP_LPIDS,
+    [MPICH_GEN_CH4_5X] = CLASS_COMMON | CLASS_COMM_LIST | CLASS_DEBUGQ | CLASS_GROUP_PMAP,
+    [MPICH_GEN_CH4_MPIDIG] =
+        CLASS_COMMON | CLASS_COMM_LIST | CLASS_SENDQ | CLASS_GROUP_LPIDS | CLASS_MPIDIG,
+    [MPICH_GEN_CH4_STOCK] =
+        CLASS_COMMON | CLASS_GROUP_LPIDS | CLASS_MPIDIG | CLASS_STOCK | CLASS_POOLS,
 };
 
 /* What each generation reads when there: its needs and its optional classes
  * (CLASS_WORLDS joins any generation whose library has MPIR_Worlds). */
 static const int gen_wants[] = {
     [MPICH_GEN_NONE] = CLASS_ALL,
-    [MPICH_GEN_CH3_SENDQ] =
-        CLASS_COMMON | CLASS_CH3 | CLASS_SENDQ | CLASS_GROUP_LPIDS | CLASS_CH3_OPTIONAL,
-    [MPICH_GEN_CH3_DEBUGQ] = CLASS_COMMON | CLASS_CH3 | CLASS_DEBUGQ | CLASS_CH3_OPTIONAL,
-    [MPICH_GEN_CH4_4X] =
-        CLASS_COMMON | CLASS_DEBUGQ | CLASS_GROUP_LPIDS | CLASS_CH4_RANK_MAPS | CLASS_CH4_REQ,
-    [MPICH_GEN_CH4_5X] =
-        CLASS_COMMON | CLASS_DEBUGQ | CLASS_GROUP_PMAP | CLASS_WORLDS | CLASS_CH4_REQ,
-    [MPICH_GEN_CH4_MPIDIG] = CLASS_COMMON | CLASS_SENDQ | CLASS_GROUP_LPIDS | CLASS_MPIDIG |
-                             CLASS_CH4_RANK_MAPS | CLASS_CH4_REQ,
+    [MPICH_GEN_CH3_SENDQ] = CLASS_COMMON | CLASS_COMM_LIST | CLASS_CH3 | CLASS_SENDQ |
+                            CLASS_GROUP_LPIDS | CLASS_CH3_OPTIONAL | CLASS_REQUESTS |
+                            CLASS_POOLS,
+    [MPICH_GEN_CH3_DEBUGQ] =
+        CLASS_COMMON | CLASS_COMM_LIST | CLASS_CH3 | CLASS_DEBUGQ | CLASS_CH3_OPTIONAL,
+    [MPICH_GEN_CH4_4X] = CLASS_COMMON | CLASS_COMM_LIST | CLASS_DEBUGQ | CLASS_GROUP_LPIDS |
+                         CLASS_CH4_RANK_MAPS | CLASS_CH4_REQ,
+    [MPICH_GEN_CH4_5X] = CLASS_COMMON | CLASS_COMM_LIST | CLASS_DEBUGQ | CLASS_GROUP_PMAP |
+                         CLASS_WORLDS | CLASS_CH4_REQ,
+    [MPICH_GEN_CH4_MPIDIG] = CLASS_COMMON | CLASS_COMM_LIST | CLASS_SENDQ | CLASS_GROUP_LPIDS |
+                             CLASS_MPIDIG | CLASS_CH4_RANK_MAPS | CLASS_CH4_REQ | CLASS_REQUESTS |
+                             CLASS_POOLS,
+    [MPICH_GEN_CH4_STOCK] = CLASS_COMMON | CLASS_GROUP_LPIDS | CLASS_MPIDIG | CLASS_STOCK |
+                            CLASS_POOLS | CLASS_CH4_RANK_MAPS | CLASS_CH4_REQ | CLASS_REQUESTS,
 };
 
 static const char *const generation_names[] = {
@@ -42,6 +51,7 @@ static const char *const generation_names[] = {
     [MPICH_GEN_CH4_4X] = "debug queues (MPICH 4.0.3 to 4.3)",
     [MPICH_GEN_CH4_5X] = "debug queues with process maps (MPICH 5.0)",
     [MPICH_GEN_CH4_MPIDIG] = "ch4 with its own receive lists (MPICH 4.0.2)",
+    [MPICH_GEN_CH4_STOCK] = "ch4 without debugger support, its own receive lists (MPICH 4.0.2)",
 };
 
 static const struct {
@@ -94,7 +104,7 @@ int mpich__gen_is_ch3(enum mpich_generation gen)
 
 int mpich__gen_is_ch4_4x(enum mpich_generation gen)
 {
-    return gen == MPICH_GEN_CH4_4X || gen == MPICH_GEN_CH4_MPIDIG;
+    return gen == MPICH_GEN_CH4_4X || gen == MPICH_GEN_CH4_MPIDIG || gen == MPICH_GEN_CH4_STOCK;
 }
 
 /* ---------------------------------------------------------------- spans */
@@ -132,7 +142,8 @@ static void set_spans(struct mpich_image *b)
 {
     static const enum field_id comm_fields[] = {
         F_COMM_HANDLE, F_COMM_CTX,  F_COMM_RCTX,   F_COMM_RSIZE,  F_COMM_RANK, F_COMM_LSIZE,
-        F_COMM_KIND,   F_COMM_NEXT, F_COMM_LGROUP, F_COMM_RGROUP, F_COMM_VCRT, F_COMM_LVCRT};
+        F_COMM_KIND,   F_COMM_NEXT, F_COMM_LGROUP, F_COMM_RGROUP, F_COMM_VCRT, F_COMM_LVCRT,
+        F_COMM_NEXT_SCHED_TAG};
     static const enum field_id req_fields[] = {
         F_REQ_HANDLE,     F_REQ_KIND,     F_REQ_CC,         F_REQ_CC_PTR,
         F_REQ_NEXT,       F_REQ_MATCH_TAG,  F_REQ_MATCH_RANK,
@@ -196,7 +207,7 @@ void mpich__probe(mqs_image *image, const mqs_image_callbacks *cb, struct mpich_
                   int cls)
 {
     int todo = cls & ~b->probed;
-    if (!todo || b->layout)
+    if (!todo || b->layout || b->layout_build)
         return;
     for (int f = 0; f < F_COUNT; f++)
         if (todo & (field_defs[f].cls ? field_defs[f].cls : CLASS_COMMON))
@@ -216,6 +227,17 @@ void mpich__probe(mqs_image *image, const mqs_image_callbacks *cb, struct mpich_
             b->from_dwarf = 1;
     if (b->from_dwarf)
         set_spans(b);
+}
+
+void mpich__layout_from(struct mpich_image *b, mqd_step_fn step, const void *ctx)
+{
+    for (int f = 0; f < F_COUNT; f++)
+        b->off[f] = mqd_path_offset_by(step, ctx, field_defs[f].path);
+    for (int s = 0; s < S_COUNT; s++)
+        b->size[s] = step(ctx, size_defs[s].type, NULL);
+    b->probed = CLASS_ALL;
+    b->classes = known_classes(b);
+    set_spans(b);
 }
 
 void mpich__probe_generation(mqs_image *image, const mqs_image_callbacks *cb,
@@ -282,24 +304,31 @@ static enum mpich_generation image_generation(mqs_image *image, const mqs_image_
     return MPICH_GEN_NONE;
 }
 
+/*
+ * An MPICH without the communicator list (MPIR_All_communicators, only
+ * with --enable-debuginfo) keeps no queues for debuggers.  Every MPICH has
+ * its version strings: with them, it is one whose ch4 device's own lists
+ * may be read (MPICH_GEN_CH4_STOCK), where a known build or its DWARF
+ * says how: the first process tells (mpich__stock_find), since only its
+ * memory shows which build it is.  mqs_ok (b->stock 1), or why not.
+ */
+static int without_debugger_lists(mqs_image *image, struct mqd_image *im,
+                                  const mqs_image_callbacks *cb, struct mpich_image *b)
+{
+    mqs_taddr_t addr;
+    if (cb->mqs_find_symbol_fp(image, (char *)MPICH_SYM_DEVICE, &addr) != mqs_ok) {
+        mqd_image_explain(im, "no symbol " MPICH_SYM_COMM_LIST " nor " MPICH_SYM_DEVICE
+                              ": not an MPICH program");
+        return MQD_ERR_NO_DEBUG_QUEUES;
+    }
+    b->stock = 1;
+    return mqs_ok;
+}
+
 int mqd_be_setup_image(mqs_image *image, struct mqd_image *im, void **backend)
 {
     const mqs_image_callbacks *cb = mqd_image_cb(im);
     *backend = NULL;
-    /* Without the communicator list there is nothing MPICH-like here. */
-    mqs_taddr_t addr;
-    if (cb->mqs_find_symbol_fp(image, (char *)MPICH_SYM_COMM_LIST, &addr) != mqs_ok) {
-        /* Every MPICH build has its version strings: with them, this is an
-         * MPICH that keeps nothing for debuggers, and the fix is known. */
-        if (cb->mqs_find_symbol_fp(image, (char *)MPICH_SYM_DEVICE, &addr) == mqs_ok)
-            mqd_image_explain(im, "this MPICH was configured without --enable-debuginfo "
-                                  "(it has " MPICH_SYM_DEVICE " but no " MPICH_SYM_COMM_LIST
-                                  "): use one built with it (Spack: mpich+debug)");
-        else
-            mqd_image_explain(im, "no symbol " MPICH_SYM_COMM_LIST " nor " MPICH_SYM_DEVICE
-                                  ": not an MPICH program");
-        return MQD_ERR_NO_DEBUG_QUEUES;
-    }
     struct mpich_image *b = mqd_calloc(1, sizeof *b);
     if (!b)
         return MQD_ERR_NOMEM;
@@ -307,6 +336,16 @@ int mqd_be_setup_image(mqs_image *image, struct mqd_image *im, void **backend)
         b->off[f] = -1;
     for (int s = 0; s < S_COUNT; s++)
         b->size[s] = -1;
+    mqs_taddr_t addr;
+    if (cb->mqs_find_symbol_fp(image, (char *)MPICH_SYM_COMM_LIST, &addr) != mqs_ok) {
+        int rc = without_debugger_lists(image, im, cb, b);
+        if (rc != mqs_ok) {
+            mqd_free(b);
+            return rc;
+        }
+        *backend = b;
+        return mqs_ok;
+    }
     int worlds;
     enum mpich_generation g = image_generation(image, cb, &worlds);
     mpich__probe_generation(image, cb, b, g, worlds);

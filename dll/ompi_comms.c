@@ -281,6 +281,9 @@ static void comm_name(struct comm_read *r, const unsigned char *name)
     if (!c->name[0])
         mqd_set_text(c->name, "unnamed %scommunicator, context 0x%x", c->inter ? "inter" : "",
                      (unsigned)r->ref.cid);
+    /* libnbc keeps its next tag in its own module's data, not in the
+     * communicator (ompi/mca/coll/libnbc/nbc_internal.h): unknown here. */
+    c->nbc_next_tag = -1;
 }
 
 /* The fixed part of the communicator at addr (its bytes in buf) into r. */
@@ -489,4 +492,18 @@ int mqd_be_op_in_comm(const struct mqd_comm *comm, int queue, const struct mqd_r
     if (op->context != comm->recv_context)
         return 0;
     return op->internal ? 2 : 1;
+}
+
+/*
+ * The request behind a handle: Open MPI's MPI_Request is a pointer to an
+ * ompi_request_t, whose kind (req_type) and, for a point-to-point one, its
+ * mca_pml_base_request_t's peer, tag and communicator this backend does
+ * not read yet: said so, never guessed.
+ */
+int mqd_be_read_request(struct mqd_process *p, uint64_t handle, struct mqd_raw_request *r)
+{
+    (void)p;
+    (void)handle;
+    mqd_set_text(r->text, "libmqd_ompi.so does not read Open MPI's requests yet");
+    return mqs_no_information;
 }

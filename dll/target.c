@@ -284,12 +284,21 @@ mqs_type *mqd_find_type(mqs_image *image, const mqs_image_callbacks *cb, const c
     return NULL;
 }
 
-int mqd_path_offset(mqs_image *image, const mqs_image_callbacks *cb, const char *path)
+int mqd_debugger_step(const void *ctx, const char *type, const char *field)
+{
+    const struct mqd_debugger_types *d = ctx;
+    mqs_type *t = mqd_find_type(d->image, d->cb, type);
+    if (!t)
+        return -1;
+    if (!field) /* mqs_sizeof_fp may be NULL (MPICH's stub debugger): sizes unknown */
+        return d->cb->mqs_sizeof_fp ? d->cb->mqs_sizeof_fp(t) : -1;
+    return d->cb->mqs_field_offset_fp ? d->cb->mqs_field_offset_fp(t, (char *)field) : -1;
+}
+
+int mqd_path_offset_by(mqd_step_fn step_fn, const void *ctx, const char *path)
 {
     int total = 0;
     char buf[256];
-    if (!cb->mqs_field_offset_fp)
-        return -1;
     snprintf(buf, sizeof buf, "%s", path);
     for (char *step = buf; step && *step;) {
         char *next = strchr(step, '/');
@@ -299,16 +308,21 @@ int mqd_path_offset(mqs_image *image, const mqs_image_callbacks *cb, const char 
         if (!colon)
             return -1;
         *colon = '\0';
-        mqs_type *t = mqd_find_type(image, cb, step);
-        if (!t)
-            return -1;
-        int off = cb->mqs_field_offset_fp(t, colon + 1);
+        int off = step_fn(ctx, step, colon + 1);
         if (off < 0 || off > MQD_MAX_OFFSET - total)
             return -1; /* none, or no structure of an MPI's is that big */
         total += off;
         step = next;
     }
     return total;
+}
+
+int mqd_path_offset(mqs_image *image, const mqs_image_callbacks *cb, const char *path)
+{
+    struct mqd_debugger_types d = {image, cb};
+    if (!cb->mqs_field_offset_fp)
+        return -1;
+    return mqd_path_offset_by(mqd_debugger_step, &d, path);
 }
 
 /* ---------------------------------------------------------------- text */

@@ -166,6 +166,20 @@ MQD_HIDDEN mqs_type *mqd_find_type(mqs_image *image, const mqs_image_callbacks *
  */
 MQD_HIDDEN int mqd_path_offset(mqs_image *image, const mqs_image_callbacks *cb, const char *path);
 
+/*
+ * The same through any source of types: step(ctx, "T", "f") the offset of
+ * field f in type T, step(ctx, "T", NULL) T's size, -1 if none (a known
+ * layout's table, where no DWARF is reachable).  mqd_debugger_step is the
+ * debugger's, its ctx a struct mqd_debugger_types.
+ */
+typedef int (*mqd_step_fn)(const void *ctx, const char *type, const char *field);
+MQD_HIDDEN int mqd_path_offset_by(mqd_step_fn step, const void *ctx, const char *path);
+struct mqd_debugger_types {
+    mqs_image *image;
+    const mqs_image_callbacks *cb;
+};
+MQD_HIDDEN int mqd_debugger_step(const void *ctx, const char *type, const char *field);
+
 /* ---------------------------------------------------------------- text */
 
 /* Copy at most 63 bytes of s into the interface's 64-byte fields. */

@@ -3,6 +3,13 @@
  * DWARF, for targets whose libmpi.so has the symbols but no debug types.
  *
  *   gen_layout LIBMPI VERSION DEVICE > mpich_defs/layouts.h
+ *   gen_layout --steps ID LIBMPI      (for mpich_defs/stock_builds.h)
+ *
+ * The second form writes a build's layout as the DLL resolves it step by
+ * step: MPICH_STOCK_TYPE(ID, "T", size) for every type, and
+ * MPICH_STOCK_FIELD(ID, "T", "f", offset) for every step "T:f" of every
+ * field path of mpich_defs.h that the DWARF has (once each): a table that
+ * stays usable when mpich_defs.h grows (a path it lacks reads as -1).
  *
  * Every field path and type size of mpich_defs.h is resolved exactly as
  * libmqd_mpich.so resolves it through a debugger's callbacks (each step
@@ -42,10 +49,76 @@ static int path_offset(struct mqdh__image *im, const char *path)
     return total;
 }
 
+/* Whether "T\tf" was written already (seen: a list of them, n). */
+static int seen_before(char (*seen)[160], int *n, int max, const char *type, const char *field)
+{
+    char key[160];
+    snprintf(key, sizeof key, "%s\t%s", type, field ? field : "");
+    for (int i = 0; i < *n; i++)
+        if (strcmp(seen[i], key) == 0)
+            return 1;
+    if (*n < max)
+        snprintf(seen[(*n)++], sizeof seen[0], "%s", key);
+    return 0;
+}
+
+/* Every step of path ("T1:f1/T2:f2") and each step's type, as a table. */
+static void print_steps(struct mqdh__image *im, const char *id, const char *path,
+                        char (*seen)[160], int *n, int max)
+{
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", path);
+    for (char *step = buf; step && *step;) {
+        char *next = strchr(step, '/'), *colon = strchr(step, ':');
+        if (next)
+            *next++ = '\0';
+        if (!colon)
+            return;
+        *colon = '\0';
+        struct mqdh__type *t = mqdh__type_find(im, step);
+        int off = t ? mqdh__type_field_offset(t, colon + 1) : -1;
+        if (off < 0)
+            return; /* the build lacks it, and the rest of the path */
+        if (!seen_before(seen, n, max, step, NULL))
+            printf("MPICH_STOCK_TYPE(%s, \"%s\", %d)\n", id, step, mqdh__type_size(t));
+        if (!seen_before(seen, n, max, step, colon + 1))
+            printf("MPICH_STOCK_FIELD(%s, \"%s\", \"%s\", %d)\n", id, step, colon + 1, off);
+        step = next;
+    }
+}
+
+static int print_stock_steps(const char *id, const char *lib)
+{
+    static char seen[1024][160];
+    int n = 0;
+    struct mqdh__image im;
+    char err[512];
+    if (mqdh__image_open_file(&im, lib, err, sizeof err) != 0) {
+        fprintf(stderr, "gen_layout: %s\n", err);
+        return 1;
+    }
+#define STEPS_(id_, cls, path) print_steps(&im, id, path, seen, &n, 1024);
+    MPICH_FIELDS(STEPS_)
+#undef STEPS_
+#define SIZE_STEP_(id_, cls, type)                                                           \
+    {                                                                                        \
+        struct mqdh__type *t_ = mqdh__type_find(&im, type);                                    \
+        if (t_ && !seen_before(seen, &n, 1024, type, NULL))                                  \
+            printf("MPICH_STOCK_TYPE(%s, \"%s\", %d)\n", id, type, mqdh__type_size(t_));     \
+    }
+    MPICH_SIZES(SIZE_STEP_)
+#undef SIZE_STEP_
+    mqdh__image_close(&im);
+    return ferror(stdout) ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc == 4 && strcmp(argv[1], "--steps") == 0)
+        return print_stock_steps(argv[2], argv[3]);
     if (argc != 4) {
-        fprintf(stderr, "usage: gen_layout LIBMPI VERSION DEVICE\n");
+        fprintf(stderr, "usage: gen_layout LIBMPI VERSION DEVICE\n"
+                        "       gen_layout --steps ID LIBMPI\n");
         return 64;
     }
     struct mqdh__image im;

@@ -26,6 +26,20 @@
  *                      next, prev}, newest first, on MPIR_Sendq_head,
  *                      MPIR_Recvq_head and MPIR_Unexpq_head; groups with an
  *                      lrank_to_lpid table, made lazily (often NULL).
+ *   MPICH_GEN_CH4_STOCK   4.0.2 with ch4 as distributions build it (no
+ *                      --enable-debuginfo: no MPIR_All_communicators, no
+ *                      MPIR_Sendq, no MPID_Recvq_* pointers): MPIDIG's own
+ *                      posted and unexpected lists, read from MPIDI_global
+ *                      (src/mpid/ch4/src/ch4_types.h:278-307, per_vci[i].
+ *                      posted_list and unexp_list, which mpidig_recv.h:277
+ *                      and mpidig_pt2pt_callbacks.c:390 fill), the
+ *                      communicators from their object pools (MPIR_Comm_mem,
+ *                      src/mpi/comm/commutil.c:24, and MPIR_Process's
+ *                      comm_world and comm_self, builtin_comms.c:20,51),
+ *                      no record of sends at all.  Its globals are hidden
+ *                      symbols: found by name where the library's debug
+ *                      symbols are found, else from the known build
+ *                      (stock_builds.h).
  *   MPICH_GEN_CH4_5X      5.0 with ch4: the same lists; contexts are plain
  *                      int (MPIR_Context_id_t is gone); groups carry an
  *                      MPIR_Pmap (an lpid table or offset/stride/blocksize),
@@ -47,7 +61,8 @@ enum mpich_generation {
     MPICH_GEN_CH3_DEBUGQ, /* ch3, sends in MPIR_Debugq (4.0.3 and later) */
     MPICH_GEN_CH4_4X,     /* ch4 4.0.3 to 4.3: debug queues, lpid groups, rank maps */
     MPICH_GEN_CH4_5X,     /* ch4 5.0: debug queues, MPIR_Pmap groups, worlds */
-    MPICH_GEN_CH4_MPIDIG  /* ch4 4.0.2: MPIR_Sendq, MPIDIG's own receive lists */
+    MPICH_GEN_CH4_MPIDIG, /* ch4 4.0.2: MPIR_Sendq, MPIDIG's own receive lists */
+    MPICH_GEN_CH4_STOCK   /* ch4 4.0.2 without debugger support: MPIDIG's lists */
 };
 
 /* Symbols. */
@@ -72,6 +87,18 @@ enum mpich_generation {
 #define MPICH_SYM_PMI2_JOBID "pmi_jobid"
 #define MPICH_SYM_PMIX_PROC "pmix_proc"
 #define MPICH_SPAWN_BREAKPOINT "MPIR_Breakpoint"
+/* Globals every build has, exported or not (hidden in a build without
+ * debugger support; MPICH_GEN_CH4_STOCK and the requests behind handles):
+ * ch4's device state (src/mpid/ch4/src/ch4_globals.c), the object pools of
+ * communicators, requests and datatypes (src/mpi/comm/commutil.c:24,
+ * src/mpi/request/mpir_request.c, src/mpi/datatype/typeutil.c), and the
+ * pending nonblocking collectives' schedules (4.0.2: a static of
+ * src/mpid/common/sched/mpidu_sched.c:138). */
+#define MPICH_SYM_CH4_GLOBAL "MPIDI_global"
+#define MPICH_SYM_COMM_MEM "MPIR_Comm_mem"
+#define MPICH_SYM_REQUEST_MEM "MPIR_Request_mem"
+#define MPICH_SYM_DATATYPE_MEM "MPIR_Datatype_mem"
+#define MPICH_SYM_SCHEDULES "all_schedules"
 
 /*
  * Fields: X(ID, CLASS, PATH).  A generation needs the fields and sizes of
@@ -97,7 +124,27 @@ enum mpich_generation {
  * name processes across jobs for MPI-2 identities (without them, peers
  * outside MPI_COMM_WORLD are -1), and its match parts; WORLDS 5.0's worlds
  * (MPIR_World); OPTIONAL any generation's (statuses, MPI_TAG_UB and the
- * like).  The DLL looks up only the classes of the generation the symbols
+ * like).  COMM_LIST is the communicator list of a build with debugger
+ * support (src/mpi/debugger/dbginit.c:490, compiled only with it).  STOCK
+ * what MPICH_GEN_CH4_STOCK reads instead of the debugger's lists: ch4's
+ * per-VCI list heads (ch4_types.h:241-307), MPIR_Process's builtin
+ * communicators (src/include/mpir_process.h:48-52) and a communicator's
+ * reference count (an object in use has one, mpir_objects.h:422).
+ * POOLS the object allocators (src/include/mpir_objects.h:437-459):
+ * STOCK's communicators are found in theirs, every generation's requests
+ * behind the program's handles in theirs.
+ * REQUESTS, optional in every generation, what the request behind a
+ * program's handle says beyond the queues' fields (mqd_get_request_info):
+ * its communicator (mpir_request.h:185), the tag a communicator's next
+ * nonblocking collective will take (mpir_comm.h:200 next_sched_tag,
+ * MPIDU_Sched_next_tag at mpidu_sched.c:164-165; mqd_get_comm_nbc), a ch4 persistent request's
+ * envelope (src/mpid/ch4/include/mpidpre.h:212-220), an MPIDIG send's
+ * destination (mpidpre.h:193-195), and a nonblocking collective's
+ * schedule with its tag (src/mpid/common/sched/mpidu_sched.h:119-131,
+ * on the list all_schedules, mpidu_sched.c:138 and 588) and its entries
+ * (mpidu_sched.h:22-118: each a send to dest or a receive from src, its
+ * status; idx the first not yet complete).
+ * The DLL looks up only the classes of the generation the symbols
  * announce: a type no file defines costs a debugger that indexes DWARF a
  * walk of every file's (libc's debug file included).
  * MPIR_Pmap's union has no type name to look up: map (and stride.offset)
@@ -105,8 +152,8 @@ enum mpich_generation {
  * has it when MPIR_Pmap is big enough to hold it).
  */
 #define MPICH_FIELDS(X)                                                                       \
-    X(COMML_SEQ, COMMON, "MPIR_Comm_list:sequence_number")                                    \
-    X(COMML_HEAD, COMMON, "MPIR_Comm_list:head")                                              \
+    X(COMML_SEQ, COMM_LIST, "MPIR_Comm_list:sequence_number")                                 \
+    X(COMML_HEAD, COMM_LIST, "MPIR_Comm_list:head")                                           \
     X(COMM_HANDLE, COMMON, "MPIR_Comm:handle")                                                \
     X(COMM_CTX, COMMON, "MPIR_Comm:context_id")                                               \
     X(COMM_RCTX, COMMON, "MPIR_Comm:recvcontext_id")                                          \
@@ -115,7 +162,7 @@ enum mpich_generation {
     X(COMM_LSIZE, COMMON, "MPIR_Comm:local_size")                                             \
     X(COMM_KIND, COMMON, "MPIR_Comm:comm_kind")                                               \
     X(COMM_NAME, COMMON, "MPIR_Comm:name")                                                    \
-    X(COMM_NEXT, COMMON, "MPIR_Comm:comm_next")                                               \
+    X(COMM_NEXT, COMM_LIST, "MPIR_Comm:comm_next")                                            \
     X(COMM_LGROUP, COMMON, "MPIR_Comm:local_group")                                           \
     X(COMM_RGROUP, COMMON, "MPIR_Comm:remote_group")                                          \
     X(COMM_VCRT, CH3, "MPIR_Comm:dev/MPIDI_CH3I_comm_t:vcrt")                                 \
@@ -211,7 +258,40 @@ enum mpich_generation {
     X(REQ_AM_TAG, MPIDIG, "MPIR_Request:dev/MPIDI_Devreq_t:ch4.am/MPIDIG_req_t:u.recv.tag")   \
     X(REQ_AM_CTX, MPIDIG_RECV,                                                                \
       "MPIR_Request:dev/MPIDI_Devreq_t:ch4.am/MPIDIG_req_t:u.recv.context_id")                \
-    X(REQ_DEV_LOCAL, CH4_REQ, "MPIR_Request:dev/MPIDI_Devreq_t:is_local")
+    X(REQ_DEV_LOCAL, CH4_REQ, "MPIR_Request:dev/MPIDI_Devreq_t:is_local")                 \
+    X(CH4G_NVCIS, STOCK, "MPIDI_CH4_Global_t:n_vcis")                                       \
+    X(CH4G_PER_VCI, STOCK, "MPIDI_CH4_Global_t:per_vci")                                    \
+    X(VCI_POSTED, STOCK, "MPIDI_per_vci_t:posted_list")                                     \
+    X(VCI_UNEXP, STOCK, "MPIDI_per_vci_t:unexp_list")                                       \
+    X(OBJ_INDIRECT, POOLS, "MPIR_Object_alloc_t:indirect")                                  \
+    X(OBJ_INDIRECT_SIZE, POOLS, "MPIR_Object_alloc_t:indirect_size")                        \
+    X(OBJ_KIND, POOLS, "MPIR_Object_alloc_t:kind")                                          \
+    X(OBJ_SIZE, POOLS, "MPIR_Object_alloc_t:size")                                          \
+    X(OBJ_DIRECT, POOLS, "MPIR_Object_alloc_t:direct")                                      \
+    X(OBJ_DIRECT_SIZE, POOLS, "MPIR_Object_alloc_t:direct_size")                            \
+    X(PROC_COMM_WORLD, STOCK, "MPIR_Process_t:comm_world")                                  \
+    X(PROC_COMM_SELF, STOCK, "MPIR_Process_t:comm_self")                                    \
+    X(COMM_REFCOUNT, STOCK, "MPIR_Comm:ref_count")                                          \
+    X(REQ_COMM, REQUESTS, "MPIR_Request:comm")                                              \
+    X(COMM_NEXT_SCHED_TAG, REQUESTS, "MPIR_Comm:next_sched_tag")                            \
+    X(REQ_REFCOUNT, REQUESTS, "MPIR_Request:ref_count")                                     \
+    X(REQ_PREQ_RANK, REQUESTS, "MPIR_Request:dev/MPIDI_Devreq_t:ch4.preq/MPIDI_prequest_t:rank") \
+    X(REQ_PREQ_TAG, REQUESTS, "MPIR_Request:dev/MPIDI_Devreq_t:ch4.preq/MPIDI_prequest_t:tag") \
+    X(REQ_PREQ_CTX, REQUESTS,                                                                 \
+      "MPIR_Request:dev/MPIDI_Devreq_t:ch4.preq/MPIDI_prequest_t:context_id")                \
+    X(REQ_AM_DEST, REQUESTS,                                                                  \
+      "MPIR_Request:dev/MPIDI_Devreq_t:ch4.am/MPIDIG_req_t:u.send.dest")                     \
+    X(SCHEDS_HEAD, REQUESTS, "MPIDU_Sched_state:head")                                      \
+    X(SCHED_TAG, REQUESTS, "MPIDU_Sched:tag")                                               \
+    X(SCHED_REQ, REQUESTS, "MPIDU_Sched:req")                                               \
+    X(SCHED_NEXT, REQUESTS, "MPIDU_Sched:next")                                             \
+    X(SCHED_ENTRIES, REQUESTS, "MPIDU_Sched:entries")                                       \
+    X(SCHED_NENTRIES, REQUESTS, "MPIDU_Sched:num_entries")                                  \
+    X(SCHED_IDX, REQUESTS, "MPIDU_Sched:idx")                                               \
+    X(SENTRY_TYPE, REQUESTS, "MPIDU_Sched_entry:type")                                      \
+    X(SENTRY_STATUS, REQUESTS, "MPIDU_Sched_entry:status")                                  \
+    X(SENTRY_RECV_SRC, REQUESTS, "MPIDU_Sched_entry:u/MPIDU_Sched_recv:src")                \
+    X(SENTRY_SEND_DEST, REQUESTS, "MPIDU_Sched_entry:u/MPIDU_Sched_send:dest")
 
 /* Type sizes: X(ID, CLASS, TYPE).  MPIR_Context_id_t is gone in 5.0, where
  * contexts are int: without it, the target's int. */
@@ -228,7 +308,11 @@ enum mpich_generation {
     X(SZ_COMM, COMMON, "MPIR_Comm")                                                           \
     X(SZ_REQUEST, COMMON, "MPIR_Request")                                                     \
     X(SZ_SENDQ, SENDQ, "MPIR_Sendq")                                                          \
-    X(SZ_DEBUGQ, DEBUGQ, "MPIR_Debugq")
+    X(SZ_DEBUGQ, DEBUGQ, "MPIR_Debugq")                                                       \
+    X(SZ_PER_VCI, STOCK, "MPIDI_per_vci_t")                                                   \
+    X(SZ_OBJ_ALLOC, POOLS, "MPIR_Object_alloc_t")                                             \
+    X(SZ_SCHED_ENTRY, REQUESTS, "MPIDU_Sched_entry")                                          \
+    X(SZ_SCHED, REQUESTS, "MPIDU_Sched")
 
 /* ch4's rank maps (src/mpid/ch4/include/mpidpre.h, MPIDI_rank_map_mode;
  * each _INTRA mode reads as the mode before it): a rank r's lpid is r,
@@ -259,6 +343,24 @@ enum { MPICH_LUPID_LPID_BITS = 24, MPICH_LUPID_AVTID_MASK = 0x7f };
 #define MPICH_HANDLE_KIND_DIRECT 2u
 #define MPICH_HANDLE_INDEX(h) ((unsigned)(h) & 0x03ffffffu)
 #define MPICH_BUILTIN_TYPE_SIZE(h) (((unsigned)(h) & 0x0000ff00u) >> 8)
+#define MPICH_HANDLE_KIND_INDIRECT 3u
+/* An indirect handle's block and index (mpir_objects.h:179-181), and the
+ * objects each block of a pool holds (HANDLE_NUM_INDICES, :195). */
+#define MPICH_HANDLE_BLOCK(h) (((unsigned)(h) & 0x03fff000u) >> 12)
+#define MPICH_HANDLE_BLOCK_INDEX(h) ((unsigned)(h) & 0x00000fffu)
+#define MPICH_HANDLE_NUM_INDICES 1024
+/* Request handles (src/include/mpir_request.h:257-271): 64 pools (one per
+ * VCI), each with blocks of 1024 requests; the pool in bits 20-25, the
+ * block in 12-19, the index in 0-11; MPIR_Request_direct is pool 0's
+ * direct block.  MPI_REQUEST_NULL (mpi.h) has no object. */
+#define MPICH_REQUEST_POOL(h) (((unsigned)(h) & 0x03f00000u) >> 20)
+#define MPICH_REQUEST_BLOCK(h) (((unsigned)(h) & 0x000ff000u) >> 12)
+#define MPICH_REQUEST_INDEX(h) ((unsigned)(h) & 0x00000fffu)
+#define MPICH_REQUEST_NUM_POOLS 64
+#define MPICH_REQUEST_NUM_INDICES 1024
+#define MPICH_REQUEST_NULL 0x2c000000u
+/* ch4's VCIs (MPIDI_CH4_MAX_VCIS, src/mpid/ch4/include/mpidpre.h). */
+#define MPICH_CH4_MAX_VCIS 64
 #define MPICH_COMM_WORLD_HANDLE 0x44000000u
 #define MPICH_COMM_SELF_HANDLE 0x44000001u
 #define MPICH_ICOMM_WORLD_HANDLE 0x44000002u
@@ -271,6 +373,13 @@ enum { MPICH_LUPID_LPID_BITS = 24, MPICH_LUPID_AVTID_MASK = 0x7f };
  * hcoll's, the same from 4.0 to 5.0); MPIR_Sched_next_tag counts up from
  * it per communicator. */
 #define MPICH_FIRST_NBC_TAG 287
+/* A schedule entry's type and status (src/mpid/common/sched/mpidu_sched.h:
+ * 28-40, 99-105): a send, a receive (and their pt2pt forms), and whether
+ * it is complete. */
+enum { MPICH_SCHED_SEND = 1, MPICH_SCHED_RECV = 2, MPICH_SCHED_PT2PT_SEND = 3,
+       MPICH_SCHED_PT2PT_RECV = 4, MPICH_SCHED_COMPLETE = 2 };
+/* The entries of a schedule the DLL looks at, at most. */
+#define MPICH_SCHED_MAX_ENTRIES 4096
 #define MPICH_ANY_TAG (-1)
 
 /* ch4's requests (src/mpid/ch4/include/mpidpre.h, 4.1 and later):
@@ -294,10 +403,15 @@ enum { MPICH_LUPID_LPID_BITS = 24, MPICH_LUPID_AVTID_MASK = 0x7f };
 /* A handle's object kind (bits 26-29, src/include/mpir_objects.h). */
 #define MPICH_HANDLE_OBJECT(h) (((unsigned)(h) >> 26) & 0xfu)
 #define MPICH_OBJECT_DATATYPE 0x3u
+#define MPICH_OBJECT_COMM 0x1u
+#define MPICH_OBJECT_REQUEST 0xbu
 
-/* Request kinds (MPIR_Request_kind_t). */
+/* Request kinds (MPIR_Request_kind_t, src/include/mpir_request.h:58-72,
+ * 4.0.2; 4.1 on adds none before COLL). */
 enum { MPICH_REQ_SEND = 1, MPICH_REQ_RECV = 2, MPICH_REQ_PREQUEST_SEND = 3,
-       MPICH_REQ_PREQUEST_RECV = 4 };
+       MPICH_REQ_PREQUEST_RECV = 4, MPICH_REQ_PREQUEST_COLL = 5, MPICH_REQ_PART_SEND = 6,
+       MPICH_REQ_PART_RECV = 7, MPICH_REQ_PART = 8, MPICH_REQ_GREQUEST = 9,
+       MPICH_REQ_COLL = 10, MPICH_REQ_MPROBE = 11, MPICH_REQ_RMA = 12 };
 
 /* Names of the predefined datatypes, for extra_text. */
 #define MPICH_DATATYPE_NAMES(X)                                                               \

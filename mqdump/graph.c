@@ -414,7 +414,9 @@ static void wait_words(const struct queues_graph *g, const struct mqdh_wait *w, 
         return;
     }
     char tag[24], who[96] = "";
-    if (w->tag_wild)
+    if (w->tag_unknown)
+        snprintf(tag, sizeof tag, "?");
+    else if (w->tag_wild)
         snprintf(tag, sizeof tag, "ANY");
     else
         snprintf(tag, sizeof tag, "%ld", w->tag);

@@ -292,11 +292,11 @@ static void json_wait(const struct mqdh_dump *d, const struct mqdh_wait *w)
            "\"from_process\": %d, \"to_process\": %d, \"from_pid\": %d, \"to_pid\": %d, "
            "\"kind\": \"%s\", \"any_source\": %s, \"call\": ",
            f->rank, t->rank, f->world, t->world, w->from, w->to, (int)f->pid, (int)t->pid,
-           wait_kind(w->kind), w->any_source ? "true" : "false");
+           wait_kind(w->kind), w->any_source && !w->peer_unknown ? "true" : "false");
     json_string(f->where_call);
     printf(", \"comm\": ");
     json_string(w->comm >= 0 ? f->comms[w->comm].name : w->comm == -1 ? "MPI_COMM_WORLD" : "?");
-    if (w->tag_wild || (w->kind == MQDH_WAIT_COLLECTIVE && w->tag < 0))
+    if (w->tag_wild || w->tag_unknown || (w->kind == MQDH_WAIT_COLLECTIVE && w->tag < 0))
         printf(", \"tag\": null");
     else
         printf(", \"tag\": %ld", w->tag);

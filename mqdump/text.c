@@ -87,6 +87,59 @@ static void text_op(const struct view *v, const struct mqdh_op *o, int q)
             fprintf(f, "               %s\n", o->extra_text[l]);
 }
 
+/* The requests its blocked MPI_Wait* call was given (mqdh_dump.requests),
+ * one line each: what the DLL says each is. */
+static void text_requests(const struct view *v, int i)
+{
+    static const char *const kinds[] = {
+        [MQDH_REQ_NULL] = "MPI_REQUEST_NULL", [MQDH_REQ_SEND] = "send",
+        [MQDH_REQ_RECV] = "receive", [MQDH_REQ_PERSISTENT_SEND] = "persistent send",
+        [MQDH_REQ_PERSISTENT_RECV] = "persistent receive",
+        [MQDH_REQ_PERSISTENT_COLL] = "persistent collective",
+        [MQDH_REQ_COLLECTIVE] = "nonblocking collective",
+        [MQDH_REQ_GENERALIZED] = "generalized request", [MQDH_REQ_PARTITIONED] = "partitioned",
+        [MQDH_REQ_RMA] = "RMA operation", [MQDH_REQ_OTHER] = "request"};
+    const struct mqdh_requests *rq = v->d->requests ? &v->d->requests[i] : NULL;
+    const struct mqdh_process *p = v->p;
+    FILE *f = v->f;
+    for (int n = 0; rq && n < rq->n; n++) {
+        const struct mqdh_request *r = &rq->v[n];
+        fprintf(f, "  request");
+        if (v->mode == EXACT)
+            fprintf(f, " 0x%llx", (unsigned long long)r->handle);
+        if (!r->decoded) {
+            fprintf(f, ": not known\n");
+            continue;
+        }
+        fprintf(f, ": %s", r->kind <= MQDH_REQ_OTHER ? kinds[r->kind] : "request");
+        int coll = r->kind == MQDH_REQ_COLLECTIVE || r->kind == MQDH_REQ_PERSISTENT_COLL;
+        if (r->comm >= 0 && coll)
+            fprintf(f, " on \"%s\"", p->comms[r->comm].name);
+        if (r->sched_tag >= 0)
+            fprintf(f, ", schedule tag %ld", r->sched_tag);
+        if (r->peer_known && coll) {
+            fprintf(f, ", next ");
+            print_peer(v, r->peer_local, r->peer_global);
+        } else if (r->peer_known) {
+            int send = r->kind == MQDH_REQ_SEND || r->kind == MQDH_REQ_PERSISTENT_SEND;
+            fprintf(f, send ? " to " : " from ");
+            if (r->peer_local < 0)
+                fprintf(f, "ANY");
+            else
+                print_peer(v, r->peer_local, r->peer_global);
+        }
+        if (r->tag_known && r->tag < 0)
+            fprintf(f, " tag ANY");
+        else if (r->tag_known)
+            fprintf(f, " tag %ld", r->tag);
+        if (r->comm >= 0 && !coll)
+            fprintf(f, " on \"%s\"", p->comms[r->comm].name);
+        fprintf(f, ", %s\n", r->done ? "done" : "pending");
+    }
+    if (rq && rq->why)
+        fprintf(f, "  requests: %s\n", rq->n < 0 ? rq->why : rq->why);
+}
+
 /* Where the process is, its error and its communicators, indented. */
 static void text_state(const struct view *v)
 {
@@ -102,6 +155,7 @@ static void text_state(const struct view *v)
             fprintf(f, v->mode == EXACT ? " (thread %d)" : " (not the main thread)",
                     (int)p->where_tid);
         fprintf(f, "\n");
+        text_requests(v, i);
     } else if (p->where_error) {
         fprintf(f, "  where: %s\n", p->where_error);
     } else if ((uf = mqdh_user_frame(v->d, i)) != NULL) {

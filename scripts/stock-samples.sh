@@ -6,7 +6,8 @@
 #
 #   scripts/stock-samples.sh [--mpi mpich|openmpi] [SAMPLE...]
 #       (default MPICH; default samples: ring mismatch finalize probe ssend
-#        roots inflight hidden)
+#        roots inflight hidden unexpected wildcards nbcwait nbcmix nbcorder
+#        waitany)
 #
 # Each sample is built twice, at -O2 -g into OUT/O2/SAMPLE and at -O0 -g into
 # OUT/O0/SAMPLE, where OUT is $MQD_BUILD/stock for MPICH and
@@ -37,7 +38,8 @@ if [ "${1:-}" = --mpi ]; then
     shift 2
 fi
 samples=("$@")
-[ ${#samples[@]} -gt 0 ] || samples=(ring mismatch finalize probe ssend roots inflight hidden)
+[ ${#samples[@]} -gt 0 ] || samples=(ring mismatch finalize probe ssend roots inflight hidden unexpected
+                                     wildcards nbcwait nbcmix nbcorder waitany)
 multiarch=$(gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)
 
 die() { echo "stock-samples: $*" >&2; exit 1; }

@@ -43,6 +43,12 @@ ABI_ASSERT((mqs_taddr_t)-1 > 0 && (mqs_tword_t)-1 < 0, "taddr unsigned, tword si
 
 ABI_ASSERT(sizeof(mqs_communicator) == 88, "mqs_communicator size");
 ABI_ASSERT(offsetof(mqs_communicator, unique_id) == 0, "unique_id");
+/* mqd's extension (mqd_get_request_info): the same on every LP64 target. */
+ABI_ASSERT(offsetof(mqd_request_info, request) == 16, "request");
+ABI_ASSERT(offsetof(mqd_request_info, comm) == 24, "comm");
+ABI_ASSERT(offsetof(mqd_request_info, peer_local) == 32, "peer_local");
+ABI_ASSERT(offsetof(mqd_request_info, sched_tag) == 32 + 3 * sizeof(mqs_tword_t), "sched_tag");
+ABI_ASSERT(offsetof(mqd_request_info, text) == 32 + 4 * sizeof(mqs_tword_t), "text");
 ABI_ASSERT(offsetof(mqs_communicator, local_rank) == 8, "local_rank");
 ABI_ASSERT(offsetof(mqs_communicator, size) == 16, "size");
 ABI_ASSERT(offsetof(mqs_communicator, name) == 24, "name");
@@ -125,6 +131,9 @@ int (*const abi_comm_group)(mqs_process *, int *) = mqs_get_comm_group;
 int (*const abi_comm_handle)(mqs_process *, mqs_taddr_t *) = mqd_get_comm_handle;
 int (*const abi_op_info)(mqs_process *, unsigned *, mqs_taddr_t *) = mqd_get_operation_info;
 int (*const abi_process_state)(mqs_process *, unsigned *) = mqd_get_process_state;
+int (*const abi_request_info)(mqs_process *, mqs_taddr_t, mqd_request_info *) =
+    mqd_get_request_info;
+int (*const abi_comm_nbc_tag)(mqs_process *, mqs_taddr_t, mqs_tword_t *) = mqd_get_comm_nbc_tag;
 int (*const abi_setup_op_iter)(mqs_process *, int) = mqs_setup_operation_iterator;
 int (*const abi_next_op)(mqs_process *, mqs_pending_operation *) = mqs_next_operation;
 #if MQS_FOR_MPI2_

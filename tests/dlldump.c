@@ -76,7 +76,7 @@ void dlldump_process(struct synth *s, struct result *r, int update_only)
         for (int q = 0; q < 3; q++) {
             c->qrc[q] = dlldump_dll->setup_operation_iterator(p, q);
             if (c->qrc[q] != mqs_ok && c->qrc[q] != mqs_end_of_list) {
-                if (!r->rc)
+                if (!r->rc && c->qrc[q] != mqs_no_information) /* an answer, not a failure */
                     r->rc = c->qrc[q];
                 continue;
             }

@@ -44,6 +44,7 @@ struct rec {
 /* A communicator as the recording rules need it: its contexts. */
 struct scomm {
     unsigned ctx, rctx;
+    uint64_t addr;
 };
 
 struct synth {
@@ -60,6 +61,10 @@ struct synth {
     unsigned char *mem;
     uint64_t used;
     int ctx; /* bytes of a context id: 2, or 4 in 5.0 */
+    /* SYNTH_CH4_STOCK: MPIDI_global, the communicator and request pools
+     * (their allocators), the pending schedules, requests made so far. */
+    uint64_t ch4_global, comm_mem, req_mem, scheds;
+    int nreqs;
     uint32_t unsteady; /* synth_unsteady's state; 0: memory holds still */
     int ntypes, nsyms;
     struct type types[64];
@@ -145,6 +150,14 @@ void synth_drop_all_types(struct synth *s)
         s->types[i].name[0] = '\0';
 }
 
+void synth_drop_field(struct synth *s, const char *type, const char *field)
+{
+    struct type *t = (struct type *)find_type(s, type);
+    for (int i = 0; t && i < t->nfields; i++)
+        if (strcmp(t->f[i].name, field) == 0)
+            t->f[i].name[0] = '\0';
+}
+
 void synth_drop_type(struct synth *s, const char *type)
 {
     struct type *t = (struct type *)find_type(s, type);
@@ -166,18 +179,73 @@ static int gen_v5(enum synth_gen g)
     return g == SYNTH_DEBUGQ_5 || g == SYNTH_CH3_DQ_5;
 }
 
+/* 4.0.2 ch4's request device part (src/mpid/ch4/include/mpidpre.h:
+ * MPIDI_Devreq_t, MPIDIG_req_t, MPIDI_prequest_t, MPIDIG_req_ext_t); the
+ * size of MPIDI_Devreq_t. */
+static int stock_request_types(struct synth *s)
+{
+    int p = s->ptr;
+    struct type *t = type_new(s, "MPIDIG_req_ext_t");
+    add(t, "next", p); add(t, "status", 8); finish(t);
+    t = type_new(s, "MPIDIG_req_t");
+    add(t, "count", p); add(t, "datatype", 4); add(t, "u", 12); add(t, "buffer", p);
+    add(t, "req", p); finish(t);
+    alias(t, "u.recv.tag", "u", 0); alias(t, "u.recv.source", "u", 4);
+    alias(t, "u.recv.context_id", "u", 8); alias(t, "u.send.dest", "u", 4);
+    int am = t->size;
+    t = type_new(s, "MPIDI_prequest_t");
+    add(t, "tag", 4); add(t, "rank", 4); add(t, "context_id", 2); add(t, "count", p);
+    add(t, "datatype", 4); finish(t);
+    int preq = t->size;
+    t = type_new(s, "MPIDI_Devreq_t");
+    add(t, "ch4.am", am > preq ? am : preq); add(t, "is_local", 4); finish(t);
+    alias(t, "ch4.preq", "ch4.am", 0);
+    return t->size;
+}
+
+/* 4.0.2 ch4's globals without debugger support: ch4's per-VCI lists
+ * (src/mpid/ch4/src/ch4_types.h), the object allocators (src/include/
+ * mpir_objects.h), the schedules (mpidu_sched.h). */
+static void stock_global_types(struct synth *s)
+{
+    int p = s->ptr;
+    struct type *t = type_new(s, "MPIDI_per_vci_t");
+    add(t, "lock", 8); add(t, "unexp_list", p); add(t, "posted_list", p); add(t, "pad", 40);
+    finish(t);
+    int vci = t->size;
+    t = type_new(s, "MPIDI_CH4_Global_t");
+    add(t, "pname", 32); add(t, "per_vci", 4 * vci); add(t, "n_vcis", 4); finish(t);
+    t = type_new(s, "MPIR_Object_alloc_t");
+    add(t, "avail", p); add(t, "direct", p); add(t, "kind", 4); add(t, "indirect_size", 4);
+    add(t, "indirect", p); add(t, "size", 4); add(t, "direct_size", 4); add(t, "pad", 64);
+    finish(t);
+    t = type_new(s, "MPIDU_Sched_recv");
+    add(t, "buf", p); add(t, "src", 4); finish(t);
+    t = type_new(s, "MPIDU_Sched_send");
+    add(t, "buf", p); add(t, "count", p); add(t, "dest", 4); finish(t);
+    t = type_new(s, "MPIDU_Sched_entry");
+    add(t, "status", 4); add(t, "type", 4); add(t, "u", 3 * p); finish(t);
+    t = type_new(s, "MPIDU_Sched");
+    add(t, "size", p); add(t, "req", p); add(t, "tag", 4); add(t, "next", p); add(t, "prev", p);
+    add(t, "idx", p); add(t, "entries", p); add(t, "num_entries", 4); finish(t);
+    t = type_new(s, "MPIDU_Sched_state");
+    add(t, "head", p); finish(t);
+}
+
 static void mpich_types(struct synth *s)
 {
     int p = s->ptr, ch3 = gen_ch3(s->gen), v5 = gen_v5(s->gen);
-    int ch4 = !ch3, old = s->gen == SYNTH_CH3_402;
+    int ch4 = !ch3, old = s->gen == SYNTH_CH3_402, stock = s->gen == SYNTH_CH4_STOCK;
     struct type *t;
     s->ctx = v5 ? 4 : 2;
     if (!v5) {
         t = type_new(s, "MPIR_Context_id_t"); t->size = 2;
     }
     t = type_new(s, "MPI_Aint"); t->size = p;
-    t = type_new(s, "MPIR_Comm_list");
-    add(t, "sequence_number", 4); add(t, "head", p); finish(t);
+    if (!stock) { /* src/mpi/debugger/dbginit.c: only with debugger support */
+        t = type_new(s, "MPIR_Comm_list");
+        add(t, "sequence_number", 4); add(t, "head", p); finish(t);
+    }
     int ch3comm = 0, devreq = 0;
     if (ch3) {
         t = type_new(s, "MPIDI_Rank_t"); t->size = 2;
@@ -203,7 +271,10 @@ static void mpich_types(struct synth *s)
         t = type_new(s, "MPIDI_Process_t");
         add(t, "my_pg_rank", 4); add(t, "my_pg", p); finish(t);
     }
-    if (old) {
+    if (stock) {
+        devreq = stock_request_types(s);
+        stock_global_types(s);
+    } else if (old) {
         t = type_new(s, "MPIR_Sendq");
         add(t, "sreq", p); add(t, "tag", 4); add(t, "rank", 4); add(t, "context_id", 4);
         add(t, "next", p); add(t, "prev", p); finish(t);
@@ -232,6 +303,7 @@ static void mpich_types(struct synth *s)
     add(t, "recvcontext_id", s->ctx); add(t, "remote_size", 4); add(t, "rank", 4);
     add(t, "local_size", 4); add(t, "local_group", p); add(t, "remote_group", p);
     add(t, "comm_kind", 4); add(t, "name", 128); add(t, "comm_next", p);
+    add(t, "next_sched_tag", 4);
     if (ch3)
         add(t, "dev", ch3comm);
     else if (ch4comm)
@@ -255,7 +327,7 @@ static void mpich_types(struct synth *s)
     }
     t = type_new(s, "MPIR_Process_t");
     add(t, "mpich_state", 4); add(t, "size", 4); add(t, "attrs.tag_ub", 4); add(t, "rank", 4);
-    finish(t);
+    add(t, "comm_self", p); add(t, "comm_world", p); finish(t);
     t = type_new(s, "MPI_Status");
     add(t, "count_lo", 4); add(t, "count_hi_and_cancelled", 4); add(t, "MPI_SOURCE", 4);
     add(t, "MPI_TAG", 4); add(t, "MPI_ERROR", 4); t->size = 20;
@@ -263,7 +335,7 @@ static void mpich_types(struct synth *s)
     add(t, "handle", 4); add(t, "ref_count", 4); add(t, "kind", 4); add(t, "cc_ptr", p);
     add(t, "cc", 4); add(t, "comm", p); add(t, "status", 20); add(t, "next", p);
     add(t, "prev", p);
-    if (ch3)
+    if (ch3 || stock)
         add(t, "dev", devreq);
     finish(t);
     t = type_new(s, "MPIR_Datatype");
@@ -272,6 +344,66 @@ static void mpich_types(struct synth *s)
 }
 
 /* ---------------------------------------------------------------- memory */
+
+/* MPIR_Process: the world rank (5.0 names this process by it) and
+ * MPI_TAG_UB, below MPIR_TAG_COLL_BIT (ch3 has 31 tag bits, ofi fewer). */
+static uint64_t mpir_process(struct synth *s)
+{
+    uint64_t pr = synth_alloc(s, synth_sizeof(s, "MPIR_Process_t"));
+    synth_put(s, pr + (uint64_t)synth_off(s, "MPIR_Process_t", "rank"), 1, 4);
+    synth_put(s, pr + (uint64_t)synth_off(s, "MPIR_Process_t", "attrs.tag_ub"),
+              gen_ch3(s->gen) ? 0x3fffffffu : 0x7ffffu, 4);
+    synth_symbol(s, "MPIR_Process", pr);
+    return pr;
+}
+
+static void put_string_sym(struct synth *s, const char *name, const char *value)
+{
+    uint64_t a = synth_alloc(s, (int)strlen(value) + 1);
+    synth_put_bytes(s, a, value, (int)strlen(value) + 1);
+    synth_symbol(s, name, a);
+}
+
+/* An object allocator (MPIR_Object_alloc_t) at a, of kind, objects of
+ * size, ndirect of them at direct (their handles set, none in use, as
+ * MPIR_Handle_direct_init leaves them), and an empty table of 4 blocks. */
+static void allocator(struct synth *s, uint64_t a, unsigned kind, int size, int ndirect)
+{
+    const char *T = "MPIR_Object_alloc_t";
+    uint64_t direct = ndirect ? synth_alloc(s, ndirect * size) : 0;
+    synth_put(s, a + (uint64_t)synth_off(s, T, "kind"), kind, 4);
+    synth_put(s, a + (uint64_t)synth_off(s, T, "size"), (uint64_t)size, 4);
+    synth_put(s, a + (uint64_t)synth_off(s, T, "direct"), direct, s->ptr);
+    synth_put(s, a + (uint64_t)synth_off(s, T, "direct_size"), (uint64_t)ndirect, 4);
+    synth_put(s, a + (uint64_t)synth_off(s, T, "indirect"), synth_alloc(s, 4 * s->ptr), s->ptr);
+    for (int i = 0; i < ndirect; i++)
+        synth_put(s, direct + (uint64_t)(i * size), 2u << 30 | kind << 26 | (unsigned)i, 4);
+}
+
+/* SYNTH_CH4_STOCK's globals (synth.h), named as the library's debug
+ * symbols name them. */
+static struct synth *stock_globals(struct synth *s)
+{
+    put_string_sym(s, "MPII_Version_device", "ch4:ucx");
+    put_string_sym(s, "MPII_Version_string", "4.0.2");
+    uint64_t pr = mpir_process(s);
+    synth_put(s, pr + (uint64_t)synth_off(s, "MPIR_Process_t", "size"), 4, 4);
+    s->ch4_global = synth_alloc(s, synth_sizeof(s, "MPIDI_CH4_Global_t"));
+    synth_put(s, s->ch4_global + (uint64_t)synth_off(s, "MPIDI_CH4_Global_t", "n_vcis"), 1, 4);
+    synth_symbol(s, "MPIDI_global", s->ch4_global);
+    s->comm_mem = synth_alloc(s, synth_sizeof(s, "MPIR_Object_alloc_t"));
+    allocator(s, s->comm_mem, 0x1, synth_sizeof(s, "MPIR_Comm"), 8);
+    synth_symbol(s, "MPIR_Comm_mem", s->comm_mem);
+    int asz = synth_sizeof(s, "MPIR_Object_alloc_t");
+    s->req_mem = synth_alloc(s, 64 * asz);
+    for (int pool = 0; pool < 64; pool++)
+        allocator(s, s->req_mem + (uint64_t)(pool * asz), 0xb, synth_sizeof(s, "MPIR_Request"),
+                  pool ? 0 : 8);
+    synth_symbol(s, "MPIR_Request_mem", s->req_mem);
+    s->scheds = synth_alloc(s, synth_sizeof(s, "MPIDU_Sched_state"));
+    synth_symbol(s, "all_schedules", s->scheds);
+    return s;
+}
 
 struct synth *synth_new(int big_endian, int ptr_size)
 {
@@ -288,6 +420,8 @@ struct synth *synth_new_gen(int big_endian, int ptr_size, enum synth_gen gen)
     s->used = 64;
     s->image.s = s->process.s = s;
     mpich_types(s);
+    if (gen == SYNTH_CH4_STOCK)
+        return stock_globals(s);
     /* The globals every MPICH process of this generation has. */
     synth_symbol(s, "MPIR_All_communicators", synth_alloc(s, synth_sizeof(s, "MPIR_Comm_list")));
     synth_symbol(s, "MPIR_Sendq_head", synth_alloc(s, ptr_size));
@@ -298,11 +432,7 @@ struct synth *synth_new_gen(int big_endian, int ptr_size, enum synth_gen gen)
     }
     /* MPIR_Process: the world rank (5.0 names this process by it) and
      * MPI_TAG_UB, below MPIR_TAG_COLL_BIT (ch3 has 31 tag bits, ofi fewer). */
-    uint64_t pr = synth_alloc(s, synth_sizeof(s, "MPIR_Process_t"));
-    synth_put(s, pr + (uint64_t)synth_off(s, "MPIR_Process_t", "rank"), 1, 4);
-    synth_put(s, pr + (uint64_t)synth_off(s, "MPIR_Process_t", "attrs.tag_ub"),
-              gen_ch3(gen) ? 0x3fffffffu : 0x7ffffu, 4);
-    synth_symbol(s, "MPIR_Process", pr);
+    mpir_process(s);
     if (gen != SYNTH_CH3_402) { /* 4.0.2 is told by its types, without a device */
         const char *dev = gen_ch3(gen) ? "ch3:nemesis" : "ch4:ofi";
         uint64_t d = synth_alloc(s, (int)strlen(dev) + 1);
@@ -398,6 +528,16 @@ void synth_put(struct synth *s, uint64_t addr, uint64_t value, int size)
 void synth_put_bytes(struct synth *s, uint64_t addr, const void *bytes, int n)
 {
     memcpy(s->mem + (addr - SYNTH_BASE), bytes, (size_t)n);
+}
+
+/* The integer of size bytes at addr, in target order. */
+static uint64_t rd(struct synth *s, uint64_t addr, int size)
+{
+    const unsigned char *m = s->mem + (addr - SYNTH_BASE);
+    uint64_t v = 0;
+    for (int k = 0; k < size; k++)
+        v |= (uint64_t)m[s->big_endian ? size - 1 - k : k] << (8 * k);
+    return v;
 }
 
 void synth_symbol(struct synth *s, const char *name, uint64_t addr)
@@ -509,14 +649,66 @@ static uint64_t vcrt(struct synth *s, int n, const int *world, uint64_t pg)
     return v;
 }
 
+/* An object of pool (an allocator) for handle h (direct or indirect), its
+ * reference count 1 (in use), blocks made as needed: of HANDLE_NUM_INDICES
+ * (1024) communicators, as MPICH makes them, but of 64 requests (the DLL
+ * reads one request by its handle, never a block's others). */
+static uint64_t pool_object(struct synth *s, uint64_t pool, unsigned h)
+{
+    const char *T = "MPIR_Object_alloc_t";
+    int size = (int)rd(s, pool + (uint64_t)synth_off(s, T, "size"), 4);
+    uint64_t o;
+    if (h >> 30 == 2) {
+        if ((h & 0x3ffffffu) >= rd(s, pool + (uint64_t)synth_off(s, T, "direct_size"), 4))
+            abort();
+        o = rd(s, pool + (uint64_t)synth_off(s, T, "direct"), s->ptr) +
+            (h & 0x3ffffffu) * (uint64_t)size;
+    } else {
+        unsigned blk = h >> 12 & 0xff, i = h & 0xfff, per = (h >> 26 & 0xf) == 1 ? 1024 : 64;
+        uint64_t table = rd(s, pool + (uint64_t)synth_off(s, T, "indirect"), s->ptr);
+        unsigned nblocks = (unsigned)rd(s, pool + (uint64_t)synth_off(s, T, "indirect_size"), 4);
+        if (blk >= 4 || i >= per)
+            abort();
+        for (; nblocks <= blk; nblocks++) {
+            uint64_t b = synth_alloc(s, (int)per * size);
+            synth_put(s, table + (uint64_t)(nblocks * s->ptr), b, s->ptr);
+            for (unsigned k = 0; k < per; k++) /* MPIR_Handle_indirect_init */
+                synth_put(s, b + (uint64_t)(k * (unsigned)size),
+                          (h & 0xfc000000u) | (h & 0x03f00000u) | nblocks << 12 | k, 4);
+        }
+        synth_put(s, pool + (uint64_t)synth_off(s, T, "indirect_size"), nblocks, 4);
+        o = rd(s, table + (uint64_t)(blk * (unsigned)s->ptr), s->ptr) + i * (uint64_t)size;
+    }
+    synth_put(s, o, h, 4);
+    synth_put(s, o + 4, 1, 4); /* ref_count, after the handle (MPIR_OBJECT_HEADER) */
+    return o;
+}
+
+/* SYNTH_CH4_STOCK: where communicator handle lives: the world and self are
+ * MPIR_Process's builtins, the others in the pool. */
+static uint64_t stock_comm_object(struct synth *s, unsigned handle)
+{
+    if (handle >> 30 != 1)
+        return pool_object(s, s->comm_mem, handle);
+    uint64_t c = synth_alloc(s, synth_sizeof(s, "MPIR_Comm"));
+    if (handle == 0x44000000u || handle == 0x44000001u)
+        synth_put(s, sym(s, "MPIR_Process") +
+                         (uint64_t)synth_off(s, "MPIR_Process_t",
+                                             handle == 0x44000000u ? "comm_world" : "comm_self"),
+                  c, s->ptr);
+    return c;
+}
+
 static uint64_t comm_common(struct synth *s, unsigned handle, unsigned ctx, int lsize, int rank,
                             int rsize, int inter, const char *name)
 {
-    uint64_t c = synth_alloc(s, synth_sizeof(s, "MPIR_Comm"));
+    uint64_t c = s->gen == SYNTH_CH4_STOCK ? stock_comm_object(s, handle)
+                                          : synth_alloc(s, synth_sizeof(s, "MPIR_Comm"));
+    PUT(c, "MPIR_Comm", "ref_count", 1, 4);
     unsigned sctx = inter ? SYNTH_INTER_SEND(ctx) : ctx;
     if (s->ncomms == (int)(sizeof s->comms / sizeof s->comms[0]))
         abort();
-    s->comms[s->ncomms++] = (struct scomm){sctx, ctx};
+    s->comms[s->ncomms++] = (struct scomm){sctx, ctx, c};
     PUT(c, "MPIR_Comm", "handle", handle, 4);
     PUT(c, "MPIR_Comm", "context_id", sctx, s->ctx);
     PUT(c, "MPIR_Comm", "recvcontext_id", ctx, s->ctx);
@@ -524,6 +716,7 @@ static uint64_t comm_common(struct synth *s, unsigned handle, unsigned ctx, int 
     PUT(c, "MPIR_Comm", "remote_size", rsize, 4);
     PUT(c, "MPIR_Comm", "rank", rank, 4);
     PUT(c, "MPIR_Comm", "comm_kind", inter, 4);
+    PUT(c, "MPIR_Comm", "next_sched_tag", 287, 4); /* MPIR_FIRST_NBC_TAG: none started */
     if (name)
         synth_put_bytes(s, c + (uint64_t)synth_off(s, "MPIR_Comm", "name"), name,
                         (int)(strlen(name) < 128 ? strlen(name) : 128));
@@ -720,6 +913,8 @@ void synth_foreign_group(struct synth *s, const char *id)
 
 void synth_comm_list(struct synth *s, const uint64_t *comms, int n, int seq)
 {
+    if (s->gen == SYNTH_CH4_STOCK) /* no list: the pool is where they are */
+        return;
     uint64_t list = sym(s, "MPIR_All_communicators");
     PUT(list, "MPIR_Comm_list", "sequence_number", seq, 4);
     PUT(list, "MPIR_Comm_list", "head", n ? comms[n - 1] : 0, s->ptr);
@@ -789,11 +984,44 @@ static void debugq(struct synth *s, const char *head, const uint64_t *reqs, int 
     synth_put(s, sym(s, head), prev, s->ptr);
 }
 
+/* SYNTH_CH4_STOCK: an offset in a request's MPIDIG_req_t (ch4.am). */
+static int am_off(struct synth *s, const char *field)
+{
+    return synth_off(s, "MPIR_Request", "dev") + synth_off(s, "MPIDI_Devreq_t", "ch4.am") +
+           synth_off(s, "MPIDIG_req_t", field);
+}
+
+/* SYNTH_CH4_STOCK: the communicator of context ctx (a send's, else a
+ * receive's, the collective bit aside); 0 if none. */
+static uint64_t comm_of_context(struct synth *s, unsigned ctx, int send)
+{
+    for (int i = 0; i < s->ncomms; i++)
+        if ((send ? s->comms[i].ctx : s->comms[i].rctx) == (ctx & ~1u))
+            return s->comms[i].addr;
+    return 0;
+}
+
+/* SYNTH_CH4_STOCK: a request of kind from pool 0's blocks (handles
+ * 0xec000000 + n), in use, an active-message one (its MPIDIG_req_ext_t). */
+static uint64_t stock_request(struct synth *s, int kind, int cc)
+{
+    uint64_t r = pool_object(s, s->req_mem, 0xec000000u | (unsigned)(s->nreqs / 64) << 12 |
+                                                (unsigned)(s->nreqs % 64));
+    s->nreqs++;
+    PUT(r, "MPIR_Request", "kind", kind, 4);
+    PUT(r, "MPIR_Request", "cc", cc, 4);
+    synth_put(s, r + (uint64_t)am_off(s, "req"),
+              synth_alloc(s, synth_sizeof(s, "MPIDIG_req_ext_t")), s->ptr);
+    return r;
+}
+
 uint64_t synth_recv(struct synth *s, unsigned ctx, int rank, int tag, long count,
                     unsigned datatype, int cc, long recv_sz)
 {
-    uint64_t r = synth_alloc(s, synth_sizeof(s, "MPIR_Request"));
-    PUT(r, "MPIR_Request", "handle", 0xac000000u, 4);
+    int stock = s->gen == SYNTH_CH4_STOCK;
+    uint64_t r = stock ? stock_request(s, 2, cc) : synth_alloc(s, synth_sizeof(s, "MPIR_Request"));
+    if (!stock)
+        PUT(r, "MPIR_Request", "handle", 0xac000000u, 4);
     PUT(r, "MPIR_Request", "kind", 2, 4);
     PUT(r, "MPIR_Request", "cc", cc, 4);
     /* The status, as MPICH sets it on a completed receive (its source and
@@ -803,6 +1031,16 @@ uint64_t synth_recv(struct synth *s, unsigned ctx, int rank, int tag, long count
     PUT(st, "MPI_Status", "count_hi_and_cancelled", ((uint64_t)recv_sz >> 32) << 1, 4);
     PUT(st, "MPI_Status", "MPI_SOURCE", (uint64_t)(int64_t)(cc == 0 ? rank : -1), 4);
     PUT(st, "MPI_Status", "MPI_TAG", (uint64_t)(int64_t)(cc == 0 ? tag : -1), 4);
+    if (stock) { /* MPIDIG_prepare_recv_req (mpidig_recv.h) */
+        synth_put(s, r + (uint64_t)am_off(s, "u.recv.source"), (uint64_t)(int64_t)rank, 4);
+        synth_put(s, r + (uint64_t)am_off(s, "u.recv.tag"), (uint64_t)(int64_t)tag, 4);
+        synth_put(s, r + (uint64_t)am_off(s, "u.recv.context_id"), ctx, 2);
+        synth_put(s, r + (uint64_t)am_off(s, "count"), (uint64_t)count, s->ptr);
+        synth_put(s, r + (uint64_t)am_off(s, "datatype"), datatype, 4);
+        synth_put(s, r + (uint64_t)am_off(s, "buffer"), 0x7000, s->ptr);
+        PUT(r, "MPIR_Request", "comm", comm_of_context(s, ctx, 0), s->ptr);
+        return r;
+    }
     if (!gen_ch3(s->gen)) { /* the envelope lives in the list entry */
         remember(s, r, ctx, rank, tag, count);
         return r;
@@ -817,8 +1055,40 @@ uint64_t synth_recv(struct synth *s, unsigned ctx, int rank, int tag, long count
     return r;
 }
 
+/* SYNTH_CH4_STOCK: MPIDIG's list of VCI 0, oldest first; an unexpected
+ * message's request as create_unexp_rreq makes it (mpidig_pt2pt_callbacks.c:
+ * 221-250): unmatched (cc 1), MPI_BYTE of its size, its extension's
+ * status saying whether the data is here (cc 0 given) or only the
+ * rendezvous envelope. */
+static void stock_list(struct synth *s, int unexpected, const uint64_t *reqs, int n)
+{
+    uint64_t head = s->ch4_global + (uint64_t)synth_off(s, "MPIDI_CH4_Global_t", "per_vci") +
+                    (uint64_t)synth_off(s, "MPIDI_per_vci_t", unexpected ? "unexp_list"
+                                                                        : "posted_list");
+    synth_put(s, head, n ? reqs[0] : 0, s->ptr);
+    for (int i = 0; i < n; i++) {
+        PUT(reqs[i], "MPIR_Request", "next", i + 1 < n ? reqs[i + 1] : 0, s->ptr);
+        if (!unexpected)
+            continue;
+        uint64_t st = reqs[i] + (uint64_t)synth_off(s, "MPIR_Request", "status");
+        uint64_t bytes = rd(s, st + (uint64_t)synth_off(s, "MPI_Status", "count_lo"), 4);
+        int eager = rd(s, reqs[i] + (uint64_t)synth_off(s, "MPIR_Request", "cc"), 4) == 0;
+        uint64_t ext = rd(s, reqs[i] + (uint64_t)am_off(s, "req"), s->ptr);
+        PUT(reqs[i], "MPIR_Request", "cc", 1, 4);
+        PUT(reqs[i], "MPIR_Request", "comm", 0, s->ptr);
+        synth_put(s, reqs[i] + (uint64_t)am_off(s, "count"), bytes, s->ptr);
+        synth_put(s, reqs[i] + (uint64_t)am_off(s, "datatype"), 0x4c00010du, 4);
+        synth_put(s, ext + (uint64_t)synth_off(s, "MPIDIG_req_ext_t", "status"),
+                  eager ? 0x4u : 0x84u, 8);
+    }
+}
+
 void synth_recv_list(struct synth *s, int unexpected, const uint64_t *reqs, int n)
 {
+    if (s->gen == SYNTH_CH4_STOCK) {
+        stock_list(s, unexpected, reqs, n);
+        return;
+    }
     if (!gen_ch3(s->gen)) {
         /* ch4: an unexpected message's request keeps cc 1 until matched;
          * its entry has the wire context, a posted receive's the plain. */
@@ -845,6 +1115,15 @@ void synth_recv_list(struct synth *s, int unexpected, const uint64_t *reqs, int 
 
 uint64_t synth_send_req(struct synth *s, long count, unsigned datatype, int cc)
 {
+    if (s->gen == SYNTH_CH4_STOCK) { /* a shared-memory send (ch4_send.h: is_local 1) */
+        uint64_t r = stock_request(s, 1, cc);
+        synth_put(s, r + (uint64_t)am_off(s, "count"), (uint64_t)count, s->ptr);
+        synth_put(s, r + (uint64_t)am_off(s, "datatype"), datatype, 4);
+        synth_put(s, r + (uint64_t)am_off(s, "buffer"), 0x8000, s->ptr);
+        synth_put(s, r + (uint64_t)synth_off(s, "MPIR_Request", "dev") +
+                         (uint64_t)synth_off(s, "MPIDI_Devreq_t", "is_local"), 1, 4);
+        return r;
+    }
     uint64_t r = synth_alloc(s, synth_sizeof(s, "MPIR_Request"));
     PUT(r, "MPIR_Request", "handle", 0xac000001u, 4);
     PUT(r, "MPIR_Request", "kind", 1, 4);
@@ -862,6 +1141,13 @@ uint64_t synth_send_req(struct synth *s, long count, unsigned datatype, int cc)
 void synth_sendq(struct synth *s, const uint64_t *reqs, const int *ranks, const int *tags,
                  const unsigned *ctxs, int n)
 {
+    if (s->gen == SYNTH_CH4_STOCK) { /* no queue: the requests alone, with no tag */
+        for (int i = 0; i < n; i++) {
+            synth_send_dest(s, reqs[i], ranks[i]);
+            PUT(reqs[i], "MPIR_Request", "comm", comm_of_context(s, ctxs[i], 1), s->ptr);
+        }
+        return;
+    }
     if (s->gen != SYNTH_CH3_402) {
         for (int i = 0; i < n; i++) {
             struct rec *r = (struct rec *)recalled(s, reqs[i]);
@@ -885,6 +1171,61 @@ void synth_sendq(struct synth *s, const uint64_t *reqs, const int *ranks, const 
         prev = e;
     }
     synth_put(s, sym(s, "MPIR_Sendq_head"), prev, s->ptr);
+}
+
+void synth_send_dest(struct synth *s, uint64_t req, int dest)
+{
+    synth_put(s, req + (uint64_t)am_off(s, "u.send.dest"), (uint64_t)(int64_t)dest, 4);
+}
+
+void synth_comm_free(struct synth *s, uint64_t comm)
+{
+    PUT(comm, "MPIR_Comm", "ref_count", 0, 4);
+}
+
+unsigned synth_request_handle(struct synth *s, uint64_t req)
+{
+    return (unsigned)rd(s, req + (uint64_t)synth_off(s, "MPIR_Request", "handle"), 4);
+}
+
+uint64_t synth_nbc(struct synth *s, uint64_t comm, int tag, int peer, int done)
+{
+    uint64_t r = stock_request(s, 10, done ? 0 : 1); /* MPIDU_Sched_start (mpidu_sched.c) */
+    PUT(r, "MPIR_Request", "comm", comm, s->ptr);
+    uint64_t next = comm + (uint64_t)synth_off(s, "MPIR_Comm", "next_sched_tag");
+    if ((int)rd(s, next, 4) <= tag) /* MPIDU_Sched_next_tag: the comm counts on */
+        synth_put(s, next, (uint64_t)tag + 1, 4);
+    if (done)
+        return r;
+    uint64_t sc = synth_alloc(s, synth_sizeof(s, "MPIDU_Sched"));
+    PUT(sc, "MPIDU_Sched", "tag", tag, 4);
+    PUT(sc, "MPIDU_Sched", "req", r, s->ptr);
+    /* Its entries: a send to peer, done; a receive from it, started. */
+    int esz = synth_sizeof(s, "MPIDU_Sched_entry");
+    uint64_t e = synth_alloc(s, 2 * esz), u = (uint64_t)synth_off(s, "MPIDU_Sched_entry", "u");
+    PUT(e, "MPIDU_Sched_entry", "type", 1, 4);
+    PUT(e, "MPIDU_Sched_entry", "status", 2, 4);
+    synth_put(s, e + u + (uint64_t)synth_off(s, "MPIDU_Sched_send", "dest"), (uint64_t)peer, 4);
+    PUT(e + (uint64_t)esz, "MPIDU_Sched_entry", "type", 2, 4);
+    PUT(e + (uint64_t)esz, "MPIDU_Sched_entry", "status", 1, 4);
+    synth_put(s, e + (uint64_t)esz + u + (uint64_t)synth_off(s, "MPIDU_Sched_recv", "src"),
+              (uint64_t)peer, 4);
+    PUT(sc, "MPIDU_Sched", "entries", e, s->ptr);
+    PUT(sc, "MPIDU_Sched", "num_entries", 2, 4);
+    uint64_t head = rd(s, s->scheds, s->ptr); /* DL_APPEND: last of the list */
+    if (!head) {
+        synth_put(s, s->scheds, sc, s->ptr);
+        return r;
+    }
+    while (rd(s, head + (uint64_t)synth_off(s, "MPIDU_Sched", "next"), s->ptr))
+        head = rd(s, head + (uint64_t)synth_off(s, "MPIDU_Sched", "next"), s->ptr);
+    PUT(head, "MPIDU_Sched", "next", sc, s->ptr);
+    return r;
+}
+
+void synth_vcis(struct synth *s, int n)
+{
+    PUT(s->ch4_global, "MPIDI_CH4_Global_t", "n_vcis", n, 4);
 }
 
 /* ---------------------------------------------------------------- callbacks */

@@ -31,9 +31,18 @@ struct synth;
  *                   context in the request's match), no groups.
  *   SYNTH_CH3_DQ_5  5.0 ch3: the same, with int contexts and MPIR_Pmap
  *                   groups (a 2-byte match context all the same).
- * Every generation but 4.0.2 names its device in MPII_Version_device.
+ *   SYNTH_CH4_STOCK 4.0.2 ch4 without debugger support (Debian's ch4:ucx):
+ *                   no communicator list, no send queue; MPIDIG's posted
+ *                   and unexpected lists under MPIDI_global's VCIs, the
+ *                   communicators in their object pool (MPIR_Comm_mem, the
+ *                   world and self as MPIR_Process's builtins), the
+ *                   requests in theirs (MPIR_Request_mem), the pending
+ *                   schedules on all_schedules.  Its globals are named
+ *                   (the library's debug symbols found).
+ * Every generation but 4.0.2 ch3 names its device in MPII_Version_device.
  */
-enum synth_gen { SYNTH_CH3_402, SYNTH_DEBUGQ, SYNTH_DEBUGQ_5, SYNTH_CH3_DQ, SYNTH_CH3_DQ_5 };
+enum synth_gen { SYNTH_CH3_402, SYNTH_DEBUGQ, SYNTH_DEBUGQ_5, SYNTH_CH3_DQ, SYNTH_CH3_DQ_5,
+                 SYNTH_CH4_STOCK };
 
 /* An intercommunicator's send context (the remote side's receive
  * context) in a synthetic target, for one made with receive context ctx. */
@@ -78,6 +87,8 @@ void synth_drop_symbol(struct synth *s, const char *name);
 int synth_read_ptr(struct synth *s, const char *symbol, uint64_t *value);
 /* Forget a type (its field lookups then fail), as a build without it. */
 void synth_drop_type(struct synth *s, const char *type);
+/* Forget one field of a type (a build without it). */
+void synth_drop_field(struct synth *s, const char *type, const char *field);
 /* Forget every type: a libmpi.so stripped of its DWARF (symbols stay). */
 void synth_drop_all_types(struct synth *s);
 
@@ -114,6 +125,19 @@ void synth_recv_list(struct synth *s, int unexpected, const uint64_t *reqs, int 
 uint64_t synth_send_req(struct synth *s, long count, unsigned datatype, int cc);
 void synth_sendq(struct synth *s, const uint64_t *reqs, const int *ranks, const int *tags,
                  const unsigned *ctxs, int n);
+
+/* SYNTH_CH4_STOCK: what the library keeps beyond the queues.  A
+ * communicator's object freed (its reference count 0: MPICH keeps the
+ * object and its handle in the pool); the program's handle of a request
+ * (its pool, block and index); a send request's destination (the request
+ * is in no queue); a nonblocking collective's request on communicator
+ * comm with its schedule on the pending list under tag (its send to peer
+ * done, its receive from peer not); ch4's VCIs. */
+void synth_comm_free(struct synth *s, uint64_t comm);
+unsigned synth_request_handle(struct synth *s, uint64_t req);
+void synth_send_dest(struct synth *s, uint64_t req, int dest);
+uint64_t synth_nbc(struct synth *s, uint64_t comm, int tag, int peer, int done);
+void synth_vcis(struct synth *s, int n);
 
 /* The debugger's side. */
 struct synth_host {

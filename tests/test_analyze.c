@@ -414,9 +414,20 @@ static void test_analyze__unseen_is_never_a_deadlock(void **state)
         }
         mqdh_analysis_free(a);
         /* In MPI_Waitall rank 0 needs its receive whatever its unseen
-         * sends are, but rank 1's receive may be met by one of them. */
+         * sends are.  Rank 1's receive from it is unmatched, though its
+         * receives are seen: a send of rank 0 that matches it would have
+         * reached rank 1 once the job has stopped moving (said), so it has
+         * none; both wait.  Rank 0's receives not seen either: rank 1's
+         * receive may be met. */
         if (c == 2) {
             in_call(d, 0, "MPI_Waitall");
+            a = analyze(d);
+            assert_int_equal(a->ndeadlocks, 1);
+            assert_true(unseen_says(a, "rank 0's pending sends (its MPI records none): a send "
+                                       "matching a receive posted for it would have reached its "
+                                       "receiver once the job has stopped moving"));
+            mqdh_analysis_free(a);
+            d->procs[0].comms[0].queues[MQDH_RECEIVES].state = MQDH_QUEUE_NO_INFO;
             a = analyze(d);
             assert_int_equal(a->ndeadlocks, 0);
             assert_true(unseen_says(a, "rank 0's queues on \"MPI_COMM_WORLD\" (rank 1 waits "
@@ -1428,7 +1439,8 @@ static void test_analyze__calls_alone_claim_nothing_unsure(void **state)
     assert_int_equal(a->verdict, MQDH_VERDICT_UNKNOWN);
     assert_true(unseen_says(a, "whether rank 1's MPI_Recv is the partner of rank 0's (MPI_Recv's "
                                "source: the call site in main describes no arguments)"));
-    assert_true(unseen_says(a, "what rank 1 waits for in MPI_Recv (MPI_Recv's source"));
+    assert_true(unseen_says(a, "whether rank 0's MPI_Send is the partner of rank 1's (the "
+                               "latter's communicator is not known)"));
     mqdh_analysis_free(a);
     /* MPI_Wait: its request's operation is in the queues, not the call. */
     in_call(d, 1, "MPI_Wait");
@@ -1540,6 +1552,361 @@ static void test_analyze__calls_alone_proc_null_and_threads(void **state)
 
 /* MPI_ANY_SOURCE and collectives need every member: the launcher's world
  * size says whether the dump holds them all. */
+/*
+ * An argument that was not read blocks a verdict only where it could
+ * matter: a receive from rank 1 whose tag was not kept waits for rank 1
+ * all the same when rank 1 can send nothing that matches (it is in
+ * MPI_Finalize, in a collective, or receiving itself), and is unseen when
+ * rank 1 sends to it with a tag it may take.  A receive whose source was
+ * not read waits for every other member, as MPI_ANY_SOURCE does.
+ */
+static void test_analyze__calls_alone_unknown_arguments_only_where_they_matter(void **state)
+{
+    (void)state;
+    struct mqdh_dump *d = queueless_job(2, 2);
+    call(d, 0, "MPI_Recv", MQDH_ARG_SOURCE, 1, 0, 0); /* the tag not read */
+    d->procs[0].where_args_why = strdup("MPI_Recv's tag: the call site does not describe it");
+    static const char *const no_partner[] = {"MPI_Finalize", "MPI_Barrier", "MPI_Recv"};
+    for (int c = 0; c < 3; c++) {
+        call(d, 1, no_partner[c], c == 2 ? RECV : 0, 0, 4, 0);
+        struct mqdh_analysis *a = analyze(d);
+        assert_int_equal(a->verdict, MQDH_VERDICT_DEADLOCK);
+        assert_int_equal(a->ndeadlocks, 1);
+        char want[300];
+        snprintf(want, sizeof want, "rank 0 waits in MPI_Recv(source=1, tag=?, "
+                 "comm=MPI_COMM_WORLD) - rank 1 is blocked in a call that is no matching send "
+                 "(it is in %s%s)", no_partner[c],
+                 c == 0 ? ": it will never send or receive again" : "");
+        const struct mqdh_wait *w = &a->waits[a->deadlocks[0].waits[0]];
+        assert_true(w->tag_unknown);
+        assert_string_equal(why_of(d, w), want);
+        mqdh_analysis_free(a);
+    }
+    /* Rank 1 sends to rank 0: whether with a tag rank 0 takes is not known. */
+    call(d, 1, "MPI_Send", SEND, 0, 9, 0);
+    struct mqdh_analysis *a = analyze(d);
+    assert_int_equal(a->ndeadlocks, 0);
+    assert_int_equal(a->verdict, MQDH_VERDICT_UNKNOWN);
+    assert_true(unseen_says(a, "whether rank 1's MPI_Send is the partner of rank 0's (MPI_Recv's "
+                               "tag: the call site does not describe it)"));
+    mqdh_analysis_free(a);
+    /* A receive of any tag takes a send whose tag was not read: in flight. */
+    call(d, 0, "MPI_Send", MQDH_ARG_DEST, 1, 0, 0);
+    call(d, 1, "MPI_Recv", RECV, 0, -1, 0);        /* MPI_ANY_TAG */
+    a = analyze(d);
+    assert_int_equal(a->ndeadlocks, 0);
+    assert_int_equal(a->verdict, MQDH_VERDICT_NONE);
+    mqdh_analysis_free(a);
+    mqdh_dump_free(d);
+    /* The source not read: any other member may be it. */
+    d = queueless_job(3, 3);
+    call(d, 0, "MPI_Recv", MQDH_ARG_TAG, 0, 5, 0);
+    in_call(d, 1, "MPI_Finalize");
+    in_call(d, 2, "MPI_Finalize");
+    a = analyze(d);
+    assert_int_equal(a->verdict, MQDH_VERDICT_DEADLOCK);
+    const struct mqdh_wait *w = &a->waits[a->deadlocks[0].waits[0]];
+    assert_true(w->peer_unknown);
+    if (!strstr(why_of(d, w), "rank 0 waits in MPI_Recv(source=?, tag=5, comm=MPI_COMM_WORLD)"))
+        fail_msg("%s", why_of(d, w));
+    mqdh_analysis_free(a);
+    /* Rank 2 sends it: rank 0 may be receiving from rank 2, or from rank 1,
+     * which would leave rank 2 stuck too; which is not known. */
+    call(d, 2, "MPI_Send", SEND, 0, 5, 0);
+    a = analyze(d);
+    assert_int_equal(a->ndeadlocks, 0);
+    assert_int_equal(a->verdict, MQDH_VERDICT_UNKNOWN);
+    assert_true(unseen_says(a, "whether rank 0's MPI_Recv is the partner of rank 2's"));
+    mqdh_analysis_free(a);
+    mqdh_dump_free(d);
+}
+
+/* Process rank's MPI_Wait* call was given one more request: kind, done,
+ * on MPI_COMM_WORLD with peer (-2: not known) and tag (-2: not known), the
+ * request object at address. */
+static struct mqdh_request *wait_request(struct mqdh_dump *d, int rank, enum mqdh_request_kind kind,
+                                         int done, long peer, long tag, uint64_t address)
+{
+    if (!d->requests)
+        d->requests = calloc((size_t)d->nprocs, sizeof *d->requests);
+    assert_non_null(d->requests);
+    struct mqdh_requests *rq = &d->requests[rank];
+    struct mqdh_request *v = realloc(rq->v, (size_t)(rq->n + 1) * sizeof *v);
+    assert_non_null(v);
+    rq->v = v;
+    struct mqdh_request *r = &v[rq->n++];
+    memset(r, 0, sizeof *r);
+    *r = (struct mqdh_request){.handle = 0xac000000u + (unsigned)rq->n, .decoded = 1,
+                               .kind = kind, .done = done, .comm = 0, .peer_known = peer != -2,
+                               .tag_known = tag != -2, .peer_local = peer, .peer_global = peer,
+                               .tag = tag, .sched_tag = -1, .address = address};
+    return r;
+}
+
+/*
+ * MPI_Wait* by the requests it was given (an MPI that records no sends:
+ * the send queue has no information).  The receive behind the request
+ * waits, and the queue that cannot be read does not matter; a request
+ * done lets MPI_Wait return; a send no queue holds waits for its
+ * destination, unless that one may receive it.
+ */
+static void test_analyze__waits_by_their_requests(void **state)
+{
+    (void)state;
+    struct mqdh_dump *d = job(2);
+    for (int r = 0; r < 2; r++) {
+        in_call(d, r, "MPI_Wait");
+        d->procs[r].comms[0].queues[MQDH_SENDS].state = MQDH_QUEUE_NO_INFO;
+        op(d, r, MQDH_RECEIVES, 1 - r, 5)->request = 0x1000 + (uint64_t)r;
+        op(d, r, MQDH_RECEIVES, 1 - r, 6)->request = 0x2000; /* another request's */
+    }
+    struct mqdh_analysis *a = analyze(d);
+    assert_int_equal(a->ndeadlocks, 0); /* without the requests: the sends unseen */
+    assert_int_equal(a->verdict, MQDH_VERDICT_UNKNOWN);
+    mqdh_analysis_free(a);
+    for (int r = 0; r < 2; r++)
+        wait_request(d, r, MQDH_REQ_RECV, 0, 1 - r, 5, 0x1000 + (uint64_t)r);
+    a = analyze(d);
+    one_deadlock(d, a, "0,1",
+                 "rank 0 waits in MPI_Wait: receive(source=1, tag=5, comm=MPI_COMM_WORLD) - "
+                 "rank 1 has no matching send pending (it is in MPI_Wait)");
+    assert_int_equal(a->nwaits, 2); /* the tag-6 receives are no request of the calls */
+    mqdh_analysis_free(a);
+    /* Rank 1's request is done: its MPI_Wait returns; rank 0 waits on a
+     * process that can act. */
+    d->requests[1].v[0].done = 1;
+    a = analyze(d);
+    assert_int_equal(a->ndeadlocks, 0);
+    assert_int_equal(a->verdict, MQDH_VERDICT_NONE);
+    mqdh_analysis_free(a);
+    /* Rank 1 waits on a send to rank 0 that no queue holds, its tag not
+     * recorded: rank 0's receive from it may take it. */
+    d->requests[1].n = 0;
+    wait_request(d, 1, MQDH_REQ_SEND, 0, 0, -2, 0x3000);
+    a = analyze(d);
+    assert_int_equal(a->ndeadlocks, 0);
+    assert_true(unseen_says(a, "whether rank 0's receive on \"MPI_COMM_WORLD\" takes rank 1's "
+                               "send (the send's tag is not recorded)"));
+    mqdh_analysis_free(a);
+    /* Rank 0 in MPI_Finalize: it never receives; rank 1's send waits on it. */
+    in_call(d, 0, "MPI_Finalize");
+    a = analyze(d);
+    assert_int_equal(a->verdict, MQDH_VERDICT_DEADLOCK);
+    const struct mqdh_wait *w = &a->waits[a->deadlocks[0].waits[a->deadlocks[0].nwaits - 1]];
+    if (!strstr(why_of(d, w), "rank 1 waits in MPI_Wait: send(dest=0, tag=?, "
+                              "comm=MPI_COMM_WORLD)"))
+        fail_msg("%s", why_of(d, w));
+    mqdh_analysis_free(a);
+    mqdh_dump_free(d);
+}
+
+/*
+ * An MPI that matches messages in its network library (Debian's MPICH,
+ * ch4:ucx): no queue can be read, and the requests say a receive on
+ * MPI_COMM_WORLD, pending, but neither its source nor its tag.  Every rank
+ * in MPI_Waitall on such a receive, none of them sending: each waits for
+ * any other, all stuck.  A rank computing, or in a call that may send,
+ * undoes it.
+ */
+static void test_analyze__waits_by_requests_no_queue_read(void **state)
+{
+    (void)state;
+    struct mqdh_dump *d = job(3);
+    for (int r = 0; r < 3; r++) {
+        in_call(d, r, "MPI_Waitall");
+        for (int q = 0; q < MQDH_NQUEUES; q++)
+            d->procs[r].comms[0].queues[q].state = MQDH_QUEUE_NO_INFO;
+        wait_request(d, r, MQDH_REQ_RECV, 0, -2, -2, 0x1000 + (uint64_t)r);
+    }
+    struct mqdh_analysis *a = analyze(d);
+    assert_int_equal(a->verdict, MQDH_VERDICT_DEADLOCK);
+    assert_int_equal(a->ndeadlocks, 1);
+    assert_int_equal(a->deadlocks[0].nmembers, 3);
+    const struct mqdh_wait *w = &a->waits[a->deadlocks[0].waits[0]];
+    assert_true(w->peer_unknown && w->tag_unknown && w->from_call);
+    if (!strstr(why_of(d, w), "receive(source=?, tag=?, comm=MPI_COMM_WORLD)"))
+        fail_msg("%s", why_of(d, w));
+    assert_true(unseen_says(a, "the receive side of processes whose MPI keeps it in its network "
+                               "library: their waits are read from their calls and requests "
+                               "instead, which holds once the job has stopped moving"));
+    mqdh_analysis_free(a);
+    not_in_mpi(d, 2);
+    a = analyze(d);
+    assert_int_equal(a->ndeadlocks, 0);
+    mqdh_analysis_free(a);
+    in_call(d, 2, "MPI_Send"); /* its destination not read: it may send to any */
+    a = analyze(d);
+    assert_int_equal(a->ndeadlocks, 0);
+    assert_int_equal(a->verdict, MQDH_VERDICT_UNKNOWN);
+    assert_true(unseen_says(a, "whether rank 2's MPI_Send is the partner of rank 0's receive "
+                               "request"));
+    mqdh_analysis_free(a);
+    mqdh_dump_free(d);
+}
+
+/* Every process of d dumped, none of its queues read (Debian's MPICH), the
+ * launcher's size its whole job. */
+static void no_queue_read(struct mqdh_dump *d)
+{
+    for (int r = 0; r < d->nprocs; r++) {
+        d->procs[r].world_size = d->nprocs;
+        d->procs[r].other_worlds = MQDH_WORLDS_NONE;
+        for (int c = 0; c < d->procs[r].ncomms; c++)
+            for (int q = 0; q < MQDH_NQUEUES; q++)
+                d->procs[r].comms[c].queues[q].state = MQDH_QUEUE_NO_INFO;
+    }
+}
+
+/*
+ * A receive request whose communicator is not recorded (UCX matches
+ * receives itself: MPICH's request keeps neither communicator, source nor
+ * tag): it waits for any other process of the job, when the dump holds
+ * the whole job; else what it names is unseen.
+ */
+static void test_analyze__waits_by_requests_without_communicator(void **state)
+{
+    (void)state;
+    struct mqdh_dump *d = job(2);
+    no_queue_read(d);
+    for (int r = 0; r < 2; r++) {
+        in_call(d, r, "MPI_Wait");
+        wait_request(d, r, MQDH_REQ_RECV, 0, -2, -2, 0x1000 + (uint64_t)r)->comm = -1;
+    }
+    struct mqdh_analysis *a = analyze(d);
+    assert_int_equal(a->verdict, MQDH_VERDICT_DEADLOCK);
+    assert_int_equal(a->ndeadlocks, 1);
+    assert_int_equal(a->deadlocks[0].nmembers, 2);
+    const struct mqdh_wait *w = &a->waits[a->deadlocks[0].waits[0]];
+    assert_true(w->peer_unknown && w->tag_unknown && w->from_call && w->any_source);
+    assert_int_equal(w->comm, -2);
+    assert_true(unseen_says(a, "the receive side of processes whose MPI keeps it in its network "
+                               "library"));
+    mqdh_analysis_free(a);
+    d->procs[1].other_worlds = MQDH_WORLDS_MAYBE; /* another job may be its partner */
+    a = analyze(d);
+    assert_int_equal(a->ndeadlocks, 0);
+    assert_int_equal(a->verdict, MQDH_VERDICT_UNKNOWN);
+    assert_true(unseen_says(a, "which process rank 0's receive request 0xac000001 names (its "
+                               "communicator is not recorded, and "));
+    mqdh_analysis_free(a);
+    d->procs[1].other_worlds = MQDH_WORLDS_NONE;
+    not_in_mpi(d, 1); /* it may yet send */
+    a = analyze(d);
+    assert_int_equal(a->ndeadlocks, 0);
+    mqdh_analysis_free(a);
+    mqdh_dump_free(d);
+}
+
+/*
+ * nbcwait on an MPI that keeps no queue: rank 0 in MPI_Wait on its
+ * MPI_Ireduce (MPICH tag 287, its schedule receiving from rank 1 next),
+ * rank 1 in MPI_Barrier, having started no nonblocking collective on
+ * MPI_COMM_WORLD (its next tag 287): each waits for the other.  Rank 1
+ * having started one (next tag 288: it may be in the same instance), or
+ * its count not known, or its peer only a send's destination: unseen.
+ */
+static void test_analyze__nonblocking_collective_by_its_request(void **state)
+{
+    (void)state;
+    struct mqdh_dump *d = job(2);
+    no_queue_read(d);
+    for (int r = 0; r < 2; r++) {
+        d->procs[r].comms[0].has_handle = 1;
+        d->procs[r].comms[0].handle = 0x44000000;
+    }
+    in_call(d, 0, "MPI_Wait");
+    struct mqdh_request *nbc = wait_request(d, 0, MQDH_REQ_COLLECTIVE, 0, 1, -2, 0x5000);
+    nbc->sched_tag = 287;
+    nbc->sched_receives = 1;
+    call(d, 1, "MPI_Barrier", 0, 0, 0, 0);
+    struct mqdh_requests *r1 = &d->requests[1];
+    r1->nbc_ncomms = 1;
+    r1->nbc_next_tag = calloc(1, sizeof *r1->nbc_next_tag);
+    assert_non_null(r1->nbc_next_tag);
+    r1->nbc_next_tag[0] = 287;
+    struct mqdh_analysis *a = analyze(d);
+    assert_int_equal(a->verdict, MQDH_VERDICT_DEADLOCK);
+    one_deadlock(d, a, "0,1",
+                 "rank 0 waits in MPI_Wait: nonblocking collective(comm=MPI_COMM_WORLD) - rank 1 "
+                 "has not entered it or a matching one (it is in MPI_Barrier)");
+    mqdh_analysis_free(a);
+    r1->nbc_next_tag[0] = 288; /* rank 1 started one: the same instance, maybe */
+    a = analyze(d);
+    assert_int_equal(a->ndeadlocks, 0);
+    assert_int_equal(a->verdict, MQDH_VERDICT_UNKNOWN);
+    assert_true(unseen_says(a, "whether rank 1 is in rank 0's nonblocking collective on "
+                               "\"MPI_COMM_WORLD\" (MPICH's tag 287): it has started that one "
+                               "or a later one"));
+    mqdh_analysis_free(a);
+    r1->nbc_next_tag[0] = -1;
+    a = analyze(d);
+    assert_int_equal(a->ndeadlocks, 0);
+    assert_true(unseen_says(a, "how many it has started is not known"));
+    mqdh_analysis_free(a);
+    r1->nbc_next_tag[0] = 287;
+    nbc->sched_receives = 0; /* it sends to rank 1 next: not told */
+    a = analyze(d);
+    assert_int_equal(a->ndeadlocks, 0);
+    assert_true(unseen_says(a, "the member its schedule receives from next is not known"));
+    mqdh_analysis_free(a);
+    nbc->sched_receives = 1;
+    not_in_mpi(d, 1); /* rank 1 may yet start it */
+    a = analyze(d);
+    assert_int_equal(a->ndeadlocks, 0);
+    mqdh_analysis_free(a);
+    mqdh_dump_free(d);
+}
+
+/*
+ * Processes dumped, whose queues all have no information (Debian's MPICH:
+ * no sends recorded, receives in UCX): their waits come from their calls,
+ * as for processes not dumped.  finalize's hang: rank 0 in MPI_Recv from
+ * rank 1, which is in MPI_Finalize.  One readable queue, and the queues
+ * decide again.  probe's at -O0, and a sender's: the peers' calls decide.
+ */
+static void test_analyze__dumped_without_a_queue_read(void **state)
+{
+    (void)state;
+    struct mqdh_dump *d = job(2);
+    no_queue_read(d);
+    call(d, 0, "MPI_Recv", RECV, 1, 5, 0);
+    call(d, 1, "MPI_Finalize", 0, 0, 0, 0);
+    struct mqdh_analysis *a = analyze(d);
+    assert_int_equal(a->verdict, MQDH_VERDICT_DEADLOCK);
+    assert_int_equal(a->ncalls_only, 2);
+    one_deadlock(d, a, "0,1",
+                 "rank 0 waits in MPI_Recv(source=1, tag=5, comm=MPI_COMM_WORLD) - rank 1 is "
+                 "blocked in a call that is no matching send (it is in MPI_Finalize: it will "
+                 "never send or receive again)");
+    mqdh_analysis_free(a);
+    d->procs[0].comms[0].queues[MQDH_RECEIVES].state = MQDH_QUEUE_OK; /* empty: read */
+    a = analyze(d);
+    assert_int_equal(a->ncalls_only, 1);
+    assert_true(unseen_says(a, "what rank 0 waits for in MPI_Recv (nothing of it is in its "
+                               "queues)"));
+    mqdh_analysis_free(a);
+    mqdh_dump_free(d);
+    /* probe at -O0: no argument read, and neither queue: each probes, and
+     * the other's call sends nothing whatever its arguments. */
+    d = job(2);
+    no_queue_read(d);
+    in_call(d, 0, "MPI_Probe");
+    in_call(d, 1, "MPI_Probe");
+    a = analyze(d);
+    one_deadlock(d, a, "0,1",
+                 "rank 0 waits in MPI_Probe(source=?, tag=?, comm=?) - rank 1 is blocked in a "
+                 "call that is no matching send (it is in MPI_Probe)");
+    mqdh_analysis_free(a);
+    in_call(d, 1, "MPI_Send"); /* it may send what rank 0 probes for */
+    a = analyze(d);
+    assert_int_equal(a->ndeadlocks, 0);
+    assert_true(unseen_says(a, "whether rank 1's MPI_Send is the partner of rank 0's (its "
+                               "arguments were not read)"));
+    assert_false(unseen_says(a, "communicator is not known"));
+    mqdh_analysis_free(a);
+    mqdh_dump_free(d);
+}
+
 static void test_analyze__calls_alone_need_the_whole_world(void **state)
 {
     (void)state;
@@ -1592,6 +1959,12 @@ int main(void)
         cmocka_unit_test(test_analyze__calls_alone_find_deadlocks),
         cmocka_unit_test(test_analyze__calls_alone_claim_nothing_unsure),
         cmocka_unit_test(test_analyze__calls_alone_need_the_whole_world),
+        cmocka_unit_test(test_analyze__waits_by_their_requests),
+        cmocka_unit_test(test_analyze__waits_by_requests_no_queue_read),
+        cmocka_unit_test(test_analyze__waits_by_requests_without_communicator),
+        cmocka_unit_test(test_analyze__nonblocking_collective_by_its_request),
+        cmocka_unit_test(test_analyze__dumped_without_a_queue_read),
+        cmocka_unit_test(test_analyze__calls_alone_unknown_arguments_only_where_they_matter),
         cmocka_unit_test(test_analyze__calls_alone_proc_null_and_threads),
         cmocka_unit_test(test_analyze__ring_is_a_cycle),
         cmocka_unit_test(test_analyze__waiting_for_itself),

@@ -85,7 +85,8 @@ static void dll_name(const char *lib, const char *name)
 {
     if (strncmp(name, "mqs_", 4) != 0 && strcmp(name, "next_new_process") != 0 &&
         strcmp(name, "mqd_get_comm_handle") != 0 && strcmp(name, "mqd_get_operation_info") != 0 &&
-        strcmp(name, "mqd_get_process_state") != 0)
+        strcmp(name, "mqd_get_process_state") != 0 &&
+        strcmp(name, "mqd_get_request_info") != 0 && strcmp(name, "mqd_get_comm_nbc_tag") != 0)
         fail_msg("%s exports %s", lib, name);
 }
 

@@ -77,7 +77,7 @@ static void build_rank(struct synth *s, uint64_t *comms, int *n)
  * requests. */
 static void check_rank(const struct result *r, enum synth_gen gen)
 {
-    int dq = gen == SYNTH_DEBUGQ || gen == SYNTH_DEBUGQ_5;
+    int dq = gen == SYNTH_DEBUGQ || gen == SYNTH_DEBUGQ_5, stock = gen == SYNTH_CH4_STOCK;
     if (r->rc != mqs_ok)
         fail_msg("dump failed: %d %s (%s)", r->rc, dlldump_dll->dll_error_string(r->rc),
                  r->why ? r->why : "");
@@ -132,14 +132,19 @@ static void check_rank(const struct result *r, enum synth_gen gen)
     assert_int_equal(o->actual_length, 1048576);
     assert_int_equal(o->actual_local_rank, 3);
     assert_int_equal(o->actual_tag, 12);
-    assert_int_equal(w->nops[mqs_pending_sends], 1);
+    /* A build without debugger support records no send anywhere: no
+     * information, on every communicator. */
+    for (int c = 0; stock && c < r->ncomms; c++)
+        assert_int_equal(r->comms[c].qrc[mqs_pending_sends], mqs_no_information);
+    assert_int_equal(w->nops[mqs_pending_sends], !stock);
     o = &w->ops[mqs_pending_sends][0];
-    assert_int_equal(o->status, mqs_st_pending);
+    assert_int_equal(o->status, mqs_st_pending * !stock);
     assert_int_equal(o->desired_local_rank, 0);
-    assert_int_equal(o->desired_tag, 12);
-    assert_int_equal(o->desired_length, dq ? -1 : 1048576);
-    assert_string_equal(o->extra_text[0],
-                        dq ? "send: 131072 elements" : "send: 131072 x MPI_DOUBLE");
+    assert_int_equal(o->desired_tag, 12 * !stock);
+    assert_int_equal(o->desired_length, dq ? -1 : 1048576 * !stock);
+    assert_string_equal(o->extra_text[0], dq      ? "send: 131072 elements"
+                                          : stock ? ""
+                                                  : "send: 131072 x MPI_DOUBLE");
 
     const struct rcomm *u = dlldump_comm_named(r, "unnamed communicator, context 0x40");
     assert_int_equal(u->nops[mqs_pending_receives], 1);
@@ -163,15 +168,15 @@ static void check_rank(const struct result *r, enum synth_gen gen)
     assert_int_equal(x->c.size, 2);
     assert_int_equal(x->nops[mqs_pending_receives], 1);
     assert_int_equal(x->ops[mqs_pending_receives][0].desired_global_rank, 3);
-    assert_int_equal(x->nops[mqs_pending_sends], 1);
+    assert_int_equal(x->nops[mqs_pending_sends], !stock);
     o = &x->ops[mqs_pending_sends][0];
-    assert_int_equal(o->status, mqs_st_complete);
+    assert_int_equal(o->status, stock ? 0 : mqs_st_complete);
     assert_int_equal(o->desired_local_rank, 0);
-    assert_int_equal(o->desired_global_rank, 2); /* the remote group's rank 0 */
-    assert_int_equal(o->desired_length, dq ? -1 : 4);
+    assert_int_equal(o->desired_global_rank, stock ? 0 : 2); /* the remote group's rank 0 */
+    assert_int_equal(o->desired_length, dq ? -1 : 4 * !stock);
     /* The self communicator: known to be empty, not "no information". */
     const struct rcomm *self = dlldump_comm_named(r, "MPI_COMM_SELF");
-    for (int q = 0; q < 3; q++)
+    for (int q = stock; q < 3; q++)
         assert_int_equal(self->qrc[q], mqs_end_of_list);
 }
 
@@ -233,6 +238,231 @@ static void test_synth__debugq_generation_every_queue(void **state)
     (void)state;
     for (size_t g = 1; g < NGENS; g++) /* all but 4.0.2, the test before */
         every_queue(every_gen[g]);
+}
+
+/*
+ * MPICH 4.0.2 ch4 without debugger support, its globals named (its debug
+ * symbols found): the communicators from their pool, MPIDIG's posted and
+ * unexpected lists, no sends; a second VCI's lists read too.
+ */
+static void test_synth__stock_generation_every_queue(void **state)
+{
+    (void)state;
+    every_queue(SYNTH_CH4_STOCK);
+    uint64_t comms[16];
+    struct synth *s = start_gen(0, 8, SYNTH_CH4_STOCK, comms);
+    synth_vcis(s, 2);
+    struct result r;
+    dlldump_process(s, &r, 0);
+    check_rank(&r, SYNTH_CH4_STOCK);
+    /* No sequence number: every stop reads them again.  A communicator
+     * freed (its reference gone) is not shown; one of an indirect block is. */
+    synth_comm_free(s, comms[4]);
+    static const int world[] = {0, 1, 2, 3};
+    synth_comm(s, 0xc4000002u, 96, 4, 1, "mqd-block", world);
+    dlldump_process(s, &r, 1);
+    assert_int_equal(r.rc, mqs_ok);
+    assert_int_equal(r.ncomms, 5);
+    assert_string_equal(r.comms[2].c.name, "unnamed communicator, context 0x40");
+    assert_string_equal(r.comms[4].c.name, "mqd-block");
+    /* ch4's VCIs: at least one, MPIDI_CH4_MAX_VCIS at most. */
+    synth_vcis(s, 65);
+    dlldump_process(s, &r, 1);
+    assert_int_equal(r.rc, dlldump_code("a count, size or rank"));
+    finish(s);
+}
+
+/* A build whose ch4 sends everything through its netmod (no shared-memory
+ * module: MPIDI_Devreq_t has no is_local, as Debian's ch4:ucx): the
+ * netmod matches messages itself, so MPIDIG's lists say nothing of the
+ * receive side either: no information, never empty. */
+static void test_synth__stock_direct_netmod_says_nothing(void **state)
+{
+    (void)state;
+    uint64_t comms[16];
+    struct synth *s = start_gen(0, 8, SYNTH_CH4_STOCK, comms);
+    synth_drop_field(s, "MPIDI_Devreq_t", "is_local");
+    struct result r;
+    dlldump_process(s, &r, 0);
+    assert_int_equal(r.rc, mqs_ok);
+    assert_int_equal(r.ncomms, 5);
+    for (int c = 0; c < r.ncomms; c++)
+        for (int q = 0; q < 3; q++)
+            assert_int_equal(r.comms[c].qrc[q], mqs_no_information);
+    finish(s);
+}
+
+/* Past MPI_Finalize (the world's reference gone): the world MPIR_Process
+ * still names, and the process said finalized. */
+static void test_synth__stock_finalized(void **state)
+{
+    (void)state;
+    uint64_t comms[16];
+    struct synth *s = start_gen(0, 8, SYNTH_CH4_STOCK, comms);
+    synth_comm_free(s, comms[0]);
+    struct result r;
+    dlldump_process(s, &r, 0);
+    assert_int_equal(r.rc, mqs_ok);
+    assert_int_equal(r.ncomms, 1);
+    assert_string_equal(r.comms[0].c.name, "MPI_COMM_WORLD");
+    assert_int_equal(r.comms[0].c.size, 4);
+    assert_int_equal(r.comms[0].c.local_rank, 1);
+    unsigned flags = 0;
+    assert_int_equal(dlldump_dll->get_process_state(synth_process(s), &flags), mqs_ok);
+    assert_int_equal(flags, MQD_PROC_FINALIZED);
+    finish(s);
+}
+
+/* Without its globals' names and with no known build of it: said, with
+ * what to do. */
+static void test_synth__stock_unknown_build_is_named(void **state)
+{
+    (void)state;
+    uint64_t comms[16];
+    struct synth *s = start_gen(0, 8, SYNTH_CH4_STOCK, comms);
+    synth_drop_symbol(s, "MPIDI_global");
+    struct result r;
+    dlldump_process(s, &r, 0);
+    assert_int_equal(r.rc, dlldump_code("this MPI keeps no message queues"));
+    assert_non_null(r.why);
+    if (!strstr(r.why, "this MPICH was configured without --enable-debuginfo (4.0.2, ch4:ucx, "
+                       "not a build mqd knows)") ||
+        !strstr(r.why, "libmpich12-dbgsym"))
+        fail_msg("unexpected: %s", r.why);
+    finish(s);
+}
+
+/* mqd_get_request_info of handle h in s's process (dumped), into *info. */
+static int request_info(struct synth *s, unsigned h, mqd_request_info *info)
+{
+    assert_non_null(dlldump_dll->get_request_info);
+    return dlldump_dll->get_request_info(synth_process(s), h, info);
+}
+
+/*
+ * The requests behind the program's handles (mqd_get_request_info): a
+ * receive, a wildcard one, a send (its destination, no tag), a pending
+ * nonblocking collective with its schedule's tag and a finished one, the
+ * null request and MPICH's pre-completed ones; handles naming no request
+ * in use refused; an envelope that is not its communicator's not said.
+ */
+static void test_synth__request_info(void **state)
+{
+    (void)state;
+    uint64_t comms[16];
+    struct synth *s = start_gen(0, 8, SYNTH_CH4_STOCK, comms);
+    uint64_t recv = synth_recv(s, 48, 2, 4, 1, DT_INT, 1, 0);
+    uint64_t any = synth_recv(s, 0, -2, -1, 1, DT_INT, 1, 0);
+    uint64_t send = synth_send_req(s, 4, DT_INT, 1), odd = synth_recv(s, 48, 1, 6, 1, DT_INT, 1, 0);
+    int three = 3, nine = 9;
+    unsigned world_ctx = 0;
+    synth_sendq(s, &send, &three, &nine, &world_ctx, 1);
+    uint64_t nbc = synth_nbc(s, comms[0], 288, 2, 0), done = synth_nbc(s, comms[0], 289, 2, 1);
+    /* A request whose communicator is not the one its context names. */
+    synth_put(s, odd + (uint64_t)synth_off(s, "MPIR_Request", "comm"), comms[0], 8);
+    struct result r;
+    dlldump_process(s, &r, 0);
+    assert_int_equal(r.rc, mqs_ok);
+    mqs_taddr_t world = dlldump_comm_named(&r, "MPI_COMM_WORLD")->c.unique_id;
+    mqs_taddr_t dup = dlldump_comm_named(&r, "mqd-dup")->c.unique_id;
+    mqd_request_info i;
+    assert_int_equal(request_info(s, synth_request_handle(s, recv), &i), mqs_ok);
+    assert_int_equal(i.kind, MQD_REQ_RECV);
+    assert_int_equal(i.state, MQD_REQ_PENDING);
+    assert_int_equal(i.known, MQD_REQ_KNOWN_COMM | MQD_REQ_KNOWN_PEER | MQD_REQ_KNOWN_TAG);
+    assert_int_equal(i.comm, dup);
+    assert_int_equal(i.request, recv);
+    assert_int_equal(i.peer_local, 2);
+    assert_int_equal(i.peer_global, 2);
+    assert_int_equal(i.tag, 4);
+    assert_int_equal(request_info(s, synth_request_handle(s, any), &i), mqs_ok);
+    assert_int_equal(i.comm, world);
+    assert_int_equal(i.peer_local, -1);
+    assert_int_equal(i.tag, -1);
+    assert_int_equal(request_info(s, synth_request_handle(s, send), &i), mqs_ok);
+    assert_int_equal(i.kind, MQD_REQ_SEND);
+    assert_int_equal(i.known, MQD_REQ_KNOWN_COMM | MQD_REQ_KNOWN_PEER); /* MPIDIG keeps no tag */
+    assert_int_equal(i.peer_global, 3);
+    assert_int_equal(request_info(s, synth_request_handle(s, odd), &i), mqs_ok);
+    assert_int_equal(i.known, MQD_REQ_KNOWN_COMM);
+    assert_int_equal(i.peer_local, -1);
+    assert_int_equal(request_info(s, synth_request_handle(s, nbc), &i), mqs_ok);
+    assert_int_equal(i.kind, MQD_REQ_COLLECTIVE);
+    assert_int_equal(i.state, MQD_REQ_PENDING);
+    /* the member its schedule waits for next: its receive's, not the send done */
+    assert_int_equal(i.known, MQD_REQ_KNOWN_COMM | MQD_REQ_KNOWN_SCHED_TAG | MQD_REQ_KNOWN_PEER |
+                                  MQD_REQ_SCHED_RECEIVES);
+    assert_int_equal(i.comm, world);
+    assert_int_equal(i.sched_tag, 288);
+    assert_int_equal(i.peer_local, 2);
+    assert_int_equal(i.peer_global, 2);
+    assert_int_equal(request_info(s, synth_request_handle(s, done), &i), mqs_ok);
+    assert_int_equal(i.state, MQD_REQ_COMPLETE);
+    assert_int_equal(i.known, MQD_REQ_KNOWN_COMM);
+    assert_int_equal(request_info(s, 0x2c000000u, &i), mqs_ok); /* MPI_REQUEST_NULL */
+    assert_int_equal(i.kind, MQD_REQ_NULL);
+    assert_int_equal(i.state, MQD_REQ_COMPLETE);
+    assert_int_equal(request_info(s, 0x6c000001u, &i), mqs_ok); /* MPIR_REQUEST_COMPLETE_SEND */
+    assert_int_equal(i.kind, MQD_REQ_SEND);
+    assert_int_equal(i.state, MQD_REQ_COMPLETE);
+    int bad = dlldump_code("a count, size or rank");
+    assert_int_equal(request_info(s, 0x84000001u, &i), bad);  /* a communicator's handle */
+    assert_int_equal(request_info(s, 0xec00f000u, &i), bad);  /* a block never made */
+    synth_put(s, recv + (uint64_t)synth_off(s, "MPIR_Request", "ref_count"), 0, 4); /* freed */
+    assert_int_equal(request_info(s, synth_request_handle(s, recv), &i), bad);
+    finish(s);
+    /* Other generations: 4.0.2 ch3 without the pools named; 4.1 and later
+     * renumber the kinds. */
+    s = start_gen(0, 8, SYNTH_CH3_402, comms);
+    dlldump_process(s, &r, 0);
+    assert_int_equal(request_info(s, 0xec000001u, &i), mqs_no_information);
+    assert_string_equal(i.text, "the request pools (MPIR_Request_mem) are not found");
+    finish(s);
+    s = start_gen(0, 8, SYNTH_DEBUGQ, comms);
+    dlldump_process(s, &r, 0);
+    assert_int_equal(request_info(s, 0xec000001u, &i), mqs_no_information);
+    assert_string_equal(i.text, "requests are read for MPICH 4.0.2 only");
+    finish(s);
+}
+
+/*
+ * The tag each communicator's next nonblocking collective will take
+ * (mqd_get_comm_nbc_tag): MPI_COMM_WORLD started two (287 and 288 here,
+ * then 289), mqd-dup none; a value below MPICH's first tag (corrupt) or a
+ * communicator the process does not show: no information.
+ */
+static void test_synth__comm_nbc_tag(void **state)
+{
+    (void)state;
+    uint64_t comms[16];
+    struct synth *s = start_gen(0, 8, SYNTH_CH4_STOCK, comms);
+    synth_nbc(s, comms[0], 288, 1, 0);
+    synth_nbc(s, comms[0], 289, 1, 1);
+    struct result r;
+    dlldump_process(s, &r, 0);
+    assert_int_equal(r.rc, mqs_ok);
+    assert_non_null(dlldump_dll->get_comm_nbc_tag);
+    mqs_process *p = synth_process(s);
+    mqs_taddr_t world = dlldump_comm_named(&r, "MPI_COMM_WORLD")->c.unique_id;
+    mqs_taddr_t dup = dlldump_comm_named(&r, "mqd-dup")->c.unique_id;
+    mqs_tword_t t = 0;
+    assert_int_equal(dlldump_dll->get_comm_nbc_tag(p, world, &t), mqs_ok);
+    assert_int_equal(t, 290);
+    assert_int_equal(dlldump_dll->get_comm_nbc_tag(p, dup, &t), mqs_ok);
+    assert_int_equal(t, 287);
+    assert_int_equal(dlldump_dll->get_comm_nbc_tag(p, 0x1234, &t), mqs_no_information);
+    synth_put(s, comms[0] + (uint64_t)synth_off(s, "MPIR_Comm", "next_sched_tag"), 12, 4);
+    dlldump_process(s, &r, 1);
+    assert_int_equal(dlldump_dll->get_comm_nbc_tag(p, world, &t), mqs_no_information);
+    finish(s);
+    /* The debug builds' communicators say it too. */
+    s = start_gen(0, 8, SYNTH_CH3_402, comms);
+    dlldump_process(s, &r, 0);
+    assert_int_equal(dlldump_dll->get_comm_nbc_tag(synth_process(s),
+                                           dlldump_comm_named(&r, "MPI_COMM_WORLD")->c.unique_id, &t),
+                     mqs_ok);
+    assert_int_equal(t, 287);
+    finish(s);
 }
 
 static void comms_come_and_go(enum synth_gen gen)
@@ -714,6 +944,7 @@ static void test_synth__malloc_fails_at_each_call(void **state)
     (void)state;
     for (size_t g = 0; g < NGENS; g++)
         malloc_fails_at_each_call(every_gen[g]);
+    malloc_fails_at_each_call(SYNTH_CH4_STOCK);
 }
 
 /*
@@ -1123,6 +1354,12 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_synth__every_queue_both_orders_both_widths),
         cmocka_unit_test(test_synth__debugq_generation_every_queue),
+        cmocka_unit_test(test_synth__stock_generation_every_queue),
+        cmocka_unit_test(test_synth__stock_finalized),
+        cmocka_unit_test(test_synth__stock_direct_netmod_says_nothing),
+        cmocka_unit_test(test_synth__stock_unknown_build_is_named),
+        cmocka_unit_test(test_synth__request_info),
+        cmocka_unit_test(test_synth__comm_nbc_tag),
         cmocka_unit_test(test_synth__communicators_come_and_go),
         cmocka_unit_test(test_synth__finalizing_process_keeps_its_queues),
         cmocka_unit_test(test_synth__corrupt_targets),

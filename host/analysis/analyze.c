@@ -24,6 +24,7 @@
 #include "analysis/match.h"
 #include "analysis/calls.h"
 #include "analysis/waits.h"
+#include "analysis/waitreq.h"
 #include "analysis/waits_coll.h"
 #include "analysis/waits_p2p.h"
 
@@ -59,6 +60,28 @@ static int calls_only(const struct mqdh_dump *d, int i)
 {
     const struct mqdh_process *p = &d->procs[i];
     return not_dumped(p) && (p->where_call || (d->stacks && d->stacks[i].nthreads > 0));
+}
+
+/*
+ * Process i dumped, in an MPI call, but not one of its queues could be
+ * read (an MPI that keeps none a DLL can show: MPICH without
+ * --enable-debuginfo records no send, and its ch4:ucx leaves the receives
+ * to UCX): its waits come from its call, as a process not dumped does,
+ * unless it is in an MPI_Wait* whose requests are known (waitreq.c reads
+ * them).
+ */
+static int no_queue_read(const struct mqdh__waits *b, int i)
+{
+    const struct mqdh_process *p = &b->m.d->procs[i];
+    if (not_dumped(p) || p->ncomms <= 0 || !p->where_call)
+        return 0;
+    for (int c = 0; c < p->ncomms; c++)
+        for (int q = 0; q < MQDH_NQUEUES; q++)
+            if (p->comms[c].queues[q].state == MQDH_QUEUE_OK)
+                return 0;
+    enum mqdh__call_kind k = mqdh__call_kind(p->where_call);
+    return !((k == MQDH__CALL_ONE || k == MQDH__CALL_ALL || k == MQDH__CALL_ANY) &&
+             mqdh__call_requests(b, i));
 }
 
 static int cmp_long(const void *x, const void *y)
@@ -440,8 +463,9 @@ int mqdh_analyze(const struct mqdh_dump *d, struct mqdh_analysis **out)
             continue;
         }
         /* Without queues, from its call (MPI_Finalize's waits need none). */
-        int from_call = calls_only(d, i) && strcmp(d->procs[i].where_call, "MPI_Finalize") != 0;
-        a->ncalls_only += calls_only(d, i);
+        int queueless = calls_only(d, i) || no_queue_read(&b, i);
+        int from_call = queueless && strcmp(d->procs[i].where_call, "MPI_Finalize") != 0;
+        a->ncalls_only += queueless;
         if (from_call)
             mqdh__call_waits(&b, i);
         else

@@ -129,46 +129,94 @@ static int check_sane(const struct mqdh__waits *b, int i, char *why, size_t len)
 
 enum partner { PARTNER_NO, PARTNER_YES, PARTNER_UNKNOWN };
 
+/* Process i's point-to-point operation as its call gives it: it sends (or
+ * receives) with tag (negative: MPI_ANY_TAG) on the predefined
+ * communicator comm (NULL: not known); tag_known 0 if the tag was not
+ * read, which matters only where a call of the peer could be the partner
+ * but for the tag. */
+struct p2p {
+    int sends;
+    long tag;
+    int tag_known;
+    const char *comm;
+};
+
+/* Does process q show a queue that could be read? */
+static int queues_read(const struct mqdh_process *q)
+{
+    for (int k = 0; k < q->ncomms; k++)
+        for (int n = 0; n < MQDH_NQUEUES; n++)
+            if (q->comms[k].queues[n].state == MQDH_QUEUE_OK)
+                return 1;
+    return 0;
+}
+
 /*
- * Is process m's blocked call the partner of process i's point-to-point
- * operation (i sends if `sends`, to m, with tag; else it receives from m
- * with tag, negative: MPI_ANY_TAG) on the predefined communicator comm
- * (NULL: not known)?  A send of m to i's rank with a tag i takes, or a
- * receive (or probe) of m from i's rank or MPI_ANY_SOURCE taking that
- * tag: yes, the pair is in flight.  A process that shows queues answers
- * from them.  Unknown, with why[len], when m's call could be the partner
- * but its arguments were not read, or a communicator not known leaves the
- * ranks open.
+ * m shows queues: an operation there from (or to) i's rank, or from any,
+ * not a collective's and not done, whose tag takes i's: yes.  One whose
+ * tag only i's unknown tag could match: unknown.  A queue of m's that
+ * cannot be read (its MPI keeps none: Debian's MPICH) says nothing, and
+ * m's call decides, as for a process not dumped: a pending operation of
+ * m's that i's takes would have met it once the job stopped moving.
  */
-static enum partner partner(const struct mqdh__waits *b, int i, int m, int sends, long tag,
-                            const char *comm, char *why, size_t len)
+static enum partner queued_partner(const struct mqdh__waits *b, int i, int m,
+                                   const struct p2p *o2, char *why, size_t len)
 {
     const struct mqdh_process *p = &b->m.d->procs[i], *q = &b->m.d->procs[m];
     char mine[32], other[32];
+    enum partner found = PARTNER_NO;
+    for (int k = 0; k < q->ncomms; k++) {
+        if (strcmp(q->comms[k].name, o2->comm) != 0)
+            continue;
+        const struct mqdh_queue *qu = &q->comms[k].queues[o2->sends ? MQDH_RECEIVES : MQDH_SENDS];
+        if (qu->state != MQDH_QUEUE_OK)
+            continue;
+        for (int n = 0; n < qu->nops; n++) {
+            const struct mqdh_op *o = &qu->ops[n];
+            int peer = o->desired_local_rank < 0 || o->desired_local_rank == p->rank;
+            if (o->collective || o->status == MQDH_OP_COMPLETE || !peer)
+                continue;
+            if (o->tag_wild || (o2->tag_known && (o2->tag < 0 || o->desired_tag == o2->tag)))
+                return PARTNER_YES;
+            if (!o2->tag_known) {
+                snprintf(why, len, "whether %s's operation with tag %ld is %s's (%s's tag was "
+                         "not read)", who(b, m, mine, sizeof mine), o->desired_tag,
+                         who(b, i, other, sizeof other), p->where_call);
+                found = PARTNER_UNKNOWN;
+            }
+        }
+    }
+    return found;
+}
+
+/*
+ * Is process m's blocked call the partner of process i's point-to-point
+ * operation o2 (i sends to m, or receives from m)?  A send of m to i's
+ * rank with a tag i takes, or a receive (or probe) of m from i's rank or
+ * MPI_ANY_SOURCE taking that tag: yes, the pair is in flight.  A process
+ * that shows queues answers from them.  Unknown, with why[len], when m's
+ * call could be the partner but its arguments were not read, i's tag was
+ * not (and m's takes not every tag), or a communicator not known leaves
+ * the ranks open.  A call that can be no partner whatever the arguments
+ * (MPI_Finalize, a collective, a receive where i receives) is none.
+ */
+static enum partner partner(const struct mqdh__waits *b, int i, int m, const struct p2p *o2,
+                            char *why, size_t len)
+{
+    const struct mqdh_process *p = &b->m.d->procs[i], *q = &b->m.d->procs[m];
+    char mine[32], other[32];
+    int sends = o2->sends;
+    long tag = o2->tag;
     if (b->a->activity[m] != MQDH_ACT_BLOCKED)
         return PARTNER_NO; /* it can act: i's wait on it is met or not, it is free */
-    if (!comm && q->ncomms) {
+    if (!o2->comm && queues_read(q)) {
         snprintf(why, len, "%s's queues (%s's communicator is not known)",
                  who(b, m, mine, sizeof mine), who(b, i, other, sizeof other));
         return PARTNER_UNKNOWN;
     }
-    for (int k = 0; comm && k < q->ncomms; k++) {
-        if (strcmp(q->comms[k].name, comm) != 0)
-            continue;
-        const struct mqdh_queue *qu = &q->comms[k].queues[sends ? MQDH_RECEIVES : MQDH_SENDS];
-        if (qu->state != MQDH_QUEUE_OK) {
-            snprintf(why, len, "%s's %s on %s", who(b, m, mine, sizeof mine),
-                     sends ? "pending receives" : "pending sends", comm);
-            return PARTNER_UNKNOWN;
-        }
-        for (int n = 0; n < qu->nops; n++) {
-            const struct mqdh_op *o = &qu->ops[n];
-            int peer = o->desired_local_rank < 0 || o->desired_local_rank == p->rank;
-            int tags = o->tag_wild || tag < 0 || o->desired_tag == tag;
-            if (!o->collective && o->status != MQDH_OP_COMPLETE && peer && tags)
-                return PARTNER_YES;
-        }
-    }
+    enum partner queued = o2->comm ? queued_partner(b, i, m, o2, why, len) : PARTNER_NO;
+    if (queued != PARTNER_NO)
+        return queued;
     enum mqdh__call_kind k = mqdh__call_kind(q->where_call);
     int recv_like = k == MQDH__CALL_ONE_RECV || k == MQDH__CALL_PROBE;
     int send_like = k == MQDH__CALL_ONE_SEND;
@@ -180,7 +228,7 @@ static enum partner partner(const struct mqdh__waits *b, int i, int m, int sends
     }
     if (sends ? !recv_like : !send_like)
         return PARTNER_NO;
-    unsigned need = (sends ? MQDH_ARG_SOURCE : MQDH_ARG_DEST) | MQDH_ARG_TAG;
+    unsigned need = sends ? MQDH_ARG_SOURCE : MQDH_ARG_DEST;
     const char *qcomm = call_comm(q);
     if ((q->where_args & need) != need) {
         snprintf(why, len, "whether %s's %s is the partner of %s's (%s)",
@@ -188,10 +236,15 @@ static enum partner partner(const struct mqdh__waits *b, int i, int m, int sends
                  q->where_args_why ? q->where_args_why : "its arguments were not read");
         return PARTNER_UNKNOWN;
     }
+    /* The tags: either side's MPI_ANY_TAG (the receiver's) takes the other;
+     * else they must be equal, which a tag not read leaves open. */
+    int qtag_known = (q->where_args & MQDH_ARG_TAG) != 0;
     long qtag = q->where_tag;
-    if (!(sends ? (qtag < 0 || qtag == tag) : (tag < 0 || qtag == tag)))
+    int any_tag = sends ? qtag_known && qtag < 0 : o2->tag_known && tag < 0;
+    int tags_known = o2->tag_known && qtag_known;
+    if (!any_tag && tags_known && qtag != tag)
         return PARTNER_NO; /* on any communicator */
-    if (comm && qcomm && strcmp(qcomm, comm) != 0)
+    if (o2->comm && qcomm && strcmp(qcomm, o2->comm) != 0)
         return PARTNER_NO;
     long peer = sends ? q->where_source : q->where_dest;
     int peer_ok = sends ? (peer < 0 || peer == p->rank) : peer == p->rank;
@@ -199,11 +252,20 @@ static enum partner partner(const struct mqdh__waits *b, int i, int m, int sends
      * i's rank is not i whatever i's communicator is. */
     if (qcomm && strcmp(qcomm, "MPI_COMM_WORLD") == 0 && !peer_ok)
         return PARTNER_NO;
-    if (comm && qcomm)
-        return peer_ok ? PARTNER_YES : PARTNER_NO;
-    snprintf(why, len, "whether %s's %s is the partner of %s's (%s communicator is not known)",
-             who(b, m, mine, sizeof mine), q->where_call, who(b, i, other, sizeof other),
-             comm ? "its" : "the latter's");
+    if (o2->comm && qcomm && !peer_ok)
+        return PARTNER_NO;
+    if (o2->comm && qcomm && (tags_known || any_tag))
+        return PARTNER_YES;
+    if (o2->comm && qcomm)
+        snprintf(why, len, "whether %s's %s is the partner of %s's (%s)",
+                 who(b, m, mine, sizeof mine), q->where_call, who(b, i, other, sizeof other),
+                 !o2->tag_known ? (p->where_args_why ? p->where_args_why : "its tag was not read")
+                 : q->where_args_why ? q->where_args_why
+                                     : "the latter's tag was not read");
+    else
+        snprintf(why, len, "whether %s's %s is the partner of %s's (%s communicator is not "
+                 "known)", who(b, m, mine, sizeof mine), q->where_call,
+                 who(b, i, other, sizeof other), o2->comm ? "its" : "the latter's");
     return PARTNER_UNKNOWN;
 }
 
@@ -283,26 +345,28 @@ static int world_check(struct mqdh__waits *b, int i, enum world_check c, char *w
  * alternatives), unless the peer's call is its partner.  On a
  * communicator that is not known (its comm not read, or not predefined)
  * the rank names a process of the job, which one is not known: it waits
- * for any other, when the dump holds the whole job.
+ * for any other, when the dump holds the whole job.  An argument that
+ * was not read blocks a wait only where it could matter: a peer not read
+ * is any member (each an alternative, as for MPI_ANY_SOURCE), a tag not
+ * read is unseen only against a member whose call could be the partner
+ * but for the tag; a member in a call that is no partner whatever the
+ * arguments (MPI_Finalize, a collective, the same direction) is waited
+ * for all the same.
  */
 static void p2p_call_waits(struct mqdh__waits *b, int i, int sends)
 {
     const struct mqdh_process *p = &b->m.d->procs[i];
     char me[32], why[400];
-    unsigned need = (sends ? MQDH_ARG_DEST : MQDH_ARG_SOURCE) | MQDH_ARG_TAG;
     const char *comm = call_comm(p);
-    if ((p->where_args & need) != need) {
-        mqdh__unseen(b, i, "what %s waits for in %s (%s)", who(b, i, me, sizeof me),
-                     p->where_call,
-                     p->where_args_why ? p->where_args_why : "its arguments were not read");
-        return;
-    }
+    unsigned peer_bit = sends ? MQDH_ARG_DEST : MQDH_ARG_SOURCE;
+    int peer_known = (p->where_args & peer_bit) != 0;
+    struct p2p o2 = {sends, p->where_tag, (p->where_args & MQDH_ARG_TAG) != 0, comm};
     if (comm && strcmp(comm, "MPI_COMM_WORLD") != 0) {
         mqdh__unseen(b, i, "what %s waits for in %s on %s (only itself can be its peer there)",
                      who(b, i, me, sizeof me), p->where_call, comm);
         return;
     }
-    if (sends && p->where_dest < 0) /* MPI_PROC_NULL: it returns at once */
+    if (sends && peer_known && p->where_dest < 0) /* MPI_PROC_NULL: it returns at once */
         return;
     if (!world_check(b, i, WORLD_SANE, why, sizeof why)) {
         mqdh__unseen(b, i, "which process %s's %s names (%s)", who(b, i, me, sizeof me),
@@ -319,13 +383,13 @@ static void p2p_call_waits(struct mqdh__waits *b, int i, int sends)
                      why);
         return;
     }
-    long peer = sends ? p->where_dest : p->where_source, tag = p->where_tag;
+    long peer = !peer_known ? -1 : sends ? p->where_dest : p->where_source;
     int first = b->a->nwaits;
     for (int m = 0; m < b->m.d->nprocs; m++) {
         const struct mqdh_process *q = &b->m.d->procs[m];
         if (m == i || q->world != p->world || (comm && peer >= 0 && q->rank != peer))
             continue;
-        enum partner pa = partner(b, i, m, sends, tag, comm, why, sizeof why);
+        enum partner pa = partner(b, i, m, &o2, why, sizeof why);
         if (pa != PARTNER_NO) {
             if (pa == PARTNER_UNKNOWN)
                 mqdh__unseen(b, i, "%s", why);
@@ -336,9 +400,11 @@ static void p2p_call_waits(struct mqdh__waits *b, int i, int sends)
         if (!w)
             return;
         w->any_source = peer < 0;
+        w->peer_unknown = !peer_known;
         w->peer_local = peer < 0 ? -1 : peer;
-        w->tag_wild = tag < 0;
-        w->tag = tag < 0 ? -1 : tag;
+        w->tag_unknown = !o2.tag_known;
+        w->tag_wild = o2.tag_known && o2.tag < 0;
+        w->tag = o2.tag_known && o2.tag >= 0 ? o2.tag : -1;
         if (!comm) { /* some process of the job: which, the rank does not say */
             w->comm = -2;
             w->peer_global = -1;
@@ -351,10 +417,10 @@ static void p2p_call_waits(struct mqdh__waits *b, int i, int sends)
                      peer, who(b, i, me, sizeof me), sends ? "sends to" : "receives from",
                      p->where_call);
     else if (peer < 0 && !world_check(b, i, WORLD_WHOLE, why, sizeof why)) {
-        mqdh__unseen(b, i,
-                     "which processes can send to %s, which receives from MPI_ANY_SOURCE in %s "
-                     "(of its MPI_COMM_WORLD %s)",
-                     who(b, i, me, sizeof me), p->where_call, why);
+        mqdh__unseen(b, i, "which processes can %s %s, which %s in %s (of its MPI_COMM_WORLD %s)",
+                     sends ? "receive from" : "send to", who(b, i, me, sizeof me),
+                     peer_known ? "receives from MPI_ANY_SOURCE" : "names a peer not read",
+                     p->where_call, why);
         b->a->nwaits = first;
     }
 }
@@ -465,6 +531,11 @@ static void collective_call_waits(struct mqdh__waits *b, int i)
                      who(b, i, me, sizeof me), who(b, root_unread, them, sizeof them),
                      p->where_call, comm, rwhy ? rwhy : "not read from their calls");
     }
+}
+
+int mqdh__whole_job(struct mqdh__waits *b, int i, char *why, size_t len)
+{
+    return world_check(b, i, WORLD_JOB, why, len);
 }
 
 void mqdh__call_waits(struct mqdh__waits *b, int i)

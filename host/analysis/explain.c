@@ -73,6 +73,25 @@ static void peer_state(const struct mqdh_dump *d, int i, enum mqdh_wait_kind kin
     }
 }
 
+/* Wait w's peer and tag as its call's arguments say them: "?" where the
+ * argument was not read, "ANY" for a wildcard. */
+static void peer_and_tag(const struct mqdh_dump *d, const struct mqdh_wait *w, int relative,
+                         char *peer, size_t peer_len, char *tag, size_t tag_len)
+{
+    if (w->tag_unknown)
+        snprintf(tag, tag_len, "?");
+    else if (w->tag_wild)
+        snprintf(tag, tag_len, "ANY");
+    else
+        snprintf(tag, tag_len, "%ld", w->tag);
+    if (w->peer_unknown)
+        snprintf(peer, peer_len, "?");
+    else if (w->any_source)
+        snprintf(peer, peer_len, "ANY");
+    else
+        mqdh_peer_text(d, w->from, w->peer_local, w->peer_global, relative, peer, peer_len);
+}
+
 void mqdh_explain_wait(const struct mqdh_dump *d, const struct mqdh_wait *w, int relative,
                        char *buf, size_t len)
 {
@@ -90,14 +109,7 @@ void mqdh_explain_wait(const struct mqdh_dump *d, const struct mqdh_wait *w, int
     peer_state(d, w->to, w->kind, state, sizeof state);
 
     char peer[64], tag[32];
-    if (w->tag_wild)
-        snprintf(tag, sizeof tag, "ANY");
-    else
-        snprintf(tag, sizeof tag, "%ld", w->tag);
-    if (w->any_source)
-        snprintf(peer, sizeof peer, "ANY");
-    else
-        mqdh_peer_text(d, w->from, w->peer_local, w->peer_global, relative, peer, sizeof peer);
+    peer_and_tag(d, w, relative, peer, sizeof peer, tag, sizeof tag);
 
     int own = 0; /* the call is the operation itself: MPI_Recv(source=...) */
     enum mqdh__call_kind k = mqdh__call_kind(p->where_call);

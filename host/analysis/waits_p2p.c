@@ -7,6 +7,7 @@
 #include "analysis/waits_p2p.h"
 
 #include "analysis/waits_coll.h"
+#include "analysis/waitreq.h"
 #include "base/dump.h"
 
 #include <stdio.h>
@@ -142,6 +143,31 @@ static int maybe_collectives(struct mqdh__waits *b, int i, int tp, int ci, int q
 }
 
 /*
+ * Does process tp's MPI record no sends on c (its send queue has no
+ * information: MPICH without --enable-debuginfo keeps none), while its
+ * receives are seen?  Then a receive posted for it, still unmatched, is
+ * taken to have no matching send pending there: the receiver matches a
+ * message as it arrives (MPIDIG's posted list), so once the job has
+ * stopped moving a matching send would have reached it.  Said once, as a
+ * note that blinds nobody.
+ */
+static int sends_unrecorded(struct mqdh__waits *b, int tp, const struct mqdh_comm *c)
+{
+    const struct mqdh_process *mp = &b->m.d->procs[tp];
+    char who[32];
+    int k = mqdh__comm_same(mp, c);
+    if (k < 0 || mp->comms[k].queues[MQDH_SENDS].state != MQDH_QUEUE_NO_INFO ||
+        mp->comms[k].queues[MQDH_RECEIVES].state != MQDH_QUEUE_OK)
+        return 0;
+    mqdh__unseen_note(b,
+                      "%s's pending sends (its MPI records none): a send matching a receive "
+                      "posted for it would have reached its receiver once the job has stopped "
+                      "moving",
+                      label(b, tp, who, sizeof who));
+    return 1;
+}
+
+/*
  * The processes i's operation o (queue q of ci) waits for, into t (room
  * for nprocs): their number, or NEEDS_NOBODY when it needs nobody (in
  * flight) or what it needs cannot be seen (said).
@@ -156,7 +182,9 @@ static int op_targets(struct mqdh__waits *b, int i, int ci, int q, const struct 
     int tp = peer_of(b, i, ci, q, o);
     if (tp < 0 || maybe_collectives(b, i, tp, ci, q, o))
         return NEEDS_NOBODY;
-    int has = mqdh__partner_pending(&b->m, i, tp, c, q, o);
+    int has = q == MQDH_RECEIVES && sends_unrecorded(b, tp, c)
+                  ? 0
+                  : mqdh__partner_pending(&b->m, i, tp, c, q, o);
     if (has < 0)
         mqdh__unseen(b, i, "%s's queues on \"%s\" (%s waits for it there)",
                      label(b, tp, peer, sizeof peer), c->name, label(b, i, me, sizeof me));
@@ -392,63 +420,103 @@ void mqdh__probe_waits(struct mqdh__waits *b, int i, struct mqdh__candidate *t)
         commit(b, i, 0, ci, MQDH_RECEIVES, &o, t, n);
 }
 
+/* What one MPI_Wait*-like call has found in its queues so far. */
+struct p2p_scan {
+    enum mqdh__call_kind k;
+    int one; /* one request among the candidates: a single OR group */
+    const struct mqdh_requests *rq; /* its requests, where all are known */
+    int candidates, group, free_any, incomplete;
+};
+
+/* The pending operations of queue q of process i's communicator ci that
+ * the call of s may wait on, each a wait or an alternative met. */
+static void scan_queue(struct mqdh__waits *b, int i, int ci, int q, struct p2p_scan *s,
+                       struct mqdh__candidate *t)
+{
+    const struct mqdh_process *p = &b->m.d->procs[i];
+    const struct mqdh_queue *qu = &p->comms[ci].queues[q];
+    char me[32];
+    if (qu->state != MQDH_QUEUE_OK && s->rq && !mqdh__requests_in_queue(s->rq, q))
+        return; /* none of its requests lives there */
+    if (qu->state != MQDH_QUEUE_OK &&
+        (s->rq || (q == MQDH_SENDS && s->k == MQDH__CALL_ONE_SEND && qu->state == MQDH_QUEUE_NO_INFO)))
+        return; /* sends no queue holds: by their requests, or the call's arguments */
+    if (qu->state != MQDH_QUEUE_OK) {
+        mqdh__unseen(b, i, "%s's %s on \"%s\" (%s)", label(b, i, me, sizeof me),
+                     q == MQDH_SENDS ? "pending sends" : "pending receives", p->comms[ci].name,
+                     qu->state == MQDH_QUEUE_NO_INFO ? "the DLL has no information" : "error");
+        s->incomplete = 1;
+        return;
+    }
+    for (int n = 0; n < qu->nops; n++) {
+        const struct mqdh_op *o = &qu->ops[n];
+        if (o->collective || o->status == MQDH_OP_COMPLETE) /* not the user's, or done */
+            continue;
+        if (s->rq && !mqdh__requests_hold(s->rq, o))
+            continue; /* not one the call waits on */
+        s->candidates++;
+        if (q == MQDH_RECEIVES && o->status == MQDH_OP_MATCHED) { /* data arriving */
+            s->free_any = 1;
+            continue;
+        }
+        int nt = op_targets(b, i, ci, q, o, t);
+        if (nt == NEEDS_NOBODY)
+            s->free_any = 1;
+        else
+            commit(b, i, s->one ? 0 : s->group++, ci, q, o, t, nt);
+    }
+}
+
 /* Point-to-point waits of blocked process i in a call of kind k; t has
- * room for every process. */
+ * room for every process.  An MPI_Wait* whose requests are known
+ * (waitreq.c) needs exactly the queue entries behind them, and the sends
+ * no queue holds. */
 void mqdh__p2p_waits(struct mqdh__waits *b, int i, enum mqdh__call_kind k,
                      struct mqdh__candidate *t)
 {
     const struct mqdh_process *p = &b->m.d->procs[i];
     char me[32];
-    int candidates = 0, group = 0, free_any = 0, incomplete = 0;
-    /* one request among the candidates: a single OR group */
-    int one = k == MQDH__CALL_ONE || k == MQDH__CALL_ONE_RECV || k == MQDH__CALL_ONE_SEND ||
-              k == MQDH__CALL_ANY;
+    int waitlike = k == MQDH__CALL_ONE || k == MQDH__CALL_ALL || k == MQDH__CALL_ANY;
+    struct p2p_scan s = {
+        .k = k,
+        .one = k == MQDH__CALL_ONE || k == MQDH__CALL_ONE_RECV || k == MQDH__CALL_ONE_SEND ||
+               k == MQDH__CALL_ANY,
+        .rq = waitlike ? mqdh__call_requests(b, i) : NULL,
+    };
     int first_wait = b->a->nwaits;
 
-    for (int ci = 0; ci < p->ncomms; ci++) {
-        for (int q = MQDH_SENDS; q <= MQDH_RECEIVES; q++) {
-            if ((k == MQDH__CALL_ONE_RECV && q != MQDH_RECEIVES) ||
-                (k == MQDH__CALL_ONE_SEND && q != MQDH_SENDS))
-                continue;
-            const struct mqdh_queue *qu = &p->comms[ci].queues[q];
-            if (qu->state != MQDH_QUEUE_OK) {
-                mqdh__unseen(
-                    b, i, "%s's %s on \"%s\" (%s)", label(b, i, me, sizeof me),
-                    q == MQDH_SENDS ? "pending sends" : "pending receives", p->comms[ci].name,
-                    qu->state == MQDH_QUEUE_NO_INFO ? "the DLL has no information" : "error");
-                incomplete = 1;
-                continue;
-            }
-            for (int n = 0; n < qu->nops; n++) {
-                const struct mqdh_op *o = &qu->ops[n];
-                if (o->collective || o->status == MQDH_OP_COMPLETE) /* not the user's, or done */
-                    continue;
-                candidates++;
-                if (q == MQDH_RECEIVES && o->status == MQDH_OP_MATCHED) { /* data arriving */
-                    free_any = 1;
-                    continue;
-                }
-                int nt = op_targets(b, i, ci, q, o, t);
-                if (nt == NEEDS_NOBODY)
-                    free_any = 1;
-                else
-                    commit(b, i, one ? 0 : group++, ci, q, o, t, nt);
-            }
-        }
+    if (s.rq && mqdh__requests_return(s.rq, s.one))
+        return; /* a request it waits on is done: it returns */
+    if (s.rq && mqdh__requests_all_collective(s.rq)) {
+        if (b->coll_comm[i] >= 0)
+            mqdh__nbc_waits(b, i);
+        else /* no queue shows them: by the requests alone */
+            mqdh__nbc_request_waits(b, i, s.rq, s.one);
+        return;
     }
-    if (candidates == 0 && !incomplete &&
-        (k == MQDH__CALL_ONE || k == MQDH__CALL_ALL || k == MQDH__CALL_ANY) && b->coll_comm[i] >= 0) {
+    for (int ci = 0; ci < p->ncomms; ci++)
+        for (int q = MQDH_SENDS; q <= MQDH_RECEIVES; q++)
+            if (!(k == MQDH__CALL_ONE_RECV && q != MQDH_RECEIVES) &&
+                !(k == MQDH__CALL_ONE_SEND && q != MQDH_SENDS))
+                scan_queue(b, i, ci, q, &s, t);
+    if (s.rq) {
+        mqdh__request_waits(b, i, s.rq, s.one, &s.group, &s.free_any);
+        if (s.one && s.free_any)
+            b->a->nwaits = first_wait;
+        return;
+    }
+    if (s.candidates == 0 && !s.incomplete && waitlike && b->coll_comm[i] >= 0) {
         /* Nothing but a collective's traffic is pending: the request it
          * waits for is a nonblocking collective's (MPI_Ibarrier, MPI_Ireduce,
          * ... then MPI_Wait), a wait on its instances on that communicator. */
         mqdh__nbc_waits(b, i);
-    } else if (candidates == 0 && !incomplete && k == MQDH__CALL_ONE_SEND) {
+    } else if (s.candidates == 0 && !s.incomplete && k == MQDH__CALL_ONE_SEND) {
         blocked_send_waits(b, i);
-    } else if (candidates == 0) {
+    } else if (s.candidates == 0) {
         mqdh__unseen(b, i, "what %s waits for in %s (nothing of it is in its queues)",
                      label(b, i, me, sizeof me), p->where_call);
         b->a->nwaits = first_wait;
-    } else if (one && (free_any || incomplete)) { /* an alternative needs nobody */
+    } else if (s.one && (s.free_any || s.incomplete)) { /* an alternative needs nobody */
         b->a->nwaits = first_wait;
     }
 }

@@ -75,6 +75,16 @@ void mqdh__cpu_clear(struct mqdh_cpu *c)
     }
 }
 
+void mqdh__requests_clear(struct mqdh_requests *r)
+{
+    if (r) {
+        free(r->v);
+        free(r->why);
+        free(r->nbc_next_tag);
+        memset(r, 0, sizeof *r);
+    }
+}
+
 void mqdh_dump_free(struct mqdh_dump *d)
 {
     if (!d)
@@ -85,10 +95,13 @@ void mqdh_dump_free(struct mqdh_dump *d)
             mqdh__stack_clear(&d->stacks[i]);
         if (d->cpu)
             mqdh__cpu_clear(&d->cpu[i]);
+        if (d->requests)
+            mqdh__requests_clear(&d->requests[i]);
     }
     free(d->procs);
     free(d->stacks);
     free(d->cpu);
+    free(d->requests);
     mqdh__index_free(d->index);
     free(d);
 }
@@ -123,16 +136,34 @@ static int cmp_slot(const void *a, const void *b)
     return strcmp(x->host ? x->host : "", y->host ? y->host : "");
 }
 
+/* src_req (NULL: none) in into's requests[i], emptying it; into's are
+ * made as the first comes, none kept without memory for them. */
+static void place_requests(struct mqdh_dump *into, int i, struct mqdh_requests *src_req)
+{
+    if (src_req && (src_req->n || src_req->nbc_next_tag) && !into->requests)
+        into->requests = calloc((size_t)into->nprocs, sizeof *into->requests);
+    if (into->requests) {
+        mqdh__requests_clear(&into->requests[i]);
+        if (src_req) {
+            into->requests[i] = *src_req;
+            memset(src_req, 0, sizeof *src_req);
+        }
+    }
+    mqdh__requests_clear(src_req);
+}
+
 /*
- * Put src (with its stack, src_stack, and its CPU time, src_cpu, each of
- * which may be NULL) in into's process i, emptying src: into keeps what
- * the front end knows from the launcher (rank, world, identity, host).
- * The stacks (CPU records) are made for into as the first comes; none is
- * kept without memory for them.
+ * Put src (with its stack, src_stack, its CPU time, src_cpu, and its
+ * requests, src_req, each of which may be NULL) in into's process i,
+ * emptying src: into keeps what the front end knows from the launcher
+ * (rank, world, identity, host).  The stacks (CPU records) are made for
+ * into as the first comes; none is kept without memory for them.
  */
 static void place(struct mqdh_dump *into, int i, struct mqdh_process *src,
-                  struct mqdh_stack *src_stack, struct mqdh_cpu *src_cpu)
+                  struct mqdh_stack *src_stack, struct mqdh_cpu *src_cpu,
+                  struct mqdh_requests *src_req)
 {
+    place_requests(into, i, src_req);
     if (src_stack && src_stack->nthreads && !into->stacks)
         into->stacks = calloc((size_t)into->nprocs, sizeof *into->stacks);
     if (into->stacks) {
@@ -187,6 +218,8 @@ static void emptied(struct mqdh_dump *f)
     f->stacks = NULL;
     free(f->cpu);
     f->cpu = NULL;
+    free(f->requests);
+    f->requests = NULL;
     f->nprocs = 0;
     mqdh_dump_index(f);
 }
@@ -215,15 +248,17 @@ int mqdh__dump_merge_only(struct mqdh_dump *into, struct mqdh_dump *const *from,
             struct mqdh_process *src = &f->procs[i];
             struct mqdh_stack *src_stack = f->stacks ? &f->stacks[i] : NULL;
             struct mqdh_cpu *src_cpu = f->cpu ? &f->cpu[i] : NULL;
+            struct mqdh_requests *src_req = f->requests ? &f->requests[i] : NULL;
             struct slot key = {src->pid, src->host, 0};
             struct slot *hit = bsearch(&key, slots, (size_t)nonly, sizeof *slots, cmp_slot);
             if (!hit || hit->index < 0) {
                 mqdh__process_clear(src);
                 mqdh__stack_clear(src_stack);
                 mqdh__cpu_clear(src_cpu);
+                mqdh__requests_clear(src_req);
                 continue;
             }
-            place(into, hit->index, src, src_stack, src_cpu);
+            place(into, hit->index, src, src_stack, src_cpu, src_req);
             if (placed)
                 placed[hit->index] = 1;
             hit->index = -1; /* one place, one process */

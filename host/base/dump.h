@@ -29,6 +29,8 @@ void mqdh__stack_clear(struct mqdh_stack *st);
 
 /* Free what a process's CPU record holds, and zero it (NULL is nothing). */
 void mqdh__cpu_clear(struct mqdh_cpu *c);
+/* Free what r holds and empty it (r may be NULL). */
+void mqdh__requests_clear(struct mqdh_requests *r);
 
 /* ---------------------------------------------------------------- errors */
 

@@ -358,6 +358,70 @@ struct mqdh_index;
  */
 #define MQDH_VERSION 4
 
+/*
+ * What the operation behind a request is (mqdh_request.kind), as the DLL
+ * decodes it: the values of mqd_get_request_info's MQD_REQ_* kinds (an
+ * mqd extension, mpi_interface.h).
+ */
+enum mqdh_request_kind {
+    MQDH_REQ_NULL,            /* MPI_REQUEST_NULL */
+    MQDH_REQ_SEND,
+    MQDH_REQ_RECV,
+    MQDH_REQ_PERSISTENT_SEND,
+    MQDH_REQ_PERSISTENT_RECV,
+    MQDH_REQ_PERSISTENT_COLL,
+    MQDH_REQ_COLLECTIVE,      /* a nonblocking collective (MPI_Ibarrier, ...) */
+    MQDH_REQ_GENERALIZED,
+    MQDH_REQ_PARTITIONED,
+    MQDH_REQ_RMA,
+    MQDH_REQ_OTHER
+};
+
+/* One request a blocked MPI_Wait* call was given. */
+struct mqdh_request {
+    uint64_t handle;   /* the program's MPI_Request (its bits) */
+    int decoded;       /* the DLL said what it is; else nothing below is known */
+    enum mqdh_request_kind kind;
+    /* Done (complete, MPI_REQUEST_NULL, or a persistent request not
+     * started): a wait on it returns. */
+    int done;
+    int comm;          /* its communicator: index into the process's comms; -1 not known */
+    int peer_known;    /* peer_local (-1: MPI_ANY_SOURCE) and peer_global are the request's */
+    int tag_known;     /* tag (-1: MPI_ANY_TAG) is */
+    long peer_local, peer_global, tag;
+    long sched_tag;    /* a nonblocking collective's schedule tag (MPICH: 287 + n - 1 for
+                        * the n-th on its communicator); -1 if not known */
+    /* A nonblocking collective's peer (peer_known) is the member its
+     * schedule waits on next: the source of a receive if set, else the
+     * destination of a send. */
+    int sched_receives;
+    uint64_t address;  /* the request object: mqdh_op.request of its queue entry */
+    char text[64];     /* the DLL's line for it */
+};
+
+/*
+ * The requests of a process's blocked MPI_Wait, MPI_Waitall, MPI_Waitany
+ * or MPI_Waitsome (mqdh_dump.requests[i]): read where the program keeps
+ * them and decoded by the DLL.  n -1 if they were not read (why says
+ * why); why also says why some were not decoded.  n 0 for a process in no
+ * such call.
+ */
+struct mqdh_requests {
+    int n;
+    struct mqdh_request *v;
+    char *why;
+    /*
+     * For any process, in a wait or not: the schedule tag each of its
+     * communicators' next nonblocking collective will take (nbc_ncomms
+     * entries, parallel to its comms; -1 not known), from the DLL's
+     * mqd_get_comm_nbc_tag; NULL if the DLL said none.  A member whose
+     * next tag is at most a request's sched_tag has not started that
+     * instance.
+     */
+    int nbc_ncomms;
+    long *nbc_next_tag;
+};
+
 struct mqdh_dump {
     unsigned version; /* MQDH_VERSION */
     int nprocs;
@@ -382,6 +446,11 @@ struct mqdh_dump {
      * member of mqdh_process, which is an element of an array and keeps
      * its layout within MQDH_VERSION 3. */
     struct mqdh_cpu *cpu;
+    /* The requests of each process's blocked MPI_Wait* call: requests[i]
+     * is procs[i]'s (nprocs of them, freed with the dump).  NULL in a dump
+     * without (built by hand, or read from an agent or a file, which keep
+     * none): MPI_Wait* then waits on what its queues hold. */
+    struct mqdh_requests *requests;
 };
 
 /*
@@ -683,6 +752,12 @@ struct mqdh_wait {
                        * nonblocking collective) the schedule tag of the instance that
                        * `to` started as another collective: neither completes */
     int tag_wild;
+    /* Read from a call whose tag (tag_unknown) or peer (peer_unknown) was
+     * not read: tag and peer_local then say nothing; the wait stands because
+     * no value of them could make `to`'s call its partner (peer_unknown:
+     * one edge per member, as any_source).  (In what was padding: the
+     * layout of the members around them is unchanged.) */
+    int tag_unknown;
     long bytes;
     /*
      * A collective wait on a member that is in the same rooted collective
@@ -691,6 +766,7 @@ struct mqdh_wait {
      * is from's, peer_root the member's (from the calls' arguments).
      */
     int roots_differ;
+    int peer_unknown;
     long root, peer_root;
     int in_deadlock;  /* one of the edges that explain a deadlock */
     /*

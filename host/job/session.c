@@ -262,6 +262,7 @@ static int call_begin(struct call *c, int n)
     if (!d || !(d->procs = calloc(alloc, sizeof *d->procs)) ||
         !(d->stacks = calloc(alloc, sizeof *d->stacks)) ||
         !(d->cpu = calloc(alloc, sizeof *d->cpu)) ||
+        !(d->requests = calloc(alloc, sizeof *d->requests)) ||
         !(c->s.targets = calloc(alloc, sizeof *c->s.targets)) ||
         !(c->s.atts = calloc(alloc, sizeof *c->s.atts)) || !(c->s.files = mqdh__files_new()) ||
         !(c->local = calloc(alloc, sizeof *c->local)) ||
@@ -348,6 +349,7 @@ static void bind_targets(struct call *c, const pid_t *pids)
         struct target *p = &c->s.targets[i];
         p->out = &c->d->procs[i];
         p->stack = &c->d->stacks[i];
+        p->requests = &c->d->requests[i];
         p->dll_image.target = p;
         p->session = &c->s;
         mqdh__mem_init(&p->mem, pids[i]);
@@ -557,7 +559,8 @@ static int spread(struct mqdh_dump *d, const int *first_of, const pid_t *pids,
     struct mqdh_process *procs = calloc((size_t)n, sizeof *procs);
     struct mqdh_stack *stacks = d->stacks ? calloc((size_t)n, sizeof *stacks) : NULL;
     struct mqdh_cpu *cpu = d->cpu ? calloc((size_t)n, sizeof *cpu) : NULL;
-    if (!procs || (d->stacks && !stacks) || (d->cpu && !cpu))
+    struct mqdh_requests *req = d->requests ? calloc((size_t)n, sizeof *req) : NULL;
+    if (!procs || (d->stacks && !stacks) || (d->cpu && !cpu) || (d->requests && !req))
         goto nomem;
     for (int i = 0; i < n; i++) {
         struct mqdh_process *p = &procs[i];
@@ -580,14 +583,18 @@ static int spread(struct mqdh_dump *d, const int *first_of, const pid_t *pids,
             stacks[i] = d->stacks[k];
         if (cpu)
             cpu[i] = d->cpu[k];
+        if (req)
+            req[i] = d->requests[k];
         k++;
     }
     free(d->procs);
     free(d->stacks);
     free(d->cpu);
+    free(d->requests);
     d->procs = procs;
     d->stacks = stacks;
     d->cpu = cpu;
+    d->requests = req;
     d->nprocs = n;
     mqdh_dump_index(d); /* without it (no memory), look-ups scan */
     return MQDH_OK;
@@ -598,6 +605,7 @@ nomem:
     free(procs);
     free(stacks);
     free(cpu);
+    free(req);
     return MQDH_E_NOMEM;
 }
 

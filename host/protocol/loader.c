@@ -81,6 +81,8 @@ static const struct entry {
     OPTIONAL(get_comm_handle, mqd_get_comm_handle),
     OPTIONAL(get_operation_info, mqd_get_operation_info),
     OPTIONAL(get_process_state, mqd_get_process_state),
+    OPTIONAL(get_request_info, mqd_get_request_info),
+    OPTIONAL(get_comm_nbc_tag, mqd_get_comm_nbc_tag),
     OPTIONAL(setup_job, mqs_setup_job),
     OPTIONAL(destroy_job_info, mqs_destroy_job_info),
     OPTIONAL(set_process_identity, mqs_set_process_identity),

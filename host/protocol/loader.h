@@ -70,6 +70,8 @@ struct mqdh__dll {
     int (*get_comm_handle)(mqs_process *, mqs_taddr_t *); /* mqd's extensions */
     int (*get_operation_info)(mqs_process *, unsigned *, mqs_taddr_t *);
     int (*get_process_state)(mqs_process *, unsigned *);
+    int (*get_request_info)(mqs_process *, mqs_taddr_t, mqd_request_info *);
+    int (*get_comm_nbc_tag)(mqs_process *, mqs_taddr_t, mqs_tword_t *);
     int (*setup_job)(mqs_job *, const mqs_job_callbacks *);
     int (*destroy_job_info)(mqs_job_info *);
     int (*set_process_identity)(mqs_process *, int);

@@ -43,6 +43,7 @@
 #include "target/image.h"
 #include "protocol/loader.h"
 #include "target/memory.h"
+#include "target/where.h"
 
 #include <limits.h>
 #include <pthread.h>
@@ -60,6 +61,7 @@ struct dll_image {
 struct target {
     struct mqdh_process *out; /* its record: the session's dump's */
     struct mqdh_stack *stack; /* its threads, unwound: the dump's too */
+    struct mqdh_requests *requests; /* its MPI_Wait*'s requests: the dump's too */
     struct dll_image dll_image;
     struct mqdh__image elf; /* its ELF objects, symbols and types (image.h) */
     int elf_open;          /* elf is open: close it */
@@ -74,6 +76,9 @@ struct target {
     /* Its DLL crashed or ran out of time on it: its DLL state is left as
      * it is (never destroyed), the DLL perhaps mid-way through it. */
     int abandoned;
+    /* The requests of its MPI_Wait* call, read where it is (locate): the
+     * DLL says what they are once its queues are read. */
+    struct mqdh__request_handles handles;
 };
 
 /* mqs_job: every process dumped together. */

@@ -165,17 +165,11 @@ static int read_group(struct target *p, struct mqdh_comm *c)
     return 0;
 }
 
-int mqdh__proto_read(struct target *p)
+/* Every communicator of the process, with its queues, group and handle. */
+static int read_comms(struct target *p)
 {
     mqs_process *mp = (mqs_process *)p;
-    int rc = DLL(p, update_communicator_list, mp);
-    if (rc != mqs_ok)
-        return dll_fail(p, "mqs_update_communicator_list", rc);
-    unsigned state = 0;
-    if (p->dll->get_process_state &&
-        DLL_EXT(p, get_process_state, "mqd_get_process_state", mp, &state) == mqs_ok)
-        p->out->mpi_finalized = (state & MQD_PROC_FINALIZED) != 0;
-    rc = DLL(p, setup_communicator_iterator, mp);
+    int rc = DLL(p, setup_communicator_iterator, mp);
     if (rc == mqs_end_of_list)
         return MQDH_OK;
     if (rc != mqs_ok)
@@ -218,6 +212,111 @@ int mqdh__proto_read(struct target *p)
     mqdh__process_error(p->out, "more than %d communicators: the list is probably corrupt",
                         MQDH__MAX_LIST);
     return MQDH_E_DLL;
+}
+
+/*
+ * The requests of the process's MPI_Wait* call (p->handles, read where it
+ * is), as its DLL says they are (mqd_get_request_info, an mqd extension),
+ * into p->requests; each named by the communicator it shows.  A DLL
+ * without the extension, or requests not read, leave why.
+ */
+static int decode_requests(struct target *p)
+{
+    struct mqdh_requests *r = p->requests;
+    const struct mqdh__request_handles *h = &p->handles;
+    if (!r || h->n == 0)
+        return MQDH_OK;
+    mqdh__requests_clear(r);
+    if (h->n < 0 || !p->dll->get_request_info) {
+        r->n = -1;
+        r->why = strdup(h->n < 0 ? h->why : "the DLL cannot say what a request is");
+        return r->why ? MQDH_OK : MQDH_E_NOMEM;
+    }
+    if (!(r->v = calloc((size_t)h->n, sizeof *r->v)))
+        return MQDH_E_NOMEM;
+    r->n = h->n;
+    for (int i = 0; i < h->n; i++) {
+        struct mqdh_request *q = &r->v[i];
+        mqd_request_info info;
+        q->handle = h->h[i];
+        q->comm = -1;
+        int rc = DLL_EXT(p, get_request_info, "mqd_get_request_info", (mqs_process *)p,
+                         h->h[i], &info);
+        info.text[sizeof info.text - 1] = '\0';
+        memcpy(q->text, info.text, sizeof q->text);
+        if (rc != mqs_ok) {
+            /* the DLL's reason, else its error's */
+            if (!r->why && asprintf(&r->why, "request 0x%x: %s", h->h[i],
+                                    info.text[0] ? info.text : mqdh__dll_strerror(p->dll, rc)) < 0)
+                r->why = NULL;
+            continue;
+        }
+        q->decoded = 1;
+        q->kind = (enum mqdh_request_kind)info.kind;
+        q->done = info.state != MQD_REQ_PENDING;
+        for (int c = 0; (info.known & MQD_REQ_KNOWN_COMM) && c < p->out->ncomms; c++)
+            if (p->out->comms[c].unique_id == info.comm)
+                q->comm = c;
+        q->peer_known = (info.known & MQD_REQ_KNOWN_PEER) != 0;
+        q->tag_known = (info.known & MQD_REQ_KNOWN_TAG) != 0;
+        q->peer_local = info.peer_local;
+        q->peer_global = info.peer_global;
+        q->tag = info.tag;
+        q->sched_tag = info.known & MQD_REQ_KNOWN_SCHED_TAG ? info.sched_tag : -1;
+        q->sched_receives = (info.known & MQD_REQ_SCHED_RECEIVES) != 0;
+        q->address = info.request;
+    }
+    return MQDH_OK;
+}
+
+/*
+ * The tag each of the process's communicators' next nonblocking collective
+ * will take (mqd_get_comm_nbc_tag, an mqd extension), into
+ * p->requests->nbc_next_tag, -1 where the DLL does not say: how another
+ * member's request tells that this process has not started its instance.
+ * Left NULL without the extension or any answer.
+ */
+static int read_nbc_tags(struct target *p)
+{
+    struct mqdh_requests *r = p->requests;
+    int n = p->out->ncomms, any = 0;
+    if (!r || n <= 0 || !p->dll->get_comm_nbc_tag)
+        return MQDH_OK;
+    long *t = malloc((size_t)n * sizeof *t);
+    if (!t)
+        return MQDH_E_NOMEM;
+    for (int c = 0; c < n; c++) {
+        mqs_tword_t v = -1;
+        int rc = DLL_EXT(p, get_comm_nbc_tag, "mqd_get_comm_nbc_tag", (mqs_process *)p,
+                         p->out->comms[c].unique_id, &v);
+        t[c] = rc == mqs_ok && v >= 0 ? (long)v : -1;
+        any |= t[c] >= 0;
+    }
+    if (!any) {
+        free(t);
+        return MQDH_OK;
+    }
+    free(r->nbc_next_tag);
+    r->nbc_next_tag = t;
+    r->nbc_ncomms = n;
+    return MQDH_OK;
+}
+
+int mqdh__proto_read(struct target *p)
+{
+    mqs_process *mp = (mqs_process *)p;
+    int rc = DLL(p, update_communicator_list, mp);
+    if (rc != mqs_ok)
+        return dll_fail(p, "mqs_update_communicator_list", rc);
+    unsigned state = 0;
+    if (p->dll->get_process_state &&
+        DLL_EXT(p, get_process_state, "mqd_get_process_state", mp, &state) == mqs_ok)
+        p->out->mpi_finalized = (state & MQD_PROC_FINALIZED) != 0;
+    if ((rc = read_comms(p)) != MQDH_OK)
+        return rc;
+    if ((rc = decode_requests(p)) != MQDH_OK)
+        return rc;
+    return read_nbc_tags(p);
 }
 
 /*
@@ -280,7 +379,9 @@ static void locate(struct target *p)
     p->out->where_function = strdup(w.function[0] ? w.function : "??");
     p->out->where_file = w.file[0] ? strdup(w.file) : NULL;
     p->out->where_line = w.line;
-    p->out->where_args = w.args;
+    p->out->where_args = w.args & (MQDH_ARG_SOURCE | MQDH_ARG_DEST | MQDH_ARG_TAG |
+                                   MQDH_ARG_ROOT | MQDH_ARG_COMM);
+    p->handles = w.handles;
     p->out->where_source = w.source;
     p->out->where_dest = w.dest;
     p->out->where_tag = w.tag;
@@ -360,7 +461,9 @@ int mqdh__proto_setup(struct target *p)
     char *pmsg = NULL;
     rc = DLL(p, process_has_queues, mp, &pmsg);
     if (rc != mqs_ok) {
-        mqdh__process_error(p->out, "process %d has no message queues: %s%s%s", (int)p->out->pid,
+        /* Named by its program, as the image's reason is: the ranks of a
+         * job that share the reason read as one line (analyze.c). */
+        mqdh__process_error(p->out, "%s has no message queues: %s%s%s", p->elf.exe_path,
                             mqdh__dll_strerror(p->dll, rc), pmsg ? ": " : "", pmsg ? pmsg : "");
         return MQDH_E_NO_QUEUES;
     }

@@ -27,7 +27,23 @@
  * one level out).
  */
 
-const char *const mqdh__arg_names[MQDH__NARGS] = {"source", "dest", "tag", "root", "comm"};
+const char *const mqdh__arg_names[MQDH__NARGS] = {"source", "dest", "tag", "root",
+                                                  "comm",   "count", "request"};
+
+/* The argument a parameter named name is (mqdh__arg_names' index), or -1:
+ * MPICH's bindings name MPI_Waitall's requests array_of_requests and
+ * MPI_Waitsome's count incount. */
+static int arg_of_name(const char *name)
+{
+    if (strcmp(name, "array_of_requests") == 0)
+        name = "request";
+    else if (strcmp(name, "incount") == 0)
+        name = "count";
+    for (int a = 0; a < MQDH__NARGS; a++)
+        if (strcmp(name, mqdh__arg_names[a]) == 0)
+            return a;
+    return -1;
+}
 
 /*
  * The registers a call preserves, which alone an outer frame can have
@@ -502,6 +518,12 @@ void mqdh__store_arg(struct mqdh__where *w, unsigned bit, Dwarf_Word v, int size
     case MQDH_ARG_COMM:
         w->comm = u; /* a handle: its bits, as wide as the type */
         break;
+    case MQDH__ARG_COUNT:
+        w->count = s;
+        break;
+    case MQDH__ARG_REQUEST:
+        w->request = u; /* an address: MPI_Request *, or the array */
+        break;
     }
 }
 
@@ -566,10 +588,7 @@ static void scope_args(struct mqdh__eval *e, struct mqdh__where *w, Dwarf_Die *s
             continue;
         Dwarf_Attribute na, la;
         const char *name = dwarf_formstring(dwarf_attr_integrate(&child, DW_AT_name, &na));
-        int k = -1;
-        for (int a = 0; name && a < MQDH__NARGS; a++)
-            if (strcmp(name, mqdh__arg_names[a]) == 0)
-                k = a;
+        int k = name ? arg_of_name(name) : -1;
         unsigned bit = k >= 0 ? 1u << k : 0;
         if (!bit || (w->args & bit))
             continue;

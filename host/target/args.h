@@ -14,8 +14,12 @@
 #include <elfutils/libdwfl.h>
 #include <stdint.h>
 
-/* The arguments read, MQDH_ARG_* bit 1 << k for the k-th: their names. */
-enum { MQDH__NARGS = 5 };
+/* The arguments read, MQDH_ARG_* bit 1 << k for the k-th: their names
+ * (the last two, count and request, MQDH__ARG_COUNT and MQDH__ARG_REQUEST,
+ * are the host's own: MPI_Wait*'s, read for the requests behind them). */
+enum { MQDH__NARGS = 7 };
+#define MQDH__ARG_COUNT 0x20u
+#define MQDH__ARG_REQUEST 0x40u
 extern const char *const mqdh__arg_names[MQDH__NARGS];
 
 /* Registers kept of a frame, in DWARF's numbering: x86-64's 0-16,

@@ -26,52 +26,57 @@
 
 /*
  * Where the MPI standard's C bindings (MPI 4.0, section 19 and the
- * chapters' prototypes) take source, dest, tag, root and comm: the
- * 0-based position of each, -1 for none, for the calls the analysis
- * reads (match.c).  MPI_Sendrecv's sendtag and recvtag are not "tag", as
- * in MPICH's own DWARF (args.c reads parameters by name).
+ * chapters' prototypes) take source, dest, tag, root and comm (and
+ * MPI_Wait*'s count and requests): the 0-based position of each, -1 for
+ * none, for the calls the analysis reads (match.c).  MPI_Sendrecv's
+ * sendtag and recvtag are not "tag", as in MPICH's own DWARF (args.c reads
+ * parameters by name).
  */
 static const struct {
     const char *call;
-    signed char at[MQDH__NARGS]; /* source, dest, tag, root, comm */
+    signed char at[MQDH__NARGS]; /* source, dest, tag, root, comm, count, request */
 } prototypes[] = {
-    {"MPI_Send", {-1, 3, 4, -1, 5}},
-    {"MPI_Ssend", {-1, 3, 4, -1, 5}},
-    {"MPI_Rsend", {-1, 3, 4, -1, 5}},
-    {"MPI_Bsend", {-1, 3, 4, -1, 5}},
-    {"MPI_Recv", {3, -1, 4, -1, 5}},
-    {"MPI_Sendrecv", {8, 3, -1, -1, 10}},
-    {"MPI_Sendrecv_replace", {5, 3, -1, -1, 7}},
-    {"MPI_Probe", {0, -1, 1, -1, 2}},
-    {"MPI_Mprobe", {0, -1, 1, -1, 2}},
-    {"MPI_Barrier", {-1, -1, -1, -1, 0}},
-    {"MPI_Bcast", {-1, -1, -1, 3, 4}},
-    {"MPI_Reduce", {-1, -1, -1, 5, 6}},
-    {"MPI_Gather", {-1, -1, -1, 6, 7}},
-    {"MPI_Gatherv", {-1, -1, -1, 7, 8}},
-    {"MPI_Scatter", {-1, -1, -1, 6, 7}},
-    {"MPI_Scatterv", {-1, -1, -1, 7, 8}},
-    {"MPI_Allreduce", {-1, -1, -1, -1, 5}},
-    {"MPI_Allgather", {-1, -1, -1, -1, 6}},
-    {"MPI_Allgatherv", {-1, -1, -1, -1, 7}},
-    {"MPI_Alltoall", {-1, -1, -1, -1, 6}},
-    {"MPI_Alltoallv", {-1, -1, -1, -1, 8}},
-    {"MPI_Alltoallw", {-1, -1, -1, -1, 8}},
-    {"MPI_Reduce_scatter", {-1, -1, -1, -1, 5}},
-    {"MPI_Reduce_scatter_block", {-1, -1, -1, -1, 5}},
-    {"MPI_Scan", {-1, -1, -1, -1, 5}},
-    {"MPI_Exscan", {-1, -1, -1, -1, 5}},
-    {"MPI_Neighbor_allgather", {-1, -1, -1, -1, 6}},
-    {"MPI_Neighbor_allgatherv", {-1, -1, -1, -1, 7}},
-    {"MPI_Neighbor_alltoall", {-1, -1, -1, -1, 6}},
-    {"MPI_Neighbor_alltoallv", {-1, -1, -1, -1, 8}},
-    {"MPI_Neighbor_alltoallw", {-1, -1, -1, -1, 8}},
-    {"MPI_Comm_dup", {-1, -1, -1, -1, 0}},
-    {"MPI_Comm_dup_with_info", {-1, -1, -1, -1, 0}},
-    {"MPI_Comm_split", {-1, -1, -1, -1, 0}},
-    {"MPI_Comm_split_type", {-1, -1, -1, -1, 0}},
-    {"MPI_Comm_create", {-1, -1, -1, -1, 0}},
-    {"MPI_Abort", {-1, -1, -1, -1, 0}},
+    {"MPI_Send", {-1, 3, 4, -1, 5, -1, -1}},
+    {"MPI_Ssend", {-1, 3, 4, -1, 5, -1, -1}},
+    {"MPI_Rsend", {-1, 3, 4, -1, 5, -1, -1}},
+    {"MPI_Bsend", {-1, 3, 4, -1, 5, -1, -1}},
+    {"MPI_Recv", {3, -1, 4, -1, 5, -1, -1}},
+    {"MPI_Sendrecv", {8, 3, -1, -1, 10, -1, -1}},
+    {"MPI_Sendrecv_replace", {5, 3, -1, -1, 7, -1, -1}},
+    {"MPI_Probe", {0, -1, 1, -1, 2, -1, -1}},
+    {"MPI_Mprobe", {0, -1, 1, -1, 2, -1, -1}},
+    {"MPI_Barrier", {-1, -1, -1, -1, 0, -1, -1}},
+    {"MPI_Bcast", {-1, -1, -1, 3, 4, -1, -1}},
+    {"MPI_Reduce", {-1, -1, -1, 5, 6, -1, -1}},
+    {"MPI_Gather", {-1, -1, -1, 6, 7, -1, -1}},
+    {"MPI_Gatherv", {-1, -1, -1, 7, 8, -1, -1}},
+    {"MPI_Scatter", {-1, -1, -1, 6, 7, -1, -1}},
+    {"MPI_Scatterv", {-1, -1, -1, 7, 8, -1, -1}},
+    {"MPI_Allreduce", {-1, -1, -1, -1, 5, -1, -1}},
+    {"MPI_Allgather", {-1, -1, -1, -1, 6, -1, -1}},
+    {"MPI_Allgatherv", {-1, -1, -1, -1, 7, -1, -1}},
+    {"MPI_Alltoall", {-1, -1, -1, -1, 6, -1, -1}},
+    {"MPI_Alltoallv", {-1, -1, -1, -1, 8, -1, -1}},
+    {"MPI_Alltoallw", {-1, -1, -1, -1, 8, -1, -1}},
+    {"MPI_Reduce_scatter", {-1, -1, -1, -1, 5, -1, -1}},
+    {"MPI_Reduce_scatter_block", {-1, -1, -1, -1, 5, -1, -1}},
+    {"MPI_Scan", {-1, -1, -1, -1, 5, -1, -1}},
+    {"MPI_Exscan", {-1, -1, -1, -1, 5, -1, -1}},
+    {"MPI_Neighbor_allgather", {-1, -1, -1, -1, 6, -1, -1}},
+    {"MPI_Neighbor_allgatherv", {-1, -1, -1, -1, 7, -1, -1}},
+    {"MPI_Neighbor_alltoall", {-1, -1, -1, -1, 6, -1, -1}},
+    {"MPI_Neighbor_alltoallv", {-1, -1, -1, -1, 8, -1, -1}},
+    {"MPI_Neighbor_alltoallw", {-1, -1, -1, -1, 8, -1, -1}},
+    {"MPI_Comm_dup", {-1, -1, -1, -1, 0, -1, -1}},
+    {"MPI_Comm_dup_with_info", {-1, -1, -1, -1, 0, -1, -1}},
+    {"MPI_Comm_split", {-1, -1, -1, -1, 0, -1, -1}},
+    {"MPI_Comm_split_type", {-1, -1, -1, -1, 0, -1, -1}},
+    {"MPI_Comm_create", {-1, -1, -1, -1, 0, -1, -1}},
+    {"MPI_Abort", {-1, -1, -1, -1, 0, -1, -1}},
+    {"MPI_Wait", {-1, -1, -1, -1, -1, -1, 0}},
+    {"MPI_Waitall", {-1, -1, -1, -1, -1, 0, 1}},
+    {"MPI_Waitany", {-1, -1, -1, -1, -1, 0, 1}},
+    {"MPI_Waitsome", {-1, -1, -1, -1, -1, 0, 1}},
 };
 
 /* An int argument's size: 32 bits on every platform mqd unwinds (LP64,
@@ -113,6 +118,11 @@ static enum flavour mpi_flavour(struct mqdh__image *im)
     if (mqdh__image_symbol(im, "ompi_mpi_comm_world", 0, &a, NULL) == 0)
         return FLAVOUR_OPEN_MPI;
     return FLAVOUR_UNKNOWN;
+}
+
+int mqdh__requests_are_ints(struct mqdh__image *im)
+{
+    return mpi_flavour(im) == FLAVOUR_MPICH;
 }
 
 long mqdh__proc_null(struct mqdh__image *im)
@@ -351,7 +361,9 @@ static unsigned read_site(struct reading *r, struct mqdh__image *im, struct mqdh
         int pos = prototypes[p].at[k], is_value;
         if (!(wanted & bit))
             continue;
-        int size = bit == MQDH_ARG_COMM ? comm_size(&callee, pos, im, e.addr_size) : INT_SIZE;
+        int size = bit == MQDH_ARG_COMM      ? comm_size(&callee, pos, im, e.addr_size)
+                   : bit == MQDH__ARG_REQUEST ? e.addr_size
+                                              : INT_SIZE;
         Dwarf_Die param;
         Dwarf_Attribute value;
         Dwarf_Word v;
@@ -399,6 +411,81 @@ static const char *library_why(const struct mqdh__lib_args *lib, int k, char *bu
     return "";
 }
 
+/*
+ * Is v, read from a frame's stack, a communicator of im's MPI?  MPICH's is
+ * a handle whose object kind is a communicator's (src/include/
+ * mpir_objects.h: bits 26-29, 0x1) and whose kind is one (builtin, direct,
+ * indirect: bits 30-31 not 0); Open MPI's a pointer, taken only where it is
+ * a predefined communicator's object.  A stale or reused slot is most
+ * unlikely to pass.
+ */
+static int is_comm_value(struct mqdh__image *im, uint64_t v)
+{
+    switch (mpi_flavour(im)) {
+    case FLAVOUR_MPICH:
+        return v <= 0xffffffffu && (v & 0x3c000000u) == 0x04000000u && (v >> 30) != 0;
+    case FLAVOUR_OPEN_MPI:
+        return mqdh__comm_name(im, v) != NULL;
+    case FLAVOUR_UNKNOWN:
+        break;
+    }
+    return 0;
+}
+
+/*
+ * The arguments of w->call passed on the stack (after abi's registers)
+ * that neither the library's DWARF nor the call site gave (wanted): read
+ * from the slots the System V and AAPCS64 conventions put them in, at the
+ * caller's stack pointer as the call left it (the callee's CFA), which the
+ * caller made the call to the MPI entry point itself (its frame the one
+ * outside the entry point's: direct).  The callee owns those slots and
+ * might have written over them, so a value is taken only if it
+ * validates: comm a communicator of this MPI, root a rank (0 to 2^24)
+ * and only beside a comm that validated from the same slots or known
+ * otherwise.  The analysis checks roots against the communicator's size.
+ * Returns the MQDH_ARG_* bits read; r->why says why the others were not.
+ */
+static unsigned read_stack(struct reading *r, struct mqdh__image *im, struct mqdh__mem *mem,
+                           const struct mqdh__frame *caller, int direct, int p, unsigned wanted)
+{
+    int machine;
+    const struct abi *abi = caller ? abi_of(caller->file, &machine) : NULL;
+    unsigned read = 0;
+    if (!abi || !mem || !direct || !(caller->have & (UINT64_C(1) << abi->sp)))
+        return 0;
+    int big = 0;
+    GElf_Ehdr eh;
+    if (caller->file->elf && gelf_getehdr(caller->file->elf, &eh))
+        big = eh.e_ident[EI_DATA] == ELFDATA2MSB;
+    /* comm first: a root is taken only beside a valid one */
+    static const int order[] = {4, 0, 1, 2, 3, 5, 6};
+    for (int i = 0; i < MQDH__NARGS; i++) {
+        int k = order[i], pos = prototypes[p].at[k];
+        unsigned bit = 1u << k;
+        if (!(wanted & bit) || pos < abi->nregs)
+            continue;
+        int size = bit == MQDH_ARG_COMM ? (mpi_flavour(im) == FLAVOUR_OPEN_MPI ? 8 : INT_SIZE)
+                                        : INT_SIZE;
+        uint64_t slot = caller->regs[abi->sp] + (uint64_t)((pos - abi->nregs) * abi->slot), v;
+        if (mqdh__mem_read_word(mem, slot, size, big, &v) != 0)
+            continue;
+        long sv = (long)(int32_t)(uint32_t)v;
+        int ok = bit == MQDH_ARG_COMM ? is_comm_value(im, v)
+                 : bit == MQDH_ARG_ROOT ? sv >= 0 && sv < (1L << 24) &&
+                                              (r->w->args & MQDH_ARG_COMM)
+                                        : 1;
+        if (!ok) {
+            say(r->why[k], sizeof r->why[k], "its stack slot (the %dth argument) holds %#llx, "
+                "which is no %s: the call may have reused it", pos + 1, (unsigned long long)v,
+                bit == MQDH_ARG_COMM ? "communicator" : "rank");
+            continue;
+        }
+        mqdh__store_arg(r->w, bit, v, size);
+        read |= bit;
+    }
+    return read;
+}
+
 void mqdh__callsite_args(struct mqdh__where *w, struct mqdh__image *im, struct mqdh__mem *mem,
                          const struct mqdh__frame *caller, const struct mqdh__frame *outer,
                          const struct mqdh__lib_args *lib, int lib_outer_is_caller)
@@ -417,14 +504,22 @@ void mqdh__callsite_args(struct mqdh__where *w, struct mqdh__image *im, struct m
         say(place, sizeof place, "the call site in %s", w->function);
     r.place = place;
     unsigned from_site = wanted ? read_site(&r, im, mem, caller, outer, p, wanted) : 0;
+    unsigned from_stack =
+        wanted & ~from_site ? read_stack(&r, im, mem, caller, lib_outer_is_caller, p,
+                                         wanted & ~from_site)
+                            : 0;
     int by_site = from_site || (lib_outer_is_caller && (lib->via_outer & from_lib));
+    const char *stack = from_stack ? " and its caller's stack" : "";
     if (from_lib && by_site)
-        say(w->args_from, sizeof w->args_from, "the MPI library's debug information and %s",
-                 place);
+        say(w->args_from, sizeof w->args_from, "the MPI library's debug information and %s%s",
+                 place, stack);
     else if (from_lib)
-        say(w->args_from, sizeof w->args_from, "the MPI library's debug information");
+        say(w->args_from, sizeof w->args_from, "the MPI library's debug information%s", stack);
     else if (by_site)
-        say(w->args_from, sizeof w->args_from, "%s", place);
+        say(w->args_from, sizeof w->args_from, "%s%s", place, stack);
+    else if (from_stack)
+        say(w->args_from, sizeof w->args_from, "its caller's stack (%s)", place);
+    from_site |= from_stack;
     if (!wanted)
         return; /* the library's reasons stand */
     w->args_why[0] = '\0';

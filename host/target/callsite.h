@@ -39,6 +39,10 @@ void mqdh__callsite_args(struct mqdh__where *w, struct mqdh__image *im, struct m
  */
 const char *mqdh__comm_name(struct mqdh__image *im, uint64_t comm);
 
+/* Are the MPI_Request handles of the MPI that im runs ints (MPICH's), which
+ * a DLL can decode (mqd_get_request_info)?  Open MPI's are pointers. */
+int mqdh__requests_are_ints(struct mqdh__image *im);
+
 /*
  * MPI_PROC_NULL of the MPI that im runs (MPICH -1, Open MPI -2; their
  * MPI_ANY_SOURCE is the other), or 0 if which MPI it is is not known.

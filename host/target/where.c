@@ -300,6 +300,50 @@ static int frame_cb(Dwfl_Frame *frame, void *arg)
 }
 
 /*
+ * MPI_Wait, MPI_Waitall, MPI_Waitany, MPI_Waitsome: the handles of the
+ * requests the call was given, read where the program keeps them (its
+ * request argument: one for MPI_Wait, count for the others), as ints
+ * (MPICH's MPI_Request); at most MQDH__MAX_REQUESTS.  The call has not
+ * changed them: MPI sets a handle to MPI_REQUEST_NULL only as the call
+ * returns.  w->handles.n -1 with its why if not read.
+ */
+static void read_requests(struct walk *k)
+{
+    struct mqdh__where *w = k->w;
+    static const char *const waits[] = {"MPI_Wait", "MPI_Waitall", "MPI_Waitany",
+                                        "MPI_Waitsome"};
+    int which = -1;
+    for (int i = 0; i < 4; i++)
+        if (strcmp(w->call, waits[i]) == 0)
+            which = i;
+    long n = which == 0 ? 1 : w->count;
+    const char *why = NULL;
+    if (which < 0)
+        return;
+    w->handles.n = -1;
+    if (!mqdh__requests_are_ints(k->im))
+        why = "its MPI's requests are not MPICH's handles";
+    else if (!(w->args & MQDH__ARG_REQUEST) || (which > 0 && !(w->args & MQDH__ARG_COUNT)))
+        why = w->args_why[0] ? w->args_why : "its arguments were not read";
+    else if (n < 0 || n > MQDH__MAX_REQUESTS)
+        why = "it waits on more requests than mqd reads";
+    else if (!k->mem)
+        why = "its memory cannot be read";
+    for (long i = 0; !why && i < n; i++) {
+        uint64_t v;
+        if (mqdh__mem_read_word(k->mem, w->request + 4 * (uint64_t)i, 4, k->im->big_endian,
+                                &v) != 0)
+            why = "the program's requests could not be read";
+        w->handles.h[i] = (uint32_t)v;
+    }
+    if (why) {
+        snprintf(w->handles.why, sizeof w->handles.why, "%s", why);
+        return;
+    }
+    w->handles.n = (int)n;
+}
+
+/*
  * The call's arguments, once the walk has passed the frames they are read
  * in: the MPI library's DWARF first, then the caller's call site; and the
  * predefined communicator its comm argument is.
@@ -312,6 +356,7 @@ static void read_call_args(struct walk *k)
         mqdh__read_args(w, k->mem, &k->entry[0], k->nentry > 1 ? &k->entry[1] : NULL, &lib);
     mqdh__callsite_args(w, k->im, k->mem, k->ncaller ? &k->caller[0] : NULL,
                         k->ncaller > 1 ? &k->caller[1] : NULL, &lib, k->entry_outer_is_caller);
+    read_requests(k);
     const char *comm = w->args & MQDH_ARG_COMM ? mqdh__comm_name(k->im, w->comm) : NULL;
     if (comm)
         snprintf(w->comm_name, sizeof w->comm_name, "%s", comm);

@@ -17,6 +17,17 @@
  * a loop or a corrupt stack ends there (threads: MQDH__MAX_THREADS). */
 enum { MQDH__MAX_FRAMES = 512 };
 
+/* The requests of one MPI_Wait* call that are read, at most. */
+enum { MQDH__MAX_REQUESTS = 64 };
+
+/* The handles of the requests an MPI_Wait* call was given, as read from
+ * the program (n of them; -1: not read, why says why; 0: not such a call). */
+struct mqdh__request_handles {
+    int n;
+    uint32_t h[MQDH__MAX_REQUESTS];
+    char why[400];
+};
+
 struct mqdh__where {
     pid_t tid;          /* the thread in MPI; 0 if none is */
     char call[64];      /* "MPI_Waitall" (from MPI_ or PMPI_ frames) */
@@ -34,6 +45,12 @@ struct mqdh__where {
     unsigned args;
     long source, dest, tag, root;
     uint64_t comm;
+    /* MPI_Wait*'s (MQDH__ARG_COUNT, MQDH__ARG_REQUEST): how many requests,
+     * and where the program keeps them (MPI_Request *); then their
+     * handles, read from there. */
+    long count;
+    uint64_t request;
+    struct mqdh__request_handles handles;
     char args_why[384];
     char args_from[320];
     char comm_name[32];

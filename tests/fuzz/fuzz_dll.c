@@ -139,6 +139,13 @@ static void walk(mqs_process *p)
         mqs_taddr_t h;
         if (dll->get_comm_handle)
             check_code(dll->get_comm_handle(p, &h));
+        mqs_tword_t nbc = 0;
+        if (dll->get_comm_nbc_tag) {
+            int trc = dll->get_comm_nbc_tag(p, c.unique_id, &nbc);
+            check_code(trc);
+            if (trc == mqs_ok && nbc < 287)
+                finding("a next nonblocking collective's tag below MPICH's first");
+        }
         for (int q = 0; q < 3; q++) {
             int qrc = dll->setup_operation_iterator(p, q);
             check_code(qrc);
@@ -158,6 +165,16 @@ static void walk(mqs_process *p)
         }
         rc = dll->next_communicator(p);
         check_code(rc);
+    }
+    /* The requests behind a few handles: the first of pool 0's blocks (the
+     * synthetic target's), the null and a pre-completed one, none at all. */
+    static const unsigned handles[] = {0xec000000u, 0xec000001u, 0xec000005u, 0xec100000u,
+                                       0x6c000002u, 0x2c000000u, 0x84000001u, 0xac000000u};
+    for (size_t i = 0; dll->get_request_info && i < sizeof handles / sizeof handles[0]; i++) {
+        mqd_request_info info;
+        check_code(dll->get_request_info(p, handles[i], &info));
+        if (memchr(info.text, '\0', sizeof info.text) == NULL)
+            finding("a request's text without its terminator");
     }
 }
 
@@ -220,7 +237,7 @@ static void build(struct synth *s, struct input *in, unsigned flags, int world_r
         comms[nc++] = synth_comm(s, 0x84000000u + i, 32 + 16 * i, 2, (int)(i & 1),
                                  i & 1 ? "" : "mqd-fuzz", i & 2 ? half : pair);
     if (flags & 1)
-        comms[nc++] = synth_intercomm(s, 0x84000100u, 200, 2, 0, 2, "mqd-inter", half);
+        comms[nc++] = synth_intercomm(s, 0x84000007u, 200, 2, 0, 2, "mqd-inter", half);
     synth_comm_list(s, comms, nc, nc);
     unsigned counts = byte(in);
     uint64_t reqs[8];
@@ -334,8 +351,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     struct input in = {data, size};
     unsigned kind = byte(&in), flags = byte(&in);
-    enum synth_gen gen = (enum synth_gen)(kind % 5);
-    int big = kind >> 3 & 1, ptr = kind & 0x10 ? 4 : 8, ompi = (kind & 7) >= 5;
+    /* kind & 7: 6 and 7 Open MPI's target, else MPICH's generation kind % 6 */
+    enum synth_gen gen = (enum synth_gen)(kind % 6);
+    int big = kind >> 3 & 1, ptr = kind & 0x10 ? 4 : 8, ompi = (kind & 7) >= 6;
     synth_host_kind((enum synth_host_kind)((kind >> 5 & 3) % 3));
     dll = ompi ? ompi_dll : mpich_dll;
     struct synth *s = ompi ? synth_ompi_new(big, ptr, flags & 4 ? "ucx" : "ob1", 1, 4)
