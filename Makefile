@@ -141,7 +141,7 @@ HOST_TARGET   := attach memory proc files debugfile image types pc args callsite
 HOST_PROTOCOL := loader guard callbacks choose protocol identity
 HOST_JOB      := session launcher procjob owner hosts remote agent_command agent_result \
                  result_write result_fields \
-                 result_read saved
+                 result_read result_requests saved
 HOST_ANALYSIS := analyze match waits waits_p2p waits_coll waitreq calls cycles explain \
                  calltree watch
 HOST_SRCS := $(HOST_BASE:%=host/base/%.c) $(HOST_TARGET:%=host/target/%.c) \

@@ -102,6 +102,24 @@ static struct mqdh_dump *sample_dump(void)
                                        MQDH_FRAME_MPI};
     t->frames[2] = (struct mqdh_frame){0x401000, strdup("solve"), strdup("/path with spaces/app%1"),
                                        strdup("src/solve.c"), 42, 1, MQDH_FRAME_USER};
+    /* Process 0's requests were not read; process 1 waits on two, one of
+     * them not decoded, and knows its communicator's next collective tag. */
+    d->requests = calloc(2, sizeof *d->requests);
+    d->requests[0].n = -1;
+    d->requests[0].why = strdup("its arguments were not read");
+    struct mqdh_requests *rq = &d->requests[1];
+    rq->n = 2;
+    rq->v = calloc(2, sizeof *rq->v);
+    rq->v[0] = (struct mqdh_request){.handle = 0xac000001, .decoded = 1, .kind = MQDH_REQ_RECV,
+                                     .comm = 0, .peer_known = 1, .tag_known = 1,
+                                     .peer_local = -1, .peer_global = -1, .tag = 7,
+                                     .sched_tag = -1, .address = 0x7f0000002000ULL};
+    snprintf(rq->v[0].text, sizeof rq->v[0].text, "receive from ANY tag 7");
+    rq->v[1] = (struct mqdh_request){.handle = 0xac000002, .comm = -1, .sched_tag = 288,
+                                     .sched_receives = 1};
+    rq->nbc_ncomms = 1;
+    rq->nbc_next_tag = malloc(sizeof *rq->nbc_next_tag);
+    rq->nbc_next_tag[0] = 289;
     return d;
 }
 
@@ -180,6 +198,14 @@ static void same_dump(const struct mqdh_dump *a, const struct mqdh_dump *b)
             assert_memory_equal(&c->queues[MQDH_RECEIVES].ops[k], &e->queues[MQDH_RECEIVES].ops[k],
                                 sizeof(struct mqdh_op));
         same_stack(&a->stacks[i], &b->stacks[i]);
+        const struct mqdh_requests *r = &a->requests[i], *t = &b->requests[i];
+        assert_int_equal(r->n, t->n);
+        same_str(r->why, t->why);
+        for (int k = 0; k < r->n; k++)
+            assert_memory_equal(&r->v[k], &t->v[k], sizeof r->v[k]);
+        assert_int_equal(r->nbc_ncomms, t->nbc_ncomms);
+        for (int k = 0; k < r->nbc_ncomms; k++)
+            assert_int_equal(r->nbc_next_tag[k], t->nbc_next_tag[k]);
     }
 }
 
@@ -267,6 +293,22 @@ static void test_result__bad_records_name_their_line(void **state)
         {"mqd-result 1\ndump 1 1 1\np 5 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0\nt 5 1 -1 - -\n"
          "f 1 0 3 0 -1 - -\n",
          "line 5: kind '3' is not a number from 0 to 2"},
+        {"mqd-result 1\ndump 1 1 1\np 5 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n"
+         "r 1 1 2 0 -1 0 0 0 0 0 -1 0 0 -\nend 1\n",
+         "line 4: a request outside an rq record's"},
+        {"mqd-result 1\ndump 1 1 1\np 5 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0\nrq 1 -\n"
+         "r 1 1 2 0 0 0 0 0 0 0 -1 0 0 -\nend 1\n",
+         "line 5: communicator '0' is not a number from -1 to -1"},
+        {"mqd-result 1\ndump 1 1 1\np 5 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0\nrq 2 -\n"
+         "r 1 1 2 0 -1 0 0 0 0 0 -1 0 0 -\nend 1\n",
+         "line 6: the rq record counts 2 requests, and 1 came"},
+        {"mqd-result 1\ndump 1 1 1\np 5 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0\nrq 1 -\n"
+         "r 1 1 2 0 -1 0 0 0 0 0 -1 0 0 -\nr 1 1 2 0 -1 0 0 0 0 0 -1 0 0 -\n",
+         "line 6: more requests than the rq record's 1"},
+        {"mqd-result 1\ndump 1 1 1\np 5 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0\nrq 65 -\n",
+         "line 4: requests '65' is not a number from -1 to 64"},
+        {"mqd-result 1\ndump 1 1 1\np 5 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0\nnbc 1 287\n",
+         "line 4: communicators '1' is not a number from 0 to 0"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         struct mqdh_dump *back = NULL;

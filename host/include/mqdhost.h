@@ -447,9 +447,10 @@ struct mqdh_dump {
      * its layout within MQDH_VERSION 3. */
     struct mqdh_cpu *cpu;
     /* The requests of each process's blocked MPI_Wait* call: requests[i]
-     * is procs[i]'s (nprocs of them, freed with the dump).  NULL in a dump
-     * without (built by hand, or read from an agent or a file, which keep
-     * none): MPI_Wait* then waits on what its queues hold. */
+     * is procs[i]'s (nprocs of them, freed with the dump; an agent's
+     * result and a saved dump keep them).  NULL in a dump without (built by
+     * hand, or from a DLL that reads none): MPI_Wait* then waits on what
+     * its queues hold. */
     struct mqdh_requests *requests;
 };
 

@@ -234,3 +234,20 @@ void mqdh__rd_next_line(struct mqdh__reader *r)
     r->p = nl ? nl + 1 : r->end;
     r->line++;
 }
+
+/* A string: "-" for none, else "=" and its bytes, those outside '!'..'~'
+ * and '%' as %XX. */
+void mqdh__result_put_str(FILE *f, const char *s)
+{
+    if (!s) {
+        fputs(" -", f);
+        return;
+    }
+    fputs(" =", f);
+    for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
+        if (*c > ' ' && *c < 0x7f && *c != '%')
+            putc(*c, f);
+        else
+            fprintf(f, "%%%02X", *c);
+    }
+}

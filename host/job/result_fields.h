@@ -91,4 +91,9 @@ int mqdh__rd_end(struct mqdh__reader *r);
 /* Past the current record, to the next line. */
 void mqdh__rd_next_line(struct mqdh__reader *r);
 
+/* A string field as the writer puts it: " -" for NULL, else " =" and its
+ * bytes, those outside '!'..'~' and '%' as %XX (a saved dump's header,
+ * saved.c, spells its strings alike). */
+void mqdh__result_put_str(FILE *f, const char *s);
+
 #endif

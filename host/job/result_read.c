@@ -15,6 +15,7 @@
 #include "target/attach.h"
 #include "job/result_fields.h"
 #include "job/result_read.h"
+#include "job/result_requests.h"
 #include "target/where.h"
 
 #include <errno.h>
@@ -347,6 +348,7 @@ struct stacks_read {
     struct module_table modules;
     int stacks_cap;
     int cpu_cap, tc_cap; /* the dump's cpu records; the current process's threads' */
+    struct mqdh__requests_read rq;
 };
 
 /* Process p's CPU record, made (zeroed) as the first "cpu" of any
@@ -406,12 +408,15 @@ static int begin_process(struct mqdh__reader *r, struct mqdh_dump *d, int *procs
                          struct place *at, struct stacks_read *sr)
 {
     if (close_comm(r, at) != 0 ||
+        (at->p && mqdh__rd_requests_close(r, d, &sr->rq, (int)(at->p - d->procs)) != 0) ||
         mqdh__rd_spend(r, sizeof *d->procs + sizeof *d->stacks + sizeof *d->cpu, "a process") != 0)
         return -1;
     if (MQDH__GROW(d->procs, *procs_cap, d->nprocs + 1) != 0 ||
         (d->stacks && !stack_of(d, &sr->stacks_cap, d->nprocs)) ||
         (d->cpu && !cpu_of(d, &sr->cpu_cap, d->nprocs)))
         return mqdh__rd_fail(r, MQDH_E_NOMEM, "out of memory");
+    if (d->requests && mqdh__rd_requests_room(r, d, &sr->rq, d->nprocs) != 0)
+        return -1;
     *at = (struct place){.p = &d->procs[d->nprocs++]};
     sr->tc_cap = 0;
     memset(at->p, 0, sizeof *at->p);
@@ -557,6 +562,13 @@ static int record(struct mqdh__reader *r, struct mqdh_dump *d, int *procs_cap, s
         return add_frame(r, at, sr);
     if (is(r, "c"))
         return begin_comm(r, at);
+    int p = (int)(at->p - d->procs);
+    if (is(r, "rq"))
+        return mqdh__rd_requests(r, d, &sr->rq, p);
+    if (is(r, "r"))
+        return mqdh__rd_request(r, d, &sr->rq, p);
+    if (is(r, "nbc"))
+        return mqdh__rd_nbc_tags(r, d, &sr->rq, p);
     if (!at->c)
         return is(r, "g") || is(r, "ge") || is(r, "q") || is(r, "o") || is(r, "x")
                    ? mqdh__rd_fail(r, MQDH_E_RESULT, "a '%.*s' record outside a communicator",
@@ -612,7 +624,9 @@ static void read_body(struct mqdh__reader *r, struct mqdh_dump *d, struct stacks
             }
         } else if (is(r, "end")) {
             long long n;
-            if (close_comm(r, &at) == 0 && mqdh__rd_ll(r, "processes", 0, MQDH__MAX_LIST, &n) == 0 &&
+            if (close_comm(r, &at) == 0 &&
+                (!at.p || mqdh__rd_requests_close(r, d, &sr->rq, (int)(at.p - d->procs)) == 0) &&
+                mqdh__rd_ll(r, "processes", 0, MQDH__MAX_LIST, &n) == 0 &&
                 mqdh__rd_end(r) == 0 && (n != d->nprocs || n != declared))
                 mqdh__rd_fail(r, MQDH_E_RESULT, "the end counts %lld processes, and %d came", n,
                               d->nprocs);
@@ -652,7 +666,7 @@ int mqdh__result_read_at(const char *buf, size_t len, int first_line, struct mqd
     if (!d)
         return MQDH_E_NOMEM;
     d->version = MQDH_VERSION;
-    struct stacks_read sr = {0};
+    struct stacks_read sr = {.rq = MQDH__REQUESTS_READ_INIT};
     if (read_header(&r, buf, len) == 0)
         read_body(&r, d, &sr);
     for (int i = 0; i < sr.modules.n; i++)

@@ -7,34 +7,12 @@
 
 #include "base/array.h"
 #include "job/result_fields.h"
-#include "job/result_write.h"
+#include "job/result_requests.h"
 
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* A string: "-" for none, else "=" and its bytes, those outside '!'..'~'
- * and '%' as %XX. */
-static void put_str(FILE *f, const char *s)
-{
-    if (!s) {
-        fputs(" -", f);
-        return;
-    }
-    fputs(" =", f);
-    for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
-        if (*c > ' ' && *c < 0x7f && *c != '%')
-            putc(*c, f);
-        else
-            fprintf(f, "%%%02X", *c);
-    }
-}
-
-void mqdh__result_put_str(FILE *f, const char *s)
-{
-    put_str(f, s);
-}
 
 static const char *const queue_states[] = MQDH__RESULT_QUEUE_STATES;
 
@@ -58,7 +36,7 @@ static int module_index(FILE *f, struct modules *m, const char *path)
     }
     m->path[m->n] = path;
     fprintf(f, "m %d", m->n);
-    put_str(f, path);
+    mqdh__result_put_str(f, path);
     putc('\n', f);
     return m->n++;
 }
@@ -68,16 +46,16 @@ static void put_stack(FILE *f, const struct mqdh_stack *st, struct modules *m)
     for (int t = 0; t < st->nthreads; t++) {
         const struct mqdh_thread *th = &st->threads[t];
         fprintf(f, "t %d %d %d", (int)th->tid, th->nframes, th->entry);
-        put_str(f, th->call);
-        put_str(f, th->error);
+        mqdh__result_put_str(f, th->call);
+        mqdh__result_put_str(f, th->error);
         putc('\n', f);
         for (int i = 0; i < th->nframes; i++) {
             const struct mqdh_frame *fr = &th->frames[i];
             int module = module_index(f, m, fr->module); /* its m record, the first time */
             fprintf(f, "f %" PRIu64 " %d %d %d %d", fr->pc, fr->inlined, (int)fr->kind, fr->line,
                     module);
-            put_str(f, fr->function);
-            put_str(f, fr->file);
+            mqdh__result_put_str(f, fr->function);
+            mqdh__result_put_str(f, fr->file);
             putc('\n', f);
         }
     }
@@ -117,7 +95,7 @@ static void put_group(FILE *f, const struct mqdh_comm *cm)
 static void put_queue(FILE *f, int q, const struct mqdh_queue *qu)
 {
     fprintf(f, "q %d %s %d", q, queue_states[qu->state], qu->nops);
-    put_str(f, qu->error);
+    mqdh__result_put_str(f, qu->error);
     putc('\n', f);
     for (int k = 0; k < qu->nops; k++) {
         const struct mqdh_op *o = &qu->ops[k];
@@ -129,7 +107,7 @@ static void put_queue(FILE *f, int q, const struct mqdh_queue *qu)
                 o->collective ? 1 : o->maybe_collective ? 2 : 0, o->request, o->text_address);
         for (int l = 0; l < 5 && o->extra_text[l][0]; l++) {
             fprintf(f, "x %d", l);
-            put_str(f, o->extra_text[l]);
+            mqdh__result_put_str(f, o->extra_text[l]);
             putc('\n', f);
         }
     }
@@ -140,13 +118,13 @@ static void put_comm(FILE *f, const struct mqdh_comm *cm)
 {
     fprintf(f, "c %" PRIu64 " %ld %ld %d %" PRIu64, cm->unique_id, cm->local_rank, cm->size,
             cm->has_handle, cm->handle);
-    put_str(f, cm->name);
+    mqdh__result_put_str(f, cm->name);
     putc('\n', f);
     if (cm->group)
         put_group(f, cm);
     if (cm->group_error) {
         fputs("ge", f);
-        put_str(f, cm->group_error);
+        mqdh__result_put_str(f, cm->group_error);
         putc('\n', f);
     }
     for (int q = 0; q < MQDH_NQUEUES; q++)
@@ -173,13 +151,14 @@ static void put_fields(FILE *f, const struct mqdh_process *p)
     for (size_t i = 0; i < sizeof strs / sizeof strs[0]; i++)
         if (strs[i].value) {
             fprintf(f, "s %s", strs[i].key);
-            put_str(f, strs[i].value);
+            mqdh__result_put_str(f, strs[i].value);
             putc('\n', f);
         }
 }
 
 static void put_process(FILE *f, const struct mqdh_process *p, const struct mqdh_stack *st,
-                        const struct mqdh_cpu *cpu, struct modules *m)
+                        const struct mqdh_cpu *cpu, const struct mqdh_requests *rq,
+                        struct modules *m)
 {
     put_fields(f, p);
     if (p->world_size > 0)
@@ -194,6 +173,7 @@ static void put_process(FILE *f, const struct mqdh_process *p, const struct mqdh
         put_stack(f, st, m);
     for (int c = 0; c < p->ncomms; c++)
         put_comm(f, &p->comms[c]);
+    mqdh__result_put_requests(f, p, rq);
 }
 
 int mqdh_result_write(FILE *f, const struct mqdh_dump *d)
@@ -205,7 +185,7 @@ int mqdh_result_write(FILE *f, const struct mqdh_dump *d)
     struct modules m = {0};
     for (int i = 0; i < d->nprocs; i++)
         put_process(f, &d->procs[i], d->stacks ? &d->stacks[i] : NULL,
-                    d->cpu ? &d->cpu[i] : NULL, &m);
+                    d->cpu ? &d->cpu[i] : NULL, d->requests ? &d->requests[i] : NULL, &m);
     free(m.path);
     if (m.failed)
         return MQDH_E_NOMEM;

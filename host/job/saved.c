@@ -9,7 +9,7 @@
 
 #include "job/result_fields.h"
 #include "job/result_read.h"
-#include "job/result_write.h"
+#include "job/result_fields.h"
 
 #include <stdlib.h>
 #include <string.h>
