@@ -138,8 +138,9 @@ HOST_TARGET   := attach memory proc files debugfile image types pc args callsite
 HOST_PROTOCOL := loader guard callbacks choose protocol identity
 HOST_JOB      := session launcher procjob owner hosts remote agent_command agent_result \
                  result_write result_fields \
-                 result_read saved
-HOST_ANALYSIS := analyze match waits waits_p2p waits_coll calls cycles explain calltree watch
+                 result_read saved cache
+HOST_ANALYSIS := analyze match waits waits_p2p waits_coll calls cycles explain calltree watch \
+                 sentinel
 HOST_SRCS := $(HOST_BASE:%=host/base/%.c) $(HOST_TARGET:%=host/target/%.c) \
              $(HOST_PROTOCOL:%=host/protocol/%.c) $(HOST_JOB:%=host/job/%.c) \
              $(HOST_ANALYSIS:%=host/analysis/%.c)
