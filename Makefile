@@ -95,7 +95,7 @@ $(BUILD)/bin/mqd-launch: samples/launch.c | $(BUILD)/bin
 # ---------------------------------------------------------------- samples
 SAMPLES := ring unexpected wildcards comms intercomm crossed anysource mismatch inflight spawn \
            nbcwait finalize ssend waitany splitcoll persist probe roots mixed hidden nbcmix \
-           nbcorder nbcbusy
+           nbcorder nbcbusy latehang slowprogress
 SAMPLE_BINS := $(SAMPLES:%=$(BUILD)/samples/%)
 
 # Compiled by the cached MPICH's mpicc, which links its libmpi.so by rpath.
