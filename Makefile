@@ -170,10 +170,11 @@ $(BUILD)/lib/libmqdhost.so: $(BUILD)/lib/libmqdhost.so.$(ABI)
 MQDUMP_VIEWS := mqdump/text.c mqdump/verdict.c mqdump/json.c mqdump/graph.c mqdump/stacks.c \
                 mqdump/common.c mqdump/dot.c
 MQDUMP_SRCS := mqdump/main.c mqdump/options.c mqdump/agent.c mqdump/save.c mqdump/meter.c \
+               mqdump/watcher.c \
                mqdump/moved.c $(MQDUMP_VIEWS)
 MQDUMP_HDRS := mqdump/mqdump.h mqdump/text.h mqdump/json.h mqdump/graph.h mqdump/stacks.h \
                mqdump/common.h mqdump/dot.h mqdump/agent.h mqdump/save.h \
-               mqdump/meter.h mqdump/moved.h
+               mqdump/meter.h mqdump/moved.h mqdump/watcher.h
 $(BUILD)/bin/mqdump: $(MQDUMP_SRCS) $(MQDUMP_HDRS) $(BUILD)/lib/libmqdhost.so | $(BUILD)/bin
 	$(CC) $(MQD_CFLAGS) -Ihost/include -DMQD_VERSION='"$(VERSION)"' -o $@ $(MQDUMP_SRCS) \
 	    -L$(BUILD)/lib -lmqdhost \
