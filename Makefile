@@ -231,7 +231,8 @@ INTEGRATION_TESTS := $(BUILD)/tests/test_samples $(BUILD)/tests/test_mqdump \
                      $(BUILD)/tests/test_faults $(BUILD)/tests/test_security \
                      $(BUILD)/tests/test_json_format $(BUILD)/tests/test_stock \
                      $(BUILD)/tests/test_openmpi \
-                     $(BUILD)/tests/test_callsite $(BUILD)/tests/test_watch $(BUILD)/tests/test_nbc $(BUILD)/tests/test_save
+                     $(BUILD)/tests/test_callsite $(BUILD)/tests/test_watch $(BUILD)/tests/test_nbc $(BUILD)/tests/test_save \
+                     $(BUILD)/tests/test_sentinel
 
 # ---------------------------------------------------------------- the DLL
 # libmqd_mpich.so: every mqs_* entry point and mqd_get_comm_handle, nothing
@@ -440,6 +441,17 @@ $(BUILD)/tests/test_nbc: $(BUILD)/tests/test_nbc.o $(BUILD)/tests/expect.o \
                          $(BUILD)/tests/compare.o \
                          | $(BUILD)/bin/mqdump $(BUILD)/lib/libmqd_mpich.so
 	$(CC) -o $@ $^ $(MQD_LDFLAGS) -lcmocka
+
+# mqdump --sentinel on real jobs (latehang caught, slowprogress never), the
+# library's sentinel on looks built by hand, and the cache its looks share;
+# over the public API alone, as mqdump is.
+$(BUILD)/tests/test_sentinel: $(BUILD)/tests/test_sentinel.o $(BUILD)/tests/handdump.o \
+                              $(BUILD)/tests/joblaunch.o $(BUILD)/tests/procstate.o \
+                              $(BUILD)/lib/libmqdhost.so \
+                              | $(BUILD)/bin/mqdump $(BUILD)/lib/libmqd_mpich.so $(BUILD)/bin/mqd-launch
+	$(CC) -o $@ $(filter %.o,$^) -L$(BUILD)/lib -lmqdhost -Wl,-rpath,'$$ORIGIN/../lib' \
+	    $(MQD_LDFLAGS) -lcmocka
+$(BUILD)/tests/test_sentinel.o $(BUILD)/tests/handdump.o: MQD_CFLAGS += -Ihost/include
 
 # mqdump --watch S on hung and moving samples, its JSON against the
 # schema, and the CPU time an agent's result carries, read back by the
