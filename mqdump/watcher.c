@@ -35,8 +35,9 @@
 #include <unistd.h>
 
 /* Looks in a row that may fail (the dump made nothing) before the watch
- * gives up. */
-enum { FAILED_LOOKS = 3 };
+ * gives up; looks of quiet that are a hang at the least (the sentinel's
+ * floor, mqdh_sentinel_options.floor). */
+enum { FAILED_LOOKS = 3, FLOOR_LOOKS = 6 };
 
 /* How often the job's end is looked for between looks, seconds. */
 #define END_CHECK 0.25
@@ -281,7 +282,7 @@ static int look_and_tell(struct watch *w, double t)
 static const char *rule_words(const struct mqdh_sentinel_state *s, char *buf, size_t len)
 {
     switch (s->rule) {
-    case MQDH_SENTINEL_RULE_FLOOR: snprintf(buf, len, "the floor, 6 looks"); break;
+    case MQDH_SENTINEL_RULE_FLOOR: snprintf(buf, len, "the floor, %d looks", FLOOR_LOOKS); break;
     case MQDH_SENTINEL_RULE_LONGEST:
         snprintf(buf, len, "4 times the longest quiet time seen while it moved, %.1f s",
                  s->longest_quiet);
@@ -334,14 +335,18 @@ static enum watch_end first_look(struct watch *w)
     }
     if (w->c->quiet)
         return WATCH_HUNG;
-    char most[64] = "";
-    if (w->c->hung_after > 0)
-        snprintf(most, sizeof most, ", never more than %g s (--hung-after)", w->c->hung_after);
+    char when[200];
+    double least = FLOOR_LOOKS * w->c->interval, most = w->c->hung_after;
+    if (most > 0 && most <= least)
+        snprintf(when, sizeof when, "%g s (--hung-after)", most);
+    else
+        snprintf(when, sizeof when, "%g s at the least, longer if the job is seen quiet longer "
+                                    "while it works%s", least, most > 0 ? ", at most" : "");
+    if (most > least)
+        snprintf(when + strlen(when), sizeof when - strlen(when), " %g s (--hung-after)", most);
     say_to(w->say, "watching %d processes of %s %d, a look every %g s on average: hung once "
-                   "nothing moves for %g s, or longer if the job is seen quiet longer while it "
-                   "works%s", w->n, w->c->job ? "job" : "pid",
-           w->c->job ? (int)w->c->job : (int)w->pids[0], w->c->interval,
-           w->c->sentinel_report->state.threshold, most);
+                   "nothing moves for %s", w->n, w->c->job ? "job" : "pid",
+           w->c->job ? (int)w->c->job : (int)w->pids[0], w->c->interval, when);
     return WATCH_HUNG;
 }
 
@@ -379,6 +384,7 @@ enum watch_end sentinel_looks(struct command *c, const pid_t *pids, const int *r
                       .cpu0 = own_cost()};
     struct mqdh_sentinel_options so = MQDH_SENTINEL_OPTIONS_INIT;
     so.interval = c->interval;
+    so.floor = FLOOR_LOOKS * c->interval;
     so.bound = c->hung_after;
     srandom((unsigned)getpid() ^ (unsigned)time(NULL));
     if (!(c->sentinel_report = calloc(1, sizeof *c->sentinel_report)) ||
