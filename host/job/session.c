@@ -13,6 +13,7 @@
 
 #include "base/dump.h"
 #include "protocol/guard.h"
+#include "job/cache.h"
 #include "job/hosts.h"
 #include "job/owner.h"
 #include "target/proc.h"
@@ -85,7 +86,8 @@ static void session_end(struct session *s)
     for (int i = 0; i < s->n; i++)
         if (s->targets[i].elf_open)
             mqdh__image_close(&s->targets[i].elf);
-    mqdh__files_free(s->files);
+    if (!s->files_kept)
+        mqdh__files_free(s->files);
     malloc_trim(0); /* exiting then frees little: less to do once they run */
     int held = 0;
     for (int i = 0; i < s->n; i++) {
@@ -237,6 +239,7 @@ struct call {
     struct mqdh__remote *agents; /* the other hosts' agents; NULL: none started */
     int first_error;
     struct mqdh__progress progress; /* told to o.progress */
+    unsigned long opened_before; /* files the cache had opened before (s.files_kept) */
 };
 
 /* The caller's options, as far as it knows them; the rest stays as
@@ -247,6 +250,18 @@ static void complete_options(struct mqdh_options *o, const struct mqdh_options *
     if (opt)
         memcpy((char *)o + sizeof o->size, (const char *)opt + sizeof o->size,
                (opt->size < sizeof *o ? opt->size : sizeof *o) - sizeof o->size);
+}
+
+/* The session's files: the cache's, if it has one free (mqdh_options.cache),
+ * else its own.  NULL without memory. */
+static struct mqdh__files *take_files(struct call *c)
+{
+    if ((c->s.files = mqdh__cache_take(c->o.cache)) != NULL) {
+        c->s.files_kept = 1;
+        c->opened_before = c->s.files->opened;
+        return c->s.files;
+    }
+    return c->s.files = mqdh__files_new();
 }
 
 /* The session and the dump for n processes.  0, or -1 out of memory
@@ -264,7 +279,7 @@ static int call_begin(struct call *c, int n)
         !(d->cpu = calloc(alloc, sizeof *d->cpu)) ||
         !(d->requests = calloc(alloc, sizeof *d->requests)) ||
         !(c->s.targets = calloc(alloc, sizeof *c->s.targets)) ||
-        !(c->s.atts = calloc(alloc, sizeof *c->s.atts)) || !(c->s.files = mqdh__files_new()) ||
+        !(c->s.atts = calloc(alloc, sizeof *c->s.atts)) || !take_files(c) ||
         !(c->local = calloc(alloc, sizeof *c->local)) ||
         !(c->rcs = calloc(alloc, sizeof *c->rcs)) ||
         !(c->remote = calloc(alloc, sizeof *c->remote)))
@@ -282,7 +297,10 @@ static void call_abandon(struct call *c)
     free(c->remote);
     free(c->s.targets);
     free(c->s.atts);
-    mqdh__files_free(c->s.files);
+    if (c->s.files_kept) /* back to the cache they came from */
+        mqdh__cache_give_back(c->o.cache);
+    else
+        mqdh__files_free(c->s.files);
     mqdh_dump_free(c->d);
 }
 
@@ -421,8 +439,10 @@ static struct mqdh_dump *read_targets(struct call *c)
     for (int i = 0; i < s->n; i++)
         first(&c->first_error, c->rcs[i]);
     c->d->workers = s->workers;
-    c->d->files = (unsigned)s->files->opened;
+    c->d->files = (unsigned)(s->files->opened - c->opened_before);
     session_end(s);
+    if (s->files_kept)
+        mqdh__cache_give_back(c->o.cache);
     free(c->local);
     free(c->rcs);
     free(c->remote);
