@@ -136,10 +136,10 @@ samples: $(SAMPLE_BINS) $(BUILD)/samples/unexpected-named $(STRIPPED)/soname \
 # ---------------------------------------------------------------- host
 # host/ in layers, each using only those before it (scripts/include-graph.sh
 # checks it): base <- target <- protocol <- job; analysis uses base only.
-HOST_BASE     := dump escape progress beside trust
+HOST_BASE     := dump escape progress beside trust mpicalls
 HOST_TARGET   := attach memory proc files debugfile image types pc args callsite where
 HOST_PROTOCOL := loader guard callbacks choose protocol identity
-HOST_JOB      := session launcher procjob owner hosts remote agent_command agent_result \
+HOST_JOB      := session workers launcher procjob owner hosts remote agent_command agent_result \
                  result_write result_fields \
                  result_read saved cache
 HOST_ANALYSIS := analyze match waits waits_p2p waits_coll waitreq calls cycles explain \
