@@ -98,7 +98,7 @@ $(BUILD)/bin/mqd-launch: samples/launch.c | $(BUILD)/bin
 # ---------------------------------------------------------------- samples
 SAMPLES := ring unexpected wildcards comms intercomm crossed anysource mismatch inflight spawn \
            nbcwait finalize ssend waitany splitcoll persist probe roots mixed hidden nbcmix \
-           nbcorder nbcbusy
+           nbcorder nbcbusy latehang slowprogress
 SAMPLE_BINS := $(SAMPLES:%=$(BUILD)/samples/%)
 
 # Compiled by the cached MPICH's mpicc, which links its libmpi.so by rpath.
@@ -136,14 +136,14 @@ samples: $(SAMPLE_BINS) $(BUILD)/samples/unexpected-named $(STRIPPED)/soname \
 # ---------------------------------------------------------------- host
 # host/ in layers, each using only those before it (scripts/include-graph.sh
 # checks it): base <- target <- protocol <- job; analysis uses base only.
-HOST_BASE     := dump escape progress beside trust
+HOST_BASE     := dump escape progress beside trust mpicalls
 HOST_TARGET   := attach memory proc files debugfile image types pc args callsite where
 HOST_PROTOCOL := loader guard callbacks choose protocol identity
-HOST_JOB      := session launcher procjob owner hosts remote agent_command agent_result \
+HOST_JOB      := session workers launcher procjob owner hosts remote agent_command agent_result \
                  result_write result_fields \
-                 result_read result_requests saved
+                 result_read result_requests saved cache
 HOST_ANALYSIS := analyze match waits waits_p2p waits_coll waitreq calls cycles explain \
-                 calltree watch
+                 calltree watch sentinel
 HOST_SRCS := $(HOST_BASE:%=host/base/%.c) $(HOST_TARGET:%=host/target/%.c) \
              $(HOST_PROTOCOL:%=host/protocol/%.c) $(HOST_JOB:%=host/job/%.c) \
              $(HOST_ANALYSIS:%=host/analysis/%.c)
@@ -173,10 +173,11 @@ $(BUILD)/lib/libmqdhost.so: $(BUILD)/lib/libmqdhost.so.$(ABI)
 MQDUMP_VIEWS := mqdump/text.c mqdump/verdict.c mqdump/json.c mqdump/graph.c mqdump/stacks.c \
                 mqdump/common.c mqdump/dot.c
 MQDUMP_SRCS := mqdump/main.c mqdump/options.c mqdump/agent.c mqdump/save.c mqdump/meter.c \
+               mqdump/watcher.c \
                mqdump/moved.c $(MQDUMP_VIEWS)
 MQDUMP_HDRS := mqdump/mqdump.h mqdump/text.h mqdump/json.h mqdump/graph.h mqdump/stacks.h \
                mqdump/common.h mqdump/dot.h mqdump/agent.h mqdump/save.h \
-               mqdump/meter.h mqdump/moved.h
+               mqdump/meter.h mqdump/moved.h mqdump/watcher.h
 $(BUILD)/bin/mqdump: $(MQDUMP_SRCS) $(MQDUMP_HDRS) $(BUILD)/lib/libmqdhost.so | $(BUILD)/bin
 	$(CC) $(MQD_CFLAGS) -Ihost/include -DMQD_VERSION='"$(VERSION)"' -o $@ $(MQDUMP_SRCS) \
 	    -L$(BUILD)/lib -lmqdhost \
@@ -234,7 +235,8 @@ INTEGRATION_TESTS := $(BUILD)/tests/test_samples $(BUILD)/tests/test_mqdump \
                      $(BUILD)/tests/test_faults $(BUILD)/tests/test_security \
                      $(BUILD)/tests/test_json_format $(BUILD)/tests/test_stock \
                      $(BUILD)/tests/test_openmpi \
-                     $(BUILD)/tests/test_callsite $(BUILD)/tests/test_watch $(BUILD)/tests/test_nbc $(BUILD)/tests/test_save
+                     $(BUILD)/tests/test_callsite $(BUILD)/tests/test_watch $(BUILD)/tests/test_nbc $(BUILD)/tests/test_save \
+                     $(BUILD)/tests/test_sentinel
 
 # ---------------------------------------------------------------- the DLL
 # libmqd_mpich.so: every mqs_* entry point and mqd_get_comm_handle, nothing
@@ -486,6 +488,17 @@ $(BUILD)/tests/test_nbc: $(BUILD)/tests/test_nbc.o $(BUILD)/tests/expect.o \
                          $(BUILD)/tests/compare.o \
                          | $(BUILD)/bin/mqdump $(BUILD)/lib/libmqd_mpich.so
 	$(CC) -o $@ $^ $(MQD_LDFLAGS) -lcmocka
+
+# mqdump --sentinel on real jobs (latehang caught, slowprogress never), the
+# library's sentinel on looks built by hand, and the cache its looks share;
+# over the public API alone, as mqdump is.
+$(BUILD)/tests/test_sentinel: $(BUILD)/tests/test_sentinel.o $(BUILD)/tests/handdump.o \
+                              $(BUILD)/tests/joblaunch.o $(BUILD)/tests/procstate.o \
+                              $(BUILD)/lib/libmqdhost.so \
+                              | $(BUILD)/bin/mqdump $(BUILD)/lib/libmqd_mpich.so $(BUILD)/bin/mqd-launch
+	$(CC) -o $@ $(filter %.o,$^) -L$(BUILD)/lib -lmqdhost -Wl,-rpath,'$$ORIGIN/../lib' \
+	    $(MQD_LDFLAGS) -lcmocka
+$(BUILD)/tests/test_sentinel.o $(BUILD)/tests/handdump.o: MQD_CFLAGS += -Ihost/include
 
 # mqdump --watch S on hung and moving samples, its JSON against the
 # schema, and the CPU time an agent's result carries, read back by the

@@ -16,6 +16,8 @@ enum exit_status {
                        * asked for not written */
     EXIT_FATAL = 2,   /* nothing dumped: no process, no job, no DLL that checks, no /proc,
                        * no memory */
+    EXIT_HUNG = 3,    /* --sentinel: the job is hung, and was dumped (its other ends: the
+                       * job ended by itself, EXIT_OK; it could not be watched, EXIT_FATAL) */
     EXIT_USAGE = 64,  /* a bad command line (sysexits.h's EX_USAGE) */
 };
 

@@ -15,6 +15,8 @@
 #include "meter.h"
 #include "save.h"
 #include "moved.h"
+#include "watcher.h"
+#include "dot.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -315,6 +317,8 @@ static int show(const struct command *c, struct mqdh_dump *d)
     struct mqdh_stack_tree *tree = NULL;
     if (((c->stacks && !c->json) || c->stacks_graph) && d->stacks)
         tree = stack_tree(d, c->stack_flags);
+    if (!c->json && c->sentinel_report)
+        sentinel_text(c);
     if (!c->json)
         show_text(c, d, a, tree);
     if (!c->json && c->watched)
@@ -483,48 +487,126 @@ static void debuginfod_settings(void)
     setenv("DEBUGINFOD_CACHE_PATH", own, 1);
 }
 
-/* --pid or --job: dump the processes and show them.  Returns the exit
- * status. */
+/*
+ * The processes of c->job's job (its user first: its table names only
+ * that user's processes, and no other is touched, here or by the agents:
+ * mqdh_options.owner).  --sentinel waits, an interval at a time, for a
+ * job whose ranks are not all there yet, for as long as its launcher is.
+ * 0, or EXIT_FATAL (said), or EXIT_OK for a job that ended first (said).
+ */
+static int job_processes(struct command *c, pid_t **pids, int **ranks, char ***hosts, int *n)
+{
+    char err[512], how[1200] = ""; /* ranks not from a table: how they were found */
+    int rc = mqdh_job_owner(c->job, &c->o.owner, err, sizeof err);
+    c->o.owner_set = 1;
+    c->o.owner_pid = c->job;
+    while (rc == MQDH_OK &&
+           (rc = mqdh_job_ranks_how(c->job, pids, ranks, hosts, n, how, sizeof how, err,
+                                    sizeof err)) == MQDH_E_JOB &&
+           c->sentinel) {
+        if (!sentinel_job_starting(c)) {
+            say("--sentinel: the job ended before its ranks could be looked at: ", err);
+            return EXIT_OK;
+        }
+    }
+    if (rc != MQDH_OK) {
+        say("", err);
+        return EXIT_FATAL;
+    }
+    if (how[0])
+        say("", how);
+    return 0;
+}
+
+/* The text or JSON view of a dump, to the file f stands for, not to stdout
+ * (--explain FILE, through dot_file). */
+struct shown {
+    struct command *c;
+    struct mqdh_dump *d;
+    int *status;
+};
+
+static int show_into(FILE *f, const void *arg)
+{
+    const struct shown *s = arg;
+    fflush(stdout);
+    int out = dup(1);
+    if (out < 0 || dup2(fileno(f), 1) < 0) {
+        if (out >= 0)
+            close(out);
+        return -1;
+    }
+    *s->status = show(s->c, s->d);
+    int bad = fflush(stdout) != 0;
+    dup2(out, 1);
+    close(out);
+    return bad ? -1 : 0;
+}
+
+/*
+ * --sentinel's end: the hung job's last look saved (--save), explained (on
+ * stdout, or in --explain's file) and the job signalled (--signal).  The
+ * exit status: EXIT_HUNG, EXIT_OK (the job ended by itself) or EXIT_FATAL
+ * (it could not be watched).
+ */
+static int sentinel_end(struct command *c, struct mqdh_dump *d, enum watch_end end,
+                        const pid_t *pids, int n)
+{
+    if (end != WATCH_HUNG || !d)
+        return end == WATCH_ENDED ? EXIT_OK : EXIT_FATAL;
+    char err[4600];
+    if (c->save && save_dump(c->save, d, c->argc, c->argv, c->job, err, sizeof err) != 0)
+        say("--save: ", err);
+    else if (c->save)
+        say("--sentinel: the hung job's dump saved in ", c->save);
+    int status = 0;
+    struct shown s = {c, d, &status};
+    if (!c->explain)
+        show(c, d);
+    else if (dot_file(c->explain, show_into, &s, err, sizeof err) != 0)
+        say("--explain: ", err);
+    else
+        say("--sentinel: the hang explained in ", c->explain);
+    if (c->signal)
+        sentinel_signal(c, pids, n);
+    return EXIT_HUNG;
+}
+
+/* --pid, --job or --sentinel: dump the processes and show them.  Returns
+ * the exit status. */
 static int dump(struct command *c)
 {
     pid_t *pids = c->pids;
-    int *ranks = NULL, npids = c->npids;
+    int *ranks = NULL, npids = c->npids, status;
     char **hosts = NULL;
-    if (c->job) {
-        char err[512];
-        /* Its table names only its user's processes: no other is touched
-         * (mqdh_options.owner), here or by the agents. */
-        int rc = mqdh_job_owner(c->job, &c->o.owner, err, sizeof err);
-        char how[1200] = ""; /* ranks not from a table: how they were found */
-        if (rc == MQDH_OK)
-            rc = mqdh_job_ranks_how(c->job, &pids, &ranks, &hosts, &npids, how, sizeof how,
-                                    err, sizeof err);
-        c->o.owner_set = 1;
-        c->o.owner_pid = c->job;
-        if (rc != MQDH_OK) {
-            say("", err);
-            return EXIT_FATAL;
-        }
-        if (how[0])
-            say("", how);
-    }
+    if (c->job && (status = job_processes(c, &pids, &ranks, &hosts, &npids)) != 0)
+        return status;
     debuginfod_settings();
     struct mqdh_dump *d = NULL;
     struct held_stderr held;
     /* On the terminal, never in --json's output there. */
-    struct progress *pr = c->quiet || c->watch || (c->json && isatty(1)) ? NULL : progress_start();
+    struct progress *pr = c->quiet || c->watch || c->sentinel || (c->json && isatty(1))
+                              ? NULL
+                              : progress_start();
     c->o.progress = pr ? progress_note : NULL;
     c->o.progress_arg = pr;
     hold_stderr(&held);
-    int rc = c->watch ? watch_looks(c, pids, ranks, (const char *const *)hosts, npids, &d)
+    enum watch_end end = WATCH_FAILED;
+    int rc = MQDH_OK;
+    if (c->sentinel)
+        end = sentinel_looks(c, pids, ranks, (const char *const *)hosts, npids,
+                             held.saved >= 0 ? held.saved : 2, &d);
+    else
+        rc = c->watch ? watch_looks(c, pids, ranks, (const char *const *)hosts, npids, &d)
                       : mqdh_dump_processes(pids, ranks, (const char *const *)hosts, npids,
                                             &c->o, &d);
     progress_stop(pr);
     c->o.progress = NULL;
     c->o.progress_arg = NULL;
     release_stderr(&held, c->o.verbose);
-    int status;
-    if (!d) {
+    if (c->sentinel) {
+        status = sentinel_end(c, d, end, pids, npids);
+    } else if (!d) {
         fprintf(stderr, "mqdump: %s\n", mqdh_strerror(rc));
         status = EXIT_FATAL;
     } else {
@@ -576,6 +658,10 @@ static int run(struct command *c)
     case TASK_LIST: return list_jobs(c->json);
     case TASK_DUMP: return dump(c);
     case TASK_LOAD: return load(c);
+    case TASK_SENTINEL: {
+        int status = c->job || c->npids ? 0 : sentinel_find_job(c);
+        return status ? status : dump(c);
+    }
     }
     return EXIT_FATAL;
 }

@@ -8,11 +8,45 @@
 #include "agent.h"
 #include "save.h"
 #include "moved.h"
+#include "watcher.h"
 
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* The usage text's options for jobs across hosts and --sentinel's, to f. */
+static void usage_more(FILE *f)
+{
+    fputs("Ranks on other hosts (--job): one agent per host, this mqdump run there.\n"
+          "      --remote TEMPLATE   how to run it on a host, {host} replaced (default:\n"
+          "                          $MQD_REMOTE, else 'ssh -o BatchMode=yes {host}'); e.g.\n"
+          "                          'srun --overlap --jobid=ID -N1 -n1 -w {host}' or\n"
+          "                          'pdsh -N -w {host}'; or on all hosts at once, {hosts}\n"
+          "                          replaced by their names comma-joined, {nhosts} by\n"
+          "                          their count, each agent picking its host's ranks:\n"
+          "                          'srun --overlap --jobid=ID -N{nhosts} -n{nhosts}\n"
+          "                          --label -w {hosts}' or 'pdsh -R ssh -w {hosts}'\n"
+          "      --agent-path PATH   the agent on those hosts (default: $MQD_AGENT, else\n"
+          "                          this mqdump's own path)\n"
+          "      --remote-timeout S  seconds each command running agents has (default 60)\n"
+          "      --fanout N          agents started at once (default 256)\n"
+          "      --local-only        start no agent: other hosts' ranks are not dumped\n"
+          "Beside a running job, until it ends or is hung (in a batch script, a test\n"
+          "harness):\n"
+          "      --sentinel          look at the job (--job, --pid, else the one MPI job\n"
+          "                          of this user on this node, waited for) every few\n"
+          "                          seconds, stopping it for milliseconds; once nothing\n"
+          "                          has moved for longer than the job's own past makes\n"
+          "                          likely, dump it once, explain and --save it\n"
+          "      --interval S        seconds between looks, on average (default 10)\n"
+          "      --hung-after S      nothing moving for S seconds is a hang, whatever the\n"
+          "                          job did before (default: learned alone)\n"
+          "      --explain FILE      the explanation of the hang there, not on stdout\n"
+          "      --signal SIG        then send SIG (TERM, KILL, INT, ... or a number) to\n"
+          "                          the job's launcher (with --pid: to each process)\n",
+          f);
+}
 
 void usage(FILE *f)
 {
@@ -20,6 +54,8 @@ void usage(FILE *f)
           "       mqdump [OPTIONS] --pid PID [--pid PID ...]\n"
           "       mqdump [--list]\n"
           "       mqdump [OPTIONS] --load FILE\n"
+          "       mqdump --sentinel [--job PID] [--save FILE] [--explain FILE]\n"
+          "              [--interval S] [--hung-after S] [--signal SIG] [OPTIONS]\n"
           "       mqdump --check-dll PATH\n"
           "       mqdump --agent HOST [--owner UID] [OPTIONS] PID:RANK ...\n"
           "       mqdump --agent-any [--owner UID] [OPTIONS] HOST=PID:RANK[,...] ...\n"
@@ -62,26 +98,16 @@ void usage(FILE *f)
           "                          30; 0: no limit): a DLL that takes longer, or\n"
           "                          crashes, is given up on for that process\n"
           "      --jobs N            N threads set up and read the processes at once\n"
-          "                          (default: one per CPU with mqd's DLL, else 1)\n"
-          "Ranks on other hosts (--job): one agent per host, this mqdump run there.\n"
-          "      --remote TEMPLATE   how to run it on a host, {host} replaced (default:\n"
-          "                          $MQD_REMOTE, else 'ssh -o BatchMode=yes {host}'); e.g.\n"
-          "                          'srun --overlap --jobid=ID -N1 -n1 -w {host}' or\n"
-          "                          'pdsh -N -w {host}'; or on all hosts at once, {hosts}\n"
-          "                          replaced by their names comma-joined, {nhosts} by\n"
-          "                          their count, each agent picking its host's ranks:\n"
-          "                          'srun --overlap --jobid=ID -N{nhosts} -n{nhosts}\n"
-          "                          --label -w {hosts}' or 'pdsh -R ssh -w {hosts}'\n"
-          "      --agent-path PATH   the agent on those hosts (default: $MQD_AGENT, else\n"
-          "                          this mqdump's own path)\n"
-          "      --remote-timeout S  seconds each command running agents has (default 60)\n"
-          "      --fanout N          agents started at once (default 256)\n"
-          "      --local-only        start no agent: other hosts' ranks are not dumped\n"
-          "  -v, --verbose           show the DLL's diagnostic messages\n"
+          "                          (default: one per CPU with mqd's DLL, else 1)\n",
+          f);
+    usage_more(f);
+    fputs("  -v, --verbose           show the DLL's diagnostic messages\n"
           "  -h, --help              this text\n\n"
           "Exit status: 0 every process dumped and the analysis sure (a deadlock or\n"
           "none), 1 some process not dumped (or none, but some unwound) or the analysis\n"
-          "cannot tell, 2 nothing dumped or unwound, 64 usage error.\n",
+          "cannot tell, 2 nothing dumped or unwound, 64 usage error.  --sentinel: 0 the\n"
+          "job ended by itself, never hung; 2 the job could not be watched; 3 hung, and\n"
+          "dumped (what could not be written is said).\n",
           f);
 }
 
@@ -95,6 +121,7 @@ static int number_in(const char *s, long lo, long hi, long *v)
 
 void command_free(struct command *c)
 {
+    free(c->sentinel_report);
     mqdh_watch_free(c->watched);
     free(c->pids);
 }
@@ -163,6 +190,43 @@ static int take_number(struct command *c, int opt, const char *arg)
     return 0;
 }
 
+/* *v from s, all of it a number in [lo, hi] (decimals allowed): 0, or -1. */
+static int seconds_in(const char *s, double lo, double hi, double *v)
+{
+    char *end;
+    *v = strtod(s, &end);
+    return end != s && !*end && *v >= lo && *v <= hi ? 0 : -1; /* NaN fails both */
+}
+
+/* The sentinel's options that take a value.  0, or EXIT_USAGE (said). */
+static int take_sentinel_option(struct command *c, int opt, const char *arg)
+{
+    switch (opt) {
+    case 'I':
+        if (seconds_in(arg, 0.1, 3600, &c->interval) == 0)
+            return 0;
+        fprintf(stderr, "mqdump: --interval takes seconds, 0.1 to 3600\n");
+        return EXIT_USAGE;
+    case 'H':
+        if (seconds_in(arg, 0.1, 604800, &c->hung_after) == 0)
+            return 0;
+        fprintf(stderr, "mqdump: --hung-after takes seconds, 0.1 to 604800 (a week)\n");
+        return EXIT_USAGE;
+    case 'X':
+        if ((c->signal = signal_number(arg)) != 0)
+            return 0;
+        fprintf(stderr, "mqdump: --signal takes a signal: TERM, INT, KILL, HUP, QUIT, ABRT, "
+                        "USR1, USR2, or a number\n");
+        return EXIT_USAGE;
+    case 'x':
+        if (save_path_usable(arg, "--explain") != 0)
+            return EXIT_USAGE;
+        c->explain = arg;
+        return 0;
+    }
+    return EXIT_USAGE;
+}
+
 /* Option opt (getopt_long's) with its value arg, if it takes one.  0, or
  * the exit status of a bad one (said). */
 static int take_option(struct command *c, int opt, const char *arg)
@@ -194,8 +258,13 @@ static int take_option(struct command *c, int opt, const char *arg)
     case 'w':
     case 't': return take_number(c, opt, arg);
     case 'd': c->o.dll = arg; return 0;
+    case 'I':
+    case 'H':
+    case 'X':
+    case 'x': return take_sentinel_option(c, opt, arg);
+    case 'E': c->sentinel = 1; return 0;
     case 'Y':
-        if (save_path_usable(arg) != 0)
+        if (save_path_usable(arg, "--save") != 0)
             return EXIT_USAGE;
         c->save = arg;
         return 0;
@@ -223,6 +292,25 @@ static int take_option(struct command *c, int opt, const char *arg)
     }
 }
 
+/* --sentinel: with --job, --pid or neither, and the views' options; its
+ * default interval.  0, or EXIT_USAGE (said). */
+static int choose_sentinel(struct command *c)
+{
+    if (c->load || c->list || c->check || c->watch || c->nargs) {
+        fprintf(stderr, "mqdump: --sentinel watches a running job: give it without --load, "
+                        "--list, --check-dll, --watch or operands\n");
+        return EXIT_USAGE;
+    }
+    if (c->job && c->npids) {
+        fprintf(stderr, "mqdump: --sentinel watches one job: --job or --pid, not both\n");
+        return EXIT_USAGE;
+    }
+    if (c->interval == 0)
+        c->interval = 10;
+    c->task = TASK_SENTINEL;
+    return 0;
+}
+
 /* Which task the options and operands ask for, once all are read
  * (no_arguments: the command line was "mqdump" alone).  0, or EXIT_USAGE
  * for options that do not go together (said). */
@@ -243,6 +331,13 @@ static int choose_task(struct command *c, int no_arguments)
     }
     if (c->o.owner_set) {
         fprintf(stderr, "mqdump: --owner is --agent's (--job passes its launcher's user on)\n");
+        return EXIT_USAGE;
+    }
+    if (c->sentinel)
+        return choose_sentinel(c);
+    if (c->interval > 0 || c->hung_after > 0 || c->signal || c->explain) {
+        fprintf(stderr, "mqdump: --interval, --hung-after, --signal and --explain are "
+                        "--sentinel's\n");
         return EXIT_USAGE;
     }
     if (c->load) {
@@ -314,6 +409,11 @@ int parse_command_line(int argc, char **argv, struct command *c)
         {"load", required_argument, NULL, 'Z'},
         {"quiet", no_argument, NULL, 'q'},
         {"watch", required_argument, NULL, 'w'},
+        {"sentinel", no_argument, NULL, 'E'},
+        {"interval", required_argument, NULL, 'I'},
+        {"hung-after", required_argument, NULL, 'H'},
+        {"signal", required_argument, NULL, 'X'},
+        {"explain", required_argument, NULL, 'x'},
         {NULL, 0, NULL, 0},
     };
     int opt;

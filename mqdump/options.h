@@ -18,6 +18,7 @@ enum task {
     TASK_AGENT,     /* --agent HOST PID:RANK ... */
     TASK_HELP,      /* --help */
     TASK_LOAD,      /* --load FILE: show a saved dump */
+    TASK_SENTINEL,  /* --sentinel: watch a job until it ends, or dump it once it is hung */
 };
 
 /* The command line, read (parse_command_line). */
@@ -37,6 +38,13 @@ struct command {
     int quiet;               /* -q: no progress */
     int watch;               /* --watch S: seconds between two looks; 0: one look */
     struct mqdh_watch *watched; /* what moved between them; NULL: not watched */
+    int sentinel;            /* --sentinel (watcher.h) */
+    double interval;         /* --interval S: mean seconds between its looks (default 10) */
+    double hung_after;       /* --hung-after S: quiet this long is a hang, whatever the job's
+                              * past (its bound); 0: none */
+    int signal;              /* --signal SIG: sent to the job once it is dumped hung; 0: none */
+    const char *explain;     /* --explain FILE: the hung job explained there, not on stdout */
+    struct watch_report *sentinel_report; /* what the sentinel found (malloc'd); NULL */
     int argc;                /* the command line, for what a saved dump says of itself */
     char **argv;
     struct mqdh_options o;

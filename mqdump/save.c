@@ -182,13 +182,13 @@ void say_saved(const char *path, const struct mqdh_saved *about)
             shown(cmd, sizeof cmd, about->command), launcher);
 }
 
-int save_path_usable(const char *path)
+int save_path_usable(const char *path, const char *option)
 {
     const char *ext = strrchr(path, '.');
     if (!*path || (ext && (strcmp(ext, ".svg") == 0 || strcmp(ext, ".png") == 0 ||
                            strcmp(ext, ".pdf") == 0))) {
-        fprintf(stderr, "mqdump: --save takes a file for the dump's text, not a picture's "
-                        "(.svg, .png, .pdf): e.g. hang.mqd\n");
+        fprintf(stderr, "mqdump: %s takes a file for text, not a picture's (.svg, .png, "
+                        ".pdf): e.g. %s\n", option, strcmp(option, "--save") == 0 ? "hang.mqd" : "hang.txt");
         return -1;
     }
     return 0;

@@ -11,9 +11,9 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-/* Can --save write a dump to path (a picture's name would make dot_file
- * render it)?  0, or -1 (said on stderr). */
-int save_path_usable(const char *path);
+/* Can option (--save, --explain) write its text to path (a picture's name
+ * would make dot_file render it)?  0, or -1 (said on stderr). */
+int save_path_usable(const char *path, const char *option);
 
 /*
  * Save d (as read: before the views escape it) to path, made new beside

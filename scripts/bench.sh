@@ -24,6 +24,14 @@
 #   MQD_BENCH_REPS dumps per size and DLL (default 5)
 # Per size, below the table: how long the job took to start, its ranks'
 # memory, the load, and mqdump --graph on it (to SVG through Graphviz dot).
+# Then the sentinel's cost to a working job: `latehang 3600` (ranks that
+# compute and meet in MPI_Allreduce, for an hour) on MQD_BENCH_SENTINEL_NP
+# (16) ranks, watched by mqdump --sentinel --interval MQD_BENCH_SENTINEL_I
+# (10, the default) for MQD_BENCH_SENTINEL_S (120) seconds; then the job is
+# ended and the sentinel says what its looks cost: how long each held the
+# ranks stopped, and its CPU time against the job's (measured by the
+# sentinel itself: the library's progress calls, getrusage, the ranks'
+# CPU time at its first and last looks).
 # Then tests/bench_analysis: the analysis, the folded views and the folded
 # --graph (to DOT, and to SVG rendered by Graphviz dot; a handful of nodes)
 # on synthetic dumps of MQD_BENCH_PROCESSES (default 100000) processes, and the merge of
@@ -212,6 +220,42 @@ awk -v gw="$gwall" -v gc="$gcpu" '$1 == "mqd" {
                "rank after another (%.0f ms); CPU per rank %.1fx less\n", $2, $5, gw * $2 / $5,
                gw * $2, gc / $6
     }' "$MQD_BENCH_OUT/rows"
+
+# The sentinel beside a working job: its summary line, and the share of
+# the watch the ranks spent stopped.
+sentinel_np=${MQD_BENCH_SENTINEL_NP:-16}
+sentinel_i=${MQD_BENCH_SENTINEL_I:-10}
+sentinel_s=${MQD_BENCH_SENTINEL_S:-120}
+export sentinel_i sentinel_s
+sentinel_watch() {
+    "$MQD_BUILD/bin/mqdump" --sentinel --job "$MQD_MPIEXEC_PID" --interval "$sentinel_i" -q \
+        2>"$MQD_BENCH_OUT/sentinel.err" &
+    local s=$!
+    sleep "$sentinel_s"
+    kill -TERM "$MQD_MPIEXEC_PID"
+    wait "$s"
+    echo "exit $?" >>"$MQD_BENCH_OUT/sentinel.err"
+}
+export -f sentinel_watch
+echo
+"$build/bin/mqd-launch" -n "$sentinel_np" -t 600 -m "$MQD_MPIEXEC" "$build/samples/latehang" \
+    3600 -- bash -c sentinel_watch >/dev/null 2>&1 || true
+line=$(grep ' looks in ' "$MQD_BENCH_OUT/sentinel.err" || true)
+if [ -z "$line" ] || ! grep -q '^exit 0$' "$MQD_BENCH_OUT/sentinel.err"; then
+    echo "bench: the sentinel did not watch the working job to its end:" >&2
+    cat "$MQD_BENCH_OUT/sentinel.err" >&2
+    exit 1
+fi
+echo "mqdump --sentinel --interval $sentinel_i beside $sentinel_np working ranks for" \
+    "${sentinel_s} s (latehang 3600):"
+echo "  ${line#mqdump: }"
+awk -v l="$line" 'BEGIN {
+        n = l; sub(/ looks in .*/, "", n); sub(/.*: /, "", n)
+        t = l; sub(/.* looks in /, "", t); sub(/ s,.*/, "", t)
+        m = l; sub(/.*stopped /, "", m); sub(/ ms on average.*/, "", m)
+        if (t > 0) printf "  the ranks stopped %.3f%% of the time (%d looks x %.1f ms in %.0f s)\n",
+                          100 * n * m / 1000 / t, n, m, t
+    }'
 
 # The analysis, the folded views and the folded graph alone, on synthetic
 # dumps far larger than this machine can run (mqdump's own functions; one

@@ -270,3 +270,56 @@ double job_now(void)
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
+
+int job_usage_error(const char *const *args, const char *says, char *why, size_t len)
+{
+    char *out = NULL, *err = NULL;
+    int rc = job_run_mqdump(args, NULL, &out, &err), bad = 0;
+    if (rc != 64 || !out || !err || !strstr(err, says) || *out) {
+        snprintf(why, len, "exit %d, stdout '%s', stderr '%s' (want 64, nothing, and '%s')", rc,
+                 out ? out : "?", err ? err : "?", says);
+        bad = -1;
+    }
+    free(out);
+    free(err);
+    return bad;
+}
+
+int job_source_line(const char *file, const char *text)
+{
+    const char *dir = getenv("MQD_SAMPLES_SRC");
+    char path[4096], line[512];
+    snprintf(path, sizeof path, "%s/%s", dir && *dir ? dir : "samples", file);
+    FILE *f = fopen(path, "r");
+    int n = 0, found = 0;
+    while (f && !found && fgets(line, sizeof line, f)) {
+        n++;
+        found = strstr(line, text) != NULL;
+    }
+    if (f)
+        fclose(f);
+    return found ? n : 0;
+}
+
+static char scratch[64];
+
+int job_scratch_make(void **state)
+{
+    (void)state;
+    snprintf(scratch, sizeof scratch, "/tmp/mqd-test-XXXXXX");
+    return mkdtemp(scratch) ? 0 : -1;
+}
+
+int job_scratch_remove(void **state)
+{
+    (void)state;
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", scratch);
+    return scratch[0] && system(cmd) == 0 ? 0 : -1;
+}
+
+const char *job_scratch(char *buf, size_t len, const char *name)
+{
+    snprintf(buf, len, "%s/%s", scratch, name);
+    return buf;
+}

@@ -81,4 +81,25 @@ int job_run_mqdump(const char *const *args, const char *const *env, char **out, 
 pid_t job_fixture_start(const char *name, uid_t uid, const char *const *args, int *hold,
                         int *ready, char *err, size_t errlen);
 
+/*
+ * mqdump with args must refuse its command line: exit 64, says on
+ * standard error, nothing on standard output.  0, or -1 with what it did
+ * instead in why[len].
+ */
+int job_usage_error(const char *const *args, const char *says, char *why, size_t len);
+
+/* The number of the first line of samples/file ($MQD_SAMPLES_SRC) that
+ * holds text; 0 if none does. */
+int job_source_line(const char *file, const char *text);
+
+/*
+ * A directory of the test's own (/tmp/mqd-NAME-XXXXXX) for the files it
+ * has written: job_scratch_make and job_scratch_remove are a cmocka
+ * group's set-up and tear-down (0, or -1), the second removing it with all
+ * in it; job_scratch is the path of name in it, into buf[len].
+ */
+int job_scratch_make(void **state);
+int job_scratch_remove(void **state);
+const char *job_scratch(char *buf, size_t len, const char *name);
+
 #endif

@@ -8,6 +8,7 @@
 #define _GNU_SOURCE
 #include "mqdhost.h"
 #include "host/base/dump.h" /* mqdh__peer_label: internal */
+#include "host/base/mpicalls.h" /* the call table: internal */
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -774,7 +775,7 @@ static void test_analyze__nonblocking_collective_instances(void **state)
         struct mqdh_analysis *a = analyze(d);
         char why[512];
         snprintf(why, sizeof why,
-                 "rank 0 waits in MPI_Wait: nonblocking collective(comm=MPI_COMM_WORLD, MPICH "
+                 "rank 0 waits in MPI_Wait: nonblocking collective(comm=MPI_COMM_WORLD, schedule "
                  "tag 287) - rank 1 started another collective as that instance: a message of "
                  "it with that tag is beside a receive that does not take it, and neither "
                  "completes (it is in %s)", waitall ? "MPI_Waitall" : "MPI_Wait");
@@ -802,7 +803,7 @@ static void test_analyze__nonblocking_collective_instances(void **state)
     assert_int_equal(a->ndeadlocks, 0);
     assert_int_equal(a->verdict, MQDH_VERDICT_UNKNOWN);
     assert_true(unseen_says(a, "whether rank 0's and rank 1's nonblocking collectives on "
-                               "\"MPI_COMM_WORLD\" with MPICH's tag 287 are the same "
+                               "\"MPI_COMM_WORLD\" with schedule tag 287 are the same "
                                "collective"));
     mqdh_analysis_free(a);
     in_call(d, 1, "MPI_Wait"); /* nor "none" when both calls are alike */
@@ -851,7 +852,7 @@ static void test_analyze__nonblocking_collectives_on_two_communicators(void **st
     a = analyze(d);
     assert_int_equal(a->ndeadlocks, 0);
     assert_int_equal(a->verdict, MQDH_VERDICT_UNKNOWN);
-    assert_true(unseen_says(a, "on \"dup\" with MPICH's tag 287 are the same collective"));
+    assert_true(unseen_says(a, "on \"dup\" with schedule tag 287 are the same collective"));
     mqdh_analysis_free(a);
     mqdh_dump_free(d);
 }
@@ -1799,7 +1800,7 @@ static void test_analyze__waits_by_requests_without_communicator(void **state)
 
 /*
  * nbcwait on an MPI that keeps no queue: rank 0 in MPI_Wait on its
- * MPI_Ireduce (MPICH tag 287, its schedule receiving from rank 1 next),
+ * MPI_Ireduce (schedule tag 287, its schedule receiving from rank 1 next),
  * rank 1 in MPI_Barrier, having started no nonblocking collective on
  * MPI_COMM_WORLD (its next tag 287): each waits for the other.  Rank 1
  * having started one (next tag 288: it may be in the same instance), or
@@ -1835,7 +1836,7 @@ static void test_analyze__nonblocking_collective_by_its_request(void **state)
     assert_int_equal(a->ndeadlocks, 0);
     assert_int_equal(a->verdict, MQDH_VERDICT_UNKNOWN);
     assert_true(unseen_says(a, "whether rank 1 is in rank 0's nonblocking collective on "
-                               "\"MPI_COMM_WORLD\" (MPICH's tag 287): it has started that one "
+                               "\"MPI_COMM_WORLD\" (schedule tag 287): it has started that one "
                                "or a later one"));
     mqdh_analysis_free(a);
     r1->nbc_next_tag[0] = -1;
@@ -1952,9 +1953,56 @@ static void test_analyze__calls_alone_need_the_whole_world(void **state)
     mqdh_dump_free(d);
 }
 
+/*
+ * The one table of MPI calls: every call that names a peer names its
+ * communicator and tag where the binding has one, every rooted collective
+ * its root, every MPI_Wait* its requests; flags and kinds agree; a
+ * neighbourhood collective not listed is still a collective; a call not
+ * in MPI or unknown says so.
+ */
+static void test_analyze__call_table(void **state)
+{
+    (void)state;
+    static const char *const all[] = {
+        "MPI_Send", "MPI_Ssend", "MPI_Rsend", "MPI_Bsend", "MPI_Recv", "MPI_Mrecv",
+        "MPI_Sendrecv", "MPI_Sendrecv_replace", "MPI_Probe", "MPI_Mprobe", "MPI_Wait",
+        "MPI_Waitall", "MPI_Waitany", "MPI_Waitsome", "MPI_Barrier", "MPI_Bcast", "MPI_Reduce",
+        "MPI_Gather", "MPI_Gatherv", "MPI_Scatter", "MPI_Scatterv", "MPI_Allreduce",
+        "MPI_Finalize", "MPI_Abort"};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
+        const struct mqdh__mpi_call *c = mqdh__mpi_call(all[i]);
+        assert_non_null(c);
+        assert_string_equal(c->name, all[i]);
+        int p2p = c->kind == MQDH__CALL_ONE_SEND || c->kind == MQDH__CALL_ONE_RECV ||
+                  c->kind == MQDH__CALL_PROBE;
+        if (p2p && !(c->flags & MQDH__MPI_MATCHED)) {
+            assert_true(c->at[MQDH__AT_COMM] > 0);
+            assert_true(c->at[MQDH__AT_TAG] > 0);
+            assert_true(c->at[c->kind == MQDH__CALL_ONE_SEND ? MQDH__AT_DEST : MQDH__AT_SOURCE] >= 0);
+        }
+        assert_int_equal(!!(c->flags & MQDH__MPI_ROOTED), c->at[MQDH__AT_ROOT] >= 0);
+        assert_int_equal(!!(c->flags & MQDH__MPI_REQUESTS), c->at[MQDH__AT_REQUEST] >= 0);
+        assert_int_equal(mqdh__call_kind(all[i]), c->kind);
+    }
+    assert_true(mqdh__call_is("MPI_Ssend", MQDH__MPI_SYNC));
+    assert_false(mqdh__call_is("MPI_Send", MQDH__MPI_SYNC));
+    assert_true(mqdh__call_is("MPI_Bsend", MQDH__MPI_BUFFERED));
+    assert_true(mqdh__call_is("MPI_Sendrecv_replace", MQDH__MPI_BOTH));
+    assert_true(mqdh__call_is("MPI_Gatherv", MQDH__MPI_ROOTED));
+    assert_false(mqdh__call_is("MPI_Allgather", MQDH__MPI_ROOTED));
+    assert_false(mqdh__call_is(NULL, MQDH__MPI_SYNC));
+    assert_int_equal(mqdh__mpi_call("MPI_Wait")->at[MQDH__AT_COUNT], -1);
+    assert_int_equal(mqdh__mpi_call("MPI_Waitall")->at[MQDH__AT_COUNT], 0);
+    assert_int_equal(mqdh__call_kind("MPI_Neighbor_allreduce_init"), MQDH__CALL_COLLECTIVE);
+    assert_int_equal(mqdh__call_kind("MPI_Comm_rank"), MQDH__CALL_RETURNS);
+    assert_int_equal(mqdh__call_kind(NULL), MQDH__CALL_NOT_MPI);
+    assert_null(mqdh__mpi_call("MPI_Comm_rank"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_analyze__call_table),
         cmocka_unit_test(test_analyze__call_sites),
         cmocka_unit_test(test_analyze__calls_alone_find_deadlocks),
         cmocka_unit_test(test_analyze__calls_alone_claim_nothing_unsure),

@@ -861,23 +861,6 @@ static void test_mqdump__executable_names_the_dll(void **state)
     check_program("unexpected", "unexpected-named", NULL, &EXACT);
 }
 
-/* The line of samples/sample.c that holds text (0 if none). */
-static int source_line(const char *file, const char *text)
-{
-    const char *dir = getenv("MQD_SAMPLES_SRC");
-    char path[PATH_MAX], line[512];
-    snprintf(path, sizeof path, "%s/%s", dir && *dir ? dir : "samples", file);
-    FILE *f = fopen(path, "r");
-    int n = 0, found = 0;
-    while (f && !found && fgets(line, sizeof line, f)) {
-        n++;
-        found = strstr(line, text) != NULL;
-    }
-    if (f)
-        fclose(f);
-    return found ? n : 0;
-}
-
 /*
  * An MPI entry point that tail-calls its body (MPICH 4.1+'s generated
  * bindings): tests/fixtures/tailcall_*.c.  With the library's symbols the
@@ -963,7 +946,7 @@ static void test_mqdump__tail_called_entry_points(void **state)
 static void test_mqdump__where_each_rank_is(void **state)
 {
     (void)state;
-    int want_line = source_line("sample.c", "MPI_Waitall(n, reqs, st);");
+    int want_line = job_source_line("sample.c", "MPI_Waitall(n, reqs, st);");
     assert_true(want_line > 0);
     struct job job;
     start(&job, "ring", 4);
@@ -1065,8 +1048,8 @@ static void test_mqdump__folded_64_rank_ring(void **state)
     free(out);
     free(err);
     /* --stacks: one path from main, in three lines labelled [0-63]. */
-    int ring_line = source_line("ring.c", "sample_block(&req, 1);");
-    int block_line = source_line("sample.c", "MPI_Waitall(n, reqs, st);");
+    int ring_line = job_source_line("ring.c", "sample_block(&req, 1);");
+    int block_line = job_source_line("sample.c", "MPI_Waitall(n, reqs, st);");
     const char *stacks[] = {"--job", pid, "--stacks", NULL};
     rc = run_mqdump(&out, &err, stacks);
     assert_int_equal(rc, 0);
@@ -1118,9 +1101,9 @@ static const struct json *only_child(const struct json *n, const char *function,
 static void test_mqdump__stacks_find_the_hidden_rank(void **state)
 {
     (void)state;
-    int relax_line = source_line("hidden.c", "nanosleep(&ts, NULL);");
-    int busy_line = source_line("hidden.c", "relax((double *)x, 64);");
-    int wait_line = source_line("hidden.c", "exchange(rank < middle ? rank + 1 : rank - 1);");
+    int relax_line = job_source_line("hidden.c", "nanosleep(&ts, NULL);");
+    int busy_line = job_source_line("hidden.c", "relax((double *)x, 64);");
+    int wait_line = job_source_line("hidden.c", "exchange(rank < middle ? rank + 1 : rank - 1);");
     assert_true(relax_line > 0 && busy_line > 0 && wait_line > 0);
     char dir[] = "/tmp/mqd-stacks-XXXXXX", svg[64], dotfile[80];
     assert_non_null(mkdtemp(dir));

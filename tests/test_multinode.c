@@ -10,7 +10,8 @@
  * rank's host, the cycle across nodes found and explained, an unreachable
  * node reported, and every rank on every node running and untraced after;
  * the same through one pdsh for all hosts (the {hosts} form), and for an
- * Open MPI job whose orted on the other node started its ranks.
+ * Open MPI job whose orted on the other node started its ranks; and
+ * mqdump --sentinel beside a job across two nodes, which hangs late.
  *
  * Needs root and a kernel that allows namespaces: when it cannot make the
  * nodes, every test fails, saying why (never a silent pass).
@@ -633,6 +634,35 @@ static void test_multinode__ring_of_eight_folds_to_one_group(void **state)
     free(out);
 }
 
+/*
+ * mqdump --sentinel beside a job across two nodes: every look dumps
+ * nodeB's ranks through their agent (their CPU time in its result), the
+ * late hang is caught, the cycle across the nodes explained, and every
+ * rank on both nodes left running.  Bounded: SIGINT after 120 s.
+ */
+static void test_multinode__sentinel_across_two_nodes(void **state)
+{
+    (void)state;
+    struct job job;
+    start(&job, "latehang", 4, "nodeA:2,nodeB:2");
+    char mq[PATH_MAX], pidarg[32], *out = NULL;
+    job_build_path(mq, sizeof mq, "bin/mqdump");
+    snprintf(pidarg, sizeof pidarg, "%d", (int)job.mpiexec);
+    const char *argv[] = {script, "run", dir, "nodeA", "timeout", "-s", "INT", "120", mq,
+                          "--sentinel", "--job", pidarg, "--interval", "1", NULL};
+    int rc = run_to(&out, argv, 1);
+    int live = check_released("latehang");
+    stop(&job, "latehang");
+    print_message("%s", out);
+    if (rc != 3 || !strstr(out, "Hung: nothing moved for ") ||
+        !strstr(out, "4 processes on 2 hosts: nodeA [0-1], nodeB [2-3]\n") ||
+        !strstr(out, "DEADLOCK: a cycle of 4 processes, ranks [0-3]") ||
+        !strstr(out, "waits in MPI_Recv(source=rank-1, tag=9"))
+        fail_msg("mqdump --sentinel across two nodes (exit %d) printed:\n%s", rc, out);
+    assert_int_equal(live, 4);
+    free(out);
+}
+
 /* The dump of a job whose nodeC is unreachable, by mqdump with args: its
  * ranks on nodeC (4, 5) say so and name ssh, the rest are dumped. */
 static void check_unreachable(const char *const *args, const char *form)
@@ -696,6 +726,7 @@ int main(void)
         cmocka_unit_test(test_multinode__one_command_for_all_hosts),
         cmocka_unit_test(test_multinode__openmpi_ring_across_two_nodes),
         cmocka_unit_test(test_multinode__host_names_are_looked_up_at_once),
+        cmocka_unit_test(test_multinode__sentinel_across_two_nodes),
         cmocka_unit_test(test_multinode__an_unreachable_node_is_reported),
     };
     return cmocka_run_group_tests_name("multinode", tests, setup, teardown);

@@ -50,30 +50,6 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-/* A directory of the test's own for the files it writes. */
-static char dir[] = "/tmp/mqd-save-XXXXXX";
-
-static int make_dir(void **state)
-{
-    (void)state;
-    return mkdtemp(dir) ? 0 : -1;
-}
-
-static int remove_dir(void **state)
-{
-    (void)state;
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    return system(cmd) == 0 ? 0 : -1;
-}
-
-/* dir/name into buf[len]. */
-static const char *in_dir(char *buf, size_t len, const char *name)
-{
-    snprintf(buf, len, "%s/%s", dir, name);
-    return buf;
-}
-
 static void spit(const char *path, const char *text, size_t len)
 {
     FILE *f = fopen(path, "w");
@@ -193,8 +169,11 @@ static void check_sample(const char *name, int np)
     char err[512], file[PATH_MAX], graph[PATH_MAX];
     if (job_start(&job, name, np, err, sizeof err) != 0)
         fail_msg("%s: %s", name, err);
-    snprintf(file, sizeof file, "%s/%s.mqd", dir, name);
-    snprintf(graph, sizeof graph, "%s/%s.dot", dir, name);
+    char base[64];
+    snprintf(base, sizeof base, "%s.mqd", name);
+    job_scratch(file, sizeof file, base);
+    snprintf(base, sizeof base, "%s.dot", name);
+    job_scratch(graph, sizeof graph, base);
 
     const char *json[] = {"--json", "--stacks", NULL};
     live_then_loaded(name, &job, file, json, NULL);
@@ -279,7 +258,7 @@ static void test_save__not_a_saved_dump(void **state)
     if (job_start(&job, "ring", 3, err, sizeof err) != 0)
         fail_msg("ring: %s", err);
     snprintf(pid, sizeof pid, "%d", (int)job.mpiexec);
-    in_dir(good, sizeof good, "good.mqd");
+    job_scratch(good, sizeof good, "good.mqd");
     const char *args[] = {"--save", good, "--job", pid, "--stacks", NULL};
     struct run r = mqdump(args);
     released_and_stop(&job);
@@ -290,35 +269,35 @@ static void test_save__not_a_saved_dump(void **state)
     size_t len = strlen(text);
     char *body = strchr(text, '\n') + 1; /* the result after the header */
 
-    spit(in_dir(bad, sizeof bad, "empty.mqd"), "", 0);
+    spit(job_scratch(bad, sizeof bad, "empty.mqd"), "", 0);
     refused(bad, "not a saved dump");
     const char other[] = "digraph mqd { p0 -> p1 }\n";
-    spit(in_dir(bad, sizeof bad, "other.dot"), other, strlen(other));
+    spit(job_scratch(bad, sizeof bad, "other.dot"), other, strlen(other));
     refused(bad, "not a saved dump (it begins 'digraph");
-    spit(in_dir(bad, sizeof bad, "result.txt"), body, strlen(body));
+    spit(job_scratch(bad, sizeof bad, "result.txt"), body, strlen(body));
     refused(bad, "an agent's result, not a saved dump");
     char *v2 = strdup(text);
     v2[9] = '2'; /* "mqd-dump 2 ..." */
-    spit(in_dir(bad, sizeof bad, "v2.mqd"), v2, len);
+    spit(job_scratch(bad, sizeof bad, "v2.mqd"), v2, len);
     refused(bad, "saved-dump format 2, and this mqdump reads format 1");
     free(v2);
     /* Cut anywhere in its body: the end record is missing, or a record
      * is cut inside. */
     for (size_t cut = (size_t)(body - text) + 40; cut < len - 1; cut += (len - cut) / 2 + 1) {
-        spit(in_dir(bad, sizeof bad, "cut.mqd"), text, cut);
+        spit(job_scratch(bad, sizeof bad, "cut.mqd"), text, cut);
         refused(bad, "line ");
     }
     /* A record corrupted: its line named. */
     char *corrupt = strdup(text), *p = strstr(corrupt, "\np ");
     assert_non_null(p);
     p[3] = 'x'; /* the first process's pid */
-    spit(in_dir(bad, sizeof bad, "corrupt.mqd"), corrupt, len);
+    spit(job_scratch(bad, sizeof bad, "corrupt.mqd"), corrupt, len);
     refused(bad, "line 4: pid 'x");
     free(corrupt);
-    in_dir(bad, sizeof bad, "a-directory");
+    job_scratch(bad, sizeof bad, "a-directory");
     assert_int_equal(mkdir(bad, 0700), 0);
     refused(bad, "not a regular file");
-    in_dir(bad, sizeof bad, "missing.mqd");
+    job_scratch(bad, sizeof bad, "missing.mqd");
     refused(bad, "No such file or directory");
     free(text);
 }
@@ -328,7 +307,7 @@ static void test_save__bad_command_lines(void **state)
 {
     (void)state;
     char file[PATH_MAX];
-    in_dir(file, sizeof file, "none.mqd");
+    job_scratch(file, sizeof file, "none.mqd");
     const char *load_job[] = {"--load", file, "--job", "1", NULL};
     const char *load_pid[] = {"--pid", "1", "--load", file, NULL};
     const char *load_save[] = {"--load", file, "--save", file, NULL};
@@ -564,5 +543,5 @@ int main(void)
         cmocka_unit_test(test_save__progress_on_a_terminal_only),
         cmocka_unit_test(test_save__progress_told_by_the_library),
     };
-    return cmocka_run_group_tests_name("save", tests, make_dir, remove_dir);
+    return cmocka_run_group_tests_name("save", tests, job_scratch_make, job_scratch_remove);
 }

@@ -172,10 +172,10 @@ static const struct stock_case cases[] = {
      "whether rank 1's MPI_Waitall is the partner of rank 0's receive request 0xac000000", NULL,
      NULL, NULL},
     {"nbcmix", 2, NULL,
-     "whether rank 1 is in rank 0's nonblocking collective on \"MPI_COMM_WORLD\" (MPICH's tag "
+     "whether rank 1 is in rank 0's nonblocking collective on \"MPI_COMM_WORLD\" (schedule tag "
      "287): it has started that one or a later one", NULL, NULL, NULL},
     {"nbcorder", 2, NULL,
-     "whether rank 0 is in rank 1's nonblocking collective on \"MPI_COMM_WORLD\" (MPICH's tag "
+     "whether rank 0 is in rank 1's nonblocking collective on \"MPI_COMM_WORLD\" (schedule tag "
      "288): it has started that one or a later one", NULL, NULL, NULL},
 };
 

@@ -345,81 +345,6 @@ static void test_watch__agent_result_carries_cpu_time(void **state)
  * with its CPU time.
  */
 
-static char *dup_or_null(const char *s)
-{
-    char *d = s ? strdup(s) : NULL;
-    if (s)
-        assert_non_null(d);
-    return d;
-}
-
-static void set_frame(struct mqdh_frame *f, uint64_t pc, const char *function, const char *module,
-                      const char *file, int line, enum mqdh_frame_kind kind)
-{
-    *f = (struct mqdh_frame){.pc = pc, .line = line, .kind = kind};
-    f->function = dup_or_null(function);
-    f->module = dup_or_null(module);
-    f->file = dup_or_null(file);
-}
-
-/* A job of n ranks in MPI_Recv (a pending receive from the left
- * neighbour, tag 7), each thread's stack main > solve > MPI_Recv (the
- * library's innermost frame at progress_pc), and cpu_ns of CPU time. */
-static struct mqdh_dump *hand_job(int n, uint64_t progress_pc, uint64_t cpu_ns)
-{
-    struct mqdh_dump *d = handdump_job(n);
-    assert_non_null(d->stacks = calloc((size_t)n, sizeof *d->stacks));
-    assert_non_null(d->cpu = calloc((size_t)n, sizeof *d->cpu));
-    for (int r = 0; r < n; r++) {
-        handdump_recv(d, r, (r + n - 1) % n, 7);
-        struct mqdh_stack *st = &d->stacks[r];
-        st->nthreads = 1;
-        assert_non_null(st->threads = calloc(1, sizeof *st->threads));
-        struct mqdh_thread *t = &st->threads[0];
-        t->tid = d->procs[r].pid;
-        t->nframes = 4;
-        assert_non_null(t->frames = calloc(4, sizeof *t->frames));
-        set_frame(&t->frames[0], progress_pc, "progress_poll", "/usr/lib/libmpi.so.12", NULL, 0,
-                  MQDH_FRAME_MPI);
-        set_frame(&t->frames[1], 0x6000, "PMPI_Recv", "/usr/lib/libmpi.so.12", NULL, 0,
-                  MQDH_FRAME_MPI);
-        set_frame(&t->frames[2], 0x1234, "solve", "/bench/app", "app.c", 42, MQDH_FRAME_USER);
-        set_frame(&t->frames[3], 0x1100, "main", "/bench/app", "app.c", 10, MQDH_FRAME_USER);
-        t->call = dup_or_null("MPI_Recv");
-        t->entry = 1;
-        struct mqdh_cpu *c = &d->cpu[r];
-        c->known = 1;
-        c->ns = cpu_ns;
-        c->nthreads = 1;
-        assert_non_null(c->threads = calloc(1, sizeof *c->threads));
-        c->threads[0] = (struct mqdh_thread_cpu){t->tid, cpu_ns};
-    }
-    return d;
-}
-
-/* Rank r outside MPI at work in solve (the innermost frame, at pc). */
-static void hand_computing(struct mqdh_dump *d, int r, uint64_t pc)
-{
-    handdump_computing(d, r);
-    struct mqdh_thread *t = &d->stacks[r].threads[0];
-    for (int k = 0; k < 2; k++) {
-        free(t->frames[k].function);
-        free(t->frames[k].module);
-    }
-    memmove(&t->frames[0], &t->frames[2], 2 * sizeof *t->frames);
-    t->nframes = 2;
-    t->frames[0].pc = pc;
-    free(t->call);
-    t->call = NULL;
-    t->entry = -1;
-}
-
-static void add_cpu(struct mqdh_dump *d, int r, uint64_t ns)
-{
-    d->cpu[r].ns += ns;
-    d->cpu[r].threads[0].ns += ns;
-}
-
 /* What watch_text writes comparing before and after; malloc'd.  *nothing:
  * watch_nothing_moved. */
 static char *compare_text(const struct mqdh_dump *before, const struct mqdh_dump *after,
@@ -464,10 +389,10 @@ static void test_watch__by_hand_progress_loop_is_no_move(void **state)
     (void)state;
     /* The library's innermost frame moved (MPI's progress loop): folded
      * into MPI_Recv, no change; its CPU time is inside MPI. */
-    struct mqdh_dump *after = hand_job(2, 0x7100, 0);
-    add_cpu(after, 0, 900000000);
-    add_cpu(after, 1, 1100000000);
-    compares_to(hand_job(2, 0x7000, 0), after, 1,
+    struct mqdh_dump *after = handdump_stacked(2, 0x7100, 0);
+    handdump_add_cpu(after, 0, 900000000);
+    handdump_add_cpu(after, 1, 1100000000);
+    compares_to(handdump_stacked(2, 0x7000, 0), after, 1,
                 (const char *const[]){"  unchanged: ranks [0-1] (same stacks and queues; CPU "
                                       "2.000 s, all inside their MPI calls)\n",
                                       "Observation over 2 s: no progress anywhere", NULL});
@@ -476,10 +401,10 @@ static void test_watch__by_hand_progress_loop_is_no_move(void **state)
 static void test_watch__by_hand_queue_changes(void **state)
 {
     (void)state;
-    struct mqdh_dump *after = hand_job(2, 0x7000, 0);
+    struct mqdh_dump *after = handdump_stacked(2, 0x7000, 0);
     after->procs[0].comms[0].queues[MQDH_RECEIVES].ops[0].status = MQDH_OP_COMPLETE;
     after->procs[1].comms[0].queues[MQDH_RECEIVES].ops[0].desired_tag = 8;
-    compares_to(hand_job(2, 0x7000, 0), after, 0,
+    compares_to(handdump_stacked(2, 0x7000, 0), after, 0,
                 (const char *const[]){
                     "  rank 0 (pid 1000): moved\n    receive from 1 tag 7, 32 bytes "
                     "(MPI_COMM_WORLD): pending -> complete\n",
@@ -494,11 +419,11 @@ static void test_watch__by_hand_stack_and_cpu_outside(void **state)
     (void)state;
     /* Rank 1 computes in solve: elsewhere in it at the second look, and
      * 0.2 s of CPU time outside MPI; rank 0 spins in MPI_Recv. */
-    struct mqdh_dump *before = hand_job(2, 0x7000, 0), *after = hand_job(2, 0x7000, 0);
-    hand_computing(before, 1, 0x1234);
-    hand_computing(after, 1, 0x1250);
-    add_cpu(after, 1, 200000000);
-    add_cpu(after, 0, 500000000);
+    struct mqdh_dump *before = handdump_stacked(2, 0x7000, 0), *after = handdump_stacked(2, 0x7000, 0);
+    handdump_stacked_computing(before, 1, 0x1234);
+    handdump_stacked_computing(after, 1, 0x1250);
+    handdump_add_cpu(after, 1, 200000000);
+    handdump_add_cpu(after, 0, 500000000);
     compares_to(before, after, 0,
                 (const char *const[]){
                     "  rank 1 (pid 1001): moved\n    CPU 0.200 s outside MPI's progress loop: "
@@ -515,13 +440,13 @@ static void test_watch__by_hand_noise_and_unknown_cpu(void **state)
     /* Less than the looks cost a thread outside MPI is no move; a
      * process whose CPU time is not known at a look is not compared, so
      * nothing can be said to have stopped. */
-    struct mqdh_dump *before = hand_job(2, 0x7000, 0), *after = hand_job(2, 0x7000, 0);
-    hand_computing(before, 1, 0x1234);
-    hand_computing(after, 1, 0x1234);
-    add_cpu(after, 1, 30000);
+    struct mqdh_dump *before = handdump_stacked(2, 0x7000, 0), *after = handdump_stacked(2, 0x7000, 0);
+    handdump_stacked_computing(before, 1, 0x1234);
+    handdump_stacked_computing(after, 1, 0x1234);
+    handdump_add_cpu(after, 1, 30000);
     compares_to(before, after, 1, (const char *const[]){"no progress anywhere", NULL});
-    before = hand_job(2, 0x7000, 0);
-    after = hand_job(2, 0x7000, 0);
+    before = handdump_stacked(2, 0x7000, 0);
+    after = handdump_stacked(2, 0x7000, 0);
     after->cpu[1].known = 0;
     compares_to(before, after, 0,
                 (const char *const[]){"  rank 1 (pid 1001): not compared: its CPU time was not "
@@ -543,10 +468,10 @@ static void test_watch__by_hand_polling_may_have_moved(void **state)
     (void)state;
     /* In MPI_Test at both looks with CPU time spent: it may have left
      * and come back, so no claim that nothing moved. */
-    struct mqdh_dump *before = hand_job(2, 0x7000, 0), *after = hand_job(2, 0x7000, 0);
+    struct mqdh_dump *before = handdump_stacked(2, 0x7000, 0), *after = handdump_stacked(2, 0x7000, 0);
     hand_testing(before, 1);
     hand_testing(after, 1);
-    add_cpu(after, 1, 300000000);
+    handdump_add_cpu(after, 1, 300000000);
     compares_to(before, after, 0,
                 (const char *const[]){
                     "  rank 1 (pid 1001): may have moved\n    CPU 0.300 s in MPI_Test at both "
@@ -573,8 +498,8 @@ static int read_cpu_records(const char *cpu, struct mqdh_dump **d, char *why, si
 static void test_watch__result_cpu_records(void **state)
 {
     (void)state;
-    struct mqdh_dump *d = hand_job(2, 0x7000, 5), *back = NULL;
-    add_cpu(d, 1, 1234567891);
+    struct mqdh_dump *d = handdump_stacked(2, 0x7000, 5), *back = NULL;
+    handdump_add_cpu(d, 1, 1234567891);
     char *text = NULL, why[256];
     size_t len = 0;
     FILE *f = open_memstream(&text, &len);
@@ -640,18 +565,10 @@ static void test_watch__bad_values_are_usage_errors(void **state)
         {{"--list", "--watch", "2", NULL}, "--watch looks at a job twice"},
         {{"--check-dll", "/nonexistent", "--watch", "2", NULL}, "--watch looks at a job twice"},
     };
-    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
-        char *out = NULL, *err = NULL;
-        int rc = job_run_mqdump(cases[k].args, NULL, &out, &err);
-        assert_true(out && err);
-        if (rc != 64 || !strstr(err, cases[k].says))
-            fail_msg("case %zu: exit %d, stderr '%s' (want 64 and '%s')", k, rc, err,
-                     cases[k].says);
-        assert_string_equal(out, "");
-        free(out);
-        free(err);
-    }
-}
+    char why[1024];
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++)
+        if (job_usage_error(cases[k].args, cases[k].says, why, sizeof why) != 0)
+            fail_msg("case %zu: %s", k, why);}
 
 int main(void)
 {

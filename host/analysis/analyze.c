@@ -464,7 +464,7 @@ int mqdh_analyze(const struct mqdh_dump *d, struct mqdh_analysis **out)
         }
         /* Without queues, from its call (MPI_Finalize's waits need none). */
         int queueless = calls_only(d, i) || no_queue_read(&b, i);
-        int from_call = queueless && strcmp(d->procs[i].where_call, "MPI_Finalize") != 0;
+        int from_call = queueless && mqdh__call_kind(d->procs[i].where_call) != MQDH__CALL_FINALIZE;
         a->ncalls_only += queueless;
         if (from_call)
             mqdh__call_waits(&b, i);

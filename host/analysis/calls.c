@@ -220,7 +220,7 @@ static enum partner partner(const struct mqdh__waits *b, int i, int m, const str
     enum mqdh__call_kind k = mqdh__call_kind(q->where_call);
     int recv_like = k == MQDH__CALL_ONE_RECV || k == MQDH__CALL_PROBE;
     int send_like = k == MQDH__CALL_ONE_SEND;
-    if (strncmp(q->where_call, "MPI_Sendrecv", 12) == 0) {
+    if (mqdh__call_is(q->where_call, MQDH__MPI_BOTH)) {
         snprintf(why, len, "whether %s's %s %s %s (its send and receive tags are not read)",
                  who(b, m, mine, sizeof mine), q->where_call, sends ? "receives from" : "sends to",
                  who(b, i, other, sizeof other));
@@ -458,7 +458,7 @@ static void collective_call_waits(struct mqdh__waits *b, int i)
     const struct mqdh_process *p = &b->m.d->procs[i];
     char me[32], them[32], why[160];
     const char *comm = call_comm(p);
-    int rooted = mqdh__call_rooted(p->where_call), first = b->a->nwaits, group = 0;
+    int rooted = mqdh__call_is(p->where_call, MQDH__MPI_ROOTED), first = b->a->nwaits, group = 0;
     if (!comm || strcmp(comm, "MPI_COMM_WORLD") != 0) {
         mqdh__unseen(b, i, "which communicator %s's %s runs on (%s)", who(b, i, me, sizeof me),
                      p->where_call,
@@ -545,12 +545,12 @@ void mqdh__call_waits(struct mqdh__waits *b, int i)
     switch (mqdh__call_kind(p->where_call)) { /* every kind: -Wswitch says if one is missing */
     case MQDH__CALL_ONE_RECV:
     case MQDH__CALL_PROBE:
-        if (strcmp(p->where_call, "MPI_Mrecv") == 0)
+        if (mqdh__call_is(p->where_call, MQDH__MPI_MATCHED))
             break; /* its message was matched by MPI_Mprobe: it waits for its data */
         p2p_call_waits(b, i, 0);
         return;
     case MQDH__CALL_ONE_SEND:
-        if (strcmp(p->where_call, "MPI_Bsend") != 0) /* buffered: waits for nobody */
+        if (!mqdh__call_is(p->where_call, MQDH__MPI_BUFFERED)) /* buffered: waits for nobody */
             p2p_call_waits(b, i, 1);
         return;
     case MQDH__CALL_COLLECTIVE:

@@ -141,7 +141,7 @@ void mqdh_explain_wait(const struct mqdh_dump *d, const struct mqdh_wait *w, int
             break;
         }
         if (!own && w->tag >= 0) { /* the member's instance with that tag is another one */
-            snprintf(args, sizeof args, "nonblocking collective(comm=%s, MPICH tag %ld", cname,
+            snprintf(args, sizeof args, "nonblocking collective(comm=%s, schedule tag %ld", cname,
                      w->tag);
             reason = "started another collective as that instance: a message of it with that "
                      "tag is beside a receive that does not take it, and neither completes";

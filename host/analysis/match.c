@@ -18,55 +18,6 @@
 
 /* ---------------------------------------------------------------- calls */
 
-static const struct {
-    const char *name;
-    enum mqdh__call_kind kind;
-} known_calls[] = {
-    {"MPI_Recv", MQDH__CALL_ONE_RECV},        {"MPI_Mrecv", MQDH__CALL_ONE_RECV},
-    {"MPI_Send", MQDH__CALL_ONE_SEND},        {"MPI_Ssend", MQDH__CALL_ONE_SEND},
-    {"MPI_Rsend", MQDH__CALL_ONE_SEND},       {"MPI_Bsend", MQDH__CALL_ONE_SEND},
-    {"MPI_Wait", MQDH__CALL_ONE},             {"MPI_Waitall", MQDH__CALL_ALL},
-    {"MPI_Sendrecv", MQDH__CALL_ALL},         {"MPI_Sendrecv_replace", MQDH__CALL_ALL},
-    {"MPI_Waitany", MQDH__CALL_ANY},          {"MPI_Waitsome", MQDH__CALL_ANY},
-    {"MPI_Probe", MQDH__CALL_PROBE},          {"MPI_Mprobe", MQDH__CALL_PROBE},
-    {"MPI_Barrier", MQDH__CALL_COLLECTIVE},   {"MPI_Bcast", MQDH__CALL_COLLECTIVE},
-    {"MPI_Reduce", MQDH__CALL_COLLECTIVE},    {"MPI_Allreduce", MQDH__CALL_COLLECTIVE},
-    {"MPI_Gather", MQDH__CALL_COLLECTIVE},    {"MPI_Gatherv", MQDH__CALL_COLLECTIVE},
-    {"MPI_Scatter", MQDH__CALL_COLLECTIVE},   {"MPI_Scatterv", MQDH__CALL_COLLECTIVE},
-    {"MPI_Allgather", MQDH__CALL_COLLECTIVE}, {"MPI_Allgatherv", MQDH__CALL_COLLECTIVE},
-    {"MPI_Alltoall", MQDH__CALL_COLLECTIVE},  {"MPI_Alltoallv", MQDH__CALL_COLLECTIVE},
-    {"MPI_Alltoallw", MQDH__CALL_COLLECTIVE}, {"MPI_Reduce_scatter", MQDH__CALL_COLLECTIVE},
-    {"MPI_Reduce_scatter_block", MQDH__CALL_COLLECTIVE}, {"MPI_Scan", MQDH__CALL_COLLECTIVE},
-    {"MPI_Exscan", MQDH__CALL_COLLECTIVE},    {"MPI_Comm_dup", MQDH__CALL_COLLECTIVE},
-    {"MPI_Comm_dup_with_info", MQDH__CALL_COLLECTIVE}, {"MPI_Comm_split", MQDH__CALL_COLLECTIVE},
-    {"MPI_Comm_split_type", MQDH__CALL_COLLECTIVE}, {"MPI_Comm_create", MQDH__CALL_COLLECTIVE},
-    {"MPI_Intercomm_create", MQDH__CALL_COLLECTIVE}, {"MPI_Intercomm_merge", MQDH__CALL_COLLECTIVE},
-    {"MPI_Win_fence", MQDH__CALL_COLLECTIVE}, {"MPI_Finalize", MQDH__CALL_FINALIZE},
-    {"MPI_Abort", MQDH__CALL_ABORT},
-};
-
-enum mqdh__call_kind mqdh__call_kind(const char *call)
-{
-    if (!call)
-        return MQDH__CALL_NOT_MPI;
-    for (size_t i = 0; i < sizeof known_calls / sizeof known_calls[0]; i++)
-        if (strcmp(call, known_calls[i].name) == 0)
-            return known_calls[i].kind;
-    if (strncmp(call, "MPI_Neighbor_", 13) == 0)
-        return MQDH__CALL_COLLECTIVE;
-    return MQDH__CALL_RETURNS;
-}
-
-int mqdh__call_rooted(const char *call)
-{
-    static const char *const rooted[] = {"MPI_Bcast",   "MPI_Reduce",   "MPI_Gather",
-                                         "MPI_Gatherv", "MPI_Scatter", "MPI_Scatterv"};
-    for (size_t i = 0; call && i < sizeof rooted / sizeof rooted[0]; i++)
-        if (strcmp(call, rooted[i]) == 0)
-            return 1;
-    return 0;
-}
-
 int mqdh__process_terminal(const struct mqdh_process *p)
 {
     enum mqdh__call_kind k = mqdh__call_kind(p->where_call);

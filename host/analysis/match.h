@@ -10,44 +10,10 @@
 #ifndef MQDH__MATCH_H
 #define MQDH__MATCH_H
 
+#include "base/mpicalls.h"
 #include "mqdhost.h"
 
-/*
- * How a call waits (waits.c has what each kind waits for):
- *
- *   MPI_Waitall, MPI_Sendrecv      every pending operation is needed (AND)
- *   MPI_Recv, MPI_Send, MPI_Wait   one of them is (OR over the candidates;
- *                                  exact when there is one)
- *   MPI_Waitany, MPI_Waitsome      any one of them (OR)
- *   a collective                   every member of its communicator that is
- *                                  not in the same collective (AND)
- */
-enum mqdh__call_kind {
-    MQDH__CALL_NOT_MPI,
-    MQDH__CALL_RETURNS,  /* MPI_Test, MPI_Iprobe, MPI_Comm_rank, ...: not blocked */
-    MQDH__CALL_ONE_RECV, /* one receive */
-    MQDH__CALL_ONE_SEND, /* one send */
-    MQDH__CALL_ONE,      /* one request, either */
-    MQDH__CALL_ALL,
-    MQDH__CALL_ANY,
-    MQDH__CALL_PROBE,    /* waits for a message the queues do not show */
-    MQDH__CALL_COLLECTIVE,
-    /*
-     * MPI_Finalize: after it a process sends, receives and joins nothing
-     * again, so a point-to-point wait on it can never be met; and it is
-     * collective over MPI_COMM_WORLD (MPI-4.0 11.2.2: it returns once every
-     * process of the world has called it), so it waits for every member
-     * not in it yet.
-     */
-    MQDH__CALL_FINALIZE,
-    MQDH__CALL_ABORT /* terminal too, and waits for nobody */
-};
-
-/* The kind of MPI call `call` ("MPI_Recv"; NULL: not in MPI). */
-enum mqdh__call_kind mqdh__call_kind(const char *call);
-
-/* A collective with a root argument, which every member must give alike. */
-int mqdh__call_rooted(const char *call);
+/* The calls themselves, their kinds and flags: base/mpicalls.h. */
 
 /* A process that will never send, receive or join anything again (in
  * MPI_Finalize or MPI_Abort, or past MPI_Finalize). */

@@ -378,7 +378,7 @@ static int nbc_not_started(struct mqdh__waits *b, int i, const struct mqdh_reque
     }
     long next = next_nbc_tag(b->m.d, *m, *mk);
     if (b->a->activity[*m] == MQDH_ACT_UNKNOWN || next < 0 || next > r->sched_tag) {
-        mqdh__unseen(b, i, "whether %s is in %s's nonblocking collective on \"%s\" (MPICH's "
+        mqdh__unseen(b, i, "whether %s is in %s's nonblocking collective on \"%s\" (schedule "
                      "tag %ld): %s", who(b, *m, them, sizeof them), who(b, i, me, sizeof me),
                      p->comms[r->comm].name, r->sched_tag,
                      b->a->activity[*m] == MQDH_ACT_UNKNOWN ? "where it is is not known"

@@ -7,6 +7,7 @@
 #define _GNU_SOURCE
 #include "analysis/waits_coll.h"
 #include "base/dump.h"
+#include "mpi_interface.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -87,7 +88,7 @@ void mqdh__collective_waits(struct mqdh__waits *b, int i)
     }
     const struct mqdh_comm *c = &p->comms[ci];
     int members = 0, first_wait = b->a->nwaits, group = 0,
-        rooted = mqdh__call_rooted(p->where_call);
+        rooted = mqdh__call_is(p->where_call, MQDH__MPI_ROOTED);
     int root_unread = -1; /* a member in it whose root, or i's, was not read */
     for (int m = 0; m < b->m.d->nprocs; m++) {
         if (m == i)
@@ -140,15 +141,16 @@ void mqdh__collective_waits(struct mqdh__waits *b, int i)
 /* ---------------------------------------------------------------- nonblocking collectives */
 
 /*
- * MPICH numbers the nonblocking collectives of each communicator: the
- * n-th one's schedule sends and receives with tag MPIR_FIRST_NBC_TAG + n - 1
- * (MPIR_Sched_next_tag; mpir_tags.h: MPIR_LAST_HCOLL_TAG + 1, 287 in MPICH
- * 4.x), so that the same tag on two members is the same instance, and a
- * higher one a later instance.  The blocking collectives use the fixed
- * tags below it (MPIR_BARRIER_TAG 1, ...).  Tags wrap only after MPI_TAG_UB
+ * The DLLs number the nonblocking collectives of each communicator as
+ * MPICH does (mpi_interface.h, MQD_NBC_FIRST_TAG; mqd's Open MPI DLL maps
+ * libnbc's tags there): the n-th one's schedule sends and receives with
+ * tag MQD_NBC_FIRST_TAG + n - 1 (MPICH: MPIR_Sched_next_tag, from
+ * MPIR_FIRST_NBC_TAG, 287 in 4.x), so that the same tag on two members is
+ * the same instance, and a higher one a later instance.  The blocking
+ * collectives use fixed tags below it (MPIR_BARRIER_TAG 1, ...).  Tags
+ * wrap only after MPI_TAG_UB
  * instances, which the rules below do not consider.
  */
-enum { NBC_FIRST_TAG = 287 };
 
 /* What one of i's pending collective receives tells of its instance. */
 enum nbc_state {
@@ -243,7 +245,7 @@ static enum nbc_state nbc_receive(struct mqdh__waits *b, int i, int ci, const st
                  ? -1
                  : mqdh__op_global(&b->m, i, ci, o->desired_local_rank, o->desired_global_rank);
     int t = mqdh_process_by_global(b->m.d, g);
-    if (o->tag_wild || tag < NBC_FIRST_TAG || t < 0 || t == i) {
+    if (o->tag_wild || tag < MQD_NBC_FIRST_TAG || t < 0 || t == i) {
         mqdh__unseen(b, i,
                      "which collective %s waits for in %s (a receive of it on \"%s\" names no "
                      "instance of a nonblocking collective, or no process in the dump)",
@@ -272,7 +274,7 @@ static enum nbc_state nbc_receive(struct mqdh__waits *b, int i, int ci, const st
     if (b->a->activity[t] == MQDH_ACT_RUNNING)
         return NBC_FREE;
     mqdh__unseen(b, i,
-                 "whether %s's and %s's nonblocking collectives on \"%s\" with MPICH's tag %ld "
+                 "whether %s's and %s's nonblocking collectives on \"%s\" with schedule tag %ld "
                  "are the same collective (both started one as that instance; no queue shows "
                  "them apart)",
                  label(b, i, me, sizeof me), label(b, t, who, sizeof who), c->name, tag);
@@ -343,7 +345,7 @@ static void nbc_instances(struct mqdh__waits *b, int i, int ci, struct nbc_found
                  * the graph counts on m to free i: no promise either way. */
                 mqdh__unseen(b, i,
                              "whether the job can go on: %s's nonblocking collective on \"%s\" "
-                             "with MPICH tag %ld is another collective than %s's, so it never "
+                             "with schedule tag %ld is another collective than %s's, so it never "
                              "completes, and %s is not blocked in MPI",
                              label(b, i, me, sizeof me), p->comms[ci].name, x->desired_tag,
                              label(b, m, who, sizeof who), who);

@@ -321,9 +321,9 @@ static int blocked_send_exact(struct mqdh__waits *b, int i, int sync)
 static void blocked_send_waits(struct mqdh__waits *b, int i)
 {
     const struct mqdh_process *p = &b->m.d->procs[i];
-    int sync = strcmp(p->where_call, "MPI_Ssend") == 0, first_wait = b->a->nwaits;
+    int sync = mqdh__call_is(p->where_call, MQDH__MPI_SYNC), first_wait = b->a->nwaits;
     char me[32], who[32];
-    if (strcmp(p->where_call, "MPI_Bsend") == 0) /* buffered: waits for nobody */
+    if (mqdh__call_is(p->where_call, MQDH__MPI_BUFFERED)) /* buffered: waits for nobody */
         return;
     if (blocked_send_exact(b, i, sync))
         return;

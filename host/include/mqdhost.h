@@ -478,6 +478,8 @@ struct mqdh_progress {
     const char *fetch_name;
 };
 
+struct mqdh_cache;
+
 struct mqdh_options {
     /*
      * sizeof(struct mqdh_options) as the caller knows it (MQDH_OPTIONS_INIT
@@ -602,9 +604,31 @@ struct mqdh_options {
      */
     void (*progress)(void *progress_arg, const struct mqdh_progress *p);
     void *progress_arg;
+    /*
+     * What this dump may keep for later dumps of the same processes, and
+     * use of what earlier ones kept (mqdh_cache_new; NULL: nothing kept):
+     * the ELF objects they map, opened, their symbols, DWARF and CFI
+     * indexed, so that a later dump holds the processes stopped only for
+     * as long as reading their own state takes.  A file is known again by
+     * the device and inode its maps give.  One dump at a time uses a
+     * cache: another that finds it in use reads its files afresh, as
+     * without one.  Since MQDHOST_4.1 (a caller whose size ends before it
+     * keeps nothing).
+     */
+    struct mqdh_cache *cache;
 };
 
 #define MQDH_OPTIONS_INIT {.size = sizeof(struct mqdh_options)}
+
+/*
+ * A cache of the files dumps read (mqdh_options.cache), for a tool that
+ * looks at one job again and again (mqdump --sentinel): *out, empty, to
+ * be freed with mqdh_cache_free (which accepts NULL) once no dump uses
+ * it.  It holds the files open, and their indexes, until then.  MQDH_OK,
+ * MQDH_E_USAGE (out NULL) or MQDH_E_NOMEM.  Since MQDHOST_4.1.
+ */
+MQDH_API int mqdh_cache_new(struct mqdh_cache **out);
+MQDH_API void mqdh_cache_free(struct mqdh_cache *c);
 
 /* ---------------------------------------------------------------- agents' results */
 
@@ -1245,6 +1269,100 @@ MQDH_API void mqdh_watch_free(struct mqdh_watch *w);
  * queue changed, no CPU spent outside MPI's progress loop; else 0 (and for
  * NULL). */
 MQDH_API int mqdh_watch_nothing_moved(const struct mqdh_watch *w);
+
+/* ---------------------------------------------------------------- a sentinel */
+
+/*
+ * A sentinel decides, look after look, when a job that nobody watches is
+ * hung (mqdump --sentinel): the caller looks at the job every few seconds
+ * (a dump of its processes, short with mqdh_options.cache), compares each
+ * look with the one before (mqdh_watch_compare) and tells the sentinel.
+ * A job is hung when nothing has moved for longer than its own past makes
+ * likely: the quiet time (since the last look at which something moved)
+ * reaches the threshold, which is the largest of
+ *
+ *   - the floor (6 looks: a job seen moving at every look);
+ *   - factor (4) times the longest quiet time seen so far that ended in a
+ *     move (a job that is quiet for minutes between its moves, and moves
+ *     again, is learned to be so);
+ *   - the quiet time that a job moving as this one did (the share of
+ *     looks at which something moved, over the quiet times that ended)
+ *     would show less than once in a thousand;
+ *
+ * but at most the caller's bound, if it gives one.  A look at which some
+ * process could not be compared (not unwound, its CPU time not read) says
+ * nothing either way: it does not end a quiet time (to learn from), and
+ * the quiet time that can be a hang starts after it.
+ * Something moved is the watch's own word (mqdh_moves.moved, .maybe): a
+ * stack, a queue, a thread, CPU time outside MPI's progress loop.  What
+ * the sentinel decides is an observation over time, not a proof; the
+ * analysis of the last look says what it can prove.  Since MQDHOST_4.1.
+ */
+struct mqdh_sentinel;
+
+/* How a sentinel decides; a member 0 takes its default. */
+struct mqdh_sentinel_options {
+    size_t size;     /* sizeof(struct mqdh_sentinel_options) as the caller knows it */
+    double interval; /* the mean seconds between the caller's looks (default 10) */
+    double floor;    /* the least quiet time that is a hang (default 6 intervals) */
+    double bound;    /* quiet this long is a hang, whatever was learned (default: none) */
+    double factor;   /* times the longest quiet time seen (default 4) */
+};
+
+#define MQDH_SENTINEL_OPTIONS_INIT {.size = sizeof(struct mqdh_sentinel_options)}
+
+/* What a look says. */
+enum mqdh_sentinel_says {
+    MQDH_SENTINEL_FIRST,  /* the first look: nothing to compare it with */
+    MQDH_SENTINEL_MOVED,  /* something moved since the look before */
+    MQDH_SENTINEL_UNSURE, /* nothing seen moving, but a process was not compared */
+    MQDH_SENTINEL_QUIET,  /* nothing moved, not for long enough to be a hang */
+    MQDH_SENTINEL_HUNG    /* nothing moved for the threshold's time */
+};
+
+/* Which rule set the threshold (the largest, or the bound). */
+enum mqdh_sentinel_rule {
+    MQDH_SENTINEL_RULE_FLOOR,   /* the floor */
+    MQDH_SENTINEL_RULE_LONGEST, /* factor x the longest quiet time seen */
+    MQDH_SENTINEL_RULE_ODDS,    /* the quiet time a job moving as this one did shows < 1/1000 */
+    MQDH_SENTINEL_RULE_BOUND    /* the caller's bound, below the others */
+};
+
+/* A sentinel's state after a look. */
+struct mqdh_sentinel_state {
+    enum mqdh_sentinel_says says;
+    enum mqdh_sentinel_rule rule;
+    int looks;            /* looks so far, this one included */
+    int moves;            /* of which something moved at */
+    double quiet;         /* seconds since the last look at which something moved
+                           * (before any, the first look) or a process was not
+                           * compared, whichever came later: every process seen,
+                           * nothing moved */
+    double longest_quiet; /* the longest quiet time that ended in a move */
+    double moving_share;  /* of the looks of the quiet times that ended, the share at
+                           * which something moved (the odds rule's, smoothed) */
+    double threshold;     /* the quiet time that is a hang now, in seconds */
+};
+
+/*
+ * A new sentinel, deciding by o (NULL: every default), into *out (free it
+ * with mqdh_sentinel_free, which accepts NULL).  MQDH_OK; MQDH_E_USAGE
+ * (out NULL, o->size too small, or a member negative, or a factor below
+ * 1); MQDH_E_NOMEM.
+ */
+MQDH_API int mqdh_sentinel_new(const struct mqdh_sentinel_options *o, struct mqdh_sentinel **out);
+MQDH_API void mqdh_sentinel_free(struct mqdh_sentinel *s);
+
+/*
+ * Tell s of a look taken at time t (seconds on a steady clock, any
+ * origin, not before the look before): w compares it with the look before
+ * (borrowed during the call), NULL for the first look or for one whose
+ * processes are not the same list as the look before's (a process ended or
+ * started: something moved).  What s now says, into *st.  MQDH_OK;
+ * MQDH_E_USAGE (s or st NULL, or t before the last look's).
+ */
+MQDH_API int mqdh_sentinel_look(struct mqdh_sentinel *s, double t, const struct mqdh_watch *w,
+                                struct mqdh_sentinel_state *st);
 
 #ifdef __cplusplus
 }

@@ -13,6 +13,8 @@
 
 #include "base/dump.h"
 #include "protocol/guard.h"
+#include "job/cache.h"
+#include "job/workers.h"
 #include "job/hosts.h"
 #include "job/owner.h"
 #include "target/proc.h"
@@ -85,7 +87,8 @@ static void session_end(struct session *s)
     for (int i = 0; i < s->n; i++)
         if (s->targets[i].elf_open)
             mqdh__image_close(&s->targets[i].elf);
-    mqdh__files_free(s->files);
+    if (!s->files_kept)
+        mqdh__files_free(s->files);
     malloc_trim(0); /* exiting then frees little: less to do once they run */
     int held = 0;
     for (int i = 0; i < s->n; i++) {
@@ -98,127 +101,6 @@ static void session_end(struct session *s)
     mqdh__callbacks_bind(NULL);
     pthread_mutex_destroy(&s->files_lock);
     pthread_mutex_destroy(&s->job_lock);
-}
-
-/*
- * How many workers set up and read the processes.  The interface does not
- * say a DLL may be called from two threads at once, so only mqd's own,
- * which is written to be, gets more than one unless the caller asks: then
- * one per online CPU, and never more than there are processes.
- */
-static int workers(const struct session *s)
-{
-    int all_own = 1, want = s->opt->jobs;
-    for (int i = 0; i < s->n; i++)
-        if (s->targets[i].prepared && s->targets[i].out->dll_source != MQDH_DLL_OWN)
-            all_own = 0;
-    if (want <= 0) {
-        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-        want = all_own ? (cpus > 0 ? (int)(cpus < 1024 ? cpus : 1024) : 1) : 1;
-    }
-    return want < s->n ? want : s->n > 0 ? s->n : 1;
-}
-
-enum phase { PHASE_SETUP, PHASE_READ };
-
-struct pool {
-    struct session *s;
-    enum phase phase;
-    int *rcs;
-    atomic_int next;
-    struct mqdh__progress *progress; /* the dump's, bound on each worker */
-};
-
-/* Take the next process and do the phase's work on it, until none is
- * left.  Each process is one worker's, its result in its own place. */
-static int phase_work(enum phase phase, struct target *p)
-{
-    return phase == PHASE_SETUP ? mqdh__proto_setup(p) : mqdh__proto_read(p);
-}
-
-/* A process whose DLL crashed, now or on another process, or ran out of
- * time (why), with the guard's account of it. */
-static int give_up(struct target *p, enum mqdh__guard_why why, const struct mqdh__guard *g)
-{
-    char what[200];
-    p->abandoned = 1;
-    p->ready = 0;
-    if (why == MQDH__GUARD_NONE && atomic_load(&p->dll->crashed)) {
-        mqdh__process_error(p->out, "not read: the debug DLL %s crashed on another process",
-                            p->dll->path);
-        return MQDH_E_DLL_CRASHED;
-    }
-    if (why == MQDH__GUARD_NONE) {
-        mqdh__process_error(p->out,
-                            "not read: the debug DLL %s did not return in time on %d other "
-                            "processes",
-                            p->dll->path, MQDH__DLL_STUCK);
-        return MQDH_E_DLL_TIMEOUT;
-    }
-    mqdh__guard_describe(g, what, sizeof what);
-    /* Its own error, whatever the DLL said of it before. */
-    free(p->out->error);
-    p->out->error = NULL;
-    if (why == MQDH__GUARD_CRASH) {
-        mqdh__process_error(p->out, "the debug DLL %s %s; it is not called again", p->dll->path,
-                            what);
-        return MQDH_E_DLL_CRASHED;
-    }
-    atomic_fetch_add(&p->dll->timeouts, 1);
-    mqdh__process_error(p->out, "the debug DLL %s %s (--timeout)", p->dll->path, what);
-    return MQDH_E_DLL_TIMEOUT;
-}
-
-static void *work(void *arg)
-{
-    struct pool *pl = arg;
-    mqdh__callbacks_bind(pl->s);
-    mqdh__progress_bound = pl->progress;
-    struct mqdh__guard g;
-    int guarded = mqdh__guard_init(&g, pl->s->dll_timeout) == 0;
-    for (;;) {
-        int i = atomic_fetch_add(&pl->next, 1);
-        if (i >= pl->s->n)
-            break;
-        struct target *p = &pl->s->targets[i];
-        if (pl->phase == PHASE_SETUP ? !p->prepared : !p->ready)
-            continue;
-        if (p->dll && !mqdh__dll_usable(p->dll)) {
-            pl->rcs[i] = give_up(p, MQDH__GUARD_NONE, &g);
-            continue;
-        }
-        double t0 = now();
-        volatile int rc = MQDH_E_DLL;
-        volatile enum mqdh__guard_why why = MQDH__GUARD_NONE;
-        if (guarded)
-            MQDH__GUARDED(&g, rc, why, phase_work(pl->phase, p));
-        else
-            rc = phase_work(pl->phase, p);
-        pl->rcs[i] = why == MQDH__GUARD_NONE ? rc : give_up(p, why, &g);
-        p->out->stats.seconds += now() - t0;
-        if (pl->phase == PHASE_READ)
-            mqdh__progress_step(MQDH__READ, 1, NULL);
-    }
-    if (guarded)
-        mqdh__guard_fini(&g);
-    return NULL;
-}
-
-/* One phase over every process, on s->workers threads (this one too). */
-static void run(struct session *s, enum phase phase, int *rcs)
-{
-    struct pool pl = {.s = s, .phase = phase, .rcs = rcs, .progress = mqdh__progress_bound};
-    atomic_init(&pl.next, 0);
-    pthread_t *t = s->workers > 1 ? calloc((size_t)s->workers - 1, sizeof *t) : NULL;
-    int started = 0;
-    for (int w = 0; t && w < s->workers - 1; w++, started++)
-        if (pthread_create(&t[w], NULL, work, &pl) != 0)
-            break; /* fewer workers: the same work, done by those there are */
-    work(&pl);
-    for (int w = 0; w < started; w++)
-        pthread_join(t[w], NULL);
-    free(t);
-    mqdh__callbacks_bind(s);
 }
 
 /* ---------------------------------------------------------------- one dump */
@@ -237,6 +119,7 @@ struct call {
     struct mqdh__remote *agents; /* the other hosts' agents; NULL: none started */
     int first_error;
     struct mqdh__progress progress; /* told to o.progress */
+    unsigned long opened_before; /* files the cache had opened before (s.files_kept) */
 };
 
 /* The caller's options, as far as it knows them; the rest stays as
@@ -247,6 +130,18 @@ static void complete_options(struct mqdh_options *o, const struct mqdh_options *
     if (opt)
         memcpy((char *)o + sizeof o->size, (const char *)opt + sizeof o->size,
                (opt->size < sizeof *o ? opt->size : sizeof *o) - sizeof o->size);
+}
+
+/* The session's files: the cache's, if it has one free (mqdh_options.cache),
+ * else its own.  NULL without memory. */
+static struct mqdh__files *take_files(struct call *c)
+{
+    if ((c->s.files = mqdh__cache_take(c->o.cache)) != NULL) {
+        c->s.files_kept = 1;
+        c->opened_before = c->s.files->opened;
+        return c->s.files;
+    }
+    return c->s.files = mqdh__files_new();
 }
 
 /* The session and the dump for n processes.  0, or -1 out of memory
@@ -264,7 +159,7 @@ static int call_begin(struct call *c, int n)
         !(d->cpu = calloc(alloc, sizeof *d->cpu)) ||
         !(d->requests = calloc(alloc, sizeof *d->requests)) ||
         !(c->s.targets = calloc(alloc, sizeof *c->s.targets)) ||
-        !(c->s.atts = calloc(alloc, sizeof *c->s.atts)) || !(c->s.files = mqdh__files_new()) ||
+        !(c->s.atts = calloc(alloc, sizeof *c->s.atts)) || !take_files(c) ||
         !(c->local = calloc(alloc, sizeof *c->local)) ||
         !(c->rcs = calloc(alloc, sizeof *c->rcs)) ||
         !(c->remote = calloc(alloc, sizeof *c->remote)))
@@ -282,7 +177,10 @@ static void call_abandon(struct call *c)
     free(c->remote);
     free(c->s.targets);
     free(c->s.atts);
-    mqdh__files_free(c->s.files);
+    if (c->s.files_kept) /* back to the cache they came from */
+        mqdh__cache_give_back(c->o.cache);
+    else
+        mqdh__files_free(c->s.files);
     mqdh_dump_free(c->d);
 }
 
@@ -415,14 +313,16 @@ static struct mqdh_dump *read_targets(struct call *c)
 {
     struct session *s = &c->s;
     s->dll_timeout = c->o.dll_timeout < 0 ? 0 : c->o.dll_timeout == 0 ? 30 : c->o.dll_timeout;
-    s->workers = workers(s);
-    run(s, PHASE_SETUP, c->rcs);
-    run(s, PHASE_READ, c->rcs);
+    s->workers = mqdh__workers_count(s);
+    mqdh__workers_run(s, MQDH__PHASE_SETUP, c->rcs);
+    mqdh__workers_run(s, MQDH__PHASE_READ, c->rcs);
     for (int i = 0; i < s->n; i++)
         first(&c->first_error, c->rcs[i]);
     c->d->workers = s->workers;
-    c->d->files = (unsigned)s->files->opened;
+    c->d->files = (unsigned)(s->files->opened - c->opened_before);
     session_end(s);
+    if (s->files_kept)
+        mqdh__cache_give_back(c->o.cache);
     free(c->local);
     free(c->rcs);
     free(c->remote);

@@ -92,6 +92,7 @@ struct session {
     mqs_job_info *info;
     struct mqdh__dll *job_dll;     /* the MPI-2 DLL mqs_setup_job was called for */
     struct mqdh__files *files;     /* the ELF objects the processes map, each read once */
+    int files_kept; /* files are a cache's (mqdh_options.cache): the session leaves them open */
     /*
      * Several workers set up and read processes at once (session.c).
      * files_lock guards the files (libdw and libelf are not thread-safe):

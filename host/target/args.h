@@ -7,6 +7,7 @@
 #ifndef MQDH__ARGS_H
 #define MQDH__ARGS_H
 
+#include "base/mpicalls.h"
 #include "target/memory.h"
 #include "target/pc.h"
 #include "target/where.h"
@@ -16,8 +17,8 @@
 
 /* The arguments read, MQDH_ARG_* bit 1 << k for the k-th: their names
  * (the last two, count and request, MQDH__ARG_COUNT and MQDH__ARG_REQUEST,
- * are the host's own: MPI_Wait*'s, read for the requests behind them). */
-enum { MQDH__NARGS = 7 };
+ * are the host's own: MPI_Wait*'s, read for the requests behind them);
+ * MQDH__NARGS of them (base/mpicalls.h). */
 #define MQDH__ARG_COUNT 0x20u
 #define MQDH__ARG_REQUEST 0x40u
 extern const char *const mqdh__arg_names[MQDH__NARGS];

@@ -24,60 +24,6 @@
 #include <stdio.h>
 #include <string.h>
 
-/*
- * Where the MPI standard's C bindings (MPI 4.0, section 19 and the
- * chapters' prototypes) take source, dest, tag, root and comm (and
- * MPI_Wait*'s count and requests): the 0-based position of each, -1 for
- * none, for the calls the analysis reads (match.c).  MPI_Sendrecv's
- * sendtag and recvtag are not "tag", as in MPICH's own DWARF (args.c reads
- * parameters by name).
- */
-static const struct {
-    const char *call;
-    signed char at[MQDH__NARGS]; /* source, dest, tag, root, comm, count, request */
-} prototypes[] = {
-    {"MPI_Send", {-1, 3, 4, -1, 5, -1, -1}},
-    {"MPI_Ssend", {-1, 3, 4, -1, 5, -1, -1}},
-    {"MPI_Rsend", {-1, 3, 4, -1, 5, -1, -1}},
-    {"MPI_Bsend", {-1, 3, 4, -1, 5, -1, -1}},
-    {"MPI_Recv", {3, -1, 4, -1, 5, -1, -1}},
-    {"MPI_Sendrecv", {8, 3, -1, -1, 10, -1, -1}},
-    {"MPI_Sendrecv_replace", {5, 3, -1, -1, 7, -1, -1}},
-    {"MPI_Probe", {0, -1, 1, -1, 2, -1, -1}},
-    {"MPI_Mprobe", {0, -1, 1, -1, 2, -1, -1}},
-    {"MPI_Barrier", {-1, -1, -1, -1, 0, -1, -1}},
-    {"MPI_Bcast", {-1, -1, -1, 3, 4, -1, -1}},
-    {"MPI_Reduce", {-1, -1, -1, 5, 6, -1, -1}},
-    {"MPI_Gather", {-1, -1, -1, 6, 7, -1, -1}},
-    {"MPI_Gatherv", {-1, -1, -1, 7, 8, -1, -1}},
-    {"MPI_Scatter", {-1, -1, -1, 6, 7, -1, -1}},
-    {"MPI_Scatterv", {-1, -1, -1, 7, 8, -1, -1}},
-    {"MPI_Allreduce", {-1, -1, -1, -1, 5, -1, -1}},
-    {"MPI_Allgather", {-1, -1, -1, -1, 6, -1, -1}},
-    {"MPI_Allgatherv", {-1, -1, -1, -1, 7, -1, -1}},
-    {"MPI_Alltoall", {-1, -1, -1, -1, 6, -1, -1}},
-    {"MPI_Alltoallv", {-1, -1, -1, -1, 8, -1, -1}},
-    {"MPI_Alltoallw", {-1, -1, -1, -1, 8, -1, -1}},
-    {"MPI_Reduce_scatter", {-1, -1, -1, -1, 5, -1, -1}},
-    {"MPI_Reduce_scatter_block", {-1, -1, -1, -1, 5, -1, -1}},
-    {"MPI_Scan", {-1, -1, -1, -1, 5, -1, -1}},
-    {"MPI_Exscan", {-1, -1, -1, -1, 5, -1, -1}},
-    {"MPI_Neighbor_allgather", {-1, -1, -1, -1, 6, -1, -1}},
-    {"MPI_Neighbor_allgatherv", {-1, -1, -1, -1, 7, -1, -1}},
-    {"MPI_Neighbor_alltoall", {-1, -1, -1, -1, 6, -1, -1}},
-    {"MPI_Neighbor_alltoallv", {-1, -1, -1, -1, 8, -1, -1}},
-    {"MPI_Neighbor_alltoallw", {-1, -1, -1, -1, 8, -1, -1}},
-    {"MPI_Comm_dup", {-1, -1, -1, -1, 0, -1, -1}},
-    {"MPI_Comm_dup_with_info", {-1, -1, -1, -1, 0, -1, -1}},
-    {"MPI_Comm_split", {-1, -1, -1, -1, 0, -1, -1}},
-    {"MPI_Comm_split_type", {-1, -1, -1, -1, 0, -1, -1}},
-    {"MPI_Comm_create", {-1, -1, -1, -1, 0, -1, -1}},
-    {"MPI_Abort", {-1, -1, -1, -1, 0, -1, -1}},
-    {"MPI_Wait", {-1, -1, -1, -1, -1, -1, 0}},
-    {"MPI_Waitall", {-1, -1, -1, -1, -1, 0, 1}},
-    {"MPI_Waitany", {-1, -1, -1, -1, -1, 0, 1}},
-    {"MPI_Waitsome", {-1, -1, -1, -1, -1, 0, 1}},
-};
 
 /* An int argument's size: 32 bits on every platform mqd unwinds (LP64,
  * ILP32). */
@@ -165,15 +111,6 @@ const char *mqdh__comm_name(struct mqdh__image *im, uint64_t comm)
 }
 
 /* ---------------------------------------------------------------- reading */
-
-/* The call's entry in prototypes, or -1. */
-static int prototype_of(const char *call)
-{
-    for (size_t i = 0; i < sizeof prototypes / sizeof prototypes[0]; i++)
-        if (strcmp(prototypes[i].call, call) == 0)
-            return (int)i;
-    return -1;
-}
 
 /* The calling convention of code in file, or NULL if mqd knows none. */
 static const struct abi *abi_of(const struct mqdh__file *file, int *machine)
@@ -332,7 +269,7 @@ static int find_call(struct reading *r, const struct mqdh__frame *caller, unsign
  */
 static unsigned read_site(struct reading *r, struct mqdh__image *im, struct mqdh__mem *mem,
                           const struct mqdh__frame *caller, const struct mqdh__frame *outer,
-                          int p, unsigned wanted)
+                          const struct mqdh__mpi_call *p, unsigned wanted)
 {
     struct mqdh__site site;
     Dwarf_Die callee;
@@ -358,7 +295,7 @@ static unsigned read_site(struct reading *r, struct mqdh__image *im, struct mqdh
     e.site = 1;
     for (int k = 0; k < MQDH__NARGS; k++) {
         unsigned bit = 1u << k;
-        int pos = prototypes[p].at[k], is_value;
+        int pos = p->at[k], is_value;
         if (!(wanted & bit))
             continue;
         int size = bit == MQDH_ARG_COMM      ? comm_size(&callee, pos, im, e.addr_size)
@@ -446,7 +383,8 @@ static int is_comm_value(struct mqdh__image *im, uint64_t v)
  * Returns the MQDH_ARG_* bits read; r->why says why the others were not.
  */
 static unsigned read_stack(struct reading *r, struct mqdh__image *im, struct mqdh__mem *mem,
-                           const struct mqdh__frame *caller, int direct, int p, unsigned wanted)
+                           const struct mqdh__frame *caller, int direct,
+                           const struct mqdh__mpi_call *p, unsigned wanted)
 {
     int machine;
     const struct abi *abi = caller ? abi_of(caller->file, &machine) : NULL;
@@ -460,7 +398,7 @@ static unsigned read_stack(struct reading *r, struct mqdh__image *im, struct mqd
     /* comm first: a root is taken only beside a valid one */
     static const int order[] = {4, 0, 1, 2, 3, 5, 6};
     for (int i = 0; i < MQDH__NARGS; i++) {
-        int k = order[i], pos = prototypes[p].at[k];
+        int k = order[i], pos = p->at[k];
         unsigned bit = 1u << k;
         if (!(wanted & bit) || pos < abi->nregs)
             continue;
@@ -493,9 +431,9 @@ void mqdh__callsite_args(struct mqdh__where *w, struct mqdh__image *im, struct m
     struct reading r = {.w = w};
     char place[sizeof w->function + sizeof w->file + 48];
     unsigned from_lib = w->args, wanted = 0;
-    int p = prototype_of(w->call);
-    for (int k = 0; p >= 0 && k < MQDH__NARGS; k++)
-        if (prototypes[p].at[k] >= 0 && !(w->args & (1u << k)))
+    const struct mqdh__mpi_call *p = mqdh__mpi_call(w->call);
+    for (int k = 0; p && k < MQDH__NARGS; k++)
+        if (p->at[k] >= 0 && !(w->args & (1u << k)))
             wanted |= 1u << k;
     if (w->file[0])
         say(place, sizeof place, "the call site in %s at %s:%d", w->function, w->file,

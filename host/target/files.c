@@ -107,6 +107,12 @@ void mqdh__files_free(struct mqdh__files *fs)
     free(fs);
 }
 
+void mqdh__files_again(struct mqdh__files *fs)
+{
+    fs->ranks_stopped = 0;
+    fs->fetch_spent[0] = fs->fetch_spent[1] = 0;
+}
+
 /* The load segments' extent, as libdwfl takes it (usable set if sane). */
 static void describe(struct mqdh__file *f)
 {

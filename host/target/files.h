@@ -97,6 +97,14 @@ void mqdh__files_prefetch(struct mqdh__files *fs, const pid_t *pids, int n);
 void mqdh__files_free(struct mqdh__files *fs);
 
 /*
+ * fs, kept from an earlier session (mqdh_options.cache), ready for another:
+ * its files and what they hold kept, and whether debuginfod's servers fell
+ * silent; the ranks taken as running again and the fetches' time budgets
+ * as a new set has them (debugfile.h).
+ */
+void mqdh__files_again(struct mqdh__files *fs);
+
+/*
  * The file mapped from path with (dev, ino), opened on first need; pid is
  * a process that maps it (a vDSO, path "[vdso]", is read from pid's memory
  * at [start, end)).  Never NULL without memory; a file that is not an ELF

@@ -310,20 +310,16 @@ static int frame_cb(Dwfl_Frame *frame, void *arg)
 static void read_requests(struct walk *k)
 {
     struct mqdh__where *w = k->w;
-    static const char *const waits[] = {"MPI_Wait", "MPI_Waitall", "MPI_Waitany",
-                                        "MPI_Waitsome"};
-    int which = -1;
-    for (int i = 0; i < 4; i++)
-        if (strcmp(w->call, waits[i]) == 0)
-            which = i;
-    long n = which == 0 ? 1 : w->count;
-    const char *why = NULL;
-    if (which < 0)
+    const struct mqdh__mpi_call *c = mqdh__mpi_call(w->call);
+    if (!c || !(c->flags & MQDH__MPI_REQUESTS))
         return;
+    int counted = c->at[MQDH__AT_COUNT] >= 0; /* else one request (MPI_Wait) */
+    long n = counted ? w->count : 1;
+    const char *why = NULL;
     w->handles.n = -1;
     if (!mqdh__requests_are_ints(k->im))
         why = "its MPI's requests are not MPICH's handles";
-    else if (!(w->args & MQDH__ARG_REQUEST) || (which > 0 && !(w->args & MQDH__ARG_COUNT)))
+    else if (!(w->args & MQDH__ARG_REQUEST) || (counted && !(w->args & MQDH__ARG_COUNT)))
         why = w->args_why[0] ? w->args_why : "its arguments were not read";
     else if (n < 0 || n > MQDH__MAX_REQUESTS)
         why = "it waits on more requests than mqd reads";
