@@ -452,6 +452,51 @@ static void test_attach__owner_is_the_launchers_user(void **state)
     mqdh_dump_free(d);
 }
 
+/*
+ * A process killed while attached (its job ended during a look) is left
+ * for its parent to reap once the attachment ends, though the tracer
+ * lives on: a sentinel or a debugger must not hold a job's ranks as
+ * zombies its launcher waits for forever.
+ */
+static void test_attach__killed_while_attached_is_reaped_by_its_parent(void **state)
+{
+    (void)state;
+    int ready[2], told[2];
+    assert_int_equal(pipe(ready), 0);
+    assert_int_equal(pipe(told), 0);
+    pid_t parent = fork();
+    assert_true(parent >= 0);
+    if (parent == 0) { /* the launcher: starts a rank and waits for it */
+        close(ready[0]);
+        close(told[1]);
+        pid_t rank = fork();
+        if (rank == 0)
+            for (;;)
+                pause();
+        if (write(ready[1], &rank, sizeof rank) != (ssize_t)sizeof rank)
+            _exit(2);
+        alarm(10);
+        int st;
+        _exit(waitpid(rank, &st, 0) == rank && WIFSIGNALED(st) ? 0 : 3);
+    }
+    close(ready[1]);
+    close(told[0]);
+    pid_t rank;
+    assert_int_equal(read(ready[0], &rank, sizeof rank), (ssize_t)sizeof rank);
+    close(ready[0]);
+    struct mqdh__attach a;
+    char err[256];
+    assert_int_equal(mqdh__attach(&a, rank, err, sizeof err), 0);
+    kill(rank, SIGKILL);
+    mqdh__detach(&a);
+    /* The tracer (this process) lives on: the launcher still reaps its rank. */
+    int st;
+    assert_int_equal(waitpid(parent, &st, 0), parent);
+    assert_true(WIFEXITED(st));
+    assert_int_equal(WEXITSTATUS(st), 0);
+    close(told[1]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -459,6 +504,7 @@ int main(void)
         cmocka_unit_test(test_attach__stopped_stays_stopped),
         cmocka_unit_test(test_attach__refusals_say_why),
         cmocka_unit_test(test_attach__emergency_detach),
+        cmocka_unit_test(test_attach__killed_while_attached_is_reaped_by_its_parent),
         cmocka_unit_test(test_attach__init_is_never_attached),
         cmocka_unit_test(test_attach__kernel_thread_says_so),
         cmocka_unit_test_teardown(test_attach__zombie_says_so, kill_started),

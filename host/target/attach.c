@@ -440,13 +440,44 @@ int mqdh__attach(struct mqdh__attach *a, pid_t pid, char *err, size_t errlen)
     return a->rc;
 }
 
+/*
+ * Let thread tid go.  A thread killed while attached (its job ended
+ * during the look) cannot be detached: it is dying or a zombie, and its
+ * parent can reap it only once its tracer has collected its end.  So it
+ * is waited for here, briefly (a process that outlives the dump - a
+ * sentinel, a debugger - must not hold its job's ranks as zombies); a
+ * thread that stops again (a new signal) is detached again.
+ */
+static void let_go(pid_t tid, int sig)
+{
+    long nap = 1000; /* ns, doubling to 1 ms: 50 ms in all at most */
+    for (double waited = 0; waited < 50e6;) {
+        if (ptrace(PTRACE_DETACH, tid, 0, (void *)(long)sig) == 0 || errno != ESRCH)
+            return;
+        int st;
+        pid_t w = waitpid(tid, &st, __WALL | WNOHANG);
+        if (w < 0 || (w == tid && (WIFEXITED(st) || WIFSIGNALED(st))))
+            return; /* not ours any more, or its end collected: its parent reaps it */
+        if (w == 0) { /* running on (not in a stop) or still dying */
+            if (kill(tid, 0) != 0 && errno == ESRCH)
+                return;
+            struct timespec ts = {0, nap};
+            nanosleep(&ts, NULL);
+            waited += (double)nap;
+            nap = nap < 500000 ? nap * 2 : 1000000;
+        }
+        /* It stopped again: a signal's delivery stop passes the signal on. */
+        sig = w == tid && WIFSTOPPED(st) && (st >> 16) == 0 ? WSTOPSIG(st) : 0;
+    }
+}
+
 void mqdh__detach(struct mqdh__attach *a)
 {
     if (!a->attached)
         return;
     for (int i = 0; i < a->nthreads; i++) {
         if (a->threads[i].tid > 0)
-            ptrace(PTRACE_DETACH, a->threads[i].tid, 0, (void *)(long)a->threads[i].pending_sig);
+            let_go(a->threads[i].tid, a->threads[i].pending_sig);
         a->threads[i].tid = 0;
     }
     a->nthreads = 0;
