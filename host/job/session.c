@@ -7,12 +7,14 @@
  */
 #define _GNU_SOURCE
 #include "protocol/callbacks.h"
+#include "protocol/choose.h"
 #include "protocol/identity.h"
 #include "protocol/protocol.h"
 #include "target/debugfile.h"
 
 #include "base/dump.h"
 #include "protocol/guard.h"
+#include "job/workers.h"
 #include "job/hosts.h"
 #include "job/owner.h"
 #include "target/proc.h"
@@ -20,8 +22,6 @@
 #include "job/remote.h"
 
 #include <errno.h>
-#include <malloc.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,7 +86,7 @@ static void session_end(struct session *s)
         if (s->targets[i].elf_open)
             mqdh__image_close(&s->targets[i].elf);
     mqdh__files_free(s->files);
-    malloc_trim(0); /* exiting then frees little: less to do once they run */
+    mqdh__chosen_free(s);
     int held = 0;
     for (int i = 0; i < s->n; i++) {
         held += s->atts[i].attached != 0;
@@ -98,127 +98,6 @@ static void session_end(struct session *s)
     mqdh__callbacks_bind(NULL);
     pthread_mutex_destroy(&s->files_lock);
     pthread_mutex_destroy(&s->job_lock);
-}
-
-/*
- * How many workers set up and read the processes.  The interface does not
- * say a DLL may be called from two threads at once, so only mqd's own,
- * which is written to be, gets more than one unless the caller asks: then
- * one per online CPU, and never more than there are processes.
- */
-static int workers(const struct session *s)
-{
-    int all_own = 1, want = s->opt->jobs;
-    for (int i = 0; i < s->n; i++)
-        if (s->targets[i].prepared && s->targets[i].out->dll_source != MQDH_DLL_OWN)
-            all_own = 0;
-    if (want <= 0) {
-        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-        want = all_own ? (cpus > 0 ? (int)(cpus < 1024 ? cpus : 1024) : 1) : 1;
-    }
-    return want < s->n ? want : s->n > 0 ? s->n : 1;
-}
-
-enum phase { PHASE_SETUP, PHASE_READ };
-
-struct pool {
-    struct session *s;
-    enum phase phase;
-    int *rcs;
-    atomic_int next;
-    struct mqdh__progress *progress; /* the dump's, bound on each worker */
-};
-
-/* Take the next process and do the phase's work on it, until none is
- * left.  Each process is one worker's, its result in its own place. */
-static int phase_work(enum phase phase, struct target *p)
-{
-    return phase == PHASE_SETUP ? mqdh__proto_setup(p) : mqdh__proto_read(p);
-}
-
-/* A process whose DLL crashed, now or on another process, or ran out of
- * time (why), with the guard's account of it. */
-static int give_up(struct target *p, enum mqdh__guard_why why, const struct mqdh__guard *g)
-{
-    char what[200];
-    p->abandoned = 1;
-    p->ready = 0;
-    if (why == MQDH__GUARD_NONE && atomic_load(&p->dll->crashed)) {
-        mqdh__process_error(p->out, "not read: the debug DLL %s crashed on another process",
-                            p->dll->path);
-        return MQDH_E_DLL_CRASHED;
-    }
-    if (why == MQDH__GUARD_NONE) {
-        mqdh__process_error(p->out,
-                            "not read: the debug DLL %s did not return in time on %d other "
-                            "processes",
-                            p->dll->path, MQDH__DLL_STUCK);
-        return MQDH_E_DLL_TIMEOUT;
-    }
-    mqdh__guard_describe(g, what, sizeof what);
-    /* Its own error, whatever the DLL said of it before. */
-    free(p->out->error);
-    p->out->error = NULL;
-    if (why == MQDH__GUARD_CRASH) {
-        mqdh__process_error(p->out, "the debug DLL %s %s; it is not called again", p->dll->path,
-                            what);
-        return MQDH_E_DLL_CRASHED;
-    }
-    atomic_fetch_add(&p->dll->timeouts, 1);
-    mqdh__process_error(p->out, "the debug DLL %s %s (--timeout)", p->dll->path, what);
-    return MQDH_E_DLL_TIMEOUT;
-}
-
-static void *work(void *arg)
-{
-    struct pool *pl = arg;
-    mqdh__callbacks_bind(pl->s);
-    mqdh__progress_bound = pl->progress;
-    struct mqdh__guard g;
-    int guarded = mqdh__guard_init(&g, pl->s->dll_timeout) == 0;
-    for (;;) {
-        int i = atomic_fetch_add(&pl->next, 1);
-        if (i >= pl->s->n)
-            break;
-        struct target *p = &pl->s->targets[i];
-        if (pl->phase == PHASE_SETUP ? !p->prepared : !p->ready)
-            continue;
-        if (p->dll && !mqdh__dll_usable(p->dll)) {
-            pl->rcs[i] = give_up(p, MQDH__GUARD_NONE, &g);
-            continue;
-        }
-        double t0 = now();
-        volatile int rc = MQDH_E_DLL;
-        volatile enum mqdh__guard_why why = MQDH__GUARD_NONE;
-        if (guarded)
-            MQDH__GUARDED(&g, rc, why, phase_work(pl->phase, p));
-        else
-            rc = phase_work(pl->phase, p);
-        pl->rcs[i] = why == MQDH__GUARD_NONE ? rc : give_up(p, why, &g);
-        p->out->stats.seconds += now() - t0;
-        if (pl->phase == PHASE_READ)
-            mqdh__progress_step(MQDH__READ, 1, NULL);
-    }
-    if (guarded)
-        mqdh__guard_fini(&g);
-    return NULL;
-}
-
-/* One phase over every process, on s->workers threads (this one too). */
-static void run(struct session *s, enum phase phase, int *rcs)
-{
-    struct pool pl = {.s = s, .phase = phase, .rcs = rcs, .progress = mqdh__progress_bound};
-    atomic_init(&pl.next, 0);
-    pthread_t *t = s->workers > 1 ? calloc((size_t)s->workers - 1, sizeof *t) : NULL;
-    int started = 0;
-    for (int w = 0; t && w < s->workers - 1; w++, started++)
-        if (pthread_create(&t[w], NULL, work, &pl) != 0)
-            break; /* fewer workers: the same work, done by those there are */
-    work(&pl);
-    for (int w = 0; w < started; w++)
-        pthread_join(t[w], NULL);
-    free(t);
-    mqdh__callbacks_bind(s);
 }
 
 /* ---------------------------------------------------------------- one dump */
@@ -234,6 +113,7 @@ struct call {
     int nlocal, nremote;
     int *remote;               /* per process: on another host */
     int *rcs;                  /* per process: how its set-up and reading went */
+    struct mqdh__crew crew;    /* who sets them up and reads them */
     struct mqdh__remote *agents; /* the other hosts' agents; NULL: none started */
     int first_error;
     struct mqdh__progress progress; /* told to o.progress */
@@ -384,13 +264,14 @@ static void read_cpu(struct call *c, int i)
         for (int k = 0; k < a->nthreads; k++)
             tids[k] = a->threads[k].tid;
     }
-    if (!tids || mqdh__proc_cpu(a->pid, tids, a->nthreads, &c->d->cpu[i]) != MQDH_OK)
+    if (!tids || mqdh__proc_cpu(a->pid, a->stat, tids, a->nthreads, &c->d->cpu[i]) != MQDH_OK)
         first(&c->first_error, MQDH_E_NOMEM);
     free(tids);
 }
 
 /* On this thread, which attached them, one target after another
- * (mqdh__proto_prepare); and each one's CPU time. */
+ * (mqdh__proto_prepare), the first one prepared set up at once (the
+ * crew's pilot); and each one's CPU time. */
 static void prepare_targets(struct call *c)
 {
     for (int i = 0; i < c->s.n; i++) {
@@ -403,6 +284,7 @@ static void prepare_targets(struct call *c)
         c->rcs[i] = mqdh__proto_prepare(p);
         p->out->stats.seconds = now() - t0;
         mqdh__progress_step(MQDH__UNWOUND, 1, NULL);
+        mqdh__crew_pilot(&c->crew, i);
     }
 }
 
@@ -412,10 +294,8 @@ static void prepare_targets(struct call *c)
 static struct mqdh_dump *read_targets(struct call *c)
 {
     struct session *s = &c->s;
-    s->dll_timeout = c->o.dll_timeout < 0 ? 0 : c->o.dll_timeout == 0 ? 30 : c->o.dll_timeout;
-    s->workers = workers(s);
-    run(s, PHASE_SETUP, c->rcs);
-    run(s, PHASE_READ, c->rcs);
+    s->workers = mqdh__crew_size(s);
+    mqdh__crew_run(&c->crew);
     for (int i = 0; i < s->n; i++)
         first(&c->first_error, c->rcs[i]);
     c->d->workers = s->workers;
@@ -481,6 +361,8 @@ static int dump_listed(const pid_t *pids, const int *ranks, const char *const *h
     bind_targets(&c, pids);
     /* Then what /proc says of each (it costs system calls that would each
      * have waited their turn behind the ranks), and the rest. */
+    c.s.dll_timeout = c.o.dll_timeout < 0 ? 0 : c.o.dll_timeout == 0 ? 30 : c.o.dll_timeout;
+    mqdh__crew_begin(&c.crew, &c.s, c.rcs);
     if (name_processes(&c, ranks) == 0)
         prepare_targets(&c);
     *out = read_targets(&c);
