@@ -20,6 +20,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <malloc.h>
 #include <pwd.h>
 #include <signal.h>
 #include <stdint.h>
@@ -61,6 +62,24 @@ static void shown_error(pid_t pid, const char *error)
 }
 
 /* ---------------------------------------------------------------- signals, scheduling */
+
+/*
+ * mqdump lives for one dump: it allocates as it reads and frees at the
+ * end.  glibc's defaults suit a long-lived server instead: each worker
+ * thread gets an arena of its own, grown a page at a time (an mprotect
+ * each: thousands per dump) and trimmed when freed (madvise), and the main
+ * heap grows 128 kB at a time.  One arena for every thread, grown 16 MB at
+ * a time (address space, not memory: a page costs only once touched), big
+ * blocks from the heap rather than a mapping each, nothing given back
+ * before the exit.
+ */
+static void tune_heap(void)
+{
+    mallopt(M_ARENA_MAX, 1);
+    mallopt(M_TOP_PAD, 16 << 20);
+    mallopt(M_TRIM_THRESHOLD, 512 << 20);
+    mallopt(M_MMAP_THRESHOLD, 32 << 20);
+}
 
 /* Interrupted mid-dump: let every process go, then die of the signal. */
 static void on_fatal_signal(int sig)
@@ -668,6 +687,7 @@ static int run(struct command *c)
 
 int main(int argc, char **argv)
 {
+    tune_heap();
     prefer_latency();
     catch_fatal_signals();
     struct command c = {.task = TASK_DUMP, .o = MQDH_OPTIONS_INIT};

@@ -10,6 +10,9 @@
 #   job ms       wall time of one whole-job dump (mqdump started to exited)
 #   cpu ms/rank  mqdump's own CPU (user + system) over the ranks
 #   sys/rank     system calls over the ranks (one more run, under strace -f -c)
+# The runs of the two DLLs are made in turn; below the table, per size:
+# mqd's CPU over libtvmpich's (the median of the pairs' ratios) and the
+# system calls per rank by call, for both.
 #   peak MB      mqdump's peak resident memory
 #   rank0 ms     the first rank's dump (it reads the files every rank shares)
 #   other ms     the other ranks' (median)
@@ -60,28 +63,32 @@ export -f median
 json_each() { grep -o "\"$1\": [0-9.]*" "$2" | awk '{ print $2 }'; }
 export -f json_each
 
-# One DLL on the job mqd-launch holds: one table row.
-one_dll() {
+# One dump of the job mqd-launch holds with one DLL: its wall time, CPU and
+# peak memory appended to that DLL's files.
+one_run() {
     local name=$1 dll=$2 tf=$MQD_BENCH_OUT/$1.$MQD_BENCH_NP_NOW
     # shellcheck disable=SC2206 # "--job PID" or "--pid P --pid Q ...": words
     local args=($MQD_BENCH_ARGS --json --stats)
     [ -n "$dll" ] && args+=(--dll "$dll")
-    : >"$tf.walls"
-    : >"$tf.cpus"
-    : >"$tf.rss"
-    for _ in $(seq "$MQD_BENCH_REPS"); do
-        local t0 t1
-        t0=$EPOCHREALTIME
-        (unset MQD_DLL && exec "$MQD_BUILD/bin/mqdump" "${args[@]}") >"$tf.json" 2>/dev/null ||
-            true
-        t1=$EPOCHREALTIME
-        ms "$t0" "$t1" >>"$tf.walls"
-        awk '/"cost"/ { for (i = 1; i <= NF; i++) { if ($i ~ /user_seconds/) u = $(i + 1);
-                 if ($i ~ /system_seconds/) s = $(i + 1) } gsub(/,/, "", u); gsub(/,/, "", s);
-                 printf "%.3f\n", (u + s) * 1000 }' "$tf.json" >>"$tf.cpus"
-        json_each max_rss_kb "$tf.json" >>"$tf.rss"
-    done
-    # System calls: one more run, under strace (slower: not timed).
+    local t0 t1
+    t0=$EPOCHREALTIME
+    (unset MQD_DLL && exec "$MQD_BUILD/bin/mqdump" "${args[@]}") >"$tf.json" 2>/dev/null || true
+    t1=$EPOCHREALTIME
+    ms "$t0" "$t1" >>"$tf.walls"
+    awk '/"cost"/ { for (i = 1; i <= NF; i++) { if ($i ~ /user_seconds/) u = $(i + 1);
+             if ($i ~ /system_seconds/) s = $(i + 1) } gsub(/,/, "", u); gsub(/,/, "", s);
+             printf "%.3f\n", (u + s) * 1000 }' "$tf.json" >>"$tf.cpus"
+    json_each max_rss_kb "$tf.json" >>"$tf.rss"
+}
+export -f one_run
+
+# One DLL's table row, from its runs; and its system calls, counted in one
+# more run under strace -f -c (slower: not timed).
+one_row() {
+    local name=$1 dll=$2 tf=$MQD_BENCH_OUT/$1.$MQD_BENCH_NP_NOW
+    # shellcheck disable=SC2206 # "--job PID" or "--pid P --pid Q ...": words
+    local args=($MQD_BENCH_ARGS --json --stats)
+    [ -n "$dll" ] && args+=(--dll "$dll")
     strace -f -c -o "$tf.strace" env -u MQD_DLL "$MQD_BUILD/bin/mqdump" "${args[@]}" \
         >/dev/null 2>&1 || true
     local np=$MQD_BENCH_NP_NOW dumped secs workers sc
@@ -98,7 +105,7 @@ one_dll() {
     awk -v dll="$name" -v np="$np" -v d="$dumped" -v w="${workers:-1}" -v wall="$wall" \
         -v cpu="$cpu" -v sc="${sc:-0}" -v rss="${rss:-0}" -v first="${first:-0}" \
         -v other="${other:-0}" 'BEGIN {
-            printf "%-10s %6d %6d %7d %8.0f %11.2f %9.0f %8.0f %9.1f %9.2f\n", dll, np, d, w,
+            printf "%-10s %6d %6d %7d %8.0f %11.2f %9.1f %8.0f %9.1f %9.2f\n", dll, np, d, w,
                 wall, cpu / np, sc / np, rss / 1024, first * 1000, other * 1000
         }' | tee -a "$MQD_BENCH_OUT/rows"
     [ "$dumped" -eq "$np" ] || {
@@ -106,7 +113,38 @@ one_dll() {
         return 1
     }
 }
-export -f one_dll
+export -f one_row
+
+# mqd's CPU over libtvmpich's under the same host: the median of the
+# ratios of runs made in turn (each pair sees the same load).
+cpu_ratio() {
+    local np=$MQD_BENCH_NP_NOW
+    paste "$MQD_BENCH_OUT/mqd.$np.cpus" "$MQD_BENCH_OUT/libtvmpich.$np.cpus" |
+        awk '$2 > 0 { print $1 / $2 }' | median >"$MQD_BENCH_OUT/ratio.$np"
+}
+export -f cpu_ratio
+
+# Where each rank's system calls go: per call, mqd's and libtvmpich's, per
+# rank (strace -f -c of one run each), the calls of at least 0.5 per rank.
+calls_table() {
+    local np=$1 m=$MQD_BENCH_OUT/mqd.$1.strace t=$MQD_BENCH_OUT/libtvmpich.$1.strace
+    [ -s "$m" ] && [ -s "$t" ] || return 0
+    printf '  %-18s %8s %11s\n' "system call" mqd libtvmpich
+    awk -v np="$np" '
+        FNR == 1 { f++ }
+        $NF == "total" || NF < 5 || $1 ~ /^[-%]/ { next }
+        { c[$NF, f] = $4; seen[$NF] = 1; if (f == 1) tot[$NF] = $4 }
+        END {
+            for (k in seen) {
+                a = c[k, 1] / np; b = c[k, 2] / np
+                if (a >= 0.5 || b >= 0.5) printf "  %-18s %8.1f %11.1f\n", k, a, b
+                else { oa += a; ob += b }
+            }
+            if (oa + ob > 0) printf "  %-18s %8.1f %11.1f\n", "(the others)", oa, ob
+        }' "$m" "$t" | sort -k2,2nr
+    awk -v np="$np" 'FNR == 1 { f++ } $NF == "total" { t[f] = $4 }
+        END { printf "  %-18s %8.1f %11.1f\n", "total", t[1] / np, t[2] / np }' "$m" "$t"
+}
 
 # The padb method on one rank: gdb attaches, reads the communicator list's
 # and the posted and unexpected receive queues' heads, and detaches.
@@ -172,8 +210,19 @@ one_size() {
     set -euo pipefail
     MQD_BENCH_ARGS="--job $MQD_MPIEXEC_PID"
     job_facts
-    one_dll mqd ""
-    one_dll libtvmpich "$MQD_BENCH_TVMPICH"
+    local tf
+    for tf in "$MQD_BENCH_OUT"/{mqd,libtvmpich}."$MQD_BENCH_NP_NOW".{walls,cpus,rss}; do
+        : >"$tf"
+    done
+    # In turn, so that each of mqd's runs has a libtvmpich run beside it
+    # under the same load.
+    for _ in $(seq "$MQD_BENCH_REPS"); do
+        one_run mqd ""
+        one_run libtvmpich "$MQD_BENCH_TVMPICH"
+    done
+    one_row mqd ""
+    one_row libtvmpich "$MQD_BENCH_TVMPICH"
+    cpu_ratio
     if [ ! -s "$MQD_BENCH_OUT/gdb.result" ]; then
         gdb_rank "$(pgrep -P "$(pgrep -P "$MQD_MPIEXEC_PID" | head -n 1)" | head -n 1)"
     fi
@@ -211,6 +260,15 @@ done
 
 echo
 cat "$MQD_BENCH_OUT/facts"
+# mqd's CPU against MPICH's own DLL, and where the system calls go.
+for np in $sizes; do
+    [ -s "$MQD_BENCH_OUT/ratio.$np" ] || continue
+    echo
+    printf '%d ranks: mqd'\''s CPU is %.2fx libtvmpich'\''s under the same host (median of the ratios of %s runs in turn)\n' \
+        "$np" "$(cat "$MQD_BENCH_OUT/ratio.$np")" "$MQD_BENCH_REPS"
+    echo "system calls per rank, $np ranks (strace -f -c of one whole-job dump each):"
+    calls_table "$np"
+done
 # Side by side: the padb method's one rank against mqdump's whole job.
 read -r gwall gcpu <"$MQD_BENCH_OUT/gdb.result"
 echo

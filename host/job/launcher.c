@@ -60,17 +60,20 @@ static int cmp_member(const void *a, const void *b)
 /*
  * The MPI processes under launcher: its descendants with a rank in their
  * environment (each environment read once), by world (the launched one
- * first), rank and pid.  Of a process and its descendant with the same
- * world and rank (a wrapper script and the program it runs), only the
- * descendant.  0, or a negative errno.
+ * first), rank and pid; but not the ranks the launcher's table lists
+ * (listed[0..nlisted-1], its world 0) nor what descends from them.  Of a
+ * process and its descendant with the same world and rank (a wrapper
+ * script and the program it runs), only the descendant.  0, or a negative
+ * errno.
  */
-static int job_members(pid_t launcher, struct member **out, int *n)
+static int job_members(pid_t launcher, const pid_t *listed, int nlisted, struct member **out,
+                       int *n)
 {
     pid_t *desc;
     int ndesc, k = 0;
     *out = NULL;
     *n = 0;
-    int rc = mqdh__proc_descendants(launcher, &desc, &ndesc);
+    int rc = mqdh__proc_descendants_below(launcher, listed, nlisted, &desc, &ndesc);
     if (rc || ndesc == 0)
         return rc;
     struct member *m = malloc((size_t)ndesc * sizeof *m);
@@ -82,7 +85,10 @@ static int job_members(pid_t launcher, struct member **out, int *n)
         return -ENOMEM;
     }
     for (int i = 0; i < ndesc; i++) {
-        int world, rank = mqdh__proc_env_rank(desc[i], &world, NULL, NULL);
+        int table = 0;
+        for (int t = 0; t < nlisted && !table; t++)
+            table = listed[t] == desc[i];
+        int world, rank = table ? -1 : mqdh__proc_env_rank(desc[i], &world, NULL, NULL);
         if (rank >= 0 && world != -1)
             m[k++] = (struct member){desc[i], rank, world};
     }
@@ -317,11 +323,12 @@ int mqdh_job_ranks_how(pid_t launcher, pid_t **pids, int **ranks, char ***hosts,
     if (how && howlen)
         how[0] = '\0';
     /* The spawned processes, which no table lists, from the launcher's
-     * descendants either way. */
-    struct member *m;
-    int nm;
-    (void)job_members(launcher, &m, &nm); /* none if they cannot be listed */
+     * descendants either way: the ones the table lists are not read again. */
+    struct member *m = NULL;
+    int nm = 0;
     int rc = launched_ranks(launcher, pids, ranks, hosts, n, how, howlen, err, errlen);
+    if (rc == MQDH_OK)
+        (void)job_members(launcher, *pids, *n, &m, &nm); /* none if they cannot be listed */
     if (rc == MQDH_OK) {
         int first = 0; /* the spawned: after world 0 */
         while (first < nm && m[first].world == 0)

@@ -35,7 +35,7 @@ static int owners_process(struct mqdh__attach *a, const struct mqdh_options *o)
 {
     uid_t ids[4], dir;
     char name[160], whose[64];
-    if (mqdh__proc_uids(a->pid, ids) != 0 || mqdh__proc_dump_owner(a->pid, &dir) != 0) {
+    if (mqdh__proc_owners(a->pid, ids, &dir) != 0) {
         a->rc = -ESRCH;
         snprintf(a->why, sizeof a->why, "process %d does not exist", (int)a->pid);
         return 0;

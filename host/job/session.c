@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE
 #include "protocol/callbacks.h"
+#include "protocol/choose.h"
 #include "protocol/identity.h"
 #include "protocol/protocol.h"
 #include "target/debugfile.h"
@@ -22,8 +23,6 @@
 #include "job/remote.h"
 
 #include <errno.h>
-#include <malloc.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,7 +88,7 @@ static void session_end(struct session *s)
             mqdh__image_close(&s->targets[i].elf);
     if (!s->files_kept)
         mqdh__files_free(s->files);
-    malloc_trim(0); /* exiting then frees little: less to do once they run */
+    mqdh__chosen_free(s);
     int held = 0;
     for (int i = 0; i < s->n; i++) {
         held += s->atts[i].attached != 0;
@@ -116,6 +115,7 @@ struct call {
     int nlocal, nremote;
     int *remote;               /* per process: on another host */
     int *rcs;                  /* per process: how its set-up and reading went */
+    struct mqdh__crew crew;    /* who sets them up and reads them */
     struct mqdh__remote *agents; /* the other hosts' agents; NULL: none started */
     int first_error;
     struct mqdh__progress progress; /* told to o.progress */
@@ -284,13 +284,14 @@ static void read_cpu(struct call *c, int i)
         for (int k = 0; k < a->nthreads; k++)
             tids[k] = a->threads[k].tid;
     }
-    if (!tids || mqdh__proc_cpu(a->pid, tids, a->nthreads, &c->d->cpu[i]) != MQDH_OK)
+    if (!tids || mqdh__proc_cpu(a->pid, a->stat, tids, a->nthreads, &c->d->cpu[i]) != MQDH_OK)
         first(&c->first_error, MQDH_E_NOMEM);
     free(tids);
 }
 
 /* On this thread, which attached them, one target after another
- * (mqdh__proto_prepare); and each one's CPU time. */
+ * (mqdh__proto_prepare), the first one prepared set up at once (the
+ * crew's pilot); and each one's CPU time. */
 static void prepare_targets(struct call *c)
 {
     for (int i = 0; i < c->s.n; i++) {
@@ -303,6 +304,7 @@ static void prepare_targets(struct call *c)
         c->rcs[i] = mqdh__proto_prepare(p);
         p->out->stats.seconds = now() - t0;
         mqdh__progress_step(MQDH__UNWOUND, 1, NULL);
+        mqdh__crew_pilot(&c->crew, i);
     }
 }
 
@@ -312,10 +314,8 @@ static void prepare_targets(struct call *c)
 static struct mqdh_dump *read_targets(struct call *c)
 {
     struct session *s = &c->s;
-    s->dll_timeout = c->o.dll_timeout < 0 ? 0 : c->o.dll_timeout == 0 ? 30 : c->o.dll_timeout;
-    s->workers = mqdh__workers_count(s);
-    mqdh__workers_run(s, MQDH__PHASE_SETUP, c->rcs);
-    mqdh__workers_run(s, MQDH__PHASE_READ, c->rcs);
+    s->workers = mqdh__crew_size(s);
+    mqdh__crew_run(&c->crew);
     for (int i = 0; i < s->n; i++)
         first(&c->first_error, c->rcs[i]);
     c->d->workers = s->workers;
@@ -383,6 +383,8 @@ static int dump_listed(const pid_t *pids, const int *ranks, const char *const *h
     bind_targets(&c, pids);
     /* Then what /proc says of each (it costs system calls that would each
      * have waited their turn behind the ranks), and the rest. */
+    c.s.dll_timeout = c.o.dll_timeout < 0 ? 0 : c.o.dll_timeout == 0 ? 30 : c.o.dll_timeout;
+    mqdh__crew_begin(&c.crew, &c.s, c.rcs);
     if (name_processes(&c, ranks) == 0)
         prepare_targets(&c);
     *out = read_targets(&c);

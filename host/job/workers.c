@@ -1,22 +1,18 @@
-/*
- * workers.c - the threads that set up and read a session's processes
- * (workers.h): each takes the next process, calls its DLL under the
- * --timeout guard, and gives up on a DLL that crashed or hung.
- */
+/* workers.c - the threads that set up and read a session's processes; see workers.h. */
 #define _GNU_SOURCE
 #include "job/workers.h"
 
 #include "base/dump.h"
 #include "base/progress.h"
 #include "protocol/callbacks.h"
-#include "protocol/guard.h"
 #include "protocol/protocol.h"
 
-#include <pthread.h>
-#include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
+
+enum phase { PHASE_SETUP, PHASE_READ };
 
 static double now(void)
 {
@@ -31,7 +27,7 @@ static double now(void)
  * which is written to be, gets more than one unless the caller asks: then
  * one per online CPU, and never more than there are processes.
  */
-int mqdh__workers_count(const struct session *s)
+int mqdh__crew_size(const struct session *s)
 {
     int all_own = 1, want = s->opt->jobs;
     for (int i = 0; i < s->n; i++)
@@ -42,21 +38,6 @@ int mqdh__workers_count(const struct session *s)
         want = all_own ? (cpus > 0 ? (int)(cpus < 1024 ? cpus : 1024) : 1) : 1;
     }
     return want < s->n ? want : s->n > 0 ? s->n : 1;
-}
-
-struct pool {
-    struct session *s;
-    enum mqdh__phase phase;
-    int *rcs;
-    atomic_int next;
-    struct mqdh__progress *progress; /* the dump's, bound on each worker */
-};
-
-/* Take the next process and do the phase's work on it, until none is
- * left.  Each process is one worker's, its result in its own place. */
-static int phase_work(enum mqdh__phase phase, struct target *p)
-{
-    return phase == MQDH__PHASE_SETUP ? mqdh__proto_setup(p) : mqdh__proto_read(p);
 }
 
 /* A process whose DLL crashed, now or on another process, or ran out of
@@ -92,54 +73,133 @@ static int give_up(struct target *p, enum mqdh__guard_why why, const struct mqdh
     return MQDH_E_DLL_TIMEOUT;
 }
 
-static void *work(void *arg)
+static int phase_work(enum phase phase, struct target *p)
 {
-    struct pool *pl = arg;
-    mqdh__callbacks_bind(pl->s);
-    mqdh__progress_bound = pl->progress;
-    struct mqdh__guard g;
-    int guarded = mqdh__guard_init(&g, pl->s->dll_timeout) == 0;
-    for (;;) {
-        int i = atomic_fetch_add(&pl->next, 1);
-        if (i >= pl->s->n)
-            break;
-        struct target *p = &pl->s->targets[i];
-        if (pl->phase == MQDH__PHASE_SETUP ? !p->prepared : !p->ready)
-            continue;
-        if (p->dll && !mqdh__dll_usable(p->dll)) {
-            pl->rcs[i] = give_up(p, MQDH__GUARD_NONE, &g);
-            continue;
-        }
-        double t0 = now();
-        volatile int rc = MQDH_E_DLL;
-        volatile enum mqdh__guard_why why = MQDH__GUARD_NONE;
-        if (guarded)
-            MQDH__GUARDED(&g, rc, why, phase_work(pl->phase, p));
-        else
-            rc = phase_work(pl->phase, p);
-        pl->rcs[i] = why == MQDH__GUARD_NONE ? rc : give_up(p, why, &g);
-        p->out->stats.seconds += now() - t0;
-        if (pl->phase == MQDH__PHASE_READ)
-            mqdh__progress_step(MQDH__READ, 1, NULL);
+    return phase == PHASE_SETUP ? mqdh__proto_setup(p) : mqdh__proto_read(p);
+}
+
+/* Process i's phase, under the worker's guard g (if guarded). */
+static void one(struct mqdh__crew *c, struct mqdh__guard *g, int guarded, enum phase phase, int i)
+{
+    struct target *p = &c->s->targets[i];
+    if (phase == PHASE_SETUP ? !p->prepared : !p->ready)
+        return;
+    if (p->dll && !mqdh__dll_usable(p->dll)) {
+        c->rcs[i] = give_up(p, MQDH__GUARD_NONE, g);
+        return;
     }
+    double t0 = now();
+    /* What the pilot read, at this process's places, in one batch. */
+    if (phase == PHASE_READ && i != c->pilot)
+        mqdh__pages_fetch(&c->s->files->pages, &p->elf, &p->mem);
+    volatile int rc = MQDH_E_DLL;
+    volatile enum mqdh__guard_why why = MQDH__GUARD_NONE;
+    if (guarded)
+        MQDH__GUARDED(g, rc, why, phase_work(phase, p));
+    else
+        rc = phase_work(phase, p);
+    c->rcs[i] = why == MQDH__GUARD_NONE ? rc : give_up(p, why, g);
+    p->out->stats.seconds += now() - t0;
+    if (phase == PHASE_READ)
+        mqdh__progress_step(MQDH__READ, 1, NULL);
+}
+
+/* Take the next process and do the phase's work on it, until none is
+ * left (the pilot's is done already). */
+static void drain(struct mqdh__crew *c, struct mqdh__guard *g, int guarded, enum phase phase)
+{
+    for (;;) {
+        int i = atomic_fetch_add(&c->next[phase], 1);
+        if (i >= c->s->n)
+            break;
+        if (i != c->pilot)
+            one(c, g, guarded, phase, i);
+    }
+}
+
+/* Every worker set up its share; the calling thread (last) reads the
+ * pilot, then lets the others read. */
+static void gate(struct mqdh__crew *c, int caller)
+{
+    pthread_mutex_lock(&c->lock);
+    c->arrived++;
+    if (caller) {
+        while (c->arrived < c->nworkers)
+            pthread_cond_wait(&c->cond, &c->lock);
+        pthread_mutex_unlock(&c->lock);
+        if (c->pilot >= 0) {
+            struct target *p = &c->s->targets[c->pilot];
+            one(c, &c->guard, c->guarded, PHASE_READ, c->pilot);
+            mqdh__pages_learn(&c->s->files->pages, &p->elf, &p->mem);
+        }
+        pthread_mutex_lock(&c->lock);
+        c->pilot_read = 1;
+        pthread_cond_broadcast(&c->cond);
+    } else {
+        pthread_cond_signal(&c->cond);
+        while (!c->pilot_read)
+            pthread_cond_wait(&c->cond, &c->lock);
+    }
+    pthread_mutex_unlock(&c->lock);
+}
+
+static void *worker(void *arg)
+{
+    struct mqdh__crew *c = arg;
+    mqdh__callbacks_bind(c->s);
+    mqdh__progress_bound = c->progress;
+    struct mqdh__guard g;
+    int guarded = mqdh__guard_init(&g, c->s->dll_timeout) == 0;
+    drain(c, &g, guarded, PHASE_SETUP);
+    gate(c, 0);
+    drain(c, &g, guarded, PHASE_READ);
     if (guarded)
         mqdh__guard_fini(&g);
     return NULL;
 }
 
-void mqdh__workers_run(struct session *s, enum mqdh__phase phase, int *rcs)
+void mqdh__crew_begin(struct mqdh__crew *c, struct session *s, int *rcs)
 {
-    struct pool pl = {.s = s, .phase = phase, .rcs = rcs, .progress = mqdh__progress_bound};
-    atomic_init(&pl.next, 0);
-    pthread_t *t = s->workers > 1 ? calloc((size_t)s->workers - 1, sizeof *t) : NULL;
-    int started = 0;
-    for (int w = 0; t && w < s->workers - 1; w++, started++)
-        if (pthread_create(&t[w], NULL, work, &pl) != 0)
+    *c = (struct mqdh__crew){.s = s, .rcs = rcs, .pilot = -1,
+                             .progress = mqdh__progress_bound};
+    atomic_init(&c->next[PHASE_SETUP], 0);
+    atomic_init(&c->next[PHASE_READ], 0);
+    pthread_mutex_init(&c->lock, NULL);
+    pthread_cond_init(&c->cond, NULL);
+    c->guarded = mqdh__guard_init(&c->guard, s->dll_timeout) == 0;
+}
+
+void mqdh__crew_pilot(struct mqdh__crew *c, int i)
+{
+    if (c->pilot >= 0 || !c->s->targets[i].prepared)
+        return;
+    c->pilot = i;
+    one(c, &c->guard, c->guarded, PHASE_SETUP, i);
+    /* What it read so far, for the others' first reads (pages.h). */
+    mqdh__pages_learn(&c->s->files->pages, &c->s->targets[i].elf, &c->s->targets[i].mem);
+}
+
+void mqdh__crew_run(struct mqdh__crew *c)
+{
+    struct session *s = c->s;
+    int more = s->workers - 1, started = 0;
+    pthread_t *t = more > 0 ? calloc((size_t)more, sizeof *t) : NULL;
+    for (int w = 0; t && w < more; w++, started++)
+        if (pthread_create(&t[w], NULL, worker, c) != 0)
             break; /* fewer workers: the same work, done by those there are */
-    work(&pl);
+    pthread_mutex_lock(&c->lock);
+    c->nworkers = started + 1; /* the gate waits for those there are */
+    pthread_mutex_unlock(&c->lock);
+    drain(c, &c->guard, c->guarded, PHASE_SETUP);
+    gate(c, 1);
+    drain(c, &c->guard, c->guarded, PHASE_READ);
     for (int w = 0; w < started; w++)
         pthread_join(t[w], NULL);
     free(t);
+    s->workers = started + 1;
+    if (c->guarded)
+        mqdh__guard_fini(&c->guard);
+    pthread_cond_destroy(&c->cond);
+    pthread_mutex_destroy(&c->lock);
     mqdh__callbacks_bind(s);
 }
-

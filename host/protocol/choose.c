@@ -134,16 +134,54 @@ static void set_dll(struct target *p, const char *path, enum mqdh_dll_source src
 }
 
 /*
+ * The DLL at path, opened under trust and loaded: once per session and
+ * path, whatever the number of processes that name it (every rank of a
+ * job does).  The record of how it went, or NULL without memory.
+ */
+static const struct mqdh__chosen *open_once(struct target *p, const char *path,
+                                            enum mqdh__dll_trust trust)
+{
+    struct session *s = p->session;
+    for (int i = 0; i < s->nchosen; i++)
+        if (s->chosen[i].trust == (int)trust && strcmp(s->chosen[i].path, path) == 0)
+            return &s->chosen[i];
+    if (MQDH__GROW(s->chosen, s->chosen_cap, s->nchosen + 1) != 0)
+        return NULL;
+    struct mqdh__chosen *c = &s->chosen[s->nchosen];
+    *c = (struct mqdh__chosen){.path = strdup(path), .trust = (int)trust};
+    if (!c->path)
+        return NULL;
+    struct mqdh__dll_file f = MQDH__DLL_FILE_INIT;
+    c->rc = mqdh__dll_open(path, trust, &f, c->why, sizeof c->why);
+    if (c->rc == MQDH_OK) {
+        c->opened = 1;
+        c->rc = mqdh__dll_load_file(&f, path, &mqdh__basic_callbacks, &c->dll, c->why,
+                                    sizeof c->why);
+    }
+    s->nchosen++;
+    return c;
+}
+
+void mqdh__chosen_free(struct session *s)
+{
+    for (int i = 0; i < s->nchosen; i++)
+        free(s->chosen[i].path);
+    free(s->chosen);
+    s->chosen = NULL;
+    s->nchosen = s->chosen_cap = 0;
+}
+
+/*
  * The first DLL the target names that can be opened and passes the trust
- * rule (any, with --trust-target-dll), opened into *f.
+ * rule (any, with --trust-target-dll): its record (open_once).
  */
 static int choose_named(struct target *p, int mpich, int want_own, const char *own_name,
-                        struct mqdh__dll_file *f)
+                        const struct mqdh__chosen **chosen)
 {
     const struct mqdh_options *opt = p->session->opt;
     enum mqdh__dll_trust trust = opt->trust_target_dll ? MQDH__DLL_TRUST_ANY : MQDH__DLL_TRUST_RULE;
     struct names l = {0};
-    char why[1024] = "", first_why[1024] = "";
+    const char *first_why = "";
     int rc = target_dlls(p, &l);
     if (rc != MQDH_OK)
         goto out;
@@ -157,19 +195,24 @@ static int choose_named(struct target *p, int mpich, int want_own, const char *o
         rc = MQDH_E_NO_DLL;
         goto out;
     }
-    int chosen = -1, first_rc = MQDH_OK;
-    for (int i = 0; i < l.n && chosen < 0; i++) {
+    int chosen_at = -1, first_rc = MQDH_OK;
+    for (int i = 0; i < l.n && chosen_at < 0; i++) {
         /* Opened as checked: the file loaded is this one, whatever the
          * name points to by then. */
-        int orc = mqdh__dll_open(l.v[i], trust, f, why, sizeof why);
-        if (orc == MQDH_OK)
-            chosen = i;
-        else if (!first_why[0]) {
-            snprintf(first_why, sizeof first_why, "%s", why);
-            first_rc = orc;
+        const struct mqdh__chosen *c = open_once(p, l.v[i], trust);
+        if (!c) {
+            rc = MQDH_E_NOMEM;
+            goto out;
+        }
+        if (c->opened) {
+            chosen_at = i;
+            *chosen = c;
+        } else if (!first_why[0]) {
+            first_why = c->why;
+            first_rc = c->rc;
         }
     }
-    if (chosen < 0 && first_rc == MQDH_E_DLL_UNTRUSTED) {
+    if (chosen_at < 0 && first_rc == MQDH_E_DLL_UNTRUSTED) {
         mqdh__process_error(p->out,
                             "refusing the debug DLL the process names: %s (pass --dll to "
                             "choose one, or --trust-target-dll)",
@@ -177,7 +220,7 @@ static int choose_named(struct target *p, int mpich, int want_own, const char *o
         rc = MQDH_E_DLL_UNTRUSTED;
         goto out;
     }
-    if (chosen < 0) { /* not there (an MPI moved since it was built), or no DLL */
+    if (chosen_at < 0) { /* not there (an MPI moved since it was built), or no DLL */
         mqdh__process_error(p->out,
                             "cannot load the debug DLL the process names: %s (pass --dll to "
                             "choose one)",
@@ -185,7 +228,7 @@ static int choose_named(struct target *p, int mpich, int want_own, const char *o
         rc = first_rc;
         goto out;
     }
-    set_dll(p, l.v[chosen], MQDH_DLL_TARGET, "named by the process%s%s%s",
+    set_dll(p, l.v[chosen_at], MQDH_DLL_TARGET, "named by the process%s%s%s",
             want_own ? "; mqd's own " : mpich ? ", as --target-dll asks" : "",
             want_own ? own_name : "", want_own ? " is not installed next to libmqdhost" : "");
 out:
@@ -194,22 +237,26 @@ out:
 }
 
 /*
- * The DLL the user gave (--dll, $MQD_DLL), opened: as given, except that
- * as root one that fails the trust rule is refused unless
- * --trust-target-dll says to load it anyway (loader.h).
+ * The DLL the user gave (--dll, $MQD_DLL): as given, except that as root
+ * one that fails the trust rule is refused unless --trust-target-dll says
+ * to load it anyway (loader.h).  Its record (open_once).
  */
 static int open_given(struct target *p, const char *path, const char *how,
-                      struct mqdh__dll_file *f)
+                      const struct mqdh__chosen **chosen)
 {
-    char why[1024];
     enum mqdh__dll_trust trust =
         p->session->opt->trust_target_dll ? MQDH__DLL_TRUST_ANY : MQDH__DLL_TRUST_GIVEN;
-    int rc = mqdh__dll_open(path, trust, f, why, sizeof why);
-    if (rc == MQDH_E_DLL_UNTRUSTED)
-        mqdh__process_error(p->out, "refusing the debug DLL %s: %s", how, why);
-    else if (rc != MQDH_OK)
-        mqdh__process_error(p->out, "%s", why);
-    return rc;
+    const struct mqdh__chosen *c = open_once(p, path, trust);
+    if (!c)
+        return MQDH_E_NOMEM;
+    *chosen = c;
+    if (c->opened)
+        return MQDH_OK;
+    if (c->rc == MQDH_E_DLL_UNTRUSTED)
+        mqdh__process_error(p->out, "refusing the debug DLL %s: %s", how, c->why);
+    else
+        mqdh__process_error(p->out, "%s", c->why);
+    return c->rc;
 }
 
 int mqdh__choose_dll(struct target *p)
@@ -221,38 +268,41 @@ int mqdh__choose_dll(struct target *p)
     int mpich = is_mpich(p, &mark);
     int ompi = !mpich && is_ompi(p, &mark, own_ompi, sizeof own_ompi);
     int want_own = (mpich || ompi) && !opt->target_dll, rc;
-    struct mqdh__dll_file f = MQDH__DLL_FILE_INIT;
-    char why[1024];
+    const struct mqdh__chosen *c = NULL;
     if (want_own && mpich && !s->own_state)
         s->own_state = mqdh_own_dll(s->own_dll, sizeof s->own_dll) == MQDH_OK ? 1 : -1;
     if (opt->dll) {
         set_dll(p, opt->dll, MQDH_DLL_OPTION, "given with --dll");
-        rc = open_given(p, opt->dll, "given with --dll", &f);
+        rc = open_given(p, opt->dll, "given with --dll", &c);
     } else if (env && *env) {
         set_dll(p, env, MQDH_DLL_ENVIRONMENT, "given in $MQD_DLL");
-        rc = open_given(p, env, "given in $MQD_DLL", &f);
+        rc = open_given(p, env, "given in $MQD_DLL", &c);
     } else if (want_own && ompi && own_ompi[0]) {
         set_dll(p, own_ompi, MQDH_DLL_OWN, "mqd's DLL for Open MPI: the process has %s", mark);
         /* Beside the library that runs this: as trusted as that is. */
-        if ((rc = mqdh__dll_open(own_ompi, MQDH__DLL_TRUST_ANY, &f, why, sizeof why)) != MQDH_OK)
-            mqdh__process_error(p->out, "%s", why);
+        c = open_once(p, own_ompi, MQDH__DLL_TRUST_ANY);
+        rc = !c ? MQDH_E_NOMEM : c->opened ? MQDH_OK : c->rc;
+        if (c && !c->opened)
+            mqdh__process_error(p->out, "%s", c->why);
     } else if (want_own && mpich && s->own_state > 0) {
         set_dll(p, s->own_dll, MQDH_DLL_OWN, "mqd's DLL for MPICH: the process has %s", mark);
         /* Beside the library that runs this: as trusted as that is. */
-        if ((rc = mqdh__dll_open(s->own_dll, MQDH__DLL_TRUST_ANY, &f, why, sizeof why)) != MQDH_OK)
-            mqdh__process_error(p->out, "%s", why);
+        c = open_once(p, s->own_dll, MQDH__DLL_TRUST_ANY);
+        rc = !c ? MQDH_E_NOMEM : c->opened ? MQDH_OK : c->rc;
+        if (c && !c->opened)
+            mqdh__process_error(p->out, "%s", c->why);
     } else {
         rc = choose_named(p, mpich || ompi, want_own,
-                          mpich ? "libmqd_mpich.so" : "libmqd_ompi.so", &f);
+                          mpich ? "libmqd_mpich.so" : "libmqd_ompi.so", &c);
     }
     if (rc != MQDH_OK)
         return rc;
-    if (!p->out->dll) {
-        mqdh__dll_file_close(&f);
+    if (!p->out->dll)
         return MQDH_E_NOMEM;
+    if (c->rc != MQDH_OK) { /* opened, but not loaded */
+        mqdh__process_error(p->out, "%s", c->why);
+        return c->rc;
     }
-    rc = mqdh__dll_load_file(&f, p->out->dll, &mqdh__basic_callbacks, &p->dll, why, sizeof why);
-    if (rc != MQDH_OK)
-        mqdh__process_error(p->out, "%s", why);
-    return rc;
+    p->dll = c->dll;
+    return MQDH_OK;
 }

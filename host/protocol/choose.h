@@ -11,4 +11,7 @@
  * set. */
 int mqdh__choose_dll(struct target *p);
 
+/* Forget the DLL paths the session opened (the DLLs stay loaded). */
+void mqdh__chosen_free(struct session *s);
+
 #endif

@@ -96,20 +96,61 @@ static int in_dll(const struct mqdh__guard *g, uintptr_t pc)
     return d && pc >= d->text_lo && pc < d->text_hi;
 }
 
+static double monotonic(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts); /* the vDSO's: no system call */
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* The thread's timer to fire in seconds (> 0), then every `every`
+ * seconds (0: once). */
+static void set_timer(struct mqdh__guard *g, double seconds, double every)
+{
+    if (!g->have_timer)
+        return;
+    struct itimerspec its;
+    memset(&its, 0, sizeof its);
+    if (seconds < 1e-3)
+        seconds = 1e-3;
+    its.it_value.tv_sec = (time_t)seconds;
+    its.it_value.tv_nsec = (long)((seconds - (double)(time_t)seconds) * 1e9);
+    its.it_interval.tv_nsec = (long)(every * 1e9);
+    timer_settime(g->timer, 0, &its, NULL);
+}
+
+/* The timer fired: the work at hand is out of time if its deadline has
+ * passed; else the timer is set for that deadline (or, with no work, one
+ * limit ahead: no work armed later can end sooner). */
+static void on_tick(struct mqdh__guard *g, uintptr_t pc)
+{
+    if (!g->armed) {
+        set_timer(g, g->seconds, 0);
+        return;
+    }
+    double left = g->deadline - monotonic();
+    if (left > 0 && !g->expired) {
+        set_timer(g, left, 0);
+        return;
+    }
+    if (!g->expired)
+        set_timer(g, 0.01, 0.01); /* until it lands in the DLL, or the work ends */
+    g->expired = 1;
+    /* Only out of the DLL's own code: anywhere else (libc's malloc, the
+     * host's callbacks) may hold a lock. */
+    if (g->in_dll && in_dll(g, pc)) {
+        g->sig = 0;
+        siglongjmp(g->jump, 1);
+    }
+}
+
 static void on_signal(int sig, siginfo_t *si, void *uc)
 {
     struct mqdh__guard *g = current;
     uintptr_t pc = interrupted_pc(uc);
     if (sig == MQDH__GUARD_SIGNAL) {
-        if (!g || !g->armed)
-            return; /* a late tick: the work is done */
-        g->expired = 1;
-        /* Only out of the DLL's own code: anywhere else (libc's malloc, the
-         * host's callbacks) may hold a lock.  The timer ticks again. */
-        if (g->in_dll && in_dll(g, pc)) {
-            g->sig = 0;
-            siglongjmp(g->jump, 1);
-        }
+        if (g && g->ticking)
+            on_tick(g, pc);
         return;
     }
     if (g && g->armed && g->in_dll && !in_host(pc) && si->si_code > 0) {
@@ -167,6 +208,7 @@ int mqdh__guard_init(struct mqdh__guard *g, double seconds)
 {
     memset(g, 0, sizeof *g);
     g->seconds = seconds;
+    pthread_sigmask(SIG_SETMASK, NULL, &g->mask);
     if (install() != 0) {
         uninstall();
         return -1;
@@ -211,18 +253,6 @@ void mqdh__guard_fini(struct mqdh__guard *g)
     uninstall();
 }
 
-static void set_timer(struct mqdh__guard *g, double seconds, double every)
-{
-    if (!g->have_timer)
-        return;
-    struct itimerspec its;
-    memset(&its, 0, sizeof its);
-    its.it_value.tv_sec = (time_t)seconds;
-    its.it_value.tv_nsec = (long)((seconds - (double)(time_t)seconds) * 1e9);
-    its.it_interval.tv_nsec = (long)(every * 1e9);
-    timer_settime(g->timer, 0, &its, NULL);
-}
-
 void mqdh__guard_arm(struct mqdh__guard *g)
 {
     g->expired = 0;
@@ -230,17 +260,28 @@ void mqdh__guard_arm(struct mqdh__guard *g)
     g->addr = NULL;
     g->entry = NULL;
     g->in_dll = 0;
+    if (g->seconds > 0) {
+        g->deadline = monotonic() + g->seconds;
+        if (!g->ticking) { /* once per thread: then it sets itself (on_tick) */
+            g->ticking = 1;
+            set_timer(g, g->seconds, 0);
+        }
+    }
     g->armed = 1;
-    if (g->seconds > 0)
-        set_timer(g, g->seconds, 0.01); /* then every 10 ms until it lands in the DLL */
 }
 
 void mqdh__guard_disarm(struct mqdh__guard *g)
 {
     g->armed = 0;
     g->in_dll = 0;
-    if (g->seconds > 0)
-        set_timer(g, 0, 0);
+    if (g->expired && g->ticking)
+        set_timer(g, g->seconds, 0); /* no more ticks every 10 ms */
+}
+
+void mqdh__guard_jumped(struct mqdh__guard *g)
+{
+    /* Out of a handler by siglongjmp: its signal is still blocked. */
+    pthread_sigmask(SIG_SETMASK, &g->mask, NULL);
 }
 
 void mqdh__guard_enter(struct mqdh__dll *dll, const char *entry)

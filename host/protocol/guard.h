@@ -18,7 +18,12 @@
  * (and the kernel lets every traced rank go).  The handlers are installed
  * while a guard is in use and the previous ones put back after; a signal
  * that is not a guarded DLL's goes to the previous handler.  The time limit
- * uses a per-thread POSIX timer signalling MQDH__GUARD_SIGNAL.
+ * is a deadline per guarded work, watched by one POSIX timer per thread
+ * signalling MQDH__GUARD_SIGNAL: armed once, when the thread's first work
+ * starts, and set again only when it fires (then to the deadline of the
+ * work at hand, or every 10 ms once that has passed, until the work ends
+ * or lands in the DLL), so guarding a work costs no system call: a dump's
+ * hundreds of processes cost the timers of its few workers.
  */
 #ifndef MQDH__GUARD_H
 #define MQDH__GUARD_H
@@ -45,8 +50,11 @@ struct mqdh__guard {
     void *volatile addr;          /* its faulting address */
     const char *volatile entry;   /* the entry point that ran */
     struct mqdh__dll *volatile dll;
+    volatile double deadline;     /* CLOCK_MONOTONIC seconds the work must end by */
     timer_t timer;
     int have_timer;
+    volatile sig_atomic_t ticking; /* the timer is set */
+    sigset_t mask;  /* the thread's signal mask, put back after a jump */
     double seconds; /* the limit; <= 0: none */
 };
 
@@ -62,6 +70,7 @@ int mqdh__object_text(const void *addr, uintptr_t *lo, uintptr_t *hi);
 /* Internal to the macros. */
 void mqdh__guard_arm(struct mqdh__guard *g);
 void mqdh__guard_disarm(struct mqdh__guard *g);
+void mqdh__guard_jumped(struct mqdh__guard *g);
 void mqdh__guard_enter(struct mqdh__dll *dll, const char *entry);
 void mqdh__guard_leave(void);
 int mqdh__guard_leave_rc(int rc);
@@ -71,15 +80,18 @@ void mqdh__guard_point(void);
 /*
  * Run call (an int expression) under g: rc gets its value, or, if the DLL
  * crashed or ran out of time, why gets MQDH__GUARD_CRASH or
- * MQDH__GUARD_TIMEOUT (rc is then left alone).
+ * MQDH__GUARD_TIMEOUT (rc is then left alone).  The signal mask is not
+ * saved at each call (a system call): a jump puts back the one the guard
+ * was made with.
  */
 #define MQDH__GUARDED(g, rc, why, call)                                                         \
     do {                                                                                       \
         (why) = MQDH__GUARD_NONE;                                                               \
-        if (sigsetjmp((g)->jump, 1) == 0) {                                                    \
+        if (sigsetjmp((g)->jump, 0) == 0) {                                                    \
             mqdh__guard_arm(g);                                                                 \
             (rc) = (call);                                                                     \
         } else {                                                                               \
+            mqdh__guard_jumped(g);                                                              \
             (why) = (g)->sig ? MQDH__GUARD_CRASH : MQDH__GUARD_TIMEOUT;                          \
         }                                                                                      \
         mqdh__guard_disarm(g);                                                                  \

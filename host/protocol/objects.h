@@ -51,6 +51,16 @@
 struct session;
 struct target;
 
+/* A DLL path a session opened and loaded, once (choose.c). */
+struct mqdh__chosen {
+    char *path;
+    int trust;  /* enum mqdh__dll_trust it was opened under */
+    int opened; /* it opened and passed the trust rule */
+    int rc;     /* MQDH_OK: loaded into dll; else why says what failed */
+    struct mqdh__dll *dll;
+    char why[1024];
+};
+
 /* mqs_image: the target's executable and libraries, as the DLL sees them. */
 struct dll_image {
     struct target *target;
@@ -110,6 +120,9 @@ struct session {
      * 1 found in own_dll, -1 not installed. */
     int own_state;
     char own_dll[PATH_MAX];
+    /* Each DLL path opened and loaded, once for every process (choose.c). */
+    struct mqdh__chosen *chosen;
+    int nchosen, chosen_cap;
 };
 
 #endif

@@ -406,6 +406,7 @@ int mqdh__proto_prepare(struct target *p)
     }
     p->elf_open = 1;
     p->elf.owner = p;
+    p->elf.att = p->att->attached ? p->att : NULL; /* its threads, for unwinding */
     locate(p);
     p->out->image = strdup(p->elf.exe_path);
     if ((rc = mqdh__choose_dll(p)) != MQDH_OK)

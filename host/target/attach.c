@@ -3,7 +3,6 @@
 #include "target/attach.h"
 #include "target/proc.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -286,30 +285,46 @@ static int seize_tid(struct mqdh__attach *a, pid_t t)
  */
 static int seize_new(struct mqdh__attach *a)
 {
-    char path[64];
-    snprintf(path, sizeof path, "/proc/%d/task", (int)a->pid);
-    DIR *d = opendir(path);
-    if (!d) {
+    pid_t *tids;
+    int n, rc = mqdh__proc_tasks(a->pid, &tids, &n);
+    if (rc != 0) {
         a->refused = 1;
-        fail(a, -(errno == ENOENT ? ESRCH : errno));
+        fail(a, rc);
         return -1;
     }
     int added = 0;
-    struct dirent *de;
-    while ((de = readdir(d))) {
-        char *end;
-        long t = strtol(de->d_name, &end, 10);
-        if (*end || t <= 0 || has_tid(a, (pid_t)t))
+    for (int i = 0; i < n; i++) {
+        if (has_tid(a, tids[i]))
             continue;
-        int rc = seize_tid(a, (pid_t)t);
-        if (rc < 0) {
-            closedir(d);
+        int r = seize_tid(a, tids[i]);
+        if (r < 0) {
+            free(tids);
             return -1;
         }
-        added += rc;
+        added += r;
     }
-    closedir(d);
+    free(tids);
     return added;
+}
+
+/*
+ * Every known thread of a stopped: does the process have no other?  Its
+ * /proc/PID/stat, read once they are, counts them (and is kept: its CPU
+ * time is what the dump reports, attach.h), so a process of one thread
+ * needs no listing of its threads.
+ */
+static int stat_counts_all(struct mqdh__attach *a)
+{
+    char path[64];
+    long stopped = 0;
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)a->pid);
+    if (mqdh__proc_file(path, a->stat, sizeof a->stat, MQDH__PROC_ONE) <= 0) {
+        a->stat[0] = '\0';
+        return 0;
+    }
+    for (int k = 0; k < a->nthreads; k++)
+        stopped += a->threads[k].state == MQDH__T_STOPPED;
+    return mqdh__text_stat_threads(a->stat) == stopped;
 }
 
 /*
@@ -358,6 +373,10 @@ static int collect(struct mqdh__attach *a)
         return progress;
     /* Every known thread is stopped: none can create another now, but one
      * may have before it stopped. */
+    if (a->rounds == 0 && stat_counts_all(a)) {
+        a->done = 1;
+        return 1;
+    }
     int added = ++a->rounds > 100 ? 0 : seize_new(a);
     if (added == 0)
         a->done = 1;
@@ -374,8 +393,10 @@ int mqdh__attach_all(struct mqdh__attach *const *as, int n)
         a->pid = pid;
         a->threads = a->few;
         a->cap = MQDH__FEW_THREADS;
-        /* Never stopped, even for a moment: what can only be refused. */
-        if (mqdh__never_attached(pid, a->why, sizeof a->why)) {
+        /* Never stopped, even for a moment: init is refused here; what
+         * else can only be refused (a kernel thread, a zombie) the kernel
+         * refuses, and explain() says why in its own words. */
+        if (pid == 1 && mqdh__never_attached(pid, a->why, sizeof a->why)) {
             a->rc = -EPERM;
             a->done = 1;
             continue;

@@ -50,6 +50,9 @@ struct mqdh__attach {
     int rounds;  /* looks for new threads */
     int done;
     char why[320]; /* why it failed */
+    /* Its /proc/PID/stat as read once every thread was stopped ("" if
+     * it was not): the CPU time it had used, for the dump. */
+    char stat[1024];
 };
 
 /*
@@ -58,8 +61,9 @@ struct mqdh__attach {
  * with rc 0 (stopped, attached), or a negative errno and a sentence in
  * why (permissions, Yama ptrace_scope, already traced, no such process,
  * exited meanwhile, did not stop within 5 seconds; init, a kernel thread
- * or a zombie: mqdh__never_attached, refused before any is attached); a
- * process that failed has nothing attached.  Returns how many failed.
+ * or a zombie: mqdh__never_attached, init refused before any seize, the
+ * others by the kernel, and then said in their own words); a process that
+ * failed has nothing attached.  Returns how many failed.
  */
 int mqdh__attach_all(struct mqdh__attach *const *as, int n);
 

@@ -60,6 +60,7 @@ struct mqdh__files *mqdh__files_new(void)
         free(fs);
         return NULL;
     }
+    pthread_mutex_init(&fs->pages.lock, NULL);
     fs->callbacks = (Dwfl_Callbacks){
         .find_elf = lend_elf,
         .find_debuginfo = mqdh__find_debuginfo,
@@ -103,6 +104,8 @@ void mqdh__files_free(struct mqdh__files *fs)
         file_free(f);
     }
     mqdh__debug_client_end(fs);
+    mqdh__pages_free(&fs->pages);
+    pthread_mutex_destroy(&fs->pages.lock);
     free(fs->debuginfo_path);
     free(fs);
 }
@@ -418,11 +421,16 @@ void mqdh__files_prefetch(struct mqdh__files *fs, const pid_t *pids, int n)
     if (!urls || !*urls)
         return;
     for (int i = 0; i < n && fs->fetch_spent[0] < MQDH__PREFETCH_BUDGET; i++) {
-        char path[64], *line = NULL;
-        size_t cap = 0;
+        char path[64];
+        size_t len;
         snprintf(path, sizeof path, "/proc/%d/maps", (int)pids[i]);
-        FILE *fp = fopen(path, "re");
-        while (fp && getline(&line, &cap, fp) > 0) {
+        char *maps = mqdh__proc_alloc(path, &len, MQDH__PROC_TO_EOF);
+        for (char *line = maps, *next; line && line < maps + len; line = next) {
+            next = strchr(line, '\n');
+            if (next)
+                *next++ = '\0';
+            else
+                next = maps + len;
             struct mqdh__maps_entry e;
             if (mqdh__text_maps_line(line, &e) != 0 || e.file[0] != '/' || e.ino == 0)
                 continue;
@@ -435,8 +443,6 @@ void mqdh__files_prefetch(struct mqdh__files *fs, const pid_t *pids, int n)
             if (m)
                 mqdh__debug_prefetch_one(fs, m, f->path);
         }
-        free(line);
-        if (fp)
-            fclose(fp);
+        free(maps);
     }
 }

@@ -18,6 +18,8 @@
 #ifndef MQDH__FILES_H
 #define MQDH__FILES_H
 
+#include "target/pages.h"
+
 #include <elfutils/libdwfl.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -80,6 +82,8 @@ struct mqdh__files {
     debuginfod_client *dclient;
     int debuginfod_silent, ranks_stopped;
     double fetch_spent[2];
+    /* The pages its processes read, learnt from one (pages.h). */
+    struct mqdh__pages pages;
 };
 
 /* A new, empty set, or NULL without memory. */

@@ -116,22 +116,35 @@ static int report(struct mqdh__image *im, const char *path, unsigned long long d
 static int read_maps(struct mqdh__image *im, char *err, size_t errlen)
 {
     char path[64];
+    size_t len;
     snprintf(path, sizeof path, "/proc/%d/maps", (int)im->pid);
-    FILE *fp = fopen(path, "re");
-    if (!fp) {
-        int e = errno == ENOENT ? ESRCH : errno;
+    char *maps = mqdh__proc_alloc(path, &len, MQDH__PROC_TO_EOF);
+    if (!maps) {
+        int e = errno == ENOENT ? ESRCH : errno ? errno : ENOMEM;
         snprintf(err, errlen, "cannot read %s: %s", path, strerror(e));
         return -e;
     }
-    char *line = NULL, *last = NULL;
-    size_t cap = 0;
+    char *last = NULL;
     unsigned long long last_dev = 0, last_ino = 0;
-    uint64_t low = 0, high = 0;
-    int rc = 0;
-    while (rc == 0 && getline(&line, &cap, fp) > 0) {
+    uint64_t low = 0, high = 0, last_file = 0;
+    int rc = 0, anon = 0;
+    for (char *line = maps, *next; rc == 0 && line < maps + len; line = next) {
+        next = strchr(line, '\n');
+        if (next)
+            *next++ = '\0';
+        else
+            next = maps + len;
         struct mqdh__maps_entry e;
+        char perms[8] = "";
         if (mqdh__text_maps_line(line, &e) != 0)
             continue;
+        if (sscanf(line, "%*s %7s", perms) == 1 && perms[0] == 'r' &&
+            MQDH__GROW(im->regions, im->regions_cap, im->nregions + 1) == 0) {
+            struct mqdh__region *r = &im->regions[im->nregions++];
+            r->start = e.start;
+            r->end = e.end;
+            mqdh__region_name(r, e.file, e.dev, e.ino, e.offset, &last_file, &anon);
+        }
         char *file = e.file;
         uint64_t start = e.start, end = e.end;
         unsigned long long dev = e.dev, ino = e.ino;
@@ -147,9 +160,7 @@ static int read_maps(struct mqdh__image *im, char *err, size_t errlen)
         }
         if (last)
             rc = report(im, last, last_dev, last_ino, low, high);
-        free(last);
-        if (!(last = strdup(file)))
-            rc = -ENOMEM;
+        last = file;
         last_dev = dev;
         last_ino = ino;
         low = start;
@@ -157,9 +168,7 @@ static int read_maps(struct mqdh__image *im, char *err, size_t errlen)
     }
     if (rc == 0 && last)
         rc = report(im, last, last_dev, last_ino, low, high);
-    free(last);
-    free(line);
-    fclose(fp);
+    free(maps);
     if (rc)
         snprintf(err, errlen, "cannot describe process %d: %s", (int)im->pid, strerror(-rc));
     return rc;
@@ -249,6 +258,9 @@ void mqdh__image_close(struct mqdh__image *im)
     free(im->mods);
     im->mods = NULL;
     im->nmods = im->cap = 0;
+    free(im->regions);
+    im->regions = NULL;
+    im->nregions = im->regions_cap = 0;
     mqdh__files_free(im->own_files);
     im->own_files = im->files = NULL;
 }

@@ -14,6 +14,7 @@
 #define MQDH__IMAGE_H
 
 #include "target/files.h"
+#include "target/pages.h"
 
 #include <elfutils/libdwfl.h>
 #include <stddef.h>
@@ -22,7 +23,9 @@
 
 #define MQDH__PATH_MAX 4096
 
-struct mqdh__type; /* types.c */
+struct mqdh__type;   /* types.c */
+struct mqdh__attach; /* attach.h */
+struct mqdh__mem;    /* memory.h */
 
 /* One object of the image: a file (files.h) at the process's load bias. */
 struct mqdh__image_module {
@@ -46,6 +49,14 @@ struct mqdh__image {
     struct mqdh__files *files;     /* the files, maybe shared (files.h) */
     struct mqdh__files *own_files; /* the files, when the image made them */
     void *owner; /* the caller's, for callbacks that reach the image (may be NULL) */
+    /* The process's threads, stopped by this thread (attach.h), and its
+     * memory: what libdwfl unwinds it through (unwind.h).  NULL: libdwfl
+     * reads /proc itself. */
+    const struct mqdh__attach *att;
+    struct mqdh__mem *mem;
+    /* Its readable mappings, named as pages.h names them. */
+    struct mqdh__region *regions;
+    int nregions, regions_cap;
 };
 
 /*

@@ -10,6 +10,8 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+enum { BATCH = 1024 }; /* IOV_MAX: vectors per process_vm_readv */
+
 struct mqdh__mem_page {
     struct mqdh__mem_page *next;
     uint64_t addr; /* page-aligned */
@@ -69,12 +71,45 @@ static int fetch_page(struct mqdh__mem *m, uint64_t page, unsigned char *out)
     return -errno;
 }
 
+static struct mqdh__mem_page *find(const struct mqdh__mem *m, uint64_t page)
+{
+    for (struct mqdh__mem_page *p = m->buckets[bucket_of(m, page)]; p; p = p->next)
+        if (p->addr == page)
+            return p;
+    return NULL;
+}
+
+int mqdh__mem_cached(const struct mqdh__mem *m, uint64_t page)
+{
+    return find(m, page) != NULL;
+}
+
+static void insert(struct mqdh__mem *m, struct mqdh__mem_page *p)
+{
+    unsigned b = bucket_of(m, p->addr);
+    p->next = m->buckets[b];
+    m->buckets[b] = p;
+    m->npages++;
+}
+
+static void note_missed(struct mqdh__mem *m, uint64_t page)
+{
+    if (m->nmissed == m->missed_cap) {
+        size_t cap = m->missed_cap ? m->missed_cap * 2 : 32;
+        uint64_t *more = realloc(m->missed, cap * sizeof *more);
+        if (!more)
+            return; /* only a hint */
+        m->missed = more;
+        m->missed_cap = cap;
+    }
+    m->missed[m->nmissed++] = page;
+}
+
 static const unsigned char *get_page(struct mqdh__mem *m, uint64_t page, int *err)
 {
-    unsigned b = bucket_of(m, page);
-    for (struct mqdh__mem_page *p = m->buckets[b]; p; p = p->next)
-        if (p->addr == page)
-            return p->data;
+    struct mqdh__mem_page *hit = find(m, page);
+    if (hit)
+        return hit->data;
     if (m->max_pages && m->npages >= m->max_pages)
         mqdh__mem_flush(m);
     struct mqdh__mem_page *p = malloc(sizeof *p + m->page_size);
@@ -88,10 +123,68 @@ static const unsigned char *get_page(struct mqdh__mem *m, uint64_t page, int *er
         return NULL;
     }
     p->addr = page;
-    p->next = m->buckets[b];
-    m->buckets[b] = p;
-    m->npages++;
+    insert(m, p);
+    note_missed(m, page);
     return p->data;
+}
+
+/* One process_vm_readv of the pages v[0..n-1] (ascending, n <= IOV_MAX):
+ * the remote side in runs of adjacent pages.  How many pages, from the
+ * first, were read whole (the kernel stops at the first it cannot read);
+ * -1 if none could be and the process is gone. */
+static ssize_t read_batch(struct mqdh__mem *m, struct mqdh__mem_page **v, size_t n)
+{
+    struct iovec local[BATCH], remote[BATCH];
+    size_t nr = 0;
+    for (size_t i = 0; i < n; i++) {
+        local[i] = (struct iovec){v[i]->data, m->page_size};
+        if (nr && (uint64_t)(uintptr_t)remote[nr - 1].iov_base + remote[nr - 1].iov_len ==
+                      v[i]->addr)
+            remote[nr - 1].iov_len += m->page_size;
+        else
+            remote[nr++] = (struct iovec){(void *)(uintptr_t)v[i]->addr, m->page_size};
+    }
+    m->syscalls++;
+    ssize_t got = process_vm_readv(m->pid, local, (unsigned long)n, remote, (unsigned long)nr, 0);
+    if (got < 0)
+        return errno == ESRCH ? -1 : 0;
+    m->bytes_read += (unsigned long)got;
+    return got / (ssize_t)m->page_size;
+}
+
+size_t mqdh__mem_fetch_pages(struct mqdh__mem *m, const uint64_t *pages, size_t n)
+{
+    struct mqdh__mem_page *v[BATCH];
+    size_t done = 0, i = 0;
+    if (m->use_proc_mem)
+        return 0; /* read on demand: pread has no vectors across the address space */
+    while (i < n) {
+        size_t k = 0;
+        for (; i < n && k < BATCH; i++) {
+            if (find(m, pages[i]) || (m->max_pages && m->npages + k >= m->max_pages))
+                continue;
+            if (!(v[k] = malloc(sizeof *v[k] + m->page_size)))
+                break;
+            v[k++]->addr = pages[i];
+        }
+        size_t from = 0;
+        while (from < k) { /* past a page that cannot be read, on with the rest */
+            ssize_t got = read_batch(m, v + from, k - from);
+            if (got < 0)
+                break;
+            for (ssize_t j = 0; j < got; j++)
+                insert(m, v[from + (size_t)j]);
+            done += (size_t)got;
+            from += (size_t)got;
+            if (from < k)
+                free(v[from++]);
+        }
+        for (; from < k; from++)
+            free(v[from]);
+        if (k == 0 || from < k)
+            break;
+    }
+    return done;
 }
 
 int mqdh__mem_read(struct mqdh__mem *m, uint64_t addr, void *buf, size_t len)
@@ -203,6 +296,9 @@ void mqdh__mem_flush(struct mqdh__mem *m)
 void mqdh__mem_fini(struct mqdh__mem *m)
 {
     mqdh__mem_flush(m);
+    free(m->missed);
+    m->missed = NULL;
+    m->nmissed = m->missed_cap = 0;
     if (m->mem_fd >= 0)
         close(m->mem_fd);
     m->mem_fd = -1;

@@ -1,5 +1,6 @@
 /*
- * memory.h - read a stopped process's memory, one system call per page.
+ * memory.h - read a stopped process's memory, one system call per page
+ * read on demand, or one for many pages fetched in a batch.
  *
  * Reads go through process_vm_readv; if the kernel refuses that (EPERM or
  * ENOSYS, e.g. under some seccomp policies) they fall back to /proc/PID/mem
@@ -30,6 +31,10 @@ struct mqdh__mem {
     /* Counters for --stats; reset only by mqdh__mem_init. */
     unsigned long syscalls;
     unsigned long bytes_read; /* from the target, not from the cache */
+    /* The pages read on demand, in the order they were (what a batch
+     * could have read at once: pages.h learns from it). */
+    uint64_t *missed;
+    size_t nmissed, missed_cap;
 };
 
 /* Prepare to read pid.  Cannot fail; nothing is opened yet. */
@@ -66,6 +71,18 @@ uint64_t mqdh__target_word(const void *bytes, int size, int big_endian);
  */
 int mqdh__mem_read_word(struct mqdh__mem *m, uint64_t addr, int size, int big_endian,
                        uint64_t *out);
+
+/*
+ * Read the pages at pages[0..n-1] (page-aligned, ascending, each once)
+ * that are not cached yet into the cache, in as few system calls as
+ * process_vm_readv's vectors allow (up to 1024 pages a call).  A page that
+ * cannot be read is left out, as if never asked for: a read of it later
+ * says why.  Returns how many pages were read.
+ */
+size_t mqdh__mem_fetch_pages(struct mqdh__mem *m, const uint64_t *pages, size_t n);
+
+/* Is the page at page (page-aligned) cached? */
+int mqdh__mem_cached(const struct mqdh__mem *m, uint64_t page);
 
 /* Forget every cached page (the process may have changed its memory). */
 void mqdh__mem_flush(struct mqdh__mem *m);

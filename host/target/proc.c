@@ -6,6 +6,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,33 +14,85 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/*
+ * Read fd into buf[*n..cap-1), as much as fits, NUL-terminated: open,
+ * read, close and nothing else (stdio would add an fstat and a read at
+ * the end).  How the end is known (whole): MQDH__PROC_ONE, a file the
+ * kernel writes in one piece (stat, status, schedstat, environ, cmdline,
+ * comm) is all there once a read leaves room in the buffer;
+ * MQDH__PROC_TO_EOF, one written a record at a time (maps) only once a
+ * read gives nothing; MQDH__PROC_SHORT_RECORDS, one written a page of
+ * short records at a time (children: each a pid and a space) once a read,
+ * offered more than a page, gives less than a page less a record: the
+ * kernel fills its page until the records run out (seq_read_iter).  1 if
+ * it is all in, 0 if the buffer is full, -1 if it cannot be read.
+ */
+static int read_fd(int fd, char *buf, size_t cap, size_t *n, int whole)
+{
+    enum { PAGE = 4096, RECORD = 64 };
+    while (*n + 1 < cap) {
+        size_t room = cap - *n - 1;
+        if (whole == MQDH__PROC_SHORT_RECORDS && room <= PAGE)
+            break; /* the kernel could leave part of its page behind: grow first */
+        ssize_t got = read(fd, buf + *n, room);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0) {
+            buf[*n] = '\0';
+            return -1;
+        }
+        *n += (size_t)got;
+        if (got == 0 || (whole == MQDH__PROC_ONE && (size_t)got < room) ||
+            (whole == MQDH__PROC_SHORT_RECORDS && got + RECORD < PAGE)) {
+            buf[*n] = '\0';
+            return 1;
+        }
+    }
+    buf[*n] = '\0';
+    return 0;
+}
+
+ssize_t mqdh__proc_file(const char *path, char *buf, size_t cap, int whole)
+{
+    size_t n = 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0)
+        return -1;
+    int rc = read_fd(fd, buf, cap, &n, whole);
+    close(fd);
+    return rc > 0 ? (ssize_t)n : -1;
+}
+
+char *mqdh__proc_alloc(const char *path, size_t *n, int whole)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0)
+        return NULL;
+    size_t cap = 16384;
+    char *buf = NULL;
+    int rc = 0;
+    *n = 0;
+    while (rc == 0) {
+        char *nb = realloc(buf, cap);
+        if (!nb)
+            break;
+        buf = nb;
+        rc = read_fd(fd, buf, cap, n, whole);
+        cap *= 2;
+    }
+    close(fd);
+    if (rc <= 0) {
+        free(buf);
+        return NULL;
+    }
+    return buf;
+}
+
 char *mqdh__proc_read(const char *root, pid_t pid, const char *name, size_t *n)
 {
     char path[4200];
     snprintf(path, sizeof path, "%s/%d/%s", root, (int)pid, name);
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return NULL;
-    char *buf = NULL;
-    size_t cap = 0;
-    *n = 0;
-    for (;;) {
-        if (cap - *n < 4096) {
-            char *nb = realloc(buf, cap + 65536);
-            if (!nb)
-                break;
-            buf = nb;
-            cap += 65536;
-        }
-        size_t got = fread(buf + *n, 1, cap - *n - 1, f);
-        *n += got;
-        if (got == 0)
-            break;
-    }
-    fclose(f);
-    if (buf)
-        buf[*n] = '\0';
-    return buf;
+    return mqdh__proc_alloc(path, n, MQDH__PROC_ONE);
 }
 
 static char *read_proc_file(pid_t pid, const char *name, size_t *n)
@@ -171,14 +224,10 @@ pid_t mqdh__text_stat_ppid(const char *stat)
 
 int mqdh__proc_stat(pid_t pid, struct mqdh__stat_line *st)
 {
-    char path[64], line[512];
+    char path[64], line[1024];
     snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-    FILE *f = fopen(path, "r");
-    if (!f)
+    if (mqdh__proc_file(path, line, sizeof line, MQDH__PROC_ONE) <= 0)
         return -1;
-    size_t n = fread(line, 1, sizeof line - 1, f);
-    fclose(f);
-    line[n] = '\0';
     return mqdh__text_stat(line, st);
 }
 
@@ -264,6 +313,136 @@ int mqdh__proc_descendants(pid_t root, pid_t **out, int *n)
     free(in);
     free(t);
     return rc;
+}
+
+int mqdh__proc_tasks(pid_t pid, pid_t **out, int *n)
+{
+    char path[64], buf[8192];
+    *out = NULL;
+    *n = 0;
+    snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+    int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return -(errno == ENOENT ? ESRCH : errno);
+    int cap = 0, rc = 0;
+    for (;;) {
+        ssize_t got = getdents64(fd, buf, sizeof buf);
+        if (got <= 0) {
+            rc = got < 0 ? -errno : 0;
+            break;
+        }
+        for (ssize_t off = 0; off < got;) {
+            struct dirent64 *e = (struct dirent64 *)(buf + off);
+            off += e->d_reclen;
+            char *end;
+            long t = strtol(e->d_name, &end, 10);
+            if (*end || t <= 0 || t > 1L << 30)
+                continue;
+            if (*n == cap) {
+                pid_t *m = realloc(*out, (size_t)(cap = cap ? 2 * cap : 8) * sizeof *m);
+                if (!m) {
+                    rc = -ENOMEM;
+                    break;
+                }
+                *out = m;
+            }
+            (*out)[(*n)++] = (pid_t)t;
+        }
+        /* The kernel fills the buffer until an entry does not fit: room
+         * left for one more means there is none (proc_task_readdir). */
+        if (rc || got + 512 < (ssize_t)sizeof buf)
+            break;
+    }
+    close(fd);
+    if (rc) {
+        free(*out);
+        *out = NULL;
+        *n = 0;
+    }
+    return rc;
+}
+
+/* The children of every thread of pid, appended to *kids (of *n, room
+ * *cap): 0, 1 if the kernel keeps no children files, or -1. */
+static int children_of(pid_t pid, pid_t **kids, size_t *n, size_t *cap)
+{
+    pid_t *tids;
+    int nt;
+    if (mqdh__proc_tasks(pid, &tids, &nt) != 0)
+        return 0; /* gone meanwhile: no children */
+    int rc = 0;
+    for (int t = 0; t < nt && rc == 0; t++) {
+        char path[96];
+        size_t len;
+        snprintf(path, sizeof path, "/proc/%d/task/%d/children", (int)pid, (int)tids[t]);
+        char *text = mqdh__proc_alloc(path, &len, MQDH__PROC_SHORT_RECORDS);
+        if (!text) {
+            rc = errno == ENOENT && t == 0 ? 1 : 0;
+            continue;
+        }
+        for (char *p = text, *end; *p; p = end) {
+            long v = strtol(p, &end, 10);
+            if (end == p)
+                break;
+            if (v <= 0 || v > 1L << 30)
+                continue;
+            if (*n == *cap) {
+                size_t nc = *cap ? *cap * 2 : 64;
+                pid_t *m = realloc(*kids, nc * sizeof *m);
+                if (!m) {
+                    rc = -1;
+                    break;
+                }
+                *kids = m;
+                *cap = nc;
+            }
+            (*kids)[(*n)++] = (pid_t)v;
+        }
+        free(text);
+    }
+    free(tids);
+    return rc;
+}
+
+static int cmp_pid(const void *a, const void *b)
+{
+    pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+    return (x > y) - (x < y);
+}
+
+int mqdh__proc_descendants_below(pid_t root, const pid_t *leaves, int nleaves, pid_t **out,
+                                 int *n)
+{
+    pid_t *all = NULL;
+    size_t count = 0, cap = 0;
+    *out = NULL;
+    *n = 0;
+    int rc = children_of(root, &all, &count, &cap);
+    if (rc == 1) { /* no children files (CONFIG_PROC_CHILDREN): every process's parent */
+        free(all);
+        return mqdh__proc_descendants(root, out, n);
+    }
+    /* Breadth first; a leaf is listed, not looked below; bounded, as pids
+     * may be reused while the files are read. */
+    for (size_t i = 0; rc == 0 && i < count && count < (size_t)1 << 16; i++) {
+        int leaf = 0;
+        for (int k = 0; k < nleaves && !leaf; k++)
+            leaf = leaves[k] == all[i];
+        if (!leaf)
+            rc = children_of(all[i], &all, &count, &cap) < 0 ? -ENOMEM : 0;
+    }
+    if (rc) {
+        free(all);
+        return rc < 0 ? rc : -ENOMEM;
+    }
+    qsort(all, count, sizeof *all, cmp_pid);
+    size_t keep = 0;
+    for (size_t i = 0; i < count; i++)
+        if (keep == 0 || all[keep - 1] != all[i])
+            all[keep++] = all[i];
+    *out = all;
+    *n = (int)keep;
+    return 0;
 }
 
 char *mqdh__proc_cmdline(pid_t pid)
@@ -390,6 +569,28 @@ int mqdh__proc_uids_at(const char *root, pid_t pid, uid_t ids[4])
     return 0;
 }
 
+int mqdh__proc_owners(pid_t pid, uid_t ids[4], uid_t *dump_owner)
+{
+    char path[64], text[4096];
+    struct stat st;
+    size_t n = 0;
+    long v[4];
+    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0)
+        return -1;
+    /* The file's owner is the dump owner, as every file of /proc/PID
+     * (task_dump_owner): one descriptor answers both. */
+    int ok = fstat(fd, &st) == 0 && read_fd(fd, text, sizeof text, &n, MQDH__PROC_ONE) > 0;
+    close(fd);
+    if (!ok || mqdh__text_status_numbers(text, "Uid", v, 4) != 4)
+        return -1;
+    for (int i = 0; i < 4; i++)
+        ids[i] = (uid_t)v[i];
+    *dump_owner = st.st_uid;
+    return 0;
+}
+
 int mqdh__proc_dump_owner(pid_t pid, uid_t *uid)
 {
     char path[64];
@@ -424,90 +625,4 @@ int mqdh__text_maps_line(char *line, struct mqdh__maps_entry *e)
     e->file = line + at;
     e->file[strcspn(e->file, "\n")] = '\0';
     return 0;
-}
-
-/* ---------------------------------------------------------------- CPU time */
-
-int mqdh__text_stat_cpu(const char *stat, uint64_t *ticks)
-{
-    /* After "(comm)": state ppid pgrp session tty_nr tpgid flags minflt
-     * cminflt majflt cmajflt utime stime (proc_pid_stat(5)). */
-    const char *close = strrchr(stat, ')');
-    unsigned long long utime, stime;
-    if (!close || sscanf(close + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu",
-                         &utime, &stime) != 2)
-        return -1;
-    *ticks = utime + stime;
-    return 0;
-}
-
-/* The first line of a /proc file into buf[len]: 0, or -1. */
-static int read_proc_line(const char *path, char *buf, size_t len)
-{
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return -1;
-    size_t n = fread(buf, 1, len - 1, f);
-    fclose(f);
-    buf[n] = '\0';
-    return n > 0 ? 0 : -1;
-}
-
-/* Clock ticks as nanoseconds. */
-static uint64_t ticks_ns(uint64_t ticks)
-{
-    long hz = sysconf(_SC_CLK_TCK);
-    return ticks * (1000000000u / (uint64_t)(hz > 0 ? hz : 100));
-}
-
-/* Thread tid of pid: its run time in nanoseconds from its schedstat (the
- * scheduler's own count), else utime + stime from its stat.  0, or -1. */
-static int thread_cpu(pid_t pid, pid_t tid, uint64_t *ns)
-{
-    char path[96], line[512];
-    snprintf(path, sizeof path, "/proc/%d/task/%d/schedstat", (int)pid, (int)tid);
-    unsigned long long run;
-    if (read_proc_line(path, line, sizeof line) == 0 && sscanf(line, "%llu", &run) == 1) {
-        *ns = run;
-        return 0;
-    }
-    snprintf(path, sizeof path, "/proc/%d/task/%d/stat", (int)pid, (int)tid);
-    uint64_t ticks;
-    if (read_proc_line(path, line, sizeof line) != 0 || mqdh__text_stat_cpu(line, &ticks) != 0)
-        return -1;
-    *ns = ticks_ns(ticks);
-    return 0;
-}
-
-static int cmp_thread_cpu(const void *a, const void *b)
-{
-    const struct mqdh_thread_cpu *x = a, *y = b;
-    return (x->tid > y->tid) - (x->tid < y->tid);
-}
-
-int mqdh__proc_cpu(pid_t pid, const pid_t *tids, int n, struct mqdh_cpu *out)
-{
-    memset(out, 0, sizeof *out);
-    char path[64], line[512];
-    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-    uint64_t ticks;
-    if (read_proc_line(path, line, sizeof line) != 0 || mqdh__text_stat_cpu(line, &ticks) != 0)
-        return MQDH_OK; /* gone: not known */
-    out->known = 1;
-    out->ns = ticks_ns(ticks);
-    if (n <= 0)
-        return MQDH_OK;
-    if (!(out->threads = calloc((size_t)n, sizeof *out->threads))) {
-        memset(out, 0, sizeof *out);
-        return MQDH_E_NOMEM;
-    }
-    for (int i = 0; i < n; i++) {
-        struct mqdh_thread_cpu *t = &out->threads[out->nthreads];
-        if (tids[i] > 0 && thread_cpu(pid, tids[i], &t->ns) == 0) {
-            t->tid = tids[i];
-            out->nthreads++;
-        }
-    }
-    qsort(out->threads, (size_t)out->nthreads, sizeof *out->threads, cmp_thread_cpu);
-    return MQDH_OK;
 }

@@ -33,11 +33,43 @@ int mqdh__proc_env_rank(pid_t pid, int *world, pid_t *spawner, int *size);
  */
 int mqdh__proc_descendants(pid_t root, pid_t **out, int *n);
 
+/*
+ * The threads of pid (/proc/PID/task, listed with as few system calls as
+ * it takes), into a malloc'd *out of *n.  0, or a negative errno.
+ */
+int mqdh__proc_tasks(pid_t pid, pid_t **out, int *n);
+
+/*
+ * Every live process descending from root (root excluded), in ascending
+ * pid order, into a malloc'd *out of *n, found from the top down through
+ * each thread's /proc/PID/task/TID/children (every process's parent where
+ * the kernel keeps no such files): a process of leaves[0..nleaves-1] is
+ * listed, but what descends from it is not looked for.  0, or a negative
+ * errno.
+ */
+int mqdh__proc_descendants_below(pid_t root, const pid_t *leaves, int nleaves, pid_t **out,
+                                 int *n);
+
 /* pid's parent, or -1. */
 pid_t mqdh__proc_parent(pid_t pid);
 
 /* pid's command line, arguments joined by spaces, malloc'd; NULL if gone. */
 char *mqdh__proc_cmdline(pid_t pid);
+
+/*
+ * A file of /proc read with open, read and close alone.  One the kernel
+ * writes in one piece (stat, status, schedstat, environ, cmdline, comm:
+ * MQDH__PROC_ONE) is all there once a read leaves room; one it writes a
+ * record at a time (maps: MQDH__PROC_TO_EOF) only once a read gives
+ * nothing; one of short records (children: MQDH__PROC_SHORT_RECORDS) once
+ * a read gives less than a page: whole says which (proc.c).  mqdh__proc_file reads into buf[cap], NUL-terminated:
+ * the bytes read, or -1 if it cannot be read or does not fit.
+ * mqdh__proc_alloc reads into a malloc'd buffer of *n bytes (NUL after
+ * them); NULL if it cannot be read.
+ */
+enum { MQDH__PROC_ONE, MQDH__PROC_TO_EOF, MQDH__PROC_SHORT_RECORDS };
+ssize_t mqdh__proc_file(const char *path, char *buf, size_t cap, int whole);
+char *mqdh__proc_alloc(const char *path, size_t *n, int whole);
 
 /* The whole of ROOT/PID/NAME ("/proc", or a /proc-shaped tree), NUL-
  * terminated, in a malloc'd buffer of *n bytes; NULL if it cannot be read. */
@@ -78,6 +110,10 @@ struct mqdh__stat_line {
 
 /* pid's /proc/PID/stat into *st: 0, or -1 if gone (or unreadable). */
 int mqdh__proc_stat(pid_t pid, struct mqdh__stat_line *st);
+
+/* mqdh__proc_uids and mqdh__proc_dump_owner at once: one opening of
+ * /proc/PID/status.  0, or -1 if gone. */
+int mqdh__proc_owners(pid_t pid, uid_t ids[4], uid_t *dump_owner);
 
 /* Whether pid's effective capabilities (/proc/PID/status "CapEff:") hold
  * capability cap (CAP_SYS_PTRACE is 19): 1, 0, or -1 if unknown. */
@@ -140,12 +176,16 @@ int mqdh__text_stat_cpu(const char *stat, uint64_t *ticks);
 
 /*
  * The CPU time process pid, stopped, has used, into *out (struct
- * mqdh_cpu, mqdhost.h): the whole process's, and each of its threads
+ * mqdh_cpu, mqdhost.h): the whole process's (from stat, its /proc/PID/stat
+ * read once it was stopped, if not NULL or ""), and each of its threads
  * tids[0..n-1]'s (0 entries skipped: threads gone).  MQDH_OK (known set
  * if the process's own could be read), or MQDH_E_NOMEM with *out empty.
  * *out's threads are the caller's to free.
  */
 struct mqdh_cpu;
-int mqdh__proc_cpu(pid_t pid, const pid_t *tids, int n, struct mqdh_cpu *out);
+int mqdh__proc_cpu(pid_t pid, const char *stat, const pid_t *tids, int n, struct mqdh_cpu *out);
+
+/* The number of threads in a NUL-terminated /proc/PID/stat, or -1. */
+long mqdh__text_stat_threads(const char *stat);
 
 #endif

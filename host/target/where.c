@@ -16,6 +16,7 @@
 #include "target/callsite.h"
 #include "base/dump.h"
 #include "target/pc.h"
+#include "target/unwind.h"
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -476,7 +477,7 @@ int mqdh__where(struct mqdh__image *im, struct mqdh__mem *mem, struct mqdh__wher
     if (stack)
         memset(stack, 0, sizeof *stack);
     /* The threads are already ptrace-stopped (attach.c): libdwfl only reads. */
-    int rc = dwfl_linux_proc_attach(im->dwfl, im->pid, true);
+    int rc = mqdh__unwind_attach(im, mem);
     if (rc != 0) {
         snprintf(err, errlen, "cannot unwind process %d: %s", (int)im->pid,
                  rc > 0 ? strerror(rc) : dwfl_errmsg(-1));
