@@ -177,6 +177,28 @@ const struct mqdh__image *mqdh__type_image(const struct mqdh__type *t)
     return t->image;
 }
 
+/*
+ * The C and C++ runtimes and the dynamic loader: they define no MPI
+ * library's types, and their DWARF is the largest there is (libc6-dbg's
+ * debug file: tens of MB, compressed).  A type a DLL asks for that no
+ * other file defines (a probe for another MPI version's name) would
+ * otherwise index it, once per dump: 200 ms of the first rank's 300.
+ */
+static int runtime_library(const char *path)
+{
+    static const char *const names[] = {"libc.so",    "libc-",     "ld-linux",  "ld64.so",
+                                        "libm.so",    "libm-",     "libmvec",   "libpthread",
+                                        "libdl.so",   "libdl-",    "librt.so",  "librt-",
+                                        "libgcc_s",   "libstdc++", "libresolv", "libnss_",
+                                        "libanl",     "libutil.so", "libutil-"};
+    const char *base = path ? strrchr(path, '/') : NULL;
+    base = base ? base + 1 : path;
+    for (size_t i = 0; base && i < sizeof names / sizeof names[0]; i++)
+        if (strncmp(base, names[i], strlen(names[i])) == 0)
+            return 1;
+    return 0;
+}
+
 struct mqdh__type *mqdh__type_find(struct mqdh__image *im, const char *name)
 {
     struct mqdh__type *t;
@@ -193,6 +215,8 @@ struct mqdh__type *mqdh__type_find(struct mqdh__image *im, const char *name)
         return NULL;
     }
     for (int m = 0; m < im->nmods && !t->found; m++) {
+        if (runtime_library(im->mods[m].file->path))
+            continue;
         struct file_index *fi = file_index(im->mods[m].file);
         Dwarf_Off off;
         if (fi && index_get(fi, name, &off) == 0 && dwarf_offdie(fi->dw, off, &t->die))
