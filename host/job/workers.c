@@ -136,7 +136,10 @@ static void gate(struct mqdh__crew *c, int caller)
         c->pilot_read = 1;
         pthread_cond_broadcast(&c->cond);
     } else {
-        pthread_cond_signal(&c->cond);
+        /* Every waiter wakes: the caller waits for the count, the other
+         * workers for the pilot, on one condition (a signal could wake a
+         * worker and leave the caller waiting for ever). */
+        pthread_cond_broadcast(&c->cond);
         while (!c->pilot_read)
             pthread_cond_wait(&c->cond, &c->lock);
     }
