@@ -400,6 +400,39 @@ static void test_loader__a_named_dll_is_trusted_only_if_its_whole_path_is(void *
 }
 
 /*
+ * A walk starts below "/" at a directory an earlier walk found trusted
+ * only if that is still the same directory: one swapped for another
+ * (renamed away, a new one made in its place under a parent others can
+ * now write) is walked to again from "/", and refused.
+ */
+static void test_loader__a_trusted_directory_swapped_after_a_check_is_checked_again(
+    void **state)
+{
+    (void)state;
+    char path[PATH_MAX], from[PATH_MAX], to[PATH_MAX], err[1024];
+    struct mqdh__dll *dll;
+    scratch_dir("memo", 0755);
+    scratch_dir("memo/a", 0755);
+    scratch_dir("memo/a/b", 0755);
+    scratch_copy("fake/fake_ok.so", "memo/a/b/lib.so", 0644);
+    in_scratch(path, sizeof path, "memo/a/b/lib.so");
+    if (mqdh__dll_load_as(path, MQDH__DLL_TRUST_RULE, &mqdh__basic_callbacks, &dll, err,
+                         sizeof err) != MQDH_OK)
+        fail_msg("%s refused: %s", path, err);
+
+    in_scratch(from, sizeof from, "memo/a");
+    in_scratch(to, sizeof to, "memo/a.old");
+    assert_int_equal(rename(from, to), 0);
+    scratch_dir("memo/a", 0775);
+    scratch_dir("memo/a/b", 0755);
+    scratch_copy("fake/fake_ok.so", "memo/a/b/lib.so", 0644);
+    int rc = mqdh__dll_load_as(path, MQDH__DLL_TRUST_RULE, &mqdh__basic_callbacks, &dll, err,
+                              sizeof err);
+    if (rc != MQDH_E_DLL_UNTRUSTED || !strstr(err, "/memo/a above it is writable by its group"))
+        fail_msg("code %d, message \"%s\": want %s refused for its new parent", rc, err, path);
+}
+
+/*
  * The loaded DLLs are known by their file (device and inode), not by the
  * name they were asked for with: two names of one file are one DLL, and a
  * new file put where the old one was is a new DLL.
@@ -575,6 +608,9 @@ int main(void)
             scratch_setup, scratch_teardown),
         cmocka_unit_test_setup_teardown(
             test_loader__a_named_dll_is_trusted_only_if_its_whole_path_is, scratch_setup,
+            scratch_teardown),
+        cmocka_unit_test_setup_teardown(
+            test_loader__a_trusted_directory_swapped_after_a_check_is_checked_again, scratch_setup,
             scratch_teardown),
         cmocka_unit_test_setup_teardown(test_loader__a_dll_is_known_by_its_file_not_its_name,
                                         scratch_setup, scratch_teardown),

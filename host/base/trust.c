@@ -6,9 +6,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 static int owner_ok(const struct stat *st)
@@ -115,10 +117,115 @@ struct walk {
     enum mqdh__dll_trust trust;
     const struct mqdh__trust_use *how;
     int check;
-    int dir_ok; /* the path may name a directory */
+    int dir_ok;  /* the path may name a directory */
+    int literal; /* real is path as given, not realpath's: a link is no error yet */
     int dfd, dirlen;
     const char *name;
 };
+
+/* A walk of the path as given met a symbolic link (or what is not there):
+ * it is walked again from realpath's answer. */
+#define AGAIN (-1000)
+
+static int walk_failed(const struct walk *w, int len, int e, char *err, size_t errlen)
+{
+    if (w->literal)
+        return AGAIN;
+    return changed(w->verb, w->path, w->real, len, e, err, errlen);
+}
+
+/* ---------------------------------------------------------------- trusted directories */
+
+/*
+ * The directories walks found trusted lately, so that the next walk below
+ * one starts there instead of at "/": a dump checks the same few
+ * directories (/usr/lib/debug, the DLL's) once per file otherwise, four
+ * system calls a level.  Kept: a directory trusted in its own right
+ * (root's or the user's, writable by neither group nor others), so that
+ * no other user can change it or what leads to it, for MEMO_SECONDS, and
+ * used only if what its path opens is still that directory (device and
+ * inode) and the effective user the same; the walk checks it again.
+ */
+#define MEMO_N 16
+#define MEMO_SECONDS 30.0
+
+static struct {
+    char path[512];
+    int len;
+    dev_t dev;
+    ino_t ino;
+    uid_t euid;
+    double at;
+} memo[MEMO_N];
+static int memo_next;
+static pthread_mutex_t memo_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static double seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts); /* the vDSO's: no system call */
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* The directory the first dirlen characters of real name, just checked. */
+static void memo_put(const char *real, int dirlen, const struct stat *st)
+{
+    if (!owner_ok(st) || (st->st_mode & (S_IWGRP | S_IWOTH)) || dirlen < 2 ||
+        (size_t)dirlen >= sizeof memo[0].path)
+        return;
+    pthread_mutex_lock(&memo_lock);
+    int k = 0;
+    while (k < MEMO_N && !(memo[k].len == dirlen && !memcmp(memo[k].path, real, (size_t)dirlen)))
+        k++;
+    if (k == MEMO_N)
+        k = memo_next++ % MEMO_N;
+    memcpy(memo[k].path, real, (size_t)dirlen);
+    memo[k].path[dirlen] = '\0';
+    memo[k].len = dirlen;
+    memo[k].dev = st->st_dev;
+    memo[k].ino = st->st_ino;
+    memo[k].euid = geteuid();
+    memo[k].at = seconds();
+    pthread_mutex_unlock(&memo_lock);
+}
+
+/* Start w at the deepest kept directory above its file, if that is still
+ * the directory checked: w->dfd opened there (else left at "/"). */
+static void memo_start(struct walk *w)
+{
+    char dir[sizeof memo[0].path];
+    dev_t dev = 0;
+    ino_t ino = 0;
+    int best = 0;
+    double t = seconds();
+    pthread_mutex_lock(&memo_lock);
+    for (int k = 0; k < MEMO_N; k++) {
+        int n = memo[k].len;
+        if (n > best && t - memo[k].at < MEMO_SECONDS && memo[k].euid == geteuid() &&
+            !strncmp(w->real, memo[k].path, (size_t)n) && w->real[n] == '/') {
+            best = n;
+            memcpy(dir, memo[k].path, (size_t)n + 1);
+            dev = memo[k].dev;
+            ino = memo[k].ino;
+        }
+    }
+    pthread_mutex_unlock(&memo_lock);
+    if (!best)
+        return;
+    struct stat st;
+    int fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0 || fstat(fd, &st) != 0 || st.st_dev != dev || st.st_ino != ino) {
+        if (fd >= 0)
+            close(fd);
+        return;
+    }
+    close(w->dfd);
+    w->dfd = fd;
+    w->dirlen = best;
+    w->name = w->real + best + 1;
+}
+
+/* ---------------------------------------------------------------- the walk */
 
 /* Down one directory (the component before the next '/'), checking the
  * one it leaves.  MQDH_OK (w->name is the last component when no '/'
@@ -128,13 +235,14 @@ static int descend(struct walk *w, struct stat *st, char *err, size_t errlen)
     const char *slash = strchr(w->name, '/');
     int rc;
     if (fstat(w->dfd, st) != 0)
-        return changed(w->verb, w->path, w->real, w->dirlen, errno, err, errlen);
+        return walk_failed(w, w->dirlen, errno, err, errlen);
     /* The file's own directory may not be shared (sticky), but a
      * directory's may: only its owner can move it away there. */
     int own = !slash && !w->dir_ok;
     if (w->check && (rc = dir_trusted(w->trust, w->how, w->real, w->dirlen, own, st, err,
                                       errlen)) != MQDH_OK)
         return rc;
+    memo_put(w->real, w->dirlen, st);
     if (!slash)
         return MQDH_OK;
     char comp[NAME_MAX + 1];
@@ -145,7 +253,7 @@ static int descend(struct walk *w, struct stat *st, char *err, size_t errlen)
     comp[n] = '\0';
     int next = openat(w->dfd, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (next < 0)
-        return changed(w->verb, w->path, w->real, (int)(slash - w->real), errno, err, errlen);
+        return walk_failed(w, (int)(slash - w->real), errno, err, errlen);
     close(w->dfd);
     w->dfd = next;
     w->dirlen = (int)(slash - w->real);
@@ -159,11 +267,11 @@ static int open_last(struct walk *w, int *fd, struct stat *st, char *err, size_t
     int len = (int)strlen(w->real);
     *fd = openat(w->dfd, w->name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
     if (*fd < 0)
-        return changed(w->verb, w->path, w->real, len, errno, err, errlen);
+        return walk_failed(w, len, errno, err, errlen);
     if (fstat(*fd, st) != 0)
-        return changed(w->verb, w->path, w->real, len, errno, err, errlen);
+        return walk_failed(w, len, errno, err, errlen);
     if (S_ISLNK(st->st_mode))
-        return changed(w->verb, w->path, w->real, len, ELOOP, err, errlen);
+        return walk_failed(w, len, ELOOP, err, errlen);
     if (!S_ISREG(st->st_mode) && !(w->dir_ok && S_ISDIR(st->st_mode))) {
         snprintf(err, errlen, "cannot %s %s: %s is not a regular file", w->verb, w->path,
                  w->real);
@@ -172,18 +280,54 @@ static int open_last(struct walk *w, int *fd, struct stat *st, char *err, size_t
     return w->check ? file_trusted(w->trust, w->how, w->real, st, err, errlen) : MQDH_OK;
 }
 
-/* mqdh__trust_open, and mqdh_path_trusted's for a directory too (dir_ok). */
+/* From "/" (or a kept directory) down to w's file: its descriptor in *fd. */
+static int walk(struct walk *w, int *fd, struct stat *st, char *err, size_t errlen)
+{
+    int rc = MQDH_OK;
+    *fd = -1;
+    w->dfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+    w->dirlen = 1; /* "/" */
+    w->name = w->real + 1;
+    if (w->dfd < 0)
+        return changed(w->verb, w->path, "/", 1, errno, err, errlen);
+    memo_start(w);
+    for (;;) { /* down to the file's own directory, checked as such */
+        int last = !strchr(w->name, '/');
+        if ((rc = descend(w, st, err, errlen)) != MQDH_OK || last)
+            break;
+    }
+    if (rc == MQDH_OK)
+        rc = open_last(w, fd, st, err, errlen);
+    close(w->dfd);
+    if (rc != MQDH_OK && *fd >= 0) {
+        close(*fd);
+        *fd = -1;
+    }
+    return rc;
+}
+
+/* An absolute path with nothing realpath would change but links: no empty,
+ * "." or ".." component, no '/' at its end. */
+static int plain_absolute(const char *p)
+{
+    if (p[0] != '/' || strlen(p) >= PATH_MAX || p[strlen(p) - 1] == '/')
+        return 0;
+    for (const char *c = p; c; c = strchr(c + 1, '/'))
+        if (c[1] == '/' || (c[1] == '.' && (c[2] == '/' || c[2] == '\0' ||
+                                            (c[2] == '.' && (c[3] == '/' || c[3] == '\0')))))
+            return 0;
+    return 1;
+}
+
+/* mqdh__trust_open, and mqdh_path_trusted's for a directory too (dir_ok).
+ * The path as given is walked first when realpath could only resolve its
+ * links; if it has one (or is not there), realpath's answer is. */
 static int trust_open(const char *path, enum mqdh__dll_trust trust,
                       const struct mqdh__trust_use *how, int dir_ok, int *fd, struct stat *st,
                       char *err, size_t errlen)
 {
     char real[PATH_MAX];
     const char *verb = how ? "open" : "load";
-    *fd = -1;
-    if (!realpath(path, real)) {
-        snprintf(err, errlen, "cannot %s %s: %s", verb, path, strerror(errno));
-        return MQDH_E_DLL_LOAD;
-    }
     struct walk w = {
         .path = path,
         .real = real,
@@ -192,26 +336,22 @@ static int trust_open(const char *path, enum mqdh__dll_trust trust,
         .how = how,
         .dir_ok = dir_ok,
         .check = trust == MQDH__DLL_TRUST_RULE || (trust == MQDH__DLL_TRUST_GIVEN && geteuid() == 0),
-        .dfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC),
-        .dirlen = 1, /* "/" */
-        .name = real + 1,
+        .literal = plain_absolute(path),
     };
-    int rc = MQDH_OK;
-    if (w.dfd < 0)
-        return changed(verb, path, "/", 1, errno, err, errlen);
-    for (;;) { /* down to the file's own directory, checked as such */
-        int last = !strchr(w.name, '/');
-        if ((rc = descend(&w, st, err, errlen)) != MQDH_OK || last)
-            break;
+    int rc = AGAIN;
+    *fd = -1;
+    if (w.literal) {
+        memcpy(real, path, strlen(path) + 1);
+        rc = walk(&w, fd, st, err, errlen);
     }
-    if (rc == MQDH_OK)
-        rc = open_last(&w, fd, st, err, errlen);
-    close(w.dfd);
-    if (rc != MQDH_OK && *fd >= 0) {
-        close(*fd);
-        *fd = -1;
+    if (rc != AGAIN)
+        return rc;
+    w.literal = 0;
+    if (!realpath(path, real)) {
+        snprintf(err, errlen, "cannot %s %s: %s", verb, path, strerror(errno));
+        return MQDH_E_DLL_LOAD;
     }
-    return rc;
+    return walk(&w, fd, st, err, errlen);
 }
 
 int mqdh__trust_open(const char *path, enum mqdh__dll_trust trust,
