@@ -13,9 +13,10 @@
 #include <time.h>
 #include <unistd.h>
 
-static int owner_ok(const struct stat *st)
+/* Root's or me's (the effective user, read once a walk). */
+static int owner_ok(const struct stat *st, uid_t me)
 {
-    return st->st_uid == 0 || st->st_uid == geteuid();
+    return st->st_uid == 0 || st->st_uid == me;
 }
 
 /* What a trust failure says: the defect, then what it means.  subject is
@@ -65,10 +66,10 @@ static int refuse(enum mqdh__dll_trust trust, const struct mqdh__trust_use *how,
  * directory, checked in turn, can move that away.
  */
 static int dir_trusted(enum mqdh__dll_trust trust, const struct mqdh__trust_use *how,
-                       const char *real, int dirlen, int own, const struct stat *st, char *err,
-                       size_t errlen)
+                       const char *real, int dirlen, int own, const struct stat *st, uid_t me,
+                       char *err, size_t errlen)
 {
-    if (owner_ok(st) && !(st->st_mode & (S_IWGRP | S_IWOTH)))
+    if (owner_ok(st, me) && !(st->st_mode & (S_IWGRP | S_IWOTH)))
         return MQDH_OK;
     if (!own && st->st_uid == 0 && (st->st_mode & S_ISVTX))
         return MQDH_OK;
@@ -76,7 +77,7 @@ static int dir_trusted(enum mqdh__dll_trust trust, const struct mqdh__trust_use 
     snprintf(subject, sizeof subject, "%s: %s %.*s%s", real,
              own ? "its directory" : "the directory", dirlen, real, own ? "" : " above it");
     enum defect what = WRITABLE;
-    if (!owner_ok(st))
+    if (!owner_ok(st, me))
         what = OWNER;
     else if ((st->st_mode & (S_ISVTX | S_IWOTH)) == (S_ISVTX | S_IWOTH))
         what = SHARED;
@@ -84,9 +85,10 @@ static int dir_trusted(enum mqdh__dll_trust trust, const struct mqdh__trust_use 
 }
 
 static int file_trusted(enum mqdh__dll_trust trust, const struct mqdh__trust_use *how,
-                        const char *real, const struct stat *st, char *err, size_t errlen)
+                        const char *real, const struct stat *st, uid_t me, char *err,
+                        size_t errlen)
 {
-    if (!owner_ok(st))
+    if (!owner_ok(st, me))
         return refuse(trust, how, OWNER, st, real, err, errlen);
     if (st->st_mode & (S_IWGRP | S_IWOTH))
         return refuse(trust, how, WRITABLE, st, real, err, errlen);
@@ -119,6 +121,7 @@ struct walk {
     int check;
     int dir_ok;  /* the path may name a directory */
     int literal; /* real is path as given, not realpath's: a link is no error yet */
+    uid_t me;    /* geteuid() */
     int dfd, dirlen;
     const char *name;
 };
@@ -168,9 +171,9 @@ static double seconds(void)
 }
 
 /* The directory the first dirlen characters of real name, just checked. */
-static void memo_put(const char *real, int dirlen, const struct stat *st)
+static void memo_put(const char *real, int dirlen, const struct stat *st, uid_t me)
 {
-    if (!owner_ok(st) || (st->st_mode & (S_IWGRP | S_IWOTH)) || dirlen < 2 ||
+    if (!owner_ok(st, me) || (st->st_mode & (S_IWGRP | S_IWOTH)) || dirlen < 2 ||
         (size_t)dirlen >= sizeof memo[0].path)
         return;
     pthread_mutex_lock(&memo_lock);
@@ -184,7 +187,7 @@ static void memo_put(const char *real, int dirlen, const struct stat *st)
     memo[k].len = dirlen;
     memo[k].dev = st->st_dev;
     memo[k].ino = st->st_ino;
-    memo[k].euid = geteuid();
+    memo[k].euid = me;
     memo[k].at = seconds();
     pthread_mutex_unlock(&memo_lock);
 }
@@ -201,7 +204,7 @@ static void memo_start(struct walk *w)
     pthread_mutex_lock(&memo_lock);
     for (int k = 0; k < MEMO_N; k++) {
         int n = memo[k].len;
-        if (n > best && t - memo[k].at < MEMO_SECONDS && memo[k].euid == geteuid() &&
+        if (n > best && t - memo[k].at < MEMO_SECONDS && memo[k].euid == w->me &&
             !strncmp(w->real, memo[k].path, (size_t)n) && w->real[n] == '/') {
             best = n;
             memcpy(dir, memo[k].path, (size_t)n + 1);
@@ -239,10 +242,10 @@ static int descend(struct walk *w, struct stat *st, char *err, size_t errlen)
     /* The file's own directory may not be shared (sticky), but a
      * directory's may: only its owner can move it away there. */
     int own = !slash && !w->dir_ok;
-    if (w->check && (rc = dir_trusted(w->trust, w->how, w->real, w->dirlen, own, st, err,
-                                      errlen)) != MQDH_OK)
+    if (w->check && (rc = dir_trusted(w->trust, w->how, w->real, w->dirlen, own, st, w->me,
+                                      err, errlen)) != MQDH_OK)
         return rc;
-    memo_put(w->real, w->dirlen, st);
+    memo_put(w->real, w->dirlen, st, w->me);
     if (!slash)
         return MQDH_OK;
     char comp[NAME_MAX + 1];
@@ -277,7 +280,7 @@ static int open_last(struct walk *w, int *fd, struct stat *st, char *err, size_t
                  w->real);
         return MQDH_E_DLL_LOAD;
     }
-    return w->check ? file_trusted(w->trust, w->how, w->real, st, err, errlen) : MQDH_OK;
+    return w->check ? file_trusted(w->trust, w->how, w->real, st, w->me, err, errlen) : MQDH_OK;
 }
 
 /* From "/" (or a kept directory) down to w's file: its descriptor in *fd. */
@@ -328,6 +331,7 @@ static int trust_open(const char *path, enum mqdh__dll_trust trust,
 {
     char real[PATH_MAX];
     const char *verb = how ? "open" : "load";
+    uid_t me = geteuid();
     struct walk w = {
         .path = path,
         .real = real,
@@ -335,8 +339,9 @@ static int trust_open(const char *path, enum mqdh__dll_trust trust,
         .trust = trust,
         .how = how,
         .dir_ok = dir_ok,
-        .check = trust == MQDH__DLL_TRUST_RULE || (trust == MQDH__DLL_TRUST_GIVEN && geteuid() == 0),
+        .check = trust == MQDH__DLL_TRUST_RULE || (trust == MQDH__DLL_TRUST_GIVEN && me == 0),
         .literal = plain_absolute(path),
+        .me = me,
     };
     int rc = AGAIN;
     *fd = -1;

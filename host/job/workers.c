@@ -158,6 +158,7 @@ static void *worker(void *arg)
     drain(c, &g, guarded, PHASE_READ);
     if (guarded)
         mqdh__guard_fini(&g);
+    mqdh__callbacks_bind(NULL); /* its answers go with it */
     return NULL;
 }
 

@@ -12,8 +12,10 @@
 
 #include "target/types.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 /*
  * The session whose DLL calls this thread is making, for mqs_dprints: the
@@ -22,9 +24,98 @@
  */
 static _Thread_local const struct session *bound;
 
+/*
+ * What this thread's DLL calls were answered before.  Every rank of a
+ * program asks the same questions of the same files (a type's size, its
+ * fields' offsets), and a worker answers the next rank's from here,
+ * without the files' lock or libdw: keyed by the type's DWARF entry
+ * (mqdh__type_key, the same in every image of its file) and the field's
+ * name.  Thread-local, dropped when the thread is bound to another
+ * session or to none (the files the keys point into are the session's).
+ */
+struct answer {
+    const void *key; /* NULL: a free slot */
+    char *field;     /* NULL: the type's size */
+    int value;
+};
+
+static _Thread_local struct {
+    struct answer *slots;
+    size_t cap, n; /* cap a power of two; n < cap / 2 */
+} answers;
+
+static void answers_forget(void)
+{
+    for (size_t i = 0; i < answers.cap; i++)
+        free(answers.slots[i].field);
+    free(answers.slots);
+    answers.slots = NULL;
+    answers.cap = answers.n = 0;
+}
+
 void mqdh__callbacks_bind(const struct session *s)
 {
+    if (s != bound)
+        answers_forget();
     bound = s;
+}
+
+static size_t answer_hash(const void *key, const char *field)
+{
+    size_t h = (size_t)(uintptr_t)key * 0x9e3779b97f4a7c15u;
+    for (const char *c = field; c && *c; c++)
+        h = (h ^ (unsigned char)*c) * 0x100000001b3u;
+    return h ^ (h >> 29);
+}
+
+/* key and field's slot: the answer's, or the free one it would take. */
+static struct answer *answer_slot(struct answer *slots, size_t cap, const void *key,
+                                  const char *field)
+{
+    for (size_t i = answer_hash(key, field) & (cap - 1);; i = (i + 1) & (cap - 1)) {
+        struct answer *a = &slots[i];
+        if (!a->key || (a->key == key && (a->field == field ||
+                                          (a->field && field && !strcmp(a->field, field)))))
+            return a;
+    }
+}
+
+/* 1 and *value if the thread was asked this before. */
+static int answer_known(const void *key, const char *field, int *value)
+{
+    if (!key || !answers.cap)
+        return 0;
+    const struct answer *a = answer_slot(answers.slots, answers.cap, key, field);
+    if (!a->key)
+        return 0;
+    *value = a->value;
+    return 1;
+}
+
+/* Keep an answer, if there is room (else it is asked again: no harm). */
+static void answer_keep(const void *key, const char *field, int value)
+{
+    if (!key || !bound)
+        return;
+    if (answers.n + 1 >= answers.cap / 2) {
+        size_t cap = answers.cap ? answers.cap * 2 : 256;
+        struct answer *slots = calloc(cap, sizeof *slots);
+        if (!slots)
+            return;
+        for (size_t i = 0; i < answers.cap; i++)
+            if (answers.slots[i].key)
+                *answer_slot(slots, cap, answers.slots[i].key, answers.slots[i].field) =
+                    answers.slots[i];
+        free(answers.slots);
+        answers.slots = slots;
+        answers.cap = cap;
+    }
+    char *copy = field ? strdup(field) : NULL;
+    if (field && !copy)
+        return;
+    *answer_slot(answers.slots, answers.cap, key, field) =
+        (struct answer){.key = key, .field = copy, .value = value};
+    answers.n++;
 }
 
 /* The one place a callback is counted. */
@@ -213,9 +304,14 @@ static int cb_field_offset(mqs_type *type, char *field)
     if (!t)
         return -1;
     struct target *p = of_type(t);
+    const void *key = mqdh__type_key(t);
+    int off;
+    if (!field || answer_known(key, field, &off))
+        return field ? off : -1;
     files_lock(p);
-    int off = mqdh__type_field_offset(t, field);
+    off = mqdh__type_field_offset(t, field);
     files_unlock(p);
+    answer_keep(key, field, off);
     return off;
 }
 
@@ -226,9 +322,14 @@ static int cb_sizeof(mqs_type *type)
     if (!t)
         return -1;
     struct target *p = of_type(t);
+    const void *key = mqdh__type_key(t);
+    int size;
+    if (answer_known(key, NULL, &size))
+        return size;
     files_lock(p);
-    int size = mqdh__type_size(t);
+    size = mqdh__type_size(t);
     files_unlock(p);
+    answer_keep(key, NULL, size);
     return size;
 }
 

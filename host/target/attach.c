@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -383,6 +384,88 @@ static int collect(struct mqdh__attach *a)
     return 1;
 }
 
+/* The attachment whose thread tid is, or NULL. */
+static struct mqdh__attach *owner_of(struct mqdh__attach *const *as, int n, pid_t tid)
+{
+    for (int i = 0; i < n; i++)
+        for (int k = 0; !as[i]->done && k < as[i]->nthreads; k++)
+            if (as[i]->threads[k].tid == tid)
+                return as[i];
+    return NULL;
+}
+
+/* Every attachment's collect(): 1 if any made progress, and how many are
+ * left in *left. */
+static int sweep(struct mqdh__attach *const *as, int n, int *left)
+{
+    int progress = 0;
+    *left = 0;
+    for (int i = 0; i < n; i++) {
+        if (as[i]->done)
+            continue;
+        progress |= collect(as[i]);
+        *left += !as[i]->done;
+    }
+    return progress;
+}
+
+/* Those not stopped within the time: failed, saying so. */
+static void too_late(struct mqdh__attach *const *as, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (!as[i]->done) {
+            snprintf(as[i]->why, sizeof as[i]->why,
+                     "process %d did not stop within 5 seconds (a thread in an "
+                     "uninterruptible sleep?)", (int)as[i]->pid);
+            fail(as[i], -ETIMEDOUT);
+        }
+}
+
+/*
+ * Collect the stops as they come, within 5 seconds.  The kernel tells a
+ * tracer each stop with SIGCHLD, naming the thread: so this thread, with
+ * SIGCHLD blocked, waits for one (sigtimedwait) and collects that thread
+ * alone, one wait4 a thread.  SIGCHLDs do not queue (two stops may tell
+ * one) and another thread may take one: when none comes within the nap
+ * (1 ms, doubling to 8), it collects them all.  A SIGCHLD taken here is
+ * raised again after if the program handles it.
+ */
+static void collect_stops(struct mqdh__attach *const *as, int n)
+{
+    sigset_t chld, old;
+    sigemptyset(&chld);
+    sigaddset(&chld, SIGCHLD);
+    pthread_sigmask(SIG_BLOCK, &chld, &old);
+    int took = 0, left;
+    double deadline = now() + 5.0;
+    long nap = 1000000;
+    sweep(as, n, &left);
+    while (left) {
+        struct timespec ts = {0, nap};
+        siginfo_t si;
+        struct mqdh__attach *a;
+        if (sigtimedwait(&chld, &si, &ts) == SIGCHLD) {
+            took = 1;
+            if ((a = owner_of(as, n, si.si_pid)) && collect(a))
+                left -= a->done;
+        } else if (sweep(as, n, &left)) {
+            nap = 1000000;
+        } else {
+            nap = nap < 8000000 ? nap * 2 : 8000000;
+        }
+        if (left && now() > deadline) {
+            too_late(as, n);
+            break;
+        }
+    }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    struct sigaction sa;
+    if (took && !sigismember(&old, SIGCHLD) && sigaction(SIGCHLD, NULL, &sa) == 0 &&
+        (sa.sa_flags & SA_SIGINFO ? sa.sa_sigaction != NULL
+                                  : sa.sa_handler != SIG_DFL && sa.sa_handler != SIG_IGN))
+        kill(getpid(), SIGCHLD);
+}
+
 int mqdh__attach_all(struct mqdh__attach *const *as, int n)
 {
     int failed = 0;
@@ -414,39 +497,7 @@ int mqdh__attach_all(struct mqdh__attach *const *as, int n)
          * other threads (collect) once /proc lists them. */
         seize_tid(a, pid);
     }
-    /* Collect the stops as they come; sleep only while none has come, and
-     * not long (20 us, doubling to 1 ms): a stopping process needs the CPU
-     * this one would otherwise spin on. */
-    double deadline = now() + 5.0;
-    long nap = 20000;
-    for (;;) {
-        int progress = 0, left = 0;
-        for (int i = 0; i < n; i++) {
-            if (as[i]->done)
-                continue;
-            progress |= collect(as[i]);
-            left += !as[i]->done;
-        }
-        if (!left)
-            break;
-        if (progress) {
-            nap = 20000;
-            continue;
-        }
-        if (now() > deadline) {
-            for (int i = 0; i < n; i++)
-                if (!as[i]->done) {
-                    snprintf(as[i]->why, sizeof as[i]->why,
-                             "process %d did not stop within 5 seconds (a thread in an "
-                             "uninterruptible sleep?)", (int)as[i]->pid);
-                    fail(as[i], -ETIMEDOUT);
-                }
-            break;
-        }
-        struct timespec ts = {0, nap};
-        nanosleep(&ts, NULL);
-        nap = nap < 500000 ? nap * 2 : 1000000;
-    }
+    collect_stops(as, n);
     for (int i = 0; i < n; i++)
         failed += as[i]->rc != 0;
     return failed;

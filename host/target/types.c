@@ -302,6 +302,11 @@ int mqdh__type_field_offset(const struct mqdh__type *t, const char *field)
     return total > 0x7fffffff ? -1 : (int)total;
 }
 
+const void *mqdh__type_key(const struct mqdh__type *t)
+{
+    return t ? t->die.addr : NULL;
+}
+
 int mqdh__type_size(const struct mqdh__type *t)
 {
     Dwarf_Die d;

@@ -26,6 +26,13 @@ struct mqdh__type *mqdh__type_find(struct mqdh__image *im, const char *name);
  */
 int mqdh__type_field_offset(const struct mqdh__type *t, const char *field);
 
+/*
+ * What t is in its file: its DWARF entry's address, the same for t found
+ * in any image that maps that file, while the file is open.  The field
+ * offsets and size of two types of one key are the same.
+ */
+const void *mqdh__type_key(const struct mqdh__type *t);
+
 /* The image t was looked up in. */
 const struct mqdh__image *mqdh__type_image(const struct mqdh__type *t);
 
