@@ -160,6 +160,15 @@ static void test_escape__host_names(void **state)
     assert_int_equal(mqdh__host_is_local("-oProxyCommand=x"), 0);
     assert_int_equal(mqdh__host_is_local("localhost\nDEADLOCK"), 0);
     assert_int_equal(mqdh__host_is_local("localhost"), 1);
+    /* An address is compared with this host's own (read only when a name
+     * needs them): the loopback is here, a documentation address not. */
+    assert_int_equal(mqdh__host_is_local("127.0.0.1"), 1);
+    assert_int_equal(mqdh__host_is_local("192.0.2.1"), 0);
+    const char *mixed[] = {"localhost", "127.0.0.1"};
+    int local[2] = {0, 0};
+    assert_int_equal(mqdh__hosts_local(mixed, 2, 5.0, local, NULL), 0);
+    assert_int_equal(local[0], 1);
+    assert_int_equal(local[1], 1);
 }
 
 int main(void)

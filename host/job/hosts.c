@@ -114,7 +114,9 @@ int mqdh__host_name_check(const char *name, char *why, size_t len)
  * only the resolver can tell.  me: this host's name ("" unknown); ifs:
  * this host's interfaces.
  */
-static int settled(const char *name, const char *me, const struct ifaddrs *ifs)
+/* settled() by the name alone: 1 or 0, or -1 if only its addresses can
+ * tell. */
+static int settled_by_name(const char *name, const char *me)
 {
     char why[8];
     if (!name || !*name)
@@ -123,6 +125,14 @@ static int settled(const char *name, const char *me, const struct ifaddrs *ifs)
         return 0; /* not looked up: it names no host */
     if ((me[0] && same_name(name, me)) || strcasecmp(name, "localhost") == 0)
         return 1;
+    return -1;
+}
+
+static int settled(const char *name, const char *me, const struct ifaddrs *ifs)
+{
+    int v = settled_by_name(name, me);
+    if (v >= 0)
+        return v;
     /* An address is compared, never looked up. */
     struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_flags = AI_NUMERICHOST};
     struct addrinfo *res = NULL;
@@ -310,8 +320,12 @@ int mqdh__hosts_local(const char *const *names, int n, double seconds, int *loca
         goto out;
     if (gethostname(me, sizeof me - 1) != 0)
         me[0] = '\0';
-    if (getifaddrs(&ifs) != 0)
-        ifs = NULL;
+    /* This host's addresses only if a name is not settled by its spelling. */
+    for (int i = 0; i < n && !ifs; i++)
+        if (settled_by_name(names[i], me) < 0 && getifaddrs(&ifs) != 0) {
+            ifs = NULL;
+            break;
+        }
     /* Each name once: sorted, equal names side by side. */
     for (int i = 0; i < n; i++)
         order[i] = i;
