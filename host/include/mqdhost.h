@@ -693,6 +693,12 @@ MQDH_API int mqdh_dump_merge(struct mqdh_dump *into, struct mqdh_dump *const *fr
  * -1, and the error "process P is listed twice: dumped once, as entry K"
  * (K its first entry's index), which counts as MQDH_E_ATTACH.
  *
+ * While it stops the processes, the calling thread blocks SIGCHLD and
+ * takes the SIGCHLDs the kernel sends a tracer for each stop (waiting for
+ * them instead of polling); if it took one and the program handles
+ * SIGCHLD, it raises SIGCHLD once after (a handler that reaps with
+ * WNOHANG finds its own children as before).
+ *
  * Returns MQDH_OK when every process was dumped; otherwise *out still holds
  * every process, each with its own error, and the code of the first
  * failure.  *out is NULL only for MQDH_E_NOMEM and MQDH_E_USAGE (n < 0,

@@ -70,7 +70,6 @@ int mqdh__rd_requests(struct mqdh__reader *r, struct mqdh_dump *d,
         return mqdh__rd_fail(r, MQDH_E_NOMEM, "out of memory");
     rq->n = n < 0 ? -1 : 0; /* counted up as they come */
     rr->declared = n;
-    rr->vcap = n > 0 ? n : 0;
     return 0;
 }
 
@@ -141,7 +140,6 @@ int mqdh__rd_requests_close(struct mqdh__reader *r, struct mqdh_dump *d,
 {
     int declared = rr->declared, came = d->requests && p >= 0 ? d->requests[p].n : 0;
     rr->declared = -2;
-    rr->vcap = 0;
     if (declared > 0 && came != declared)
         return mqdh__rd_fail(r, MQDH_E_RESULT, "the rq record counts %d requests, and %d came",
                              declared, came);

@@ -21,9 +21,8 @@ void mqdh__result_put_requests(FILE *f, const struct mqdh_process *p,
 struct mqdh__requests_read {
     int cap;            /* d->requests' room */
     int declared;       /* the current process's "rq N": N; -2 none yet */
-    int vcap;           /* its v's room */
 };
-#define MQDH__REQUESTS_READ_INIT {0, -2, 0}
+#define MQDH__REQUESTS_READ_INIT {0, -2}
 
 /* Room for process p's requests, when d has some: 0, or -1 (r failed). */
 int mqdh__rd_requests_room(struct mqdh__reader *r, struct mqdh_dump *d,
