@@ -207,16 +207,18 @@ void mpich__probe(mqs_image *image, const mqs_image_callbacks *cb, struct mpich_
                   int cls)
 {
     int todo = cls & ~b->probed;
+    struct mqd_type_memo memo = {0};
     if (!todo || b->layout || b->layout_build)
         return;
     for (int f = 0; f < F_COUNT; f++)
         if (todo & (field_defs[f].cls ? field_defs[f].cls : CLASS_COMMON))
-            b->off[f] = mqd_path_offset(image, cb, field_defs[f].path);
+            b->off[f] = mqd_path_offset_memo(image, cb, &memo, field_defs[f].path);
     for (int s = 0; s < S_COUNT; s++) {
         if (!(todo & (size_defs[s].cls ? size_defs[s].cls : CLASS_COMMON)))
             continue;
         /* mqs_sizeof_fp may be NULL (MPICH's stub debugger): sizes unknown. */
-        mqs_type *t = cb->mqs_sizeof_fp ? mqd_find_type(image, cb, size_defs[s].type) : NULL;
+        mqs_type *t =
+            cb->mqs_sizeof_fp ? mqd_find_type_memo(image, cb, &memo, size_defs[s].type) : NULL;
         b->size[s] = t ? cb->mqs_sizeof_fp(t) : -1;
     }
     b->probed |= todo;

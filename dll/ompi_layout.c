@@ -196,11 +196,13 @@ static int known_classes(const struct ompi_image *b)
 /* Every field and size through the debugger's type callbacks. */
 static void probe(mqs_image *image, const mqs_image_callbacks *cb, struct ompi_image *b)
 {
+    struct mqd_type_memo memo = {0};
     for (int f = 0; f < F_COUNT; f++)
-        b->off[f] = mqd_path_offset(image, cb, field_defs[f].path);
+        b->off[f] = mqd_path_offset_memo(image, cb, &memo, field_defs[f].path);
     for (int s = 0; s < S_COUNT; s++) {
         /* mqs_sizeof_fp may be NULL: sizes unknown. */
-        mqs_type *t = cb->mqs_sizeof_fp ? mqd_find_type(image, cb, size_defs[s].type) : NULL;
+        mqs_type *t =
+            cb->mqs_sizeof_fp ? mqd_find_type_memo(image, cb, &memo, size_defs[s].type) : NULL;
         b->size[s] = t ? cb->mqs_sizeof_fp(t) : -1;
     }
     b->classes = known_classes(b);

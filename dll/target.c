@@ -284,10 +284,27 @@ mqs_type *mqd_find_type(mqs_image *image, const mqs_image_callbacks *cb, const c
     return NULL;
 }
 
+mqs_type *mqd_find_type_memo(mqs_image *image, const mqs_image_callbacks *cb,
+                             struct mqd_type_memo *memo, const char *name)
+{
+    size_t len = strlen(name);
+    if (!memo || len >= sizeof memo->v[0].name)
+        return mqd_find_type(image, cb, name);
+    for (int i = 0; i < memo->n; i++)
+        if (strcmp(memo->v[i].name, name) == 0)
+            return memo->v[i].type;
+    mqs_type *t = mqd_find_type(image, cb, name);
+    if (memo->n < (int)(sizeof memo->v / sizeof memo->v[0])) {
+        memcpy(memo->v[memo->n].name, name, len + 1);
+        memo->v[memo->n++].type = t;
+    }
+    return t;
+}
+
 int mqd_debugger_step(const void *ctx, const char *type, const char *field)
 {
     const struct mqd_debugger_types *d = ctx;
-    mqs_type *t = mqd_find_type(d->image, d->cb, type);
+    mqs_type *t = mqd_find_type_memo(d->image, d->cb, d->memo, type);
     if (!t)
         return -1;
     if (!field) /* mqs_sizeof_fp may be NULL (MPICH's stub debugger): sizes unknown */
@@ -317,12 +334,18 @@ int mqd_path_offset_by(mqd_step_fn step_fn, const void *ctx, const char *path)
     return total;
 }
 
-int mqd_path_offset(mqs_image *image, const mqs_image_callbacks *cb, const char *path)
+int mqd_path_offset_memo(mqs_image *image, const mqs_image_callbacks *cb,
+                         struct mqd_type_memo *memo, const char *path)
 {
-    struct mqd_debugger_types d = {image, cb};
+    struct mqd_debugger_types d = {image, cb, memo};
     if (!cb->mqs_field_offset_fp)
         return -1;
     return mqd_path_offset_by(mqd_debugger_step, &d, path);
+}
+
+int mqd_path_offset(mqs_image *image, const mqs_image_callbacks *cb, const char *path)
+{
+    return mqd_path_offset_memo(image, cb, NULL, path);
 }
 
 /* ---------------------------------------------------------------- text */

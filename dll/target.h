@@ -174,11 +174,31 @@ MQD_HIDDEN int mqd_path_offset(mqs_image *image, const mqs_image_callbacks *cb, 
  */
 typedef int (*mqd_step_fn)(const void *ctx, const char *type, const char *field);
 MQD_HIDDEN int mqd_path_offset_by(mqd_step_fn step, const void *ctx, const char *path);
+/*
+ * The types one probe of an image looked up, found or not, by name: a
+ * field table names the same few types again and again (MPICH's, its
+ * request type some 25 times), and each look-up is up to four of the
+ * debugger's (mqd_find_type).  A full memo looks up afresh.
+ */
+struct mqd_type_memo {
+    int n;
+    struct {
+        char name[64];
+        mqs_type *type;
+    } v[48];
+};
+/* mqd_find_type through memo (NULL: none). */
+MQD_HIDDEN mqs_type *mqd_find_type_memo(mqs_image *image, const mqs_image_callbacks *cb,
+                                        struct mqd_type_memo *memo, const char *name);
 struct mqd_debugger_types {
     mqs_image *image;
     const mqs_image_callbacks *cb;
+    struct mqd_type_memo *memo; /* may be NULL */
 };
 MQD_HIDDEN int mqd_debugger_step(const void *ctx, const char *type, const char *field);
+/* mqd_path_offset, its types looked up through memo. */
+MQD_HIDDEN int mqd_path_offset_memo(mqs_image *image, const mqs_image_callbacks *cb,
+                                    struct mqd_type_memo *memo, const char *path);
 
 /* ---------------------------------------------------------------- text */
 
