@@ -57,7 +57,7 @@ MQD_LDFLAGS = $(SAN) $(LDFLAGS)
 
 .PHONY: all deps mpich openmpi samples unit-tests check check-unit check-integration check-mpi \
         FORCE demo bench clean \
-        layouts check-layouts ompi-layouts check-includes check-limits check-namespace \
+        layouts check-layouts ompi-layouts mpis check-includes check-limits check-namespace \
         check-abi install uninstall fuzz stock-tools check-stock-syms
 .DEFAULT_GOAL := all
 
@@ -85,6 +85,13 @@ FORCE:
 openmpi: $(OPENMPI_STAMP)
 $(OPENMPI_STAMP):
 	scripts/build-openmpi.sh >/dev/null
+
+# Every MPI make check uses, built at once, each only the first time: one
+# build's configure runs on one core while another's compilers use the
+# rest (on 2 cores, about 30 minutes instead of 45 one after another).
+mpis: deps
+	@$(MAKE) --no-print-directory -j3 $(MQD_MPICH_CH3)/.mqd-built \
+	    $(MQD_MPICH_CH4)/.mqd-built $(OPENMPI_STAMP)
 # The samples, built with Open MPI's mpicc (-O1 -g, as with MPICH's): every one.
 OMPI_SAMPLES = $(SAMPLES)
 $(BUILD)/ompi/%: samples/%.c samples/sample.c samples/sample.h $(OPENMPI_STAMP)
@@ -710,8 +717,8 @@ CH4_ENV    = MQD_BUILD=$(CH4_BUILD) MQD_MPICH_PREFIX=$(MQD_MPICH_CH4) \
 CH4_TESTS  = $(addprefix $(CH4_BUILD)/tests/,test_samples test_mqdump test_nbc test_faults \
                                               test_dbgstub)
 check: deps
-	@$(MAKE) --no-print-directory mpich openmpi
-	@$(MAKE) --no-print-directory mpich MQD_MPICH_PREFIX=$(MQD_MPICH_CH4)
+	@$(MAKE) --no-print-directory mpis
+	@$(MAKE) --no-print-directory mpich
 	@$(MAKE) --no-print-directory unit-tests samples $(INTEGRATION_TESTS) check-layouts \
 	    check-includes check-limits check-namespace check-abi check-stock-syms
 	@$(MAKE) --no-print-directory BUILD=$(CH4_BUILD) MQD_MPICH_PREFIX=$(MQD_MPICH_CH4) \

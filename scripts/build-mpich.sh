@@ -33,7 +33,7 @@ stamp=$prefix/.mqd-built
 # headers, so it is compiled here, in the configured tree, and kept.
 stub=$prefix/share/mqd/dbgstub
 
-say() { printf 'build-mpich: %s\n' "$*" >&2; }
+say() { printf 'build-mpich (%s): %s\n' "$device" "$*" >&2; }
 
 # Does this libmpi.so export the debugger symbols?  (No grep -q in a pipe:
 # with pipefail, nm's SIGPIPE would fail the test.)
@@ -65,12 +65,15 @@ fetch_source mpich "$version"
 
 say "configuring (log: $work/configure.log)"
 # dataloop instead of yaksa: yaksa generates thousands of files and triples
-# the build time; the datatype engine does not change the queues.
+# the build time; the datatype engine does not change the queues.  The
+# system's hwloc (libhwloc-dev), as Debian's own build: the embedded copy
+# is another configure and a hundred files more.
 # -fcommon: MPICH 4.0.2 has tentative definitions that newer GCC rejects otherwise.
 if ! ./configure --prefix="$prefix" \
         --enable-debuginfo --enable-shared --disable-static \
         "${device_opts[@]}" \
         --disable-fortran --disable-cxx --disable-romio \
+        --with-hwloc=/usr --disable-dependency-tracking \
         --with-datatype-engine=dataloop --with-pm=hydra \
         --enable-g=dbg --enable-fast=O2 \
         CFLAGS="-O2 -g -fcommon" >"$work/configure.log" 2>&1; then

@@ -3,11 +3,26 @@
 # PACKAGE work, deriving a deb-src entry from the system's own apt sources
 # when none is there, so that no archive address is ever written down here.
 # Needs say() and as_root() from the caller.
+#
+# make check builds its MPIs at once (scripts/build-mpich.sh twice,
+# scripts/build-openmpi.sh): what they ask of apt is done one at a time,
+# under apt_locked.
+
+# apt_locked COMMAND...: COMMAND (a function too) while no other build
+# script uses apt.
+apt_locked() {
+    local fd rc=0
+    exec {fd}>>"${TMPDIR:-/tmp}/mqd-apt.lock"
+    flock "$fd"
+    "$@" || rc=$?
+    exec {fd}>&-
+    return "$rc"
+}
 
 enable_deb_src() {
     # (Not grep -q: with pipefail, apt-get's SIGPIPE would fail the test.)
     # shellcheck disable=SC2143
-    if [ -n "$(apt-get source --print-uris "$1" 2>/dev/null | grep -F .dsc)" ]; then
+    if [ -n "$(apt_locked apt-get source --print-uris "$1" 2>/dev/null | grep -F .dsc)" ]; then
         return 0
     fi
     local out=/etc/apt/sources.list.d/mqd-deb-src.sources
@@ -23,7 +38,7 @@ enable_deb_src() {
         say "no apt sources found to derive a deb-src entry from"
         exit 1
     fi
-    as_root apt-get update -q >&2
+    apt_locked as_root apt-get update -q >&2
 }
 
 # fetch_source PACKAGE VERSION: apt-get source PACKAGE (Debian's patches
@@ -31,7 +46,7 @@ enable_deb_src() {
 # VERSION's.
 fetch_source() {
     say "fetching the $1 source package into $PWD"
-    apt-get source -q "$1" >&2
+    apt_locked apt-get source -q "$1" >&2
     local src
     src=$(find . -maxdepth 1 -type d -name "$1-$2*" | head -n1)
     if [ -z "$src" ]; then

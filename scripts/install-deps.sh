@@ -20,6 +20,8 @@ packages=(
     debuginfod                       # a local server: libdw fetching DWARF by DEBUGINFOD_URLS
     libfabric-dev                    # MPICH's ch4:ofi build (MQD_MPICH_DEVICE=ch4) ...
     libpsm-infinipath1-dev libpsm2-dev librdmacm-dev libibverbs-dev  # ... and what libfabric.pc links
+    libhwloc-dev                     # MPICH and Open MPI against the system's hwloc, not their own
+    libevent-dev libpmix-dev         # Open MPI's build (scripts/build-openmpi.sh), as Debian builds it
 )
 # make bench (install-deps.sh --bench): system calls per rank, and the
 # padb method's baseline.

@@ -15,8 +15,10 @@ for t in "$@"; do
         continue
     fi
     log=$(mktemp)
+    start=$SECONDS
     "$t" 2>&1 | tee "$log"
     rc=${PIPESTATUS[0]}
+    echo "run-tests: ${t##*/} took $((SECONDS - start)) s"
     p=$(sed -n 's/.*\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$log" | tail -n1)
     f=$(sed -n 's/.*\[  FAILED  \] \([0-9]*\) test.*/\1/p' "$log" | tail -n1)
     rm -f "$log"
