@@ -355,6 +355,32 @@ static void test_attach__yama_words_per_scope(void **state)
     }
 }
 
+/* A dump reads each thread's CPU time unless told not to
+ * (mqdh_options.no_thread_cpu); the whole process's either way. */
+static void test_attach__thread_cpu_only_when_wanted(void **state)
+{
+    (void)state;
+    pid_t pid = start_as(0, RANK_EXEC);
+    char dll[PATH_MAX];
+    for (int skip = 0; skip < 2; skip++) {
+        struct mqdh_options o = {.size = sizeof o,
+                                 .dll = build_path(dll, sizeof dll, "tests/fake/fake_ok.so"),
+                                 .no_thread_cpu = skip};
+        struct mqdh_dump *d = NULL;
+        assert_int_equal(mqdh_dump_processes(&pid, NULL, NULL, 1, &o, &d), MQDH_OK);
+        assert_non_null(d->cpu);
+        assert_int_equal(d->cpu[0].known, 1);
+        if (skip) {
+            assert_int_equal(d->cpu[0].nthreads, 0);
+            assert_null(d->cpu[0].threads);
+        } else {
+            assert_int_equal(d->cpu[0].nthreads, 1);
+            assert_int_equal(d->cpu[0].threads[0].tid, pid);
+        }
+        mqdh_dump_free(d);
+    }
+}
+
 /* The same process listed three times (two spellings of this host) is
  * attached once: the later entries say so, not "already traced". */
 static void test_attach__repeated_pid_attached_once(void **state)
@@ -509,6 +535,7 @@ int main(void)
         cmocka_unit_test(test_attach__kernel_thread_says_so),
         cmocka_unit_test_teardown(test_attach__zombie_says_so, kill_started),
         cmocka_unit_test(test_attach__yama_words_per_scope),
+        cmocka_unit_test_teardown(test_attach__thread_cpu_only_when_wanted, kill_started),
         cmocka_unit_test_teardown(test_attach__repeated_pid_attached_once, kill_started),
         cmocka_unit_test_teardown(test_attach__owner_is_the_launchers_user, kill_started),
     };

@@ -616,6 +616,16 @@ struct mqdh_options {
      * keeps nothing).
      */
     struct mqdh_cache *cache;
+    /*
+     * Leave out each thread's CPU time (every mqdh_cpu's threads NULL and
+     * nthreads 0; the whole process's, from the stat file a dump reads
+     * anyway, is still there): one /proc file less a thread, for a dump
+     * that will not be compared with another (mqdh_watch_compare) or
+     * saved for that.  A caller whose size ends before it, and a library
+     * older than it (which reads no member past cache), get every
+     * thread's.
+     */
+    int no_thread_cpu;
 };
 
 #define MQDH_OPTIONS_INIT {.size = sizeof(struct mqdh_options)}

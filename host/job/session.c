@@ -279,6 +279,11 @@ static int name_processes(struct call *c, const int *ranks)
 static void read_cpu(struct call *c, int i)
 {
     const struct mqdh__attach *a = c->s.targets[i].att;
+    if (c->s.opt->no_thread_cpu) { /* the process's alone */
+        if (mqdh__proc_cpu(a->pid, a->stat, NULL, 0, &c->d->cpu[i]) != MQDH_OK)
+            first(&c->first_error, MQDH_E_NOMEM);
+        return;
+    }
     pid_t *tids = malloc((size_t)(a->nthreads ? a->nthreads : 1) * sizeof *tids);
     if (tids) {
         for (int k = 0; k < a->nthreads; k++)
