@@ -609,8 +609,7 @@ static int dump(struct command *c)
                               : progress_start();
     c->o.progress = pr ? progress_note : NULL;
     c->o.progress_arg = pr;
-    /* Each thread's CPU time serves only to compare two dumps. */
-    c->o.no_thread_cpu = !(c->save || c->watch || c->sentinel);
+    c->o.no_thread_cpu = !(c->save || c->watch || c->sentinel); /* it compares dumps */
     hold_stderr(&held);
     enum watch_end end = WATCH_FAILED;
     int rc = MQDH_OK;
