@@ -98,7 +98,8 @@ void usage(FILE *f)
           "                          30; 0: no limit): a DLL that takes longer, or\n"
           "                          crashes, is given up on for that process\n"
           "      --jobs N            N threads set up and read the processes at once\n"
-          "                          (default: one per CPU with mqd's DLL, else 1)\n",
+          "                          (default: one per 64 ranks up to one per CPU with\n"
+          "                          mqd's DLL, else 1)\n",
           f);
     usage_more(f);
     fputs("  -v, --verbose           show the DLL's diagnostic messages\n"

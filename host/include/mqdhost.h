@@ -521,10 +521,11 @@ struct mqdh_options {
     /*
      * Worker threads that set up and read the processes at once (the
      * processes are stopped, unwound and let go by the calling thread,
-     * which ptrace requires).  0 chooses: one per online CPU when every
-     * process uses mqd's own DLL, which is reentrant, else 1, since the
-     * interface does not promise that a DLL may be called from two threads
-     * at once.  The result is the same whatever the number.
+     * which ptrace requires).  0 chooses: one per 64 processes, up to one
+     * per online CPU, when every process uses mqd's own DLL, which is
+     * reentrant, else 1, since the interface does not promise that a DLL
+     * may be called from two threads at once.  The result is the same
+     * whatever the number.
      */
     int jobs;
     /*

@@ -25,8 +25,15 @@ static double now(void)
  * How many workers set up and read the processes.  The interface does not
  * say a DLL may be called from two threads at once, so only mqd's own,
  * which is written to be, gets more than one unless the caller asks: then
- * one per online CPU, and never more than there are processes.
+ * one per MQDH__RANKS_PER_WORKER processes, up to one per online CPU.  A
+ * rank after the first costs a worker a millisecond or two; a second
+ * thread pays for itself only with dozens to share, and threads share one
+ * heap (mqdump's) whose lock they would fight over (measured on a 64-rank
+ * ring: the same wall time with one worker as with two, a third fewer
+ * system calls).  Never more than there are processes.
  */
+#define MQDH__RANKS_PER_WORKER 64
+
 int mqdh__crew_size(const struct session *s)
 {
     int all_own = 1, want = s->opt->jobs;
@@ -35,7 +42,10 @@ int mqdh__crew_size(const struct session *s)
             all_own = 0;
     if (want <= 0) {
         long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+        int by_work = (s->n + MQDH__RANKS_PER_WORKER - 1) / MQDH__RANKS_PER_WORKER;
         want = all_own ? (cpus > 0 ? (int)(cpus < 1024 ? cpus : 1024) : 1) : 1;
+        if (by_work < want)
+            want = by_work > 0 ? by_work : 1;
     }
     return want < s->n ? want : s->n > 0 ? s->n : 1;
 }
