@@ -9,10 +9,10 @@
 # under apt_locked.
 
 # apt_locked COMMAND...: COMMAND (a function too) while no other build
-# script uses apt.
+# script of this user uses apt.
 apt_locked() {
     local fd rc=0
-    exec {fd}>>"${TMPDIR:-/tmp}/mqd-apt.lock"
+    exec {fd}>>"${TMPDIR:-/tmp}/mqd-apt.$(id -u).lock"
     flock "$fd"
     "$@" || rc=$?
     exec {fd}>&-
