@@ -1,6 +1,7 @@
 /* trust.c - the trust rule (trust.h), and the public checks made of it. */
 #define _GNU_SOURCE
 #include "base/trust.h"
+#include "base/clock.h"
 #include "mqdhost.h"
 
 #include <errno.h>
@@ -10,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 /* Root's or me's (the effective user, read once a walk). */
@@ -163,13 +163,6 @@ static struct {
 static int memo_next;
 static pthread_mutex_t memo_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static double seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts); /* the vDSO's: no system call */
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* The directory the first dirlen characters of real name, just checked. */
 static void memo_put(const char *real, int dirlen, const struct stat *st, uid_t me)
 {
@@ -188,7 +181,7 @@ static void memo_put(const char *real, int dirlen, const struct stat *st, uid_t 
     memo[k].dev = st->st_dev;
     memo[k].ino = st->st_ino;
     memo[k].euid = me;
-    memo[k].at = seconds();
+    memo[k].at = mqdh__monotonic();
     pthread_mutex_unlock(&memo_lock);
 }
 
@@ -200,7 +193,7 @@ static void memo_start(struct walk *w)
     dev_t dev = 0;
     ino_t ino = 0;
     int best = 0;
-    double t = seconds();
+    double t = mqdh__monotonic();
     pthread_mutex_lock(&memo_lock);
     for (int k = 0; k < MEMO_N; k++) {
         int n = memo[k].len;

@@ -24,6 +24,7 @@
 #define _GNU_SOURCE
 #include "job/remote.h"
 
+#include "base/clock.h"
 #include "base/dump.h"
 #include "base/progress.h"
 #include "job/agent_command.h"
@@ -49,13 +50,6 @@ extern char **environ;
 
 /* The agents running, for mqdh__remote_kill_all in a signal handler. */
 static atomic_int live[MAX_FANOUT];
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static void close_fd(int *fd)
 {
@@ -112,7 +106,7 @@ static void start(struct mqdh__remote *r, struct agent *a)
     out[0] = err[0] = in[1] = -1;
     fcntl(a->out, F_SETFL, O_NONBLOCK);
     fcntl(a->err, F_SETFL, O_NONBLOCK);
-    a->deadline = now() + r->timeout;
+    a->deadline = mqdh__monotonic() + r->timeout;
 out:
     for (int i = 0; i < 2; i++) {
         close_fd(&out[i]);
@@ -320,7 +314,7 @@ static int reaped_by(struct agent *a, double until)
         pid_t w = waitpid(a->pid, &a->status, WNOHANG);
         if (w == a->pid || (w < 0 && errno != EINTR))
             return 1;
-        if (now() >= until)
+        if (mqdh__monotonic() >= until)
             return 0;
         struct timespec ts = {0, 2 * 1000 * 1000};
         nanosleep(&ts, NULL);
@@ -331,7 +325,7 @@ static int reaped_by(struct agent *a, double until)
 static void stop(struct agent *a)
 {
     kill(-a->pid, SIGTERM);
-    if (!reaped_by(a, now() + 1.0)) {
+    if (!reaped_by(a, mqdh__monotonic() + 1.0)) {
         kill(-a->pid, SIGKILL);
         while (waitpid(a->pid, &a->status, 0) < 0 && errno == EINTR)
             ;
@@ -366,7 +360,7 @@ static void collect(struct mqdh__remote *r)
     for (;;) {
         start_more(r);
         int nf = 0, run = 0;
-        double t = now(), soonest = t + 3600;
+        double t = mqdh__monotonic(), soonest = t + 3600;
         for (int i = 0; i < r->na; i++) {
             struct agent *a = &r->a[i];
             if (!running(a))
@@ -402,7 +396,7 @@ static void collect(struct mqdh__remote *r)
             break;
         if (!nf)
             continue;
-        int ms = (int)((soonest - now()) * 1000) + 1;
+        int ms = (int)((soonest - mqdh__monotonic()) * 1000) + 1;
         int got = poll(fds, (nfds_t)nf, ms > 0 ? ms : 0);
         if (got < 0 && errno != EINTR)
             break; /* cannot wait: the deadlines end it */

@@ -12,6 +12,7 @@
 #include "protocol/protocol.h"
 #include "target/debugfile.h"
 
+#include "base/clock.h"
 #include "base/dump.h"
 #include "protocol/guard.h"
 #include "job/cache.h"
@@ -42,13 +43,6 @@ const char *mqdh_strerror(int code)
         error_messages[code])
         return error_messages[code];
     return "unknown mqdhost error";
-}
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 static int first(int *first_error, int rc)
@@ -305,9 +299,9 @@ static void prepare_targets(struct call *c)
             read_cpu(c, i);
         if (p->out->error)
             continue;
-        double t0 = now();
+        double t0 = mqdh__monotonic();
         c->rcs[i] = mqdh__proto_prepare(p);
-        p->out->stats.seconds = now() - t0;
+        p->out->stats.seconds = mqdh__monotonic() - t0;
         mqdh__progress_step(MQDH__UNWOUND, 1, NULL);
         mqdh__crew_pilot(&c->crew, i);
     }

@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "job/workers.h"
 
+#include "base/clock.h"
 #include "base/dump.h"
 #include "base/progress.h"
 #include "protocol/callbacks.h"
@@ -13,13 +14,6 @@
 #include <unistd.h>
 
 enum phase { PHASE_SETUP, PHASE_READ };
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 /*
  * How many workers set up and read the processes.  The interface does not
@@ -98,7 +92,7 @@ static void one(struct mqdh__crew *c, struct mqdh__guard *g, int guarded, enum p
         c->rcs[i] = give_up(p, MQDH__GUARD_NONE, g);
         return;
     }
-    double t0 = now();
+    double t0 = mqdh__monotonic();
     /* What the pilot read, at this process's places, in one batch. */
     if (phase == PHASE_READ && i != c->pilot)
         mqdh__pages_fetch(&c->s->files->pages, &p->elf, &p->mem);
@@ -109,7 +103,7 @@ static void one(struct mqdh__crew *c, struct mqdh__guard *g, int guarded, enum p
     else
         rc = phase_work(phase, p);
     c->rcs[i] = why == MQDH__GUARD_NONE ? rc : give_up(p, why, g);
-    p->out->stats.seconds += now() - t0;
+    p->out->stats.seconds += mqdh__monotonic() - t0;
     if (phase == PHASE_READ)
         mqdh__progress_step(MQDH__READ, 1, NULL);
 }

@@ -1,6 +1,7 @@
 /* guard.c - calls into a debug DLL that may crash or never return; see guard.h. */
 #define _GNU_SOURCE
 #include "protocol/guard.h"
+#include "base/clock.h"
 #include "protocol/loader.h"
 
 #include <dlfcn.h>
@@ -96,13 +97,6 @@ static int in_dll(const struct mqdh__guard *g, uintptr_t pc)
     return d && pc >= d->text_lo && pc < d->text_hi;
 }
 
-static double monotonic(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts); /* the vDSO's: no system call */
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* The thread's timer to fire in seconds (> 0), then every `every`
  * seconds (0: once). */
 static void set_timer(struct mqdh__guard *g, double seconds, double every)
@@ -128,7 +122,7 @@ static void on_tick(struct mqdh__guard *g, uintptr_t pc)
         set_timer(g, g->seconds, 0);
         return;
     }
-    double left = g->deadline - monotonic();
+    double left = g->deadline - mqdh__monotonic();
     if (left > 0 && !g->expired) {
         set_timer(g, left, 0);
         return;
@@ -261,7 +255,7 @@ void mqdh__guard_arm(struct mqdh__guard *g)
     g->entry = NULL;
     g->in_dll = 0;
     if (g->seconds > 0) {
-        g->deadline = monotonic() + g->seconds;
+        g->deadline = mqdh__monotonic() + g->seconds;
         if (!g->ticking) { /* once per thread: then it sets itself (on_tick) */
             g->ticking = 1;
             set_timer(g, g->seconds, 0);

@@ -1,6 +1,7 @@
 /* attach.c - ptrace seize/interrupt of whole processes; detach on every path. */
 #define _GNU_SOURCE
 #include "target/attach.h"
+#include "base/clock.h"
 #include "target/proc.h"
 
 #include <errno.h>
@@ -206,13 +207,6 @@ static void explain(pid_t pid, int e, char *err, size_t errlen)
     snprintf(err, errlen, "cannot attach to process %d: permission denied (another user's "
              "process, or a setuid one; ptrace needs the same user or CAP_SYS_PTRACE)",
              (int)pid);
-}
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 /* a failed with rc (why already said, or explain() says it): let it go. */
@@ -437,7 +431,7 @@ static void collect_stops(struct mqdh__attach *const *as, int n)
     sigaddset(&chld, SIGCHLD);
     pthread_sigmask(SIG_BLOCK, &chld, &old);
     int took = 0, left;
-    double deadline = now() + 5.0;
+    double deadline = mqdh__monotonic() + 5.0;
     long nap = 1000000;
     sweep(as, n, &left);
     while (left) {
@@ -453,7 +447,7 @@ static void collect_stops(struct mqdh__attach *const *as, int n)
         } else {
             nap = nap < 8000000 ? nap * 2 : 8000000;
         }
-        if (left && now() > deadline) {
+        if (left && mqdh__monotonic() > deadline) {
             too_late(as, n);
             break;
         }

@@ -1,6 +1,7 @@
 /* debugfile.c - separate debug information, found safely (debugfile.h). */
 #define _GNU_SOURCE
 #include "target/debugfile.h"
+#include "base/clock.h"
 #include "target/files.h"
 #include "mqdhost.h"
 #include "base/progress.h"
@@ -20,13 +21,6 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 /* ---------------------------------------------------------------- directories */
 
@@ -253,7 +247,7 @@ static int fetch_progress(debuginfod_client *c, long done, long total)
     const char *stop = NULL;
     if (ft->fs->debuginfod_silent)
         stop = "an earlier fetch had no answer in time";
-    else if (ft->spent + (now() - ft->start) > ft->budget)
+    else if (ft->spent + (mqdh__monotonic() - ft->start) > ft->budget)
         stop = ft->fs->ranks_stopped ? "the time for fetches while the ranks are stopped is spent"
                                      : "the time for fetches is spent";
     if (stop) {
@@ -308,7 +302,7 @@ static int fetch(struct mqdh__files *fs, const char *path, const unsigned char *
     if (!c)
         return -1;
     int stopped = fs->ranks_stopped;
-    struct fetch ft = {path, fs, now(), stopped ? MQDH__FETCH_BUDGET : MQDH__PREFETCH_BUDGET,
+    struct fetch ft = {path, fs, mqdh__monotonic(), stopped ? MQDH__FETCH_BUDGET : MQDH__PREFETCH_BUDGET,
                        fs->fetch_spent[stopped], 0, 0};
     if (ft.spent >= ft.budget || fs->debuginfod_silent)
         return -1; /* said when the budget ran out, or the servers fell silent */
@@ -316,7 +310,7 @@ static int fetch(struct mqdh__files *fs, const char *path, const unsigned char *
     char *got = NULL;
     int fd = dif.find_debuginfo(c, id, idlen, &got);
     dif.set_user_data(c, NULL);
-    double took = now() - ft.start;
+    double took = mqdh__monotonic() - ft.start;
     fs->fetch_spent[stopped] += took;
     if (ft.said)
         mqdh__progress_step(MQDH__FETCH_END, 1, NULL);
