@@ -111,11 +111,8 @@ int mqdh__host_name_check(const char *name, char *why, size_t len)
 
 /*
  * What a name's spelling says: 1 this host, 0 another (or no host), -1
- * only the resolver can tell.  me: this host's name ("" unknown); ifs:
- * this host's interfaces.
+ * only its addresses can tell.  me: this host's name ("" unknown).
  */
-/* settled() by the name alone: 1 or 0, or -1 if only its addresses can
- * tell. */
 static int settled_by_name(const char *name, const char *me)
 {
     char why[8];
@@ -128,12 +125,13 @@ static int settled_by_name(const char *name, const char *me)
     return -1;
 }
 
-static int settled(const char *name, const char *me, const struct ifaddrs *ifs)
+/*
+ * A name its spelling did not settle, if it is an address: 1 one of this
+ * host's interfaces' (ifs), 0 not; -1 no address, only the resolver can
+ * tell.  An address is compared, never looked up.
+ */
+static int settled_by_address(const char *name, const struct ifaddrs *ifs)
 {
-    int v = settled_by_name(name, me);
-    if (v >= 0)
-        return v;
-    /* An address is compared, never looked up. */
     struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_flags = AI_NUMERICHOST};
     struct addrinfo *res = NULL;
     char bare[INET6_ADDRSTRLEN + 2];
@@ -315,17 +313,11 @@ int mqdh__hosts_local(const char *const *names, int n, double seconds, int *loca
     const char **ask = calloc((size_t)(n > 0 ? n : 1), sizeof *ask);
     int *ask_local = calloc((size_t)(n > 0 ? n : 1), sizeof *ask_local);
     int *first = calloc((size_t)(n > 0 ? n : 1), sizeof *first);
-    int rc = -1, nask = 0, nlate = 0;
+    int rc = -1, nask = 0, nlate = 0, ifs_read = 0;
     if (!order || !ask || !ask_local || !first)
         goto out;
     if (gethostname(me, sizeof me - 1) != 0)
         me[0] = '\0';
-    /* This host's addresses only if a name is not settled by its spelling. */
-    for (int i = 0; i < n && !ifs; i++)
-        if (settled_by_name(names[i], me) < 0 && getifaddrs(&ifs) != 0) {
-            ifs = NULL;
-            break;
-        }
     /* Each name once: sorted, equal names side by side. */
     for (int i = 0; i < n; i++)
         order[i] = i;
@@ -334,7 +326,14 @@ int mqdh__hosts_local(const char *const *names, int n, double seconds, int *loca
         int i = order[s], e = s + 1;
         while (e < n && by_name_eq(names[order[e]], names[i]))
             e++;
-        int v = settled(names[i], me, ifs);
+        int v = settled_by_name(names[i], me);
+        if (v < 0 && !ifs_read) { /* this host's addresses, once a name needs them */
+            ifs_read = 1;
+            if (getifaddrs(&ifs) != 0)
+                ifs = NULL;
+        }
+        if (v < 0)
+            v = settled_by_address(names[i], ifs);
         if (v < 0) {
             first[nask] = s;
             ask[nask++] = names[i];

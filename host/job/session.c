@@ -273,17 +273,13 @@ static int name_processes(struct call *c, const int *ranks)
 static void read_cpu(struct call *c, int i)
 {
     const struct mqdh__attach *a = c->s.targets[i].att;
-    if (c->s.opt->no_thread_cpu) { /* the process's alone */
-        if (mqdh__proc_cpu(a->pid, a->stat, NULL, 0, &c->d->cpu[i]) != MQDH_OK)
-            first(&c->first_error, MQDH_E_NOMEM);
-        return;
-    }
-    pid_t *tids = malloc((size_t)(a->nthreads ? a->nthreads : 1) * sizeof *tids);
+    int n = c->s.opt->no_thread_cpu ? 0 : a->nthreads; /* 0: the process's alone */
+    pid_t *tids = malloc((size_t)(n ? n : 1) * sizeof *tids);
     if (tids) {
-        for (int k = 0; k < a->nthreads; k++)
+        for (int k = 0; k < n; k++)
             tids[k] = a->threads[k].tid;
     }
-    if (!tids || mqdh__proc_cpu(a->pid, a->stat, tids, a->nthreads, &c->d->cpu[i]) != MQDH_OK)
+    if (!tids || mqdh__proc_cpu(a->pid, a->stat, tids, n, &c->d->cpu[i]) != MQDH_OK)
         first(&c->first_error, MQDH_E_NOMEM);
     free(tids);
 }
