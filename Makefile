@@ -333,7 +333,7 @@ $(BUILD)/tests/test_attach $(BUILD)/tests/test_dump: $(BUILD)/tests/procstate.o
 $(BUILD)/tests/test_loader.o $(BUILD)/tests/test_dump.o $(BUILD)/tests/test_dll.o \
 $(BUILD)/tests/test_analyze.o $(BUILD)/tests/test_result.o $(BUILD)/tests/test_stacks.o \
 $(BUILD)/tests/test_escape.o $(BUILD)/tests/test_dump_model.o \
-$(BUILD)/tests/test_procjob.o: MQD_CFLAGS += -Ihost/include
+$(BUILD)/tests/test_procjob.o $(BUILD)/tests/test_attach.o: MQD_CFLAGS += -Ihost/include
 $(BUILD)/tests/test_dll $(BUILD)/tests/test_dll_synth: | $(BUILD)/lib/libmqd_mpich.so
 $(BUILD)/tests/test_dll $(BUILD)/tests/test_dll_ompi: | $(BUILD)/lib/libmqd_ompi.so
 $(BUILD)/tests/test_dll_synth: $(BUILD)/tests/synth.o $(BUILD)/tests/expect.o \

@@ -4,6 +4,7 @@
  */
 #define _GNU_SOURCE
 #include "host/target/attach.h"
+#include "host/job/owner.h"
 #include "host/include/mqdhost.h"
 #include "tests/procstate.h"
 
@@ -355,9 +356,9 @@ static void test_attach__yama_words_per_scope(void **state)
     }
 }
 
-/* A dump reads each thread's CPU time unless told not to
- * (mqdh_options.no_thread_cpu); the whole process's either way. */
-static void test_attach__thread_cpu_only_when_wanted(void **state)
+/* A dump reads the CPU times, the process's and each thread's, unless
+ * told not to (mqdh_options.no_cpu): then every one is unknown. */
+static void test_attach__cpu_only_when_wanted(void **state)
 {
     (void)state;
     pid_t pid = start_as(0, RANK_EXEC);
@@ -365,20 +366,53 @@ static void test_attach__thread_cpu_only_when_wanted(void **state)
     for (int skip = 0; skip < 2; skip++) {
         struct mqdh_options o = {.size = sizeof o,
                                  .dll = build_path(dll, sizeof dll, "tests/fake/fake_ok.so"),
-                                 .no_thread_cpu = skip};
+                                 .no_cpu = skip};
         struct mqdh_dump *d = NULL;
         assert_int_equal(mqdh_dump_processes(&pid, NULL, NULL, 1, &o, &d), MQDH_OK);
         assert_non_null(d->cpu);
-        assert_int_equal(d->cpu[0].known, 1);
+        assert_null(d->procs[0].error);
         if (skip) {
+            assert_int_equal(d->cpu[0].known, 0);
             assert_int_equal(d->cpu[0].nthreads, 0);
             assert_null(d->cpu[0].threads);
         } else {
+            assert_int_equal(d->cpu[0].known, 1);
             assert_int_equal(d->cpu[0].nthreads, 1);
             assert_int_equal(d->cpu[0].threads[0].tid, pid);
         }
         mqdh_dump_free(d);
     }
+}
+
+/* Asked for its owners (a dump that reports no CPU time), an attachment
+ * reads them once every thread is stopped, instead of the stat file; and
+ * the owner's second check judges by that reading, not by /proc later. */
+static void test_attach__owners_read_once_stopped(void **state)
+{
+    (void)state;
+    if (!is_root())
+        skip();
+    pid_t pid = start_as(NOBODY, RANK_EXEC);
+    struct mqdh__attach a = {.pid = pid, .want_owners = 1}, *as[1] = {&a};
+    assert_int_equal(mqdh__attach_all(as, 1), 0);
+    assert_int_equal(a.owners_known, 1);
+    for (int k = 0; k < 4; k++)
+        assert_int_equal(a.ids[k], NOBODY);
+    assert_int_equal(a.dump_owner, NOBODY);
+    assert_string_equal(a.stat, "");
+    struct mqdh_options o = {.size = sizeof o, .owner_set = 1, .owner = NOBODY, .owner_pid = 4242};
+    mqdh__readmit(as, 1, &o);
+    assert_int_equal(a.rc, 0);
+    assert_int_equal(a.attached, 1);
+    /* As if it had run a setuid program before it stopped: let go. */
+    a.ids[1] = 0;
+    mqdh__readmit(as, 1, &o);
+    assert_int_equal(a.rc, -EPERM);
+    assert_int_equal(a.attached, 0);
+    assert_non_null(strstr(a.why, "runs with the privileges of user 0"));
+    long tracer;
+    thread_state(pid, pid, &tracer);
+    assert_int_equal(tracer, 0);
 }
 
 /* The same process listed three times (two spellings of this host) is
@@ -535,9 +569,10 @@ int main(void)
         cmocka_unit_test(test_attach__kernel_thread_says_so),
         cmocka_unit_test_teardown(test_attach__zombie_says_so, kill_started),
         cmocka_unit_test(test_attach__yama_words_per_scope),
-        cmocka_unit_test_teardown(test_attach__thread_cpu_only_when_wanted, kill_started),
+        cmocka_unit_test_teardown(test_attach__cpu_only_when_wanted, kill_started),
         cmocka_unit_test_teardown(test_attach__repeated_pid_attached_once, kill_started),
         cmocka_unit_test_teardown(test_attach__owner_is_the_launchers_user, kill_started),
+        cmocka_unit_test_teardown(test_attach__owners_read_once_stopped, kill_started),
     };
     return cmocka_run_group_tests_name("attach", tests, NULL, NULL);
 }

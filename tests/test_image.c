@@ -4,10 +4,13 @@
  * very test process.
  */
 #define _GNU_SOURCE
+#include "host/target/files.h"
 #include "host/target/image.h"
 #include "host/target/types.h"
 
 #include <dlfcn.h>
+#include <elfutils/libdwfl.h>
+#include <gelf.h>
 #include <limits.h>
 #include <link.h>
 #include <elf.h>
@@ -166,6 +169,75 @@ static int needed_before(const struct mqdh__image *im, int m, int upto)
                 return 1;
     }
     return 0;
+}
+
+/*
+ * A name no object defines (one an MPI DLL tries for another MPI's
+ * version) is looked for in the libraries' exports and the symbol tables
+ * they carry, never in the debug file of a stripped library that is not
+ * MPI's (the C library's: a file to find, open and hash for nothing);
+ * an exported one is still found there.
+ */
+static void test_image__absent_symbol_reads_no_debug_file(void **state)
+{
+    (void)state;
+    struct mqdh__image im;
+    char err[512];
+    uint64_t a;
+    assert_int_equal(mqdh__image_open_pid(&im, getpid(), NULL, err, sizeof err), 0);
+    assert_int_equal(mqdh__image_symbol(&im, "mqd_defined_nowhere", 0, &a, NULL), -ENOENT);
+    int stripped = 0;
+    for (int m = 1; m < im.nmods; m++) {
+        struct mqdh__file *f = im.mods[m].file;
+        if (!f->usable || f->own_symtab || mqdh__file_exports_mpi(f))
+            continue;
+        stripped++;
+        if (f->all.built)
+            fail_msg("%s: its whole symbol table read for a name nobody defines", f->path);
+    }
+    assert_true(stripped > 0); /* the C library, at least */
+    /* Its functions named from what it exports as libdwfl names them
+     * from its debug file (where /usr/lib/debug has it), version aside. */
+    for (int m = 1; m < im.nmods; m++) {
+        struct mqdh__file *f = im.mods[m].file;
+        if (!f->usable || f->own_symtab || !strstr(f->path, "/libc.so"))
+            continue;
+        Dwfl_Module *mod = mqdh__file_module(f);
+        int n = mod ? dwfl_module_getsymtab(mod) : 0, compared = 0, same = 0;
+        for (int i = 1; i < n; i++) {
+            GElf_Sym sym;
+            GElf_Addr v;
+            const char *full = dwfl_module_getsym_info(mod, i, &sym, &v, NULL, NULL, NULL);
+            if (!full || GELF_ST_TYPE(sym.st_info) != STT_FUNC || sym.st_shndx == SHN_UNDEF)
+                continue;
+            for (uint64_t at = v; at < v + (sym.st_size ? sym.st_size : 1); at += sym.st_size / 2 + 1) {
+                const char *ours = mqdh__file_exported_at(f, at);
+                const char *theirs = dwfl_module_addrname(mod, at);
+                if (!ours)
+                    continue;
+                compared++;
+                /* The same function: the same name, or an alias of it (bcmp
+                 * and memcmp: which of the two is the tables' order). */
+                char written[256];
+                uint64_t mine, its;
+                snprintf(written, sizeof written, "%.*s", theirs ? (int)strcspn(theirs, "@") : 0,
+                         theirs ? theirs : "");
+                if (!theirs || mqdh__file_global(f, ours, 1, &mine) != 0 ||
+                    mqdh__file_global(f, written, 1, &its) != 0 || mine != its)
+                    fail_msg("%s+%#lx: %s, libdwfl says %s", f->path, (unsigned long)at, ours,
+                             theirs ? theirs : "nothing");
+                same += strcmp(ours, written) == 0;
+            }
+        }
+        assert_true(compared > 100);
+        printf("image: %d of libc's exported functions named, %d as libdwfl names them, the "
+               "others by an alias\n", compared, same);
+    }
+    const char *mod = NULL;
+    assert_int_equal(mqdh__image_symbol(&im, "getpid", 1, &a, &mod), 0);
+    assert_int_equal(a, (uint64_t)(uintptr_t)dlsym(RTLD_DEFAULT, "getpid"));
+    assert_non_null(strstr(mod, "libc"));
+    mqdh__image_close(&im);
 }
 
 /*
@@ -422,6 +494,7 @@ int main(void)
         cmocka_unit_test(test_image__file_symbols),
         cmocka_unit_test(test_image__types_and_offsets),
         cmocka_unit_test(test_image__live_process_relocated),
+        cmocka_unit_test(test_image__absent_symbol_reads_no_debug_file),
         cmocka_unit_test(test_image__loader_order),
         cmocka_unit_test(test_image__files_are_read_once),
         cmocka_unit_test(test_image__bad_files),

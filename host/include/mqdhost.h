@@ -335,7 +335,8 @@ struct mqdh_thread_cpu {
  * else from that thread's stat.
  */
 struct mqdh_cpu {
-    int known;     /* 0: not read (not attached here, or /proc unreadable) */
+    int known;     /* 0: not read (not attached here, /proc unreadable, or
+                    * mqdh_options.no_cpu) */
     uint64_t ns;   /* the whole process's, threads that ended included */
     int nthreads;
     struct mqdh_thread_cpu *threads; /* its threads at the look, ascending tid */
@@ -618,15 +619,14 @@ struct mqdh_options {
      */
     struct mqdh_cache *cache;
     /*
-     * Leave out each thread's CPU time (every mqdh_cpu's threads NULL and
-     * nthreads 0; the whole process's, from the stat file a dump reads
-     * anyway, is still there): one /proc file less a thread, for a dump
-     * that will not be compared with another (mqdh_watch_compare) or
-     * saved for that.  A caller whose size ends before it, and a library
-     * older than it (which reads no member past cache), get every
-     * thread's.
+     * Leave out the CPU times (every mqdh_cpu unknown: known 0, no
+     * threads): no /proc file is read for them, the process's stat and
+     * each thread's, for a dump that will not be compared with another
+     * (mqdh_watch_compare) or saved for that.  A caller whose size ends
+     * before it, and a library older than it (which reads no member past
+     * cache), get them all.
      */
-    int no_thread_cpu;
+    int no_cpu;
 };
 
 #define MQDH_OPTIONS_INIT {.size = sizeof(struct mqdh_options)}

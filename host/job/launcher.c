@@ -17,6 +17,7 @@
 #include "mqdhost.h"
 
 #include "target/attach.h"
+#include "target/files.h"
 #include "target/image.h"
 #include "target/memory.h"
 #include "target/proc.h"
@@ -279,17 +280,32 @@ static int launched_ranks(pid_t launcher, pid_t **pids, int **ranks, char ***hos
     *n = 0;
     if (mqdh__attach(&att, launcher, err, errlen) != 0)
         return MQDH_E_ATTACH;
-    mqdh__mem_init(&mem, launcher);
-    if (mqdh__image_open_pid(&img, launcher, NULL, err, errlen) != 0) {
+    struct mqdh__files *files = mqdh__files_new();
+    if (!files) {
         mqdh__detach(&att);
-        return MQDH_E_IMAGE;
+        snprintf(err, errlen, "out of memory");
+        return MQDH_E_NOMEM;
     }
-    int table = mqdh__image_symbol(&img, "MPIR_proctable", 0, &table_sym, NULL) == 0 &&
+    mqdh__mem_init(&mem, launcher);
+    /* Hydra's table is its executable's own: its libraries are opened
+     * only when the executable has none (Open MPI's is libopen-rte's). */
+    int table = 0, rc = MQDH_OK;
+    for (int whole = 0; whole <= 1 && !table; whole++) {
+        int opened = whole ? mqdh__image_open_pid(&img, launcher, files, err, errlen)
+                           : mqdh__image_open_exe(&img, launcher, files, err, errlen);
+        if (opened != 0) {
+            if (whole)
+                rc = MQDH_E_IMAGE;
+            continue;
+        }
+        table = mqdh__image_symbol(&img, "MPIR_proctable", 0, &table_sym, NULL) == 0 &&
                 mqdh__image_symbol(&img, "MPIR_proctable_size", 0, &size_sym, NULL) == 0;
-    int rc = table ? read_proctable(launcher, &img, &mem, table_sym, size_sym, pids, ranks,
-                                    hosts, n, err, errlen)
-                   : MQDH_OK;
-    mqdh__image_close(&img);
+        if (table)
+            rc = read_proctable(launcher, &img, &mem, table_sym, size_sym, pids, ranks, hosts,
+                                n, err, errlen);
+        mqdh__image_close(&img);
+    }
+    mqdh__files_free(files);
     mqdh__mem_fini(&mem);
     mqdh__detach(&att);
     if (rc != MQDH_OK || *n > 0)

@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <pwd.h>
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 /* " (name)" for user uid into buf[len], or "" if it has no name here. */
@@ -28,14 +29,18 @@ static const char *user_name(uid_t uid, char *buf, size_t len)
 /*
  * Is process a the user's whose processes the dump may touch (o->owner:
  * the launcher's)?  Every user id of it, and the owner of its files in
- * /proc (root once it is not dumpable), must be that user.  1 if so;
- * else 0 with a's error set.
+ * /proc (root once it is not dumpable), must be that user: as read now,
+ * or (stopped) as its attachment read them once it was stopped.  1 if
+ * so; else 0 with a's error set.
  */
-static int owners_process(struct mqdh__attach *a, const struct mqdh_options *o)
+static int owners_process(struct mqdh__attach *a, const struct mqdh_options *o, int stopped)
 {
     uid_t ids[4], dir;
     char name[160], whose[64];
-    if (mqdh__proc_owners(a->pid, ids, &dir) != 0) {
+    if (stopped && a->owners_known) {
+        memcpy(ids, a->ids, sizeof ids);
+        dir = a->dump_owner;
+    } else if (mqdh__proc_owners(a->pid, ids, &dir, NULL) != 0) {
         a->rc = -ESRCH;
         snprintf(a->why, sizeof a->why, "process %d does not exist", (int)a->pid);
         return 0;
@@ -97,7 +102,7 @@ int mqdh__admit(struct mqdh__attach *a, const struct mqdh_options *o)
             return 0;
         }
     }
-    return !o->owner_set || owners_process(a, o);
+    return !o->owner_set || owners_process(a, o, 0);
 }
 
 /*
@@ -108,6 +113,6 @@ int mqdh__admit(struct mqdh__attach *a, const struct mqdh_options *o)
 void mqdh__readmit(struct mqdh__attach *const *atts, int n, const struct mqdh_options *o)
 {
     for (int i = 0; o->owner_set && i < n; i++)
-        if (atts[i]->rc == 0 && !owners_process(atts[i], o))
+        if (atts[i]->rc == 0 && !owners_process(atts[i], o, 1))
             mqdh__detach(atts[i]); /* its rc and why stay */
 }

@@ -210,6 +210,7 @@ static int place_processes(struct call *c, const pid_t *pids, const char *const 
     for (int i = 0; i < c->s.n; i++) {
         struct mqdh__attach *a = &c->s.atts[i];
         a->pid = pids[i];
+        a->want_owners = c->o.no_cpu && c->o.owner_set; /* mqdh__readmit's, once */
         c->d->procs[i].pid = pids[i];
         if (hosts && hosts[i] && !(c->d->procs[i].host = strdup(hosts[i]))) {
             free(local);
@@ -268,12 +269,15 @@ static int name_processes(struct call *c, const int *ranks)
     return named ? 0 : -1;
 }
 
-/* The CPU time target i, stopped, has used (the dump's cpu[i]): with its
- * stack, what tells two dumps apart which threads ran between them. */
+/* The CPU time target i, stopped, has used (the dump's cpu[i], left
+ * unknown if the caller wants none): with its stack, what tells two dumps
+ * apart which threads ran between them. */
 static void read_cpu(struct call *c, int i)
 {
     const struct mqdh__attach *a = c->s.targets[i].att;
-    int n = c->s.opt->no_thread_cpu ? 0 : a->nthreads; /* 0: the process's alone */
+    if (c->s.opt->no_cpu)
+        return;
+    int n = a->nthreads;
     pid_t *tids = malloc((size_t)(n ? n : 1) * sizeof *tids);
     if (tids) {
         for (int k = 0; k < n; k++)

@@ -306,19 +306,24 @@ static int seize_new(struct mqdh__attach *a)
  * Every known thread of a stopped: does the process have no other?  Its
  * /proc/PID/stat, read once they are, counts them (and is kept: its CPU
  * time is what the dump reports, attach.h), so a process of one thread
- * needs no listing of its threads.
+ * needs no listing of its threads; or, with a->want_owners, its status,
+ * which counts them too and says its owners.
  */
 static int stat_counts_all(struct mqdh__attach *a)
 {
     char path[64];
-    long stopped = 0;
+    long stopped = 0, threads;
+    for (int k = 0; k < a->nthreads; k++)
+        stopped += a->threads[k].state == MQDH__T_STOPPED;
+    if (a->want_owners) {
+        a->owners_known = mqdh__proc_owners(a->pid, a->ids, &a->dump_owner, &threads) == 0;
+        return a->owners_known && threads == stopped;
+    }
     snprintf(path, sizeof path, "/proc/%d/stat", (int)a->pid);
     if (mqdh__proc_file(path, a->stat, sizeof a->stat, MQDH__PROC_ONE) <= 0) {
         a->stat[0] = '\0';
         return 0;
     }
-    for (int k = 0; k < a->nthreads; k++)
-        stopped += a->threads[k].state == MQDH__T_STOPPED;
     return mqdh__text_stat_threads(a->stat) == stopped;
 }
 
@@ -372,6 +377,7 @@ static int collect(struct mqdh__attach *a)
         a->done = 1;
         return 1;
     }
+    a->owners_known = 0; /* read while a thread not known ran: read again */
     int added = ++a->rounds > 100 ? 0 : seize_new(a);
     if (added == 0)
         a->done = 1;
@@ -466,8 +472,10 @@ int mqdh__attach_all(struct mqdh__attach *const *as, int n)
     for (int i = 0; i < n; i++) {
         struct mqdh__attach *a = as[i];
         pid_t pid = a->pid;
+        int owners = a->want_owners;
         memset(a, 0, sizeof *a);
         a->pid = pid;
+        a->want_owners = owners;
         a->threads = a->few;
         a->cap = MQDH__FEW_THREADS;
         /* Never stopped, even for a moment: init is refused here; what
@@ -500,6 +508,7 @@ int mqdh__attach_all(struct mqdh__attach *const *as, int n)
 int mqdh__attach(struct mqdh__attach *a, pid_t pid, char *err, size_t errlen)
 {
     a->pid = pid;
+    a->want_owners = 0;
     mqdh__attach_all(&a, 1);
     if (a->rc)
         snprintf(err, errlen, "%s", a->why);

@@ -50,14 +50,24 @@ struct mqdh__attach {
     int rounds;  /* looks for new threads */
     int done;
     char why[320]; /* why it failed */
+    /* Set by the caller, and kept: once every thread is stopped, read
+     * the process's owners (its status) rather than its CPU time (its
+     * stat), for a dump that reports no CPU time and checks the owners
+     * again once stopped (owner.h).  Either file counts its threads. */
+    int want_owners;
     /* Its /proc/PID/stat as read once every thread was stopped ("" if
-     * it was not): the CPU time it had used, for the dump. */
+     * it was not, or want_owners): the CPU time it had used, for the dump. */
     char stat[1024];
+    /* With want_owners, its user ids (real, effective, saved, file
+     * system) and its dump owner as read once every thread was stopped,
+     * if owners_known. */
+    int owners_known;
+    uid_t ids[4], dump_owner;
 };
 
 /*
  * Attach to and stop every thread of the n processes as[i]->pid (set by
- * the caller; the rest of as[i] is overwritten) at once.  Each comes back
+ * the caller, with as[i]->want_owners; the rest of as[i] is overwritten) at once.  Each comes back
  * with rc 0 (stopped, attached), or a negative errno and a sentence in
  * why (permissions, Yama ptrace_scope, already traced, no such process,
  * exited meanwhile, did not stop within 5 seconds; init, a kernel thread

@@ -20,7 +20,7 @@
 /* A defined symbol, chained to the next one of the same hash. */
 struct fsym {
     const char *name; /* in the file's (or its debug file's) string table */
-    uint64_t value;
+    uint64_t value, size;
     uint32_t next; /* index + 1 in syms; 0 ends the chain */
     unsigned char type, bind;
 };
@@ -79,8 +79,10 @@ static void file_free(struct mqdh__file *f)
         if (f->memo[i].used)
             free(f->memo[i].value);
     free(f->memo);
-    free(f->syms);
-    free(f->heads);
+    free(f->all.syms);
+    free(f->all.heads);
+    free(f->exported.syms);
+    free(f->exported.heads);
     for (int i = 0; i < f->nneeded; i++)
         free(f->needed[i]);
     free(f->needed);
@@ -140,6 +142,10 @@ static void describe(struct mqdh__file *f)
         f->span = end - f->vaddr;
         f->usable = 1;
     }
+    Elf_Scn *scn = NULL;
+    GElf_Shdr sh;
+    while (!f->own_symtab && (scn = elf_nextscn(f->elf, scn)))
+        f->own_symtab = gelf_getshdr(scn, &sh) && sh.sh_type == SHT_SYMTAB;
 }
 
 /* Open a file named by the maps: regular files only (a mapped device is
@@ -239,80 +245,151 @@ static uint32_t hash_name(const char *s)
     return h;
 }
 
-/* Every defined symbol, each name's chain in the table's order. */
-static void build_symbols(struct mqdh__file *f)
+/* Room for n symbols in t, its chains empty: 0, or -1 without memory. */
+static int syms_alloc(struct mqdh__file_syms *t, size_t n)
 {
-    f->syms_built = 1;
+    size_t nheads = 64;
+    while (nheads < n)
+        nheads *= 2;
+    t->syms = calloc(n, sizeof *t->syms);
+    t->heads = calloc(nheads, sizeof *t->heads);
+    if (!t->syms || !t->heads) {
+        free(t->syms);
+        free(t->heads);
+        t->syms = NULL;
+        t->heads = NULL;
+        return -1;
+    }
+    t->nheads = nheads;
+    return 0;
+}
+
+/* Symbol sym called name, at file address value, pushed at its chain's
+ * head (so added backwards, chains end up in the table's order). */
+static void syms_push(struct mqdh__file_syms *t, const char *name, const GElf_Sym *sym,
+                      uint64_t value)
+{
+    if (!name || sym->st_shndx == SHN_UNDEF)
+        return;
+    struct fsym *s = &t->syms[t->nsyms];
+    uint32_t h = hash_name(name) & (uint32_t)(t->nheads - 1);
+    *s = (struct fsym){name, value, sym->st_size, t->heads[h],
+                       (unsigned char)GELF_ST_TYPE(sym->st_info),
+                       (unsigned char)GELF_ST_BIND(sym->st_info)};
+    t->heads[h] = ++t->nsyms;
+}
+
+/* Every defined symbol, from libdwfl (its debug file's if it has none). */
+static void build_all(struct mqdh__file *f)
+{
+    f->all.built = 1;
     Dwfl_Module *m = mqdh__file_module(f);
     int n = m ? dwfl_module_getsymtab(m) : -1;
-    if (n <= 1)
+    if (n <= 1 || syms_alloc(&f->all, (size_t)n) != 0)
         return;
-    size_t nheads = 64;
-    while (nheads < (size_t)n)
-        nheads *= 2;
-    f->syms = calloc((size_t)n, sizeof *f->syms);
-    f->heads = calloc(nheads, sizeof *f->heads);
-    if (!f->syms || !f->heads) {
-        free(f->syms);
-        free(f->heads);
-        f->syms = NULL;
-        f->heads = NULL;
-        return;
-    }
-    f->nheads = nheads;
-    /* Backwards, each pushed at its chain's head: chains end up in order. */
     for (int i = n - 1; i >= 1; i--) {
         GElf_Sym sym;
         GElf_Addr value;
         const char *name = dwfl_module_getsym_info(m, i, &sym, &value, NULL, NULL, NULL);
-        if (!name || sym.st_shndx == SHN_UNDEF)
-            continue;
-        struct fsym *s = &f->syms[f->nsyms];
-        uint32_t h = hash_name(name) & (uint32_t)(nheads - 1);
-        *s = (struct fsym){name, value, f->heads[h], (unsigned char)GELF_ST_TYPE(sym.st_info),
-                           (unsigned char)GELF_ST_BIND(sym.st_info)};
-        f->heads[h] = ++f->nsyms;
+        syms_push(&f->all, name, &sym, value);
     }
 }
 
-int mqdh__file_reaches_worlds(struct mqdh__file *f)
+/* The file's own .dynsym (its section's, as the link wrote it), its
+ * header in *sh and its number of entries in *n; NULL if it has none. */
+static Elf_Data *dynsym_of(struct mqdh__file *f, GElf_Shdr *sh, size_t *n)
+{
+    Elf_Scn *scn = NULL;
+    while ((scn = elf_nextscn(f->elf, scn)))
+        if (gelf_getshdr(scn, sh) && sh->sh_type == SHT_DYNSYM)
+            break;
+    Elf_Data *data = scn ? elf_getdata(scn, NULL) : NULL;
+    *n = data && sh->sh_entsize ? sh->sh_size / sh->sh_entsize : 0;
+    return *n > 1 ? data : NULL;
+}
+
+/* The symbols the file exports: its own .dynsym's definitions. */
+static void build_exported(struct mqdh__file *f)
+{
+    f->exported.built = 1;
+    GElf_Shdr sh;
+    size_t n;
+    Elf_Data *data = dynsym_of(f, &sh, &n);
+    if (!data || syms_alloc(&f->exported, n) != 0)
+        return;
+    for (size_t i = n - 1; i >= 1; i--) {
+        GElf_Sym sym;
+        if (gelf_getsym(data, (int)i, &sym))
+            syms_push(&f->exported, elf_strptr(f->elf, sh.sh_link, sym.st_name), &sym,
+                      sym.st_value);
+    }
+}
+
+/* Is name (an imported symbol's) one of the calls that reach other
+ * worlds, in any binding? */
+static int reaches(const char *name)
 {
     static const char *const calls[] = {"mpi_comm_spawn", "mpi_comm_connect", "mpi_comm_accept",
                                         "mpi_comm_join", "mpi_comm_get_parent"};
+    char low[64];
+    size_t k = 0;
+    if ((name[0] == 'p' || name[0] == 'P') && strncasecmp(name + 1, "mpi_", 4) == 0)
+        name++; /* the profiling binding */
+    for (; name[k] && k < sizeof low - 1; k++)
+        low[k] = (char)((name[k] >= 'A' && name[k] <= 'Z') ? name[k] - 'A' + 'a' : name[k]);
+    low[k] = '\0';
+    for (size_t c = 0; c < sizeof calls / sizeof calls[0]; c++)
+        if (strncmp(low, calls[c], strlen(calls[c])) == 0)
+            return 1;
+    return 0;
+}
+
+/*
+ * What a dynamically linked object imports is in its own .dynsym (the
+ * dynamic loader binds nothing else), which needs no debug file; a static
+ * executable has no imports there, and its .symtab says what it calls
+ * unresolved.
+ */
+int mqdh__file_reaches_worlds(struct mqdh__file *f)
+{
     if (f->worlds)
         return f->worlds - 2;
+    GElf_Shdr sh;
+    size_t n;
+    Elf_Data *data = f->usable ? dynsym_of(f, &sh, &n) : NULL;
+    int found = 0;
+    if (data) {
+        for (size_t i = 1; i < n && !found; i++) {
+            GElf_Sym sym;
+            const char *name = gelf_getsym(data, (int)i, &sym) && sym.st_shndx == SHN_UNDEF
+                                   ? elf_strptr(f->elf, sh.sh_link, sym.st_name)
+                                   : NULL;
+            found = name && reaches(name);
+        }
+        f->worlds = found + 2;
+        return found;
+    }
     Dwfl_Module *m = mqdh__file_module(f);
-    int n = m ? dwfl_module_getsymtab(m) : -1, found = 0;
-    for (int i = 1; i < n && !found; i++) {
+    int nsyms = m ? dwfl_module_getsymtab(m) : -1;
+    for (int i = 1; i < nsyms && !found; i++) {
         GElf_Sym sym;
         GElf_Addr value;
         const char *name = dwfl_module_getsym_info(m, i, &sym, &value, NULL, NULL, NULL);
-        char low[64];
-        size_t k = 0;
-        if (!name || sym.st_shndx != SHN_UNDEF)
-            continue;
-        if ((name[0] == 'p' || name[0] == 'P') && strncasecmp(name + 1, "mpi_", 4) == 0)
-            name++; /* the profiling binding */
-        for (; name[k] && k < sizeof low - 1; k++)
-            low[k] = (char)((name[k] >= 'A' && name[k] <= 'Z') ? name[k] - 'A' + 'a' : name[k]);
-        low[k] = '\0';
-        for (size_t c = 0; c < sizeof calls / sizeof calls[0]; c++)
-            found |= strncmp(low, calls[c], strlen(calls[c])) == 0;
+        found = name && sym.st_shndx == SHN_UNDEF && reaches(name);
     }
-    f->worlds = (n < 1 ? -1 : found) + 2;
+    f->worlds = (nsyms < 1 ? -1 : found) + 2;
     return f->worlds - 2;
 }
 
-int mqdh__file_symbol(struct mqdh__file *f, const char *name, int functions_only, int want_local,
-                     uint64_t *addr)
+/* The first of t's symbols called name that fits (mqdh__file_symbol). */
+static int syms_find(const struct mqdh__file_syms *t, const char *name, int functions_only,
+                     int want_local, uint64_t *addr)
 {
-    if (!f->syms_built)
-        build_symbols(f);
-    if (!f->nheads)
+    if (!t->nheads)
         return -ENOENT;
-    uint32_t h = hash_name(name) & (uint32_t)(f->nheads - 1);
-    for (uint32_t i = f->heads[h]; i; i = f->syms[i - 1].next) {
-        const struct fsym *s = &f->syms[i - 1];
+    uint32_t h = hash_name(name) & (uint32_t)(t->nheads - 1);
+    for (uint32_t i = t->heads[h]; i; i = t->syms[i - 1].next) {
+        const struct fsym *s = &t->syms[i - 1];
         if (strcmp(s->name, name) != 0)
             continue;
         if (functions_only && s->type != STT_FUNC && s->type != STT_GNU_IFUNC)
@@ -325,6 +402,53 @@ int mqdh__file_symbol(struct mqdh__file *f, const char *name, int functions_only
         return 0;
     }
     return -ENOENT;
+}
+
+int mqdh__file_symbol(struct mqdh__file *f, const char *name, int functions_only, int want_local,
+                     uint64_t *addr)
+{
+    if (!f->all.built)
+        build_all(f);
+    return syms_find(&f->all, name, functions_only, want_local, addr);
+}
+
+int mqdh__file_global(struct mqdh__file *f, const char *name, int functions_only, uint64_t *addr)
+{
+    if (f->own_symtab || !f->usable)
+        return mqdh__file_symbol(f, name, functions_only, 0, addr);
+    if (!f->exported.built)
+        build_exported(f);
+    return syms_find(&f->exported, name, functions_only, 0, addr);
+}
+
+const char *mqdh__file_exported_at(struct mqdh__file *f, uint64_t addr)
+{
+    if (f->own_symtab || !f->usable)
+        return NULL;
+    if (!f->exported.built)
+        build_exported(f);
+    /* libdwfl's choice: the nearest start, then the higher binding (a weak
+     * alias over the global it aliases), then the table's order (the
+     * array holds it backwards). */
+    const struct fsym *best = NULL;
+    for (uint32_t i = f->exported.nsyms; i-- > 0;) {
+        const struct fsym *s = &f->exported.syms[i];
+        if ((s->type != STT_FUNC && s->type != STT_GNU_IFUNC) || addr < s->value ||
+            addr - s->value >= (s->size ? s->size : 1))
+            continue;
+        if (!best || s->value > best->value ||
+            (s->value == best->value && s->bind > best->bind))
+            best = s;
+    }
+    return best ? best->name : NULL;
+}
+
+int mqdh__file_exports_mpi(struct mqdh__file *f)
+{
+    uint64_t a;
+    if (!f->exports_mpi)
+        f->exports_mpi = 2 + (mqdh__file_global(f, "PMPI_Init", 1, &a) == 0);
+    return f->exports_mpi - 2;
 }
 
 static size_t memo_slot(const struct fmemo *t, size_t cap, uint64_t addr)

@@ -28,6 +28,14 @@
 struct fsym;
 struct fmemo;
 
+/* Symbols by name, built on first look-up (files.c). */
+struct mqdh__file_syms {
+    struct fsym *syms;
+    uint32_t nsyms, *heads;
+    size_t nheads;
+    int built;
+};
+
 struct mqdh__file {
     struct mqdh__file *next;
     unsigned long long dev, ino; /* as the maps give them; a vDSO: 0, 0 */
@@ -45,11 +53,11 @@ struct mqdh__file {
     Dwfl *dwfl;
     Dwfl_Module *mod;
     int offline_tried;
-    /* Its symbols by name, built on first look-up (files.c). */
-    struct fsym *syms;
-    uint32_t nsyms, *heads;
-    size_t nheads;
-    int syms_built;
+    /* Its symbols: all of them (.symtab, its own or its debug file's,
+     * else .dynsym), and the ones it exports (its own .dynsym). */
+    struct mqdh__file_syms all, exported;
+    int own_symtab;  /* the file itself has a .symtab */
+    int exports_mpi; /* 0 not looked, else mqdh__file_exports_mpi's answer + 2 */
     int worlds; /* mqdh__file_reaches_worlds: 0 not looked, else its answer + 2 */
     int prefetched; /* its debug file looked for before the ranks stopped */
     /* Per address, what the address's users keep of it (mqdh__file_memo). */
@@ -132,6 +140,28 @@ Dwfl_Module *mqdh__file_module(struct mqdh__file *f);
  */
 int mqdh__file_symbol(struct mqdh__file *f, const char *name, int functions_only, int want_local,
                      uint64_t *addr);
+
+/*
+ * The same for a global or weak symbol of a shared object, without its
+ * debug file: a linked shared object's global definitions are the ones it
+ * exports (the link makes hidden ones local), so its own .dynsym has them
+ * all; from .symtab if the file has one itself.
+ */
+int mqdh__file_global(struct mqdh__file *f, const char *name, int functions_only, uint64_t *addr);
+
+/* Does the file export MPI's functions (PMPI_Init): is it the MPI library,
+ * or a part of it?  1 or 0. */
+int mqdh__file_exports_mpi(struct mqdh__file *f);
+
+/*
+ * The name of the function file address addr is in, if the file has no
+ * .symtab of its own and addr is within a function it exports (.dynsym:
+ * the one starting nearest below, a weak alias before its global), as
+ * libdwfl would name it from the debug file, whose global symbols are
+ * these; NULL otherwise (the caller
+ * asks libdwfl, which reads the debug file).
+ */
+const char *mqdh__file_exported_at(struct mqdh__file *f, uint64_t addr);
 
 /*
  * The slot where the file's users keep what they learnt of file address

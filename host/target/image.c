@@ -149,11 +149,14 @@ static int read_maps(struct mqdh__image *im, char *err, size_t errlen)
         uint64_t start = e.start, end = e.end;
         unsigned long long dev = e.dev, ino = e.ino;
         if (strcmp(file, "[vdso]") == 0) {
-            rc = report(im, file, 0, 0, start, end);
+            if (!im->exe_only)
+                rc = report(im, file, 0, 0, start, end);
             continue;
         }
         if (file[0] != '/' || (ino == 0 && dev == 0))
             continue; /* not a file */
+        if (im->exe_only && strcmp(file, im->exe_path) != 0)
+            continue;
         if (last && ino == last_ino && dev == last_dev && strcmp(file, last) == 0) {
             high = end; /* another segment of the same file */
             continue;
@@ -174,12 +177,13 @@ static int read_maps(struct mqdh__image *im, char *err, size_t errlen)
     return rc;
 }
 
-int mqdh__image_open_pid(struct mqdh__image *im, pid_t pid, struct mqdh__files *files, char *err,
-                        size_t errlen)
+static int open_pid(struct mqdh__image *im, pid_t pid, struct mqdh__files *files, int exe_only,
+                    char *err, size_t errlen)
 {
     char link[64];
     memset(im, 0, sizeof *im);
     im->pid = pid;
+    im->exe_only = exe_only;
     snprintf(link, sizeof link, "/proc/%d/exe", (int)pid);
     ssize_t n = readlink(link, im->exe_path, sizeof im->exe_path - 1);
     if (n <= 0) {
@@ -218,6 +222,18 @@ int mqdh__image_open_pid(struct mqdh__image *im, pid_t pid, struct mqdh__files *
     if (rc)
         mqdh__image_close(im);
     return rc;
+}
+
+int mqdh__image_open_pid(struct mqdh__image *im, pid_t pid, struct mqdh__files *files, char *err,
+                        size_t errlen)
+{
+    return open_pid(im, pid, files, 0, err, errlen);
+}
+
+int mqdh__image_open_exe(struct mqdh__image *im, pid_t pid, struct mqdh__files *files, char *err,
+                         size_t errlen)
+{
+    return open_pid(im, pid, files, 1, err, errlen);
 }
 
 int mqdh__image_open_file(struct mqdh__image *im, const char *path, char *err, size_t errlen)
@@ -268,10 +284,20 @@ void mqdh__image_close(struct mqdh__image *im)
 int mqdh__image_symbol(struct mqdh__image *im, const char *name, int functions_only,
                       uint64_t *addr, const char **module)
 {
+    /* A library's globals are its exports, a stripped one's read without
+     * its debug file; a stripped library's locals are read from its debug
+     * file only if it is (part of) the MPI library, whose state an MPI DLL
+     * reads: so a name the job does not define (one a DLL tries) opens no
+     * debug file of the C runtime's. */
     for (int local = 0; local <= 1; local++) {
         for (int m = 0; m < im->nmods; m++) {
+            struct mqdh__file *f = im->mods[m].file;
             uint64_t a;
-            if (mqdh__file_symbol(im->mods[m].file, name, functions_only, local, &a) == 0) {
+            int found = m == 0 ? mqdh__file_symbol(f, name, functions_only, local, &a) == 0
+                        : !local ? mqdh__file_global(f, name, functions_only, &a) == 0
+                                 : (f->own_symtab || mqdh__file_exports_mpi(f)) &&
+                                       mqdh__file_symbol(f, name, functions_only, 1, &a) == 0;
+            if (found) {
                 *addr = a + im->mods[m].bias;
                 if (module)
                     *module = im->mods[m].file->path;

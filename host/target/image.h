@@ -57,6 +57,7 @@ struct mqdh__image {
     /* Its readable mappings, named as pages.h names them. */
     struct mqdh__region *regions;
     int nregions, regions_cap;
+    int exe_only; /* only the executable described (mqdh__image_open_exe) */
 };
 
 /*
@@ -67,6 +68,14 @@ struct mqdh__image {
 int mqdh__image_open_pid(struct mqdh__image *im, pid_t pid, struct mqdh__files *files, char *err,
                         size_t errlen);
 
+/*
+ * The same, but of its objects the executable alone: a symbol a program
+ * defines itself (a launcher's MPIR_proctable) found without opening its
+ * libraries.  0, or -errno with err filled.
+ */
+int mqdh__image_open_exe(struct mqdh__image *im, pid_t pid, struct mqdh__files *files, char *err,
+                         size_t errlen);
+
 /* Describe one ELF file, unrelocated.  0, or -errno with err filled. */
 int mqdh__image_open_file(struct mqdh__image *im, const char *path, char *err, size_t errlen);
 
@@ -75,9 +84,13 @@ void mqdh__image_close(struct mqdh__image *im);
 /*
  * The address of a defined symbol.  Global and weak definitions are looked
  * for first, in every object, executable first (so an executable's
- * definition wins, as with the dynamic linker); then local ones (MPICH 4.0's
- * MPID_Recvq_posted_head_ptr is local), from .symtab where the object or its
- * debug file has one, else .dynsym.  functions_only restricts to STT_FUNC
+ * definition wins, as with the dynamic linker): the executable's from
+ * .symtab where it or its debug file has one, else .dynsym, a library's
+ * from its own .symtab or .dynsym (the ones it exports: mqdh__file_global);
+ * then local ones (MPICH 4.0's MPID_Recvq_posted_head_ptr is local), from
+ * .symtab where the object or its debug file has one, else .dynsym; but a
+ * library without a .symtab of its own is read for them (its debug file)
+ * only if it exports MPI's functions: an MPI DLL reads no other's state.  functions_only restricts to STT_FUNC
  * (and STT_GNU_IFUNC).  module, if not NULL, gets the defining object's
  * name (borrowed from the image).  Returns 0 or -ENOENT.
  */

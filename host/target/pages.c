@@ -78,25 +78,51 @@ static int cmp_learnt(const void *a, const void *b)
     return (x->offset > y->offset) - (x->offset < y->offset);
 }
 
+/* One page learnt (its region's key, offset); 0, or -1 out of room. */
+static int learn_one(struct mqdh__pages *pg, uint64_t key, uint64_t offset)
+{
+    if (pg->n == pg->cap) {
+        size_t cap = pg->cap ? pg->cap * 2 : 64;
+        struct mqdh__learnt *v = realloc(pg->v, cap * sizeof *v);
+        if (!v)
+            return -1;
+        pg->v = v;
+        pg->cap = cap;
+    }
+    pg->v[pg->n++] = (struct mqdh__learnt){key, offset};
+    return 0;
+}
+
+/*
+ * How far from its top a stack's page may lie in another process of the
+ * program: the kernel puts the first stack pointer a random distance
+ * below the stack's top (up to 8 KiB on x86-64, arch_align_stack), so
+ * the same frame is up to two pages off.  A stack page learnt brings its
+ * neighbours that far on either side: bytes, not calls.
+ */
+enum { STACK_SLACK = 2 };
+
 void mqdh__pages_learn(struct mqdh__pages *pg, const struct mqdh__image *im,
                        const struct mqdh__mem *m)
 {
-    uint64_t program = program_of(im);
+    uint64_t program = program_of(im), ps = m->page_size;
     pthread_mutex_lock(&pg->lock);
     for (size_t i = 0; i < m->nmissed && pg->n < MAX_LEARNT; i++) {
         const struct mqdh__region *r = region_at(im, m->missed[i]);
         if (!r)
             continue;
-        if (pg->n == pg->cap) {
-            size_t cap = pg->cap ? pg->cap * 2 : 64;
-            struct mqdh__learnt *v = realloc(pg->v, cap * sizeof *v);
-            if (!v)
+        uint64_t key = key_of(r, program);
+        if (!r->from_end) {
+            if (learn_one(pg, key, m->missed[i] - r->start) != 0)
                 break;
-            pg->v = v;
-            pg->cap = cap;
+            continue;
         }
-        uint64_t off = r->from_end ? r->end - m->missed[i] : m->missed[i] - r->start;
-        pg->v[pg->n++] = (struct mqdh__learnt){key_of(r, program), off};
+        uint64_t off = r->end - m->missed[i], size = r->end - r->start;
+        for (int d = -STACK_SLACK; d <= STACK_SLACK; d++) {
+            uint64_t o = off + (uint64_t)((int64_t)d * (int64_t)ps);
+            if (o >= ps && o <= size && learn_one(pg, key, o) != 0)
+                break;
+        }
     }
     if (pg->n > 1)
         qsort(pg->v, pg->n, sizeof *pg->v, cmp_learnt);

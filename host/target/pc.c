@@ -25,8 +25,12 @@ struct mqdh__pc *mqdh__pc_of(struct mqdh__file *f, Dwarf_Addr addr)
         struct mqdh__pc *pc = calloc(1, sizeof *pc);
         if (!pc)
             return NULL;
-        Dwfl_Module *m = mqdh__file_module(f);
-        pc->name = m ? dwfl_module_addrname(m, addr) : NULL;
+        /* A stripped library's exported function is named without its
+         * debug file (the C library's, for nearly every thread). */
+        if (!(pc->name = mqdh__file_exported_at(f, addr))) {
+            Dwfl_Module *m = mqdh__file_module(f);
+            pc->name = m ? dwfl_module_addrname(m, addr) : NULL;
+        }
         pc->line = -1;
         *slot = pc;
     }

@@ -569,7 +569,7 @@ int mqdh__proc_uids_at(const char *root, pid_t pid, uid_t ids[4])
     return 0;
 }
 
-int mqdh__proc_owners(pid_t pid, uid_t ids[4], uid_t *dump_owner)
+int mqdh__proc_owners(pid_t pid, uid_t ids[4], uid_t *dump_owner, long *threads)
 {
     char path[64], text[4096];
     struct stat st;
@@ -583,7 +583,8 @@ int mqdh__proc_owners(pid_t pid, uid_t ids[4], uid_t *dump_owner)
      * (task_dump_owner): one descriptor answers both. */
     int ok = fstat(fd, &st) == 0 && read_fd(fd, text, sizeof text, &n, MQDH__PROC_ONE) > 0;
     close(fd);
-    if (!ok || mqdh__text_status_numbers(text, "Uid", v, 4) != 4)
+    if (!ok || mqdh__text_status_numbers(text, "Uid", v, 4) != 4 ||
+        (threads && mqdh__text_status_numbers(text, "Threads", threads, 1) != 1))
         return -1;
     for (int i = 0; i < 4; i++)
         ids[i] = (uid_t)v[i];

@@ -111,9 +111,10 @@ struct mqdh__stat_line {
 /* pid's /proc/PID/stat into *st: 0, or -1 if gone (or unreadable). */
 int mqdh__proc_stat(pid_t pid, struct mqdh__stat_line *st);
 
-/* mqdh__proc_uids and mqdh__proc_dump_owner at once: one opening of
- * /proc/PID/status.  0, or -1 if gone. */
-int mqdh__proc_owners(pid_t pid, uid_t ids[4], uid_t *dump_owner);
+/* mqdh__proc_uids and mqdh__proc_dump_owner at once, and its number of
+ * threads into *threads unless NULL: one opening of /proc/PID/status.  0,
+ * or -1 if gone. */
+int mqdh__proc_owners(pid_t pid, uid_t ids[4], uid_t *dump_owner, long *threads);
 
 /* Whether pid's effective capabilities (/proc/PID/status "CapEff:") hold
  * capability cap (CAP_SYS_PTRACE is 19): 1, 0, or -1 if unknown. */
