@@ -69,12 +69,12 @@ static void shown_error(pid_t pid, const char *error)
  * heap grows 128 kB at a time.  One arena for every thread, grown 16 MB at
  * a time (address space, not memory: a page costs only once touched), big
  * blocks from the heap rather than a mapping each, nothing given back
- * before the exit.  Output to a file or a pipe in 64 kB writes, not 4 kB.
- */
+ * before the exit.  Output to a file or a pipe in 64 kB writes, not 4 kB. */
 static void tune_heap(void)
 {
+    static char out[1 << 16];
     if (!isatty(STDOUT_FILENO))
-        setvbuf(stdout, NULL, _IOFBF, 1 << 16);
+        setvbuf(stdout, out, _IOFBF, sizeof out);
     mallopt(M_ARENA_MAX, 1);
     mallopt(M_TOP_PAD, 16 << 20);
     mallopt(M_TRIM_THRESHOLD, 512 << 20);

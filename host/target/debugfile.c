@@ -349,6 +349,8 @@ int mqdh__find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
     struct mqdh__file *f = *userdata;
     const unsigned char *id = NULL;
     GElf_Addr vaddr;
+    if (!f || !f->owner || !mqdh__files_debug_path(f->owner))
+        return -1; /* no checked directories: nowhere to look */
     int idlen = dwfl_module_build_id(mod, &id, &vaddr);
     if (idlen < 0)
         idlen = 0;
@@ -363,13 +365,12 @@ int mqdh__find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
     free(*debuginfo_file_name);
     *debuginfo_file_name = NULL;
     /* By the link, as a plain name, in trusted directories only. */
-    const char *dirs = f && f->owner ? f->owner->debuginfo_path : NULL;
     if (plain_name(debuglink_file) &&
-        (fd = by_link(dirs ? dirs : ":.debug:/usr/lib/debug", file_name, debuglink_file, id,
-                      idlen, debuglink_crc, debuginfo_file_name)) >= 0)
+        (fd = by_link(f->owner->debuginfo_path, file_name, debuglink_file, id, idlen,
+                      debuglink_crc, debuginfo_file_name)) >= 0)
         return fd;
     /* From debuginfod, for the module's own file (not an alternate one). */
-    if (f && f->owner && (!debuglink_file || plain_name(debuglink_file)))
+    if (!debuglink_file || plain_name(debuglink_file))
         return fetch(f->owner, f->path, id, idlen, debuginfo_file_name);
     return -1;
 }
@@ -381,7 +382,7 @@ void mqdh__debug_prefetch_one(struct mqdh__files *fs, Dwfl_Module *m, const char
     GElf_Addr vaddr;
     const unsigned char *id;
     int idlen = dwfl_module_build_id(m, &id, &vaddr);
-    if (idlen <= 0 || !client(fs))
+    if (idlen <= 0 || !mqdh__files_debug_path(fs) || !client(fs))
         return;
     char *name = NULL;
     void *none = NULL;

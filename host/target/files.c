@@ -56,10 +56,6 @@ struct mqdh__files *mqdh__files_new(void)
     if (!fs)
         return NULL;
     elf_version(EV_CURRENT); /* before any elf_begin (libdwfl calls it too) */
-    if (!(fs->debuginfo_path = mqdh__debug_dirs(getenv("MQD_DEBUGINFO_PATH")))) {
-        free(fs);
-        return NULL;
-    }
     pthread_mutex_init(&fs->pages.lock, NULL);
     fs->callbacks = (Dwfl_Callbacks){
         .find_elf = lend_elf,
@@ -110,6 +106,13 @@ void mqdh__files_free(struct mqdh__files *fs)
     pthread_mutex_destroy(&fs->pages.lock);
     free(fs->debuginfo_path);
     free(fs);
+}
+
+const char *mqdh__files_debug_path(struct mqdh__files *fs)
+{
+    if (!fs->debuginfo_path)
+        fs->debuginfo_path = mqdh__debug_dirs(getenv("MQD_DEBUGINFO_PATH"));
+    return fs->debuginfo_path;
 }
 
 void mqdh__files_again(struct mqdh__files *fs)
@@ -216,6 +219,14 @@ struct mqdh__file *mqdh__files_get(struct mqdh__files *fs, const char *path, uns
     f->next = fs->list;
     fs->list = f;
     return f;
+}
+
+struct mqdh__file *mqdh__files_vdso(struct mqdh__files *fs, unsigned abi, size_t nbytes)
+{
+    for (struct mqdh__file *f = fs->list; abi && f; f = f->next)
+        if (f->bytes && f->vdso_abi == abi && f->nbytes == nbytes && f->usable)
+            return f;
+    return NULL;
 }
 
 Dwfl_Module *mqdh__file_module(struct mqdh__file *f)

@@ -45,6 +45,7 @@ struct mqdh__file {
     int fd;                      /* elf's file, -1 for a vDSO */
     void *bytes;                 /* a vDSO's copy (elf's memory) */
     size_t nbytes;
+    unsigned vdso_abi;           /* a vDSO: its processes' (mqdh__files_vdso) */
     uint64_t vaddr; /* its first PT_LOAD's page address, as libdwfl takes it */
     uint64_t span;  /* from vaddr to the end of its last PT_LOAD */
     struct mqdh__files *owner;
@@ -78,7 +79,9 @@ struct mqdh__files {
      * mqdh__debug_dirs): $MQD_DEBUGINFO_PATH in elfutils' format (as
      * eu-stack --debuginfo-path), else the file's directory, its .debug,
      * /usr/lib/debug, by build id and debuglink.  The callbacks point at
-     * it; owned. */
+     * it; owned.  Made on first need (mqdh__files_debug_path): checking
+     * the directories costs a walk of each, which a file whose symbols
+     * are its own never needs. */
     char *debuginfo_path;
     /* For every libdwfl: a process's and a file's own. */
     Dwfl_Callbacks callbacks;
@@ -105,6 +108,10 @@ struct mqdh__files *mqdh__files_new(void);
  */
 void mqdh__files_prefetch(struct mqdh__files *fs, const pid_t *pids, int n);
 
+/* fs's debuginfo_path, made on first need; NULL without memory (then no
+ * debug file may be looked for: libdwfl would take its own default). */
+const char *mqdh__files_debug_path(struct mqdh__files *fs);
+
 /* Close every file (after every image that used them). */
 void mqdh__files_free(struct mqdh__files *fs);
 
@@ -124,6 +131,15 @@ void mqdh__files_again(struct mqdh__files *fs);
  */
 struct mqdh__file *mqdh__files_get(struct mqdh__files *fs, const char *path, unsigned long long dev,
                                  unsigned long long ino, pid_t pid, uint64_t start, uint64_t end);
+
+/*
+ * The vDSO of nbytes already read from a process whose executable is of
+ * abi (its ELF machine and class, mqdh__image's), or NULL.  The kernel
+ * maps one vDSO image into every process of an ABI, so another process's
+ * is the same bytes: not read again.  The caller sets vdso_abi on the
+ * vDSO it read.
+ */
+struct mqdh__file *mqdh__files_vdso(struct mqdh__files *fs, unsigned abi, size_t nbytes);
 
 /*
  * The file's own libdwfl module (bias 0), for its DWARF, CFI and lines;

@@ -90,12 +90,29 @@ static int finish(struct mqdh__image *im, char *err, size_t errlen)
     return 0;
 }
 
+/* The ABI of im's executable, as far as its maps have been read (its
+ * ELF machine and class; 0 if not met yet). */
+static unsigned exe_abi(const struct mqdh__image *im)
+{
+    GElf_Ehdr eh;
+    for (int m = 0; m < im->nmods; m++)
+        if (strcmp(im->mods[m].file->path, im->exe_path) == 0)
+            return gelf_getehdr(im->mods[m].file->elf, &eh)
+                       ? (unsigned)eh.e_machine << 8 | eh.e_ident[EI_CLASS]
+                       : 0;
+    return 0;
+}
+
 /* One mapped object of the process: a module of its libdwfl at [low,
  * high), its file shared.  0, or -ENOMEM. */
 static int report(struct mqdh__image *im, const char *path, unsigned long long dev,
                   unsigned long long ino, uint64_t low, uint64_t high)
 {
-    struct mqdh__file *f = mqdh__files_get(im->files, path, dev, ino, im->pid, low, high);
+    int vdso = strcmp(path, "[vdso]") == 0;
+    unsigned abi = vdso ? exe_abi(im) : 0;
+    struct mqdh__file *f = abi ? mqdh__files_vdso(im->files, abi, high - low) : NULL;
+    if (!f && (f = mqdh__files_get(im->files, path, dev, ino, im->pid, low, high)) && abi)
+        f->vdso_abi = abi;
     if (!f)
         return -ENOMEM;
     if (!f->usable)
