@@ -104,8 +104,14 @@ static void one(struct mqdh__crew *c, struct mqdh__guard *g, int guarded, enum p
         rc = phase_work(phase, p);
     c->rcs[i] = why == MQDH__GUARD_NONE ? rc : give_up(p, why, g);
     p->out->stats.seconds += mqdh__monotonic() - t0;
-    if (phase == PHASE_READ)
+    if (phase == PHASE_READ) {
+        /* Read: its pages go back to the one heap now, for the next
+         * process's (the heap stays the size of one process's pages,
+         * not grown, and faulted in, for each).  What it missed is
+         * kept: the pilot's is learnt from. */
+        mqdh__mem_flush(&p->mem);
         mqdh__progress_step(MQDH__READ, 1, NULL);
+    }
 }
 
 /* Take the next process and do the phase's work on it, until none is
