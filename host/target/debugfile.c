@@ -70,6 +70,13 @@ char *mqdh__debug_dirs(const char *env)
     return out;
 }
 
+const char *mqdh__debug_path(struct mqdh__files *fs)
+{
+    if (!fs->debuginfo_path)
+        fs->debuginfo_path = mqdh__debug_dirs(getenv("MQD_DEBUGINFO_PATH"));
+    return fs->debuginfo_path;
+}
+
 /* ---------------------------------------------------------------- candidates */
 
 /* The CRC-32 a .gnu_debuglink records (the zlib polynomial) of fd. */
@@ -349,7 +356,7 @@ int mqdh__find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
     struct mqdh__file *f = *userdata;
     const unsigned char *id = NULL;
     GElf_Addr vaddr;
-    if (!f || !f->owner || !mqdh__files_debug_path(f->owner))
+    if (!f || !f->owner || !mqdh__debug_path(f->owner))
         return -1; /* no checked directories: nowhere to look */
     int idlen = dwfl_module_build_id(mod, &id, &vaddr);
     if (idlen < 0)
@@ -382,7 +389,7 @@ void mqdh__debug_prefetch_one(struct mqdh__files *fs, Dwfl_Module *m, const char
     GElf_Addr vaddr;
     const unsigned char *id;
     int idlen = dwfl_module_build_id(m, &id, &vaddr);
-    if (idlen <= 0 || !mqdh__files_debug_path(fs) || !client(fs))
+    if (idlen <= 0 || !mqdh__debug_path(fs) || !client(fs))
         return;
     char *name = NULL;
     void *none = NULL;

@@ -43,6 +43,11 @@ struct mqdh__files;
  */
 char *mqdh__debug_dirs(const char *env);
 
+/* fs's debuginfo_path, made from $MQD_DEBUGINFO_PATH (mqdh__debug_dirs) on
+ * first need; NULL without memory (then no debug file may be looked for:
+ * libdwfl would take its own, unchecked, default). */
+const char *mqdh__debug_path(struct mqdh__files *fs);
+
 /* libdwfl's find_debuginfo for every module mqd reports (files.c sets it
  * in the session's callbacks); the module's userdata is its mqdh__file. */
 int mqdh__find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,

@@ -108,13 +108,6 @@ void mqdh__files_free(struct mqdh__files *fs)
     free(fs);
 }
 
-const char *mqdh__files_debug_path(struct mqdh__files *fs)
-{
-    if (!fs->debuginfo_path)
-        fs->debuginfo_path = mqdh__debug_dirs(getenv("MQD_DEBUGINFO_PATH"));
-    return fs->debuginfo_path;
-}
-
 void mqdh__files_again(struct mqdh__files *fs)
 {
     fs->ranks_stopped = 0;

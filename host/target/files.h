@@ -79,7 +79,7 @@ struct mqdh__files {
      * mqdh__debug_dirs): $MQD_DEBUGINFO_PATH in elfutils' format (as
      * eu-stack --debuginfo-path), else the file's directory, its .debug,
      * /usr/lib/debug, by build id and debuglink.  The callbacks point at
-     * it; owned.  Made on first need (mqdh__files_debug_path): checking
+     * it; owned.  Made on first need (mqdh__debug_path): checking
      * the directories costs a walk of each, which a file whose symbols
      * are its own never needs. */
     char *debuginfo_path;
@@ -107,10 +107,6 @@ struct mqdh__files *mqdh__files_new(void);
  * debuginfod's cache (debugfile.h), so that fetches cost the job nothing.
  */
 void mqdh__files_prefetch(struct mqdh__files *fs, const pid_t *pids, int n);
-
-/* fs's debuginfo_path, made on first need; NULL without memory (then no
- * debug file may be looked for: libdwfl would take its own default). */
-const char *mqdh__files_debug_path(struct mqdh__files *fs);
 
 /* Close every file (after every image that used them). */
 void mqdh__files_free(struct mqdh__files *fs);
