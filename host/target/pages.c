@@ -3,6 +3,7 @@
 #include "target/pages.h"
 #include "target/image.h"
 #include "target/memory.h"
+#include "base/array.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -78,17 +79,11 @@ static int cmp_learnt(const void *a, const void *b)
     return (x->offset > y->offset) - (x->offset < y->offset);
 }
 
-/* One page learnt (its region's key, offset); 0, or -1 out of room. */
+/* One page learnt (its region's key, offset); 0, or -1 out of memory. */
 static int learn_one(struct mqdh__pages *pg, uint64_t key, uint64_t offset)
 {
-    if (pg->n == pg->cap) {
-        size_t cap = pg->cap ? pg->cap * 2 : 64;
-        struct mqdh__learnt *v = realloc(pg->v, cap * sizeof *v);
-        if (!v)
-            return -1;
-        pg->v = v;
-        pg->cap = cap;
-    }
+    if (MQDH__GROW(pg->v, pg->cap, pg->n + 1) != 0)
+        return -1;
     pg->v[pg->n++] = (struct mqdh__learnt){key, offset};
     return 0;
 }
@@ -106,28 +101,27 @@ void mqdh__pages_learn(struct mqdh__pages *pg, const struct mqdh__image *im,
                        const struct mqdh__mem *m)
 {
     uint64_t program = program_of(im), ps = m->page_size;
+    int full = 0;
     pthread_mutex_lock(&pg->lock);
-    for (size_t i = 0; i < m->nmissed && pg->n < MAX_LEARNT; i++) {
+    for (size_t i = 0; i < m->nmissed && pg->n < MAX_LEARNT && !full; i++) {
         const struct mqdh__region *r = region_at(im, m->missed[i]);
         if (!r)
             continue;
         uint64_t key = key_of(r, program);
         if (!r->from_end) {
-            if (learn_one(pg, key, m->missed[i] - r->start) != 0)
-                break;
+            full = learn_one(pg, key, m->missed[i] - r->start) != 0;
             continue;
         }
         uint64_t off = r->end - m->missed[i], size = r->end - r->start;
-        for (int d = -STACK_SLACK; d <= STACK_SLACK; d++) {
+        for (int d = -STACK_SLACK; d <= STACK_SLACK && !full; d++) {
             uint64_t o = off + (uint64_t)((int64_t)d * (int64_t)ps);
-            if (o >= ps && o <= size && learn_one(pg, key, o) != 0)
-                break;
+            full = o >= ps && o <= size && learn_one(pg, key, o) != 0;
         }
     }
     if (pg->n > 1)
-        qsort(pg->v, pg->n, sizeof *pg->v, cmp_learnt);
-    size_t keep = 0;
-    for (size_t i = 0; i < pg->n; i++)
+        qsort(pg->v, (size_t)pg->n, sizeof *pg->v, cmp_learnt);
+    int keep = 0;
+    for (int i = 0; i < pg->n; i++)
         if (!keep || cmp_learnt(&pg->v[keep - 1], &pg->v[i]) != 0)
             pg->v[keep++] = pg->v[i];
     pg->n = keep;
@@ -159,14 +153,14 @@ size_t mqdh__pages_fetch(struct mqdh__pages *pg, const struct mqdh__image *im,
 {
     uint64_t program = program_of(im);
     pthread_mutex_lock(&pg->lock);
-    uint64_t *want = pg->n ? malloc(pg->n * sizeof *want) : NULL;
+    uint64_t *want = pg->n ? malloc((size_t)pg->n * sizeof *want) : NULL;
     size_t n = 0;
     for (int r = 0; want && r < im->nregions; r++) {
         const struct mqdh__region *g = &im->regions[r];
         uint64_t size = g->end - g->start;
         struct mqdh__learnt k = {key_of(g, program), 0};
         /* The region's pages learnt: a run of the sorted set. */
-        struct mqdh__learnt *at = bsearch_first(pg->v, pg->n, k.key);
+        struct mqdh__learnt *at = bsearch_first(pg->v, (size_t)pg->n, k.key);
         for (; at && at < pg->v + pg->n && at->key == k.key; at++) {
             if (g->from_end ? at->offset == 0 || at->offset > size : at->offset >= size)
                 continue;

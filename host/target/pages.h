@@ -39,7 +39,7 @@ struct mqdh__region {
 struct mqdh__pages {
     pthread_mutex_t lock;
     struct mqdh__learnt *v;
-    size_t n, cap;
+    int n, cap;
 };
 
 /*
