@@ -42,15 +42,22 @@ static int is_definition(Dwarf_Die *die)
  * The index of one object file's DWARF: every top-level struct, union,
  * class, typedef and base type definition by name (the first one wins, as a
  * linear search would find it), mapped to the DIE offset of the type it
- * names after typedefs.  Built in one pass over the units, so a failed
- * lookup costs a hash probe, not a scan of every unit; and kept with the
- * file (files.h), so N ranks that map it read its DWARF once.
+ * names after typedefs.  Built unit by unit as lookups need it: a lookup
+ * scans on from the last unit scanned until a unit defines its name.  A
+ * type of the library's internal headers is in its first units, which is
+ * all a DLL asking only for those costs; a name no unit defines, or one
+ * only the last unit does (MPICH's MPIR_Comm_list, src/mpi/debugger/
+ * dbginit.c), scans them all, and from then on every lookup is a hash
+ * probe.  Kept with the file (files.h), so N ranks that map it read its
+ * DWARF once.
  */
 struct file_index {
     Dwarf *dw; /* the file's */
     size_t cap, used;
     const char **names; /* strings of dw's string table */
     Dwarf_Off *offs;
+    Dwarf_Off next_cu; /* the first unit not scanned yet */
+    int scanned;       /* all are */
 };
 
 static size_t hash_name(const char *s)
@@ -113,11 +120,22 @@ static int index_get(const struct file_index *fi, const char *name, Dwarf_Off *o
     return -1;
 }
 
-static int build_index(struct file_index *fi)
+/*
+ * Index the units from fi->next_cu on until one defines name (NULL: all of
+ * them).  0 when it is found, 1 when every unit is scanned without it, -1
+ * out of memory.
+ */
+static int scan_units(struct file_index *fi, const char *name)
 {
-    Dwarf_Off off = 0, next;
+    Dwarf_Off next;
     size_t hsize;
-    while (dwarf_nextcu(fi->dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
+    while (!fi->scanned) {
+        Dwarf_Off off = fi->next_cu;
+        if (dwarf_nextcu(fi->dw, off, &next, &hsize, NULL, NULL, NULL) != 0) {
+            fi->scanned = 1;
+            break;
+        }
+        int found = 0;
         Dwarf_Die cu, child;
         if (dwarf_offdie(fi->dw, off + hsize, &cu) && dwarf_child(&cu, &child) == 0) {
             do {
@@ -133,12 +151,15 @@ static int build_index(struct file_index *fi)
                 if (strip_typedefs(&t) != 0 || !is_definition(&t))
                     continue; /* a typedef of an incomplete type: keep looking */
                 if (index_put(fi, n, dwarf_dieoffset(&t)) != 0)
-                    return -1;
+                    return -1; /* this unit is scanned again next time */
+                found |= name && strcmp(n, name) == 0;
             } while (dwarf_siblingof(&child, &child) == 0);
         }
-        off = next;
+        fi->next_cu = next;
+        if (found)
+            return 0;
     }
-    return 0;
+    return 1;
 }
 
 static void free_index(void *p)
@@ -149,7 +170,7 @@ static void free_index(void *p)
     free(fi);
 }
 
-/* The index of f's DWARF, built on first use; NULL without DWARF. */
+/* The index of f's DWARF, made on first use; NULL without DWARF. */
 static struct file_index *file_index(struct mqdh__file *f)
 {
     if (f->types)
@@ -163,10 +184,6 @@ static struct file_index *file_index(struct mqdh__file *f)
     if (!fi)
         return NULL;
     fi->dw = dw;
-    if (build_index(fi) != 0) {
-        free_index(fi);
-        return NULL;
-    }
     f->types = fi;
     f->free_types = free_index;
     return fi;
@@ -219,7 +236,12 @@ struct mqdh__type *mqdh__type_find(struct mqdh__image *im, const char *name)
             continue;
         struct file_index *fi = file_index(im->mods[m].file);
         Dwarf_Off off;
-        if (fi && index_get(fi, name, &off) == 0 && dwarf_offdie(fi->dw, off, &t->die))
+        if (!fi)
+            continue;
+        if (index_get(fi, name, &off) != 0 && (scan_units(fi, name) != 0 ||
+                                                index_get(fi, name, &off) != 0))
+            continue;
+        if (dwarf_offdie(fi->dw, off, &t->die))
             t->found = 1;
     }
     t->next = im->types;
