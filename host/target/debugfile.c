@@ -356,6 +356,11 @@ int mqdh__find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
     struct mqdh__file *f = *userdata;
     const unsigned char *id = NULL;
     GElf_Addr vaddr;
+    /* The vDSO (read from memory): its debug file is the kernel's (a kernel
+     * debug package's), whose lines and variables say nothing of the MPI
+     * program; its symbols and CFI are in the copy. */
+    if (f && f->bytes)
+        return -1;
     if (!f || !f->owner || !mqdh__debug_path(f->owner))
         return -1; /* no checked directories: nowhere to look */
     int idlen = dwfl_module_build_id(mod, &id, &vaddr);
