@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <gelf.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
@@ -85,6 +86,8 @@ static void file_free(struct mqdh__file *f)
     free(f->soname);
     if (f->elf)
         elf_end(f->elf);
+    if (f->map)
+        munmap(f->map, f->map_len);
     if (f->fd >= 0)
         close(f->fd);
     free(f->bytes);
@@ -144,18 +147,30 @@ static void describe(struct mqdh__file *f)
         f->own_symtab = gelf_getshdr(scn, &sh) && sh.sh_type == SHT_SYMTAB;
 }
 
-/* Open a file named by the maps: regular files only (a mapped device is
- * never opened: that could act on it). */
+/*
+ * Open a file named by the maps: regular files only (a mapped device is
+ * never opened: that could act on it).  It is mapped here, at the size
+ * the stat gave, and handed to libelf as memory: elf_begin on the
+ * descriptor would check it (fcntl) and stat it again.  Private and
+ * writable, as libelf takes memory it may convert in place; no page is
+ * written for a native object.
+ */
 static void open_file(struct mqdh__file *f)
 {
     struct stat st;
-    if (stat(f->path, &st) != 0 || !S_ISREG(st.st_mode))
+    if (stat(f->path, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0 ||
+        (unsigned long long)st.st_size > SIZE_MAX)
         return;
     f->fd = open(f->path, O_RDONLY | O_CLOEXEC);
     if (f->fd < 0)
         return;
     f->owner->opened++;
-    if ((f->elf = elf_begin(f->fd, ELF_C_READ_MMAP, NULL)))
+    void *map = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_PRIVATE, f->fd, 0);
+    if (map == MAP_FAILED)
+        return;
+    f->map = map;
+    f->map_len = (size_t)st.st_size;
+    if ((f->elf = elf_memory(map, f->map_len)))
         describe(f);
 }
 

@@ -43,6 +43,8 @@ struct mqdh__file {
     int usable;                  /* an ELF object mqd could open */
     Elf *elf;                    /* lent to every process's module */
     int fd;                      /* elf's file, -1 for a vDSO */
+    void *map;                   /* the file mapped (elf's memory), map_len bytes */
+    size_t map_len;
     void *bytes;                 /* a vDSO's copy (elf's memory) */
     size_t nbytes;
     unsigned vdso_abi;           /* a vDSO: its processes' (mqdh__files_vdso) */
