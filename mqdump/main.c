@@ -1,12 +1,9 @@
-/*
- * mqdump - show the MPI message queues of stopped or hung processes.
- * Uses only the public libmqdhost API (mqdhost.h); the views are in
- * text.c, json.c, graph.c and stacks.c (mqdump.h).
- *
- * main reads the command line into a struct command (options.c), then
- * does the one task it asks for: dump processes and show them, list the
- * jobs of this node, check a DLL, or serve a front end as its agent (agent.c).
- */
+/* mqdump - show the MPI message queues of stopped or hung processes.  Uses
+ * only the public libmqdhost API (mqdhost.h); the views are in text.c,
+ * json.c, graph.c and stacks.c (mqdump.h).  main reads the command line
+ * into a struct command (options.c), then does the one task it asks for:
+ * dump processes and show them, list the jobs of this node, check a DLL,
+ * or serve a front end as its agent (agent.c). */
 #define _GNU_SOURCE
 #include "agent.h"
 #include "common.h"
@@ -506,13 +503,11 @@ static void debuginfod_settings(void)
     setenv("DEBUGINFOD_CACHE_PATH", own, 1);
 }
 
-/*
- * The processes of c->job's job (its user first: its table names only
- * that user's processes, and no other is touched, here or by the agents:
- * mqdh_options.owner).  --sentinel waits, an interval at a time, for a
- * job whose ranks are not all there yet, for as long as its launcher is.
- * 0, or EXIT_FATAL (said), or EXIT_OK for a job that ended first (said).
- */
+/* The processes of c->job's job (its user first: its table names only that
+ * user's processes, and no other is touched, here or by the agents:
+ * mqdh_options.owner).  --sentinel waits, an interval at a time, for a job
+ * whose ranks are not all there yet, for as long as its launcher is.  0,
+ * or EXIT_FATAL (said), or EXIT_OK for a job that ended first (said). */
 static int job_processes(struct command *c, pid_t **pids, int **ranks, char ***hosts, int *n)
 {
     char err[512], how[1200] = ""; /* ranks not from a table: how they were found */
@@ -534,6 +529,10 @@ static int job_processes(struct command *c, pid_t **pids, int **ranks, char ***h
     }
     if (how[0])
         say("", how);
+    /* A table's entries come first, entry i rank i: world 0, of its size. */
+    for (c->o.table_ranks = 0; !how[0] && c->o.table_ranks < *n &&
+                               (*ranks)[c->o.table_ranks] == c->o.table_ranks;)
+        c->o.table_ranks++;
     return 0;
 }
 

@@ -5,7 +5,8 @@
  * every callback the DLL needs (DWARF type, symbol, fetch, byte order,
  * global rank, MPI-2 job and identity), no-information vs empty queues,
  * DLL error codes reaching the user, the choice and trust of the DLL the
- * target names, processes that are gone, and mqdump killed mid-dump.
+ * target names, processes that are gone, mqdump killed mid-dump, and the
+ * launcher's table taking the place of its ranks' environments.
  * After every dump, every target must be running and untraced.
  */
 #define _GNU_SOURCE
@@ -590,12 +591,67 @@ static void test_dump__options_by_their_size(void **state)
     stop_target(pid);
 }
 
+/* A process whose environment a launcher would give rank 1 of 9, and
+ * spawned: sleep, exec'd (the pipe closes at the exec). */
+static pid_t start_env_target(void)
+{
+    int fds[2];
+    assert_int_equal(pipe2(fds, O_CLOEXEC), 0);
+    pid_t parent = getpid();
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        char *env[] = {"PMI_RANK=1", "PMI_SIZE=9", "PMI_SPAWNED=1", NULL};
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
+            _exit(1);
+        execle("/bin/sleep", "sleep", "60", (char *)NULL, env);
+        _exit(127);
+    }
+    char c;
+    close(fds[1]);
+    assert_int_equal(read(fds[0], &c, 1), 0);
+    close(fds[0]);
+    return pid;
+}
+
+/* The launcher's table (mqdh_options.table_ranks) makes its processes
+ * world 0 of its size, whatever their environments say: they are not
+ * read.  The processes after it, and every one for a caller that knows
+ * no table_ranks, are as their environments say. */
+static void test_dump__table_ranks_are_world_0(void **state)
+{
+    (void)state;
+    pid_t pids[2] = {start_env_target(), start_env_target()};
+    int ranks[2] = {0, 1};
+    struct mqdh_options o = {.size = sizeof o, .dll = build_path("tests/fake/fake_ok.so"),
+                             .table_ranks = 1};
+    struct mqdh_dump *d = NULL;
+    (void)mqdh_dump_processes(pids, ranks, NULL, 2, &o, &d); /* sleep has no MPI */
+    assert_non_null(d);
+    assert_int_equal(d->procs[0].rank, 0);
+    assert_int_equal(d->procs[0].world, 0);
+    assert_int_equal(d->procs[0].world_size, 1);
+    assert_int_equal(d->procs[1].rank, 1);
+    assert_int_not_equal(d->procs[1].world, 0); /* PMI_SPAWNED */
+    assert_int_equal(d->procs[1].world_size, 9);
+    mqdh_dump_free(d);
+    o.size = offsetof(struct mqdh_options, table_ranks);
+    (void)mqdh_dump_processes(pids, ranks, NULL, 2, &o, &d);
+    assert_non_null(d);
+    assert_int_not_equal(d->procs[0].world, 0);
+    assert_int_equal(d->procs[0].world_size, 9);
+    mqdh_dump_free(d);
+    stop_target(pids[0]);
+    stop_target(pids[1]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_dump__mpi2_protocol_end_to_end),
         cmocka_unit_test(test_dump__mpi1_dll_gets_no_job),
         cmocka_unit_test(test_dump__options_by_their_size),
+        cmocka_unit_test(test_dump__table_ranks_are_world_0),
         cmocka_unit_test(test_dump__dll_errors_reach_the_user),
         cmocka_unit_test(test_dump__target_named_dll_must_be_trusted),
         cmocka_unit_test(test_dump__a_gone_process_fails_alone),

@@ -627,6 +627,17 @@ struct mqdh_options {
      * cache), get them all.
      */
     int no_cpu;
+    /*
+     * How many of the first processes are the launcher's MPIR_proctable, in
+     * its order (pids[i] its entry i, ranks[i] == i): they are world 0, of
+     * that many processes, and their environments are not read for it (one
+     * /proc file each).  0: each process's environment says its world and
+     * the world's size (PMI_SIZE, OMPI_COMM_WORLD_SIZE), as for the
+     * processes after them (MPI_Comm_spawn's, which no table lists).  A
+     * long, past the end of MQDHOST_4.1's options on x86-64 too: a caller
+     * built before it passes a size that ends before it, and reads them all.
+     */
+    long table_ranks;
 };
 
 #define MQDH_OPTIONS_INIT {.size = sizeof(struct mqdh_options)}

@@ -255,7 +255,9 @@ static void bind_targets(struct call *c, const pid_t *pids)
  * could not be named (out of memory): then none is prepared. */
 static int name_processes(struct call *c, const int *ranks)
 {
-    int named = mqdh__name_processes(c->d->procs, ranks, c->remote, c->s.n) == MQDH_OK;
+    long t = c->o.table_ranks;
+    int tabled = t > 0 && ranks ? (int)(t < c->s.n ? t : c->s.n) : 0;
+    int named = mqdh__name_processes(c->d->procs, ranks, c->remote, c->s.n, tabled) == MQDH_OK;
     if (!named)
         c->first_error = MQDH_E_NOMEM;
     for (int i = 0; i < c->s.n; i++) {
@@ -541,7 +543,14 @@ int mqdh_dump_processes(const pid_t *pids, const int *ranks, const char *const *
                 fh[k] = hosts[i];
             k++;
         }
-        rc = dump_listed(fp, fr, fh, nfirst, opt, out);
+        /* Which entries were the table's is lost: every environment read. */
+        struct mqdh_options o;
+        int sized = !opt || opt->size >= sizeof opt->size; /* else dump_listed refuses it */
+        if (sized) {
+            complete_options(&o, opt);
+            o.table_ranks = 0;
+        }
+        rc = dump_listed(fp, fr, fh, nfirst, sized ? &o : opt, out);
         if (*out && spread(*out, first_of, pids, hosts, n) != MQDH_OK) {
             mqdh_dump_free(*out);
             *out = NULL;

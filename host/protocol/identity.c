@@ -31,7 +31,9 @@ static int cmp_order(const void *a, const void *b)
 
 /*
  * Each process's rank (ranks[i] if given and >= 0, else from its
- * environment, unless remote[i]: on another host), its world, and an
+ * environment, unless remote[i]: on another host), its world (the first
+ * tabled, given their ranks, are the launcher's table: world 0, of tabled
+ * processes, their environments not read), and an
  * identity no other process in the dump has, for the DLL to name it by: a world 0 process's own rank (so a DLL's
  * global ranks read as ranks, as they do without spawns), then the other
  * worlds' processes by world and rank, and last any whose rank is unknown
@@ -39,7 +41,8 @@ static int cmp_order(const void *a, const void *b)
  * put in worlds of their own after the numbered ones, one per parent.
  * Returns MQDH_OK or MQDH_E_NOMEM.
  */
-int mqdh__name_processes(struct mqdh_process *procs, const int *ranks, const int *remote, int n)
+int mqdh__name_processes(struct mqdh_process *procs, const int *ranks, const int *remote, int n,
+                         int tabled)
 {
     struct order *o = calloc((size_t)(n ? n : 1), sizeof *o);
     if (!o)
@@ -49,9 +52,13 @@ int mqdh__name_processes(struct mqdh_process *procs, const int *ranks, const int
         /* Another host's pid names nothing here: its rank is the caller's. */
         int env = -1;
         o[i].world = -1;
-        if (!remote || !remote[i])
+        if (i < tabled && ranks && ranks[i] >= 0) {
+            o[i].world = 0; /* the launcher's table: its world, of its size */
+            procs[i].world_size = tabled;
+        } else if (!remote || !remote[i]) {
             env = mqdh__proc_env_rank(procs[i].pid, &o[i].world, &o[i].spawner,
                                       &procs[i].world_size);
+        }
         if (procs[i].world_size < 0)
             procs[i].world_size = 0; /* unknown */
         procs[i].rank = ranks && ranks[i] >= 0 ? ranks[i] : env;

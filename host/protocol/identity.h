@@ -8,9 +8,12 @@
 
 /*
  * Each process's rank (ranks[i] if given and >= 0, else from its
- * environment), its world, and the identity the DLL names it by.
+ * environment), its world (the first tabled processes, given ranks, are
+ * the launcher's table: world 0, of that size), and the identity the DLL
+ * names it by.
  * MQDH_OK or MQDH_E_NOMEM.
  */
-int mqdh__name_processes(struct mqdh_process *procs, const int *ranks, const int *remote, int n);
+int mqdh__name_processes(struct mqdh_process *procs, const int *ranks, const int *remote, int n,
+                         int tabled);
 
 #endif
