@@ -145,8 +145,9 @@ static int scan_units(struct file_index *fi, const char *name)
                     tag != DW_TAG_class_type)
                     continue;
                 const char *n = dwarf_diename(&child);
-                if (!n || !is_definition(&child))
-                    continue;
+                Dwarf_Off had;
+                if (!n || index_get(fi, n, &had) == 0 || !is_definition(&child))
+                    continue; /* the first definition wins: nothing more to see */
                 Dwarf_Die t = child;
                 if (strip_typedefs(&t) != 0 || !is_definition(&t))
                     continue; /* a typedef of an incomplete type: keep looking */
