@@ -32,6 +32,7 @@ struct mqd_process {
     struct mqd_image *image;
     void *backend;
     mqs_target_type_sizes sizes;
+    int byte_order; /* how its mqs_target_to_host converts (target.c): 0 not seen yet */
     int setup_rc; /* why backend is NULL */
     char explain[256];
 };

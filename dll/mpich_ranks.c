@@ -16,7 +16,25 @@
  * ns, "NS#RANK": what every generation names a process by, into out. */
 static void make_key(char out[MQD_MAX_KEY], const char *ns, long rank)
 {
-    snprintf(out, MQD_MAX_KEY, "%s#%d", ns, (int)rank);
+    /* snprintf's "%s#%d", by hand: one is made for every member of every
+     * communicator a process has. */
+    char digits[16];
+    int r = (int)rank, k = 0;
+    unsigned u = r < 0 ? 0u - (unsigned)r : (unsigned)r;
+    do
+        digits[k++] = (char)('0' + u % 10);
+    while ((u /= 10) != 0);
+    if (r < 0)
+        digits[k++] = '-';
+    size_t at = 0;
+    while (at < MQD_MAX_KEY - 1 && ns[at])
+        at++;
+    memcpy(out, ns, at);
+    if (at < MQD_MAX_KEY - 1)
+        out[at++] = '#';
+    while (k > 0 && at < MQD_MAX_KEY - 1)
+        out[at++] = digits[--k];
+    out[at] = '\0';
 }
 
 long mpich__identity_of(struct mqd_process *p, const char *ns, long rank)
@@ -162,12 +180,13 @@ int mqd_be_process_key(struct mqd_process *p, char *key, int len)
 
 /* ---------------------------------------------------------------- ch3 connections */
 
-/* A small map from a VC's address to its global rank, for one read of
- * the list. */
+/* A map from a VC's address to its global rank, for one read of the
+ * list: open addressing, at most half the slots filled. */
+enum { VC_SLOTS = 512 };
 struct mpich_rank_cache {
     int n;
-    mqs_taddr_t addr[256];
-    long global[256];
+    mqs_taddr_t addr[VC_SLOTS]; /* 0: free (no VC is at 0) */
+    long global[VC_SLOTS];
     /* Process groups' id strings, by the group's address. */
     int npg;
     mqs_taddr_t pg[8];
@@ -218,11 +237,12 @@ static int vc_global(struct mqd_process *p, struct mpich_rank_cache *c, mqs_tadd
 {
     const struct mpich_image *b = mpich__image(p);
     struct mpich_process *bp = mqd_process_backend(p);
-    for (int i = 0; i < c->n; i++) {
-        if (c->addr[i] == vc) {
-            *global = c->global[i];
-            return mqs_ok;
-        }
+    unsigned slot = (unsigned)(((uint64_t)vc * 0x9e3779b97f4a7c15u) >> 40) & (VC_SLOTS - 1);
+    while (c->addr[slot] && c->addr[slot] != vc)
+        slot = (slot + 1) & (VC_SLOTS - 1);
+    if (c->addr[slot]) {
+        *global = c->global[slot];
+        return mqs_ok;
     }
     /* lpid, and with groups known pg and pg_rank: one read over all. */
     int lo = b->off[F_VC_LPID], hi = b->off[F_VC_LPID] + 4;
@@ -252,9 +272,10 @@ static int vc_global(struct mqd_process *p, struct mpich_rank_cache *c, mqs_tadd
         else if (pg != bp->my_pg)
             *global = -1;
     }
-    if (c->n < 256) {
-        c->addr[c->n] = vc;
-        c->global[c->n++] = *global;
+    if (c->n < VC_SLOTS / 2) {
+        c->addr[slot] = vc;
+        c->global[slot] = *global;
+        c->n++;
     }
     return mqs_ok;
 }

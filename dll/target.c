@@ -136,28 +136,71 @@ int mqd_read(struct mqd_process *p, mqs_taddr_t addr, void *buf, int size)
                                                                           : MQD_ERR_READ;
 }
 
+enum { ORDER_UNSEEN, ORDER_SAME, ORDER_SWAPPED, ORDER_ASK };
+
+/*
+ * How the debugger's mqs_target_to_host converts p's values, seen once on
+ * a pattern of each size: as they are, or byte-reversed (a target of the
+ * other byte order); a debugger that does something else is asked for
+ * every value.  The DLL converts every field it reads: a callback each
+ * was most of the time of reading a communicator's members.
+ */
+static int byte_order(struct mqd_process *p)
+{
+    if (p->byte_order != ORDER_UNSEEN)
+        return p->byte_order;
+    static const unsigned char pattern[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+    int same = 1, swapped = 1;
+    for (int size = 2; size <= 8; size *= 2) {
+        unsigned char out[8] = {0};
+        p->cb->mqs_target_to_host_fp(p->process, pattern, out, size);
+        for (int i = 0; i < size; i++) {
+            same &= out[i] == pattern[i];
+            swapped &= out[i] == pattern[size - 1 - i];
+        }
+    }
+    p->byte_order = same ? ORDER_SAME : swapped ? ORDER_SWAPPED : ORDER_ASK;
+    return p->byte_order;
+}
+
 uint64_t mqd_uint(struct mqd_process *p, const void *buf, int off, int size)
 {
     unsigned char in[8];
     if (size != 1 && size != 2 && size != 4 && size != 8)
         return 0;
     memcpy(in, (const unsigned char *)buf + off, (size_t)size);
-    switch (size) {
-    case 1:
+    if (size == 1)
         return in[0];
+    int order = byte_order(p);
+    if (order == ORDER_SWAPPED)
+        for (int i = 0; i < size / 2; i++) {
+            unsigned char t = in[i];
+            in[i] = in[size - 1 - i];
+            in[size - 1 - i] = t;
+        }
+    switch (size) {
     case 2: {
         uint16_t v;
-        p->cb->mqs_target_to_host_fp(p->process, in, &v, 2);
+        if (order == ORDER_ASK)
+            p->cb->mqs_target_to_host_fp(p->process, in, &v, 2);
+        else
+            memcpy(&v, in, 2);
         return v;
     }
     case 4: {
         uint32_t v;
-        p->cb->mqs_target_to_host_fp(p->process, in, &v, 4);
+        if (order == ORDER_ASK)
+            p->cb->mqs_target_to_host_fp(p->process, in, &v, 4);
+        else
+            memcpy(&v, in, 4);
         return v;
     }
     default: {
         uint64_t v;
-        p->cb->mqs_target_to_host_fp(p->process, in, &v, 8);
+        if (order == ORDER_ASK)
+            p->cb->mqs_target_to_host_fp(p->process, in, &v, 8);
+        else
+            memcpy(&v, in, 8);
         return v;
     }
     }
@@ -268,7 +311,12 @@ mqs_type *mqd_find_type(mqs_image *image, const mqs_image_callbacks *cb, const c
     int n = 0;
     if (!cb->mqs_find_type_fp || len + 8 > sizeof alt[0])
         return NULL;
-    snprintf(alt[n++], sizeof alt[0], "%s", name);
+    /* The name as given first, the other spellings only if it is not one
+     * (a debugger's callback takes a char *: a copy of the name). */
+    memcpy(alt[n++], name, len + 1);
+    mqs_type *t = cb->mqs_find_type_fp(image, alt[0], mqs_lang_c);
+    if (t)
+        return t;
     snprintf(alt[n++], sizeof alt[0], "struct %s", name);
     if (len > 2 && strcmp(name + len - 2, "_t") == 0) {
         snprintf(alt[n++], sizeof alt[0], "%.*s", (int)(len - 2), name);
@@ -276,11 +324,9 @@ mqs_type *mqd_find_type(mqs_image *image, const mqs_image_callbacks *cb, const c
     } else {
         snprintf(alt[n++], sizeof alt[0], "%s_t", name);
     }
-    for (int i = 0; i < n; i++) {
-        mqs_type *t = cb->mqs_find_type_fp(image, alt[i], mqs_lang_c);
-        if (t)
+    for (int i = 1; i < n; i++)
+        if ((t = cb->mqs_find_type_fp(image, alt[i], mqs_lang_c)) != NULL)
             return t;
-    }
     return NULL;
 }
 
@@ -290,13 +336,15 @@ mqs_type *mqd_find_type_memo(mqs_image *image, const mqs_image_callbacks *cb,
     size_t len = strlen(name);
     if (!memo || len >= sizeof memo->v[0].name)
         return mqd_find_type(image, cb, name);
+    if (memo->last < memo->n && strcmp(memo->v[memo->last].name, name) == 0)
+        return memo->v[memo->last].type;
     for (int i = 0; i < memo->n; i++)
         if (strcmp(memo->v[i].name, name) == 0)
-            return memo->v[i].type;
+            return memo->v[memo->last = i].type;
     mqs_type *t = mqd_find_type(image, cb, name);
     if (memo->n < (int)(sizeof memo->v / sizeof memo->v[0])) {
         memcpy(memo->v[memo->n].name, name, len + 1);
-        memo->v[memo->n++].type = t;
+        memo->v[memo->last = memo->n++].type = t;
     }
     return t;
 }

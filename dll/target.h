@@ -182,6 +182,7 @@ MQD_HIDDEN int mqd_path_offset_by(mqd_step_fn step, const void *ctx, const char 
  */
 struct mqd_type_memo {
     int n;
+    int last; /* the entry found last: paths name one type field after field */
     struct {
         char name[64];
         mqs_type *type;
