@@ -251,7 +251,7 @@ INTEGRATION_TESTS := $(BUILD)/tests/test_samples $(BUILD)/tests/test_mqdump \
 # One vendor-neutral core (dll/backend.h), one backend per MPI: the two
 # DLLs share the core's files and nothing else.
 DLL_CORE := dll/entry.c dll/target.c dll/job.c dll/records.c dll/request.c
-DLL_SRCS := $(DLL_CORE) dll/mpich_layout.c dll/mpich_ranks.c dll/mpich_comms.c \
+DLL_SRCS := $(DLL_CORE) dll/mpich_layout.c dll/mpich_keys.c dll/mpich_ranks.c dll/mpich_comms.c \
             dll/mpich_requests.c dll/mpich_stock.c dll/mpich_queues.c dll/mpich_handles.c
 DLL_OBJS := $(DLL_SRCS:%.c=$(BUILD)/%.o)
 $(BUILD)/dll/%.o: dll/%.c | $(BUILD)/dll

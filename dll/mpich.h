@@ -209,6 +209,8 @@ MQD_HIDDEN void mpich__read_own_key(struct mqd_process *p, struct mpich_process 
 MQD_HIDDEN long mpich__identity_of(struct mqd_process *p, const char *ns, long rank);
 /* The id string of ch3 process group pg ("kvs_...") into out. */
 MQD_HIDDEN int mpich__read_pg_id(struct mqd_process *p, mqs_taddr_t pg, char *out, int len);
+/* The PMI namespace of world idx (5.0's MPIR_Worlds) into out. */
+MQD_HIDDEN int mpich__world_namespace(struct mqd_process *p, long idx, char *out, int len);
 
 /* What one read of the communicator list learns of processes, for the
  * next communicator's members (NULL if out of memory; freed by
