@@ -240,6 +240,89 @@ static void test_image__absent_symbol_reads_no_debug_file(void **state)
     mqdh__image_close(&im);
 }
 
+/* The value of the function called name whose range holds at, in mod's
+ * table; UINT64_MAX if none. */
+static uint64_t function_value(Dwfl_Module *mod, const char *name, uint64_t at)
+{
+    int n = dwfl_module_getsymtab(mod);
+    for (int i = 1; i < n; i++) {
+        GElf_Sym sym;
+        GElf_Addr v;
+        const char *s = dwfl_module_getsym_info(mod, i, &sym, &v, NULL, NULL, NULL);
+        if (s && strcmp(s, name) == 0 && GELF_ST_TYPE(sym.st_info) == STT_FUNC && v <= at &&
+            at - v < (sym.st_size ? sym.st_size : 1))
+            return v;
+    }
+    return UINT64_MAX;
+}
+
+struct named {
+    int compared, same, locals, files;
+    char failed[512];
+};
+
+/* Every own-table function of im's files, at its start, middle and last
+ * byte, named by us and by libdwfl: into *c, or c->failed. */
+static void name_functions(struct mqdh__image *im, struct named *c)
+{
+    for (int m = 0; m < im->nmods && !c->failed[0]; m++) {
+        struct mqdh__file *f = im->mods[m].file;
+        Dwfl_Module *mod = f->usable && f->own_symtab ? mqdh__file_module(f) : NULL;
+        int n = mod ? dwfl_module_getsymtab(mod) : 0;
+        c->files += n > 0;
+        for (int i = 1; i < n && !c->failed[0]; i++) {
+            GElf_Sym sym;
+            GElf_Addr v;
+            const char *name = dwfl_module_getsym_info(mod, i, &sym, &v, NULL, NULL, NULL);
+            if (!name || GELF_ST_TYPE(sym.st_info) != STT_FUNC || sym.st_shndx == SHN_UNDEF)
+                continue;
+            uint64_t size = sym.st_size ? sym.st_size : 1;
+            uint64_t at[3] = {v, v + size / 2, v + size - 1};
+            for (int k = 0; k < 3 && !c->failed[0]; k++) {
+                const char *ours = mqdh__file_function_at(f, at[k]);
+                const char *theirs = dwfl_module_addrname(mod, at[k]);
+                uint64_t a = ours ? function_value(mod, ours, at[k]) : UINT64_MAX;
+                uint64_t b = theirs ? function_value(mod, theirs, at[k]) : UINT64_MAX - 1;
+                c->compared++;
+                if (ours && theirs && strcmp(ours, theirs) == 0)
+                    c->same++;
+                else if (a == UINT64_MAX || a != b)
+                    snprintf(c->failed, sizeof c->failed, "%s+%#lx (in %s): %s, libdwfl says %s",
+                             f->path, (unsigned long)at[k], name, ours ? ours : "nothing",
+                             theirs ? theirs : "nothing");
+            }
+            c->locals += GELF_ST_BIND(sym.st_info) == STB_LOCAL;
+        }
+    }
+    mqdh__image_close(im);
+}
+
+/*
+ * A file with a .symtab of its own names its functions, locals among
+ * them, by a binary search of its table: the function libdwfl names, by
+ * the same name or by an alias at the same address (a weak one before the
+ * global).  This executable's and the host library's functions.
+ */
+static void test_image__functions_named_from_own_table(void **state)
+{
+    (void)state;
+    struct mqdh__image im;
+    struct named c = {0};
+    char err[512], lib[4096];
+    const char *b = getenv("MQD_BUILD");
+    snprintf(lib, sizeof lib, "%s/lib/libmqdhost.so", b && *b ? b : "build");
+    assert_int_equal(mqdh__image_open_pid(&im, getpid(), NULL, err, sizeof err), 0);
+    name_functions(&im, &c);
+    if (mqdh__image_open_file(&im, lib, err, sizeof err) != 0)
+        fail_msg("%s", err);
+    name_functions(&im, &c);
+    if (c.failed[0])
+        fail_msg("%s", c.failed);
+    printf("image: %d addresses of %d files' own functions (%d local) named, %d as libdwfl "
+           "names them, the others by an alias\n", c.compared, c.files, c.locals, c.same);
+    assert_true(c.files >= 2 && c.compared > 1500 && c.locals > 300);
+}
+
 /*
  * Symbols and types are looked up in the loader's order: the executable,
  * then breadth first through DT_NEEDED, then the rest.  This process's
@@ -512,6 +595,7 @@ int main(void)
         cmocka_unit_test(test_image__types_and_offsets),
         cmocka_unit_test(test_image__live_process_relocated),
         cmocka_unit_test(test_image__absent_symbol_reads_no_debug_file),
+        cmocka_unit_test(test_image__functions_named_from_own_table),
         cmocka_unit_test(test_image__loader_order),
         cmocka_unit_test(test_image__files_are_read_once),
         cmocka_unit_test(test_image__bad_files),

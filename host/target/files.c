@@ -76,10 +76,13 @@ static void file_free(struct mqdh__file *f)
         if (f->memo[i].used)
             free(f->memo[i].value);
     free(f->memo);
-    free(f->all.syms);
-    free(f->all.heads);
-    free(f->exported.syms);
-    free(f->exported.heads);
+    struct mqdh__file_syms *tables[] = {&f->all, &f->exported};
+    for (int i = 0; i < 2; i++) {
+        free(tables[i]->syms);
+        free(tables[i]->heads);
+        free(tables[i]->byaddr);
+        free(tables[i]->reach);
+    }
     for (int i = 0; i < f->nneeded; i++)
         free(f->needed[i]);
     free(f->needed);
@@ -440,26 +443,101 @@ int mqdh__file_global(struct mqdh__file *f, const char *name, int functions_only
     return syms_find(&f->exported, name, functions_only, 0, addr);
 }
 
+static int is_function(const struct fsym *s)
+{
+    return s->type == STT_FUNC || s->type == STT_GNU_IFUNC;
+}
+
+static int by_value(const void *a, const void *b, void *arg)
+{
+    const struct fsym *syms = arg;
+    uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
+    if (syms[i].value != syms[j].value)
+        return syms[i].value < syms[j].value ? -1 : 1;
+    return i < j ? -1 : i > j;
+}
+
+/* t's functions in the order of their values (t->sorted; none without
+ * memory, and the caller asks libdwfl). */
+static void sort_functions(struct mqdh__file_syms *t)
+{
+    t->sorted = 1;
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < t->nsyms; i++)
+        n += is_function(&t->syms[i]);
+    if (!n || !(t->byaddr = malloc(n * sizeof *t->byaddr)) ||
+        !(t->reach = malloc(n * sizeof *t->reach))) {
+        free(t->byaddr);
+        t->byaddr = NULL;
+        return;
+    }
+    for (uint32_t i = 0; i < t->nsyms; i++)
+        if (is_function(&t->syms[i]))
+            t->byaddr[t->nfuncs++] = i;
+    qsort_r(t->byaddr, t->nfuncs, sizeof *t->byaddr, by_value, t->syms);
+    uint64_t reach = 0;
+    for (uint32_t k = 0; k < t->nfuncs; k++) {
+        const struct fsym *s = &t->syms[t->byaddr[k]];
+        uint64_t end = s->value + (s->size ? s->size : 1);
+        t->reach[k] = reach = end > reach ? end : reach;
+    }
+}
+
+/*
+ * The function of t whose range holds addr, as libdwfl chooses it: the
+ * nearest start, then the higher binding, then the table's order (the
+ * array holds it backwards: the higher index).  But for the binding: a
+ * weak alias comes before the global it aliases (MPI_Send, the name the
+ * program calls, before PMPI_Send), where libdwfl takes the global.
+ * Walked back from the last start at or below addr, for as long as a
+ * function before could still reach it.
+ */
+static const char *syms_at(struct mqdh__file_syms *t, uint64_t addr)
+{
+    if (!t->sorted)
+        sort_functions(t);
+    uint32_t lo = 0, hi = t->nfuncs;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (t->syms[t->byaddr[mid]].value <= addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    const struct fsym *best = NULL;
+    uint32_t best_i = 0;
+    for (uint32_t k = lo; k-- > 0 && t->reach[k] > addr;) {
+        uint32_t i = t->byaddr[k];
+        const struct fsym *s = &t->syms[i];
+        if (best && s->value < best->value)
+            break;
+        if (addr - s->value >= (s->size ? s->size : 1))
+            continue;
+        if (!best || s->value > best->value || s->bind > best->bind ||
+            (s->bind == best->bind && i > best_i)) {
+            best = s;
+            best_i = i;
+        }
+    }
+    return best ? best->name : NULL;
+}
+
 const char *mqdh__file_exported_at(struct mqdh__file *f, uint64_t addr)
 {
     if (f->own_symtab || !f->usable)
         return NULL;
     if (!f->exported.built)
         build_exported(f);
-    /* libdwfl's choice: the nearest start, then the higher binding (a weak
-     * alias over the global it aliases), then the table's order (the
-     * array holds it backwards). */
-    const struct fsym *best = NULL;
-    for (uint32_t i = f->exported.nsyms; i-- > 0;) {
-        const struct fsym *s = &f->exported.syms[i];
-        if ((s->type != STT_FUNC && s->type != STT_GNU_IFUNC) || addr < s->value ||
-            addr - s->value >= (s->size ? s->size : 1))
-            continue;
-        if (!best || s->value > best->value ||
-            (s->value == best->value && s->bind > best->bind))
-            best = s;
-    }
-    return best ? best->name : NULL;
+    return syms_at(&f->exported, addr);
+}
+
+const char *mqdh__file_function_at(struct mqdh__file *f, uint64_t addr)
+{
+    if (!f->own_symtab || !f->usable)
+        return NULL;
+    if (!f->all.built)
+        build_all(f);
+    return syms_at(&f->all, addr);
 }
 
 int mqdh__file_exports_mpi(struct mqdh__file *f)

@@ -34,6 +34,11 @@ struct mqdh__file_syms {
     uint32_t nsyms, *heads;
     size_t nheads;
     int built;
+    /* Its functions by address, sorted on first need: indexes into syms
+     * by value, and reach[k] the highest end among the first k + 1. */
+    uint32_t *byaddr, nfuncs;
+    uint64_t *reach;
+    int sorted;
 };
 
 struct mqdh__file {
@@ -170,12 +175,22 @@ int mqdh__file_exports_mpi(struct mqdh__file *f);
 /*
  * The name of the function file address addr is in, if the file has no
  * .symtab of its own and addr is within a function it exports (.dynsym:
- * the one starting nearest below, a weak alias before its global), as
- * libdwfl would name it from the debug file, whose global symbols are
- * these; NULL otherwise (the caller
- * asks libdwfl, which reads the debug file).
+ * the one starting nearest below, a weak alias before its global: MPI_Send
+ * before PMPI_Send), as libdwfl would name it from the debug file, whose
+ * global symbols are these, but for that alias; NULL otherwise (the
+ * caller asks libdwfl, which reads the debug file).
  */
 const char *mqdh__file_exported_at(struct mqdh__file *f, uint64_t addr);
+
+/*
+ * The same choice among the functions of the file's own .symtab, for a
+ * file that has one: the function libdwfl's dwfl_module_addrname names
+ * (by that name or an alias at the same address), found by a binary
+ * search where libdwfl reads the whole table for every address.  NULL if
+ * the file has no .symtab of its own or no function's range holds addr
+ * (the caller asks libdwfl, which also knows labels without a size).
+ */
+const char *mqdh__file_function_at(struct mqdh__file *f, uint64_t addr);
 
 /*
  * The slot where the file's users keep what they learnt of file address
