@@ -120,47 +120,36 @@ static int index_get(const struct file_index *fi, const char *name, Dwarf_Off *o
     return -1;
 }
 
-/*
- * Index the units from fi->next_cu on until one defines name (NULL: all of
- * them).  0 when it is found, 1 when every unit is scanned without it, -1
- * out of memory.
- */
-static int scan_units(struct file_index *fi, const char *name)
+/* Index the next unit not scanned yet: 0, or 1 when none is left, or -1
+ * out of memory (the unit is scanned again next time). */
+static int scan_unit(struct file_index *fi)
 {
-    Dwarf_Off next;
+    Dwarf_Off off = fi->next_cu, next;
     size_t hsize;
-    while (!fi->scanned) {
-        Dwarf_Off off = fi->next_cu;
-        if (dwarf_nextcu(fi->dw, off, &next, &hsize, NULL, NULL, NULL) != 0) {
-            fi->scanned = 1;
-            break;
-        }
-        int found = 0;
-        Dwarf_Die cu, child;
-        if (dwarf_offdie(fi->dw, off + hsize, &cu) && dwarf_child(&cu, &child) == 0) {
-            do {
-                int tag = dwarf_tag(&child);
-                if (tag != DW_TAG_structure_type && tag != DW_TAG_union_type &&
-                    tag != DW_TAG_typedef && tag != DW_TAG_base_type &&
-                    tag != DW_TAG_class_type)
-                    continue;
-                const char *n = dwarf_diename(&child);
-                Dwarf_Off had;
-                if (!n || index_get(fi, n, &had) == 0 || !is_definition(&child))
-                    continue; /* the first definition wins: nothing more to see */
-                Dwarf_Die t = child;
-                if (strip_typedefs(&t) != 0 || !is_definition(&t))
-                    continue; /* a typedef of an incomplete type: keep looking */
-                if (index_put(fi, n, dwarf_dieoffset(&t)) != 0)
-                    return -1; /* this unit is scanned again next time */
-                found |= name && strcmp(n, name) == 0;
-            } while (dwarf_siblingof(&child, &child) == 0);
-        }
-        fi->next_cu = next;
-        if (found)
-            return 0;
+    if (fi->scanned || dwarf_nextcu(fi->dw, off, &next, &hsize, NULL, NULL, NULL) != 0) {
+        fi->scanned = 1;
+        return 1;
     }
-    return 1;
+    Dwarf_Die cu, child;
+    if (dwarf_offdie(fi->dw, off + hsize, &cu) && dwarf_child(&cu, &child) == 0) {
+        do {
+            int tag = dwarf_tag(&child);
+            if (tag != DW_TAG_structure_type && tag != DW_TAG_union_type &&
+                tag != DW_TAG_typedef && tag != DW_TAG_base_type && tag != DW_TAG_class_type)
+                continue;
+            const char *n = dwarf_diename(&child);
+            Dwarf_Off had;
+            if (!n || index_get(fi, n, &had) == 0 || !is_definition(&child))
+                continue; /* the first definition wins: nothing more to see */
+            Dwarf_Die t = child;
+            if (strip_typedefs(&t) != 0 || !is_definition(&t))
+                continue; /* a typedef of an incomplete type: keep looking */
+            if (index_put(fi, n, dwarf_dieoffset(&t)) != 0)
+                return -1;
+        } while (dwarf_siblingof(&child, &child) == 0);
+    }
+    fi->next_cu = next;
+    return 0;
 }
 
 static void free_index(void *p)
@@ -239,8 +228,10 @@ struct mqdh__type *mqdh__type_find(struct mqdh__image *im, const char *name)
         Dwarf_Off off;
         if (!fi)
             continue;
-        if (index_get(fi, name, &off) != 0 && (scan_units(fi, name) != 0 ||
-                                                index_get(fi, name, &off) != 0))
+        int rc = 0;
+        while (index_get(fi, name, &off) != 0 && (rc = scan_unit(fi)) == 0)
+            ;
+        if (rc != 0)
             continue;
         if (dwarf_offdie(fi->dw, off, &t->die))
             t->found = 1;
