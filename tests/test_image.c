@@ -211,7 +211,7 @@ static void test_image__absent_symbol_reads_no_debug_file(void **state)
             if (!full || GELF_ST_TYPE(sym.st_info) != STT_FUNC || sym.st_shndx == SHN_UNDEF)
                 continue;
             for (uint64_t at = v; at < v + (sym.st_size ? sym.st_size : 1); at += sym.st_size / 2 + 1) {
-                const char *ours = mqdh__file_exported_at(f, at);
+                const char *ours = mqdh__file_function_at(f, at);
                 const char *theirs = dwfl_module_addrname(mod, at);
                 if (!ours)
                     continue;

@@ -522,22 +522,18 @@ static const char *syms_at(struct mqdh__file_syms *t, uint64_t addr)
     return best ? best->name : NULL;
 }
 
-const char *mqdh__file_exported_at(struct mqdh__file *f, uint64_t addr)
-{
-    if (f->own_symtab || !f->usable)
-        return NULL;
-    if (!f->exported.built)
-        build_exported(f);
-    return syms_at(&f->exported, addr);
-}
-
 const char *mqdh__file_function_at(struct mqdh__file *f, uint64_t addr)
 {
-    if (!f->own_symtab || !f->usable)
+    if (!f->usable)
         return NULL;
-    if (!f->all.built)
-        build_all(f);
-    return syms_at(&f->all, addr);
+    struct mqdh__file_syms *t = f->own_symtab ? &f->all : &f->exported;
+    if (!t->built) {
+        if (f->own_symtab)
+            build_all(f);
+        else
+            build_exported(f);
+    }
+    return syms_at(t, addr);
 }
 
 int mqdh__file_exports_mpi(struct mqdh__file *f)

@@ -173,22 +173,15 @@ int mqdh__file_global(struct mqdh__file *f, const char *name, int functions_only
 int mqdh__file_exports_mpi(struct mqdh__file *f);
 
 /*
- * The name of the function file address addr is in, if the file has no
- * .symtab of its own and addr is within a function it exports (.dynsym:
- * the one starting nearest below, a weak alias before its global: MPI_Send
- * before PMPI_Send), as libdwfl would name it from the debug file, whose
- * global symbols are these, but for that alias; NULL otherwise (the
- * caller asks libdwfl, which reads the debug file).
- */
-const char *mqdh__file_exported_at(struct mqdh__file *f, uint64_t addr);
-
-/*
- * The same choice among the functions of the file's own .symtab, for a
- * file that has one: the function libdwfl's dwfl_module_addrname names
- * (by that name or an alias at the same address), found by a binary
- * search where libdwfl reads the whole table for every address.  NULL if
- * the file has no .symtab of its own or no function's range holds addr
- * (the caller asks libdwfl, which also knows labels without a size).
+ * The name of the function file address addr is in: from the file's own
+ * .symtab, or for a file without one from the functions it exports
+ * (.dynsym, the global symbols its debug file would have, which is not
+ * read).  The one starting nearest below whose range holds addr, as
+ * libdwfl's dwfl_module_addrname chooses, but for a weak alias, which
+ * comes before the global it aliases (MPI_Send before PMPI_Send); found
+ * by a binary search where libdwfl reads the whole table for every
+ * address.  NULL if no such function holds addr (the caller asks libdwfl,
+ * which reads the debug file and knows labels without a size).
  */
 const char *mqdh__file_function_at(struct mqdh__file *f, uint64_t addr);
 

@@ -25,11 +25,10 @@ struct mqdh__pc *mqdh__pc_of(struct mqdh__file *f, Dwarf_Addr addr)
         struct mqdh__pc *pc = calloc(1, sizeof *pc);
         if (!pc)
             return NULL;
-        /* A stripped library's exported function is named without its
-         * debug file (the C library's, for nearly every thread); any
-         * other function from the file's own table, by a binary search. */
-        if (!(pc->name = mqdh__file_exported_at(f, addr)) &&
-            !(pc->name = mqdh__file_function_at(f, addr))) {
+        /* From the file's own table, or a stripped library's exports
+         * without its debug file (the C library's, for nearly every
+         * thread). */
+        if (!(pc->name = mqdh__file_function_at(f, addr))) {
             Dwfl_Module *m = mqdh__file_module(f);
             pc->name = m ? dwfl_module_addrname(m, addr) : NULL;
         }
