@@ -346,13 +346,11 @@ static void prefetch(struct call *c)
     mqdh__debug_ranks_stopped(c->s.files);
 }
 
-/* Dump pids[0..n-1], each process listed once (mqdh_dump_processes). */
+/* Dump pids[0..n-1], each process listed once (mqdh_dump_processes, which
+ * checked the arguments). */
 static int dump_listed(const pid_t *pids, const int *ranks, const char *const *hosts, int n,
                        const struct mqdh_options *opt, struct mqdh_dump **out)
 {
-    *out = NULL;
-    if (n < 0 || (n > 0 && !pids) || (opt && opt->size < sizeof opt->size))
-        return MQDH_E_USAGE;
     struct call c = {0};
     complete_options(&c.o, opt);
     /* Told from this thread and the workers (run binds it on each). */
@@ -516,7 +514,7 @@ int mqdh_dump_processes(const pid_t *pids, const int *ranks, const char *const *
                         const struct mqdh_options *opt, struct mqdh_dump **out)
 {
     *out = NULL;
-    if (n < 0 || (n > 0 && !pids))
+    if (n < 0 || (n > 0 && !pids) || (opt && opt->size < sizeof opt->size))
         return MQDH_E_USAGE;
     int *first_of = malloc((size_t)(n ? n : 1) * sizeof *first_of), nfirst = n;
     if (!first_of || find_repeats(pids, hosts, n, first_of, &nfirst) != MQDH_OK) {
@@ -545,12 +543,9 @@ int mqdh_dump_processes(const pid_t *pids, const int *ranks, const char *const *
         }
         /* Which entries were the table's is lost: every environment read. */
         struct mqdh_options o;
-        int sized = !opt || opt->size >= sizeof opt->size; /* else dump_listed refuses it */
-        if (sized) {
-            complete_options(&o, opt);
-            o.table_ranks = 0;
-        }
-        rc = dump_listed(fp, fr, fh, nfirst, sized ? &o : opt, out);
+        complete_options(&o, opt);
+        o.table_ranks = 0;
+        rc = dump_listed(fp, fr, fh, nfirst, &o, out);
         if (*out && spread(*out, first_of, pids, hosts, n) != MQDH_OK) {
             mqdh_dump_free(*out);
             *out = NULL;
