@@ -165,44 +165,31 @@ static int byte_order(struct mqd_process *p)
 
 uint64_t mqd_uint(struct mqd_process *p, const void *buf, int off, int size)
 {
-    unsigned char in[8];
+    const unsigned char *in = (const unsigned char *)buf + off;
+    unsigned char value[8];
     if (size != 1 && size != 2 && size != 4 && size != 8)
         return 0;
-    memcpy(in, (const unsigned char *)buf + off, (size_t)size);
     if (size == 1)
         return in[0];
     int order = byte_order(p);
-    if (order == ORDER_SWAPPED)
-        for (int i = 0; i < size / 2; i++) {
-            unsigned char t = in[i];
-            in[i] = in[size - 1 - i];
-            in[size - 1 - i] = t;
-        }
+    if (order == ORDER_ASK)
+        p->cb->mqs_target_to_host_fp(p->process, in, value, size);
+    else
+        for (int i = 0; i < size; i++)
+            value[i] = in[order == ORDER_SWAPPED ? size - 1 - i : i];
+    uint16_t v2;
+    uint32_t v4;
+    uint64_t v8;
     switch (size) {
-    case 2: {
-        uint16_t v;
-        if (order == ORDER_ASK)
-            p->cb->mqs_target_to_host_fp(p->process, in, &v, 2);
-        else
-            memcpy(&v, in, 2);
-        return v;
-    }
-    case 4: {
-        uint32_t v;
-        if (order == ORDER_ASK)
-            p->cb->mqs_target_to_host_fp(p->process, in, &v, 4);
-        else
-            memcpy(&v, in, 4);
-        return v;
-    }
-    default: {
-        uint64_t v;
-        if (order == ORDER_ASK)
-            p->cb->mqs_target_to_host_fp(p->process, in, &v, 8);
-        else
-            memcpy(&v, in, 8);
-        return v;
-    }
+    case 2:
+        memcpy(&v2, value, 2);
+        return v2;
+    case 4:
+        memcpy(&v4, value, 4);
+        return v4;
+    default:
+        memcpy(&v8, value, 8);
+        return v8;
     }
 }
 
