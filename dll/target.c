@@ -320,17 +320,22 @@ mqs_type *mqd_find_type(mqs_image *image, const mqs_image_callbacks *cb, const c
 mqs_type *mqd_find_type_memo(mqs_image *image, const mqs_image_callbacks *cb,
                              struct mqd_type_memo *memo, const char *name)
 {
-    size_t len = strlen(name);
+    size_t len = 0;
+    unsigned hash = 2166136261u; /* FNV-1a */
+    for (; name[len]; len++)
+        hash = (hash ^ (unsigned char)name[len]) * 16777619u;
     if (!memo || len >= sizeof memo->v[0].name)
         return mqd_find_type(image, cb, name);
-    if (memo->last < memo->n && strcmp(memo->v[memo->last].name, name) == 0)
+    if (memo->last < memo->n && memo->v[memo->last].hash == hash &&
+        strcmp(memo->v[memo->last].name, name) == 0)
         return memo->v[memo->last].type;
     for (int i = 0; i < memo->n; i++)
-        if (strcmp(memo->v[i].name, name) == 0)
+        if (memo->v[i].hash == hash && strcmp(memo->v[i].name, name) == 0)
             return memo->v[memo->last = i].type;
     mqs_type *t = mqd_find_type(image, cb, name);
     if (memo->n < (int)(sizeof memo->v / sizeof memo->v[0])) {
         memcpy(memo->v[memo->n].name, name, len + 1);
+        memo->v[memo->n].hash = hash;
         memo->v[memo->last = memo->n++].type = t;
     }
     return t;
@@ -351,7 +356,10 @@ int mqd_path_offset_by(mqd_step_fn step_fn, const void *ctx, const char *path)
 {
     int total = 0;
     char buf[256];
-    snprintf(buf, sizeof buf, "%s", path);
+    size_t len = strlen(path);
+    if (len >= sizeof buf)
+        return -1;
+    memcpy(buf, path, len + 1);
     for (char *step = buf; step && *step;) {
         char *next = strchr(step, '/');
         if (next)

@@ -184,6 +184,7 @@ struct mqd_type_memo {
     int n;
     int last; /* the entry found last: paths name one type field after field */
     struct {
+        unsigned hash; /* of name (a cheap first test) */
         char name[64];
         mqs_type *type;
     } v[48];

@@ -10,10 +10,13 @@
 struct mqdh__type {
     struct mqdh__type *next;
     const struct mqdh__image *image; /* where it was looked up */
+    size_t hash;                     /* of name (hash_name) */
     char *name;
     int found;
     Dwarf_Die die; /* the struct, union or base type (typedefs followed) */
 };
+
+static size_t hash_name(const char *s);
 
 /* Follow typedef, const and volatile to the type they name. */
 static int strip_typedefs(Dwarf_Die *die)
@@ -52,7 +55,7 @@ static int is_definition(Dwarf_Die *die)
  * DWARF once.
  */
 struct file_index {
-    Dwarf *dw; /* the file's */
+    Dwarf *dw; /* the file's; NULL: a file with no types to look in */
     size_t cap, used;
     const char **names; /* strings of dw's string table */
     Dwarf_Off *offs;
@@ -160,24 +163,6 @@ static void free_index(void *p)
     free(fi);
 }
 
-/* The index of f's DWARF, made on first use; NULL without DWARF. */
-static struct file_index *file_index(struct mqdh__file *f)
-{
-    if (f->types)
-        return f->types;
-    Dwfl_Module *m = mqdh__file_module(f);
-    Dwarf_Addr bias;
-    Dwarf *dw = m ? dwfl_module_getdwarf(m, &bias) : NULL;
-    if (!dw)
-        return NULL;
-    struct file_index *fi = calloc(1, sizeof *fi);
-    if (!fi)
-        return NULL;
-    fi->dw = dw;
-    f->types = fi;
-    f->free_types = free_index;
-    return fi;
-}
 
 const struct mqdh__image *mqdh__type_image(const struct mqdh__type *t)
 {
@@ -206,27 +191,53 @@ static int runtime_library(const char *path)
     return 0;
 }
 
+/*
+ * The index of f's DWARF, made on first use, or NULL out of memory.  A
+ * runtime library, or a file without DWARF, gets an index with no types
+ * (dw NULL), so the next lookup in it is one test: a DLL asks for some
+ * 30 names in each of a process's 10 or so files.
+ */
+static struct file_index *file_index(struct mqdh__file *f)
+{
+    if (f->types)
+        return f->types;
+    Dwarf *dw = NULL;
+    if (!runtime_library(f->path)) {
+        Dwfl_Module *m = mqdh__file_module(f);
+        Dwarf_Addr bias;
+        dw = m ? dwfl_module_getdwarf(m, &bias) : NULL;
+    }
+    struct file_index *fi = calloc(1, sizeof *fi);
+    if (!fi)
+        return NULL;
+    fi->dw = dw;
+    fi->scanned = !dw;
+    f->types = fi;
+    f->free_types = free_index;
+    return fi;
+}
+
 struct mqdh__type *mqdh__type_find(struct mqdh__image *im, const char *name)
 {
     struct mqdh__type *t;
+    size_t hash = hash_name(name);
     for (t = im->types; t; t = t->next)
-        if (strcmp(t->name, name) == 0)
+        if (t->hash == hash && strcmp(t->name, name) == 0)
             return t->found ? t : NULL;
     t = calloc(1, sizeof *t);
     if (!t)
         return NULL;
     t->image = im;
+    t->hash = hash;
     t->name = strdup(name);
     if (!t->name) {
         free(t);
         return NULL;
     }
     for (int m = 0; m < im->nmods && !t->found; m++) {
-        if (runtime_library(im->mods[m].file->path))
-            continue;
         struct file_index *fi = file_index(im->mods[m].file);
         Dwarf_Off off;
-        if (!fi)
+        if (!fi || !fi->dw)
             continue;
         int rc = 0;
         while (index_get(fi, name, &off) != 0 && (rc = scan_unit(fi)) == 0)
