@@ -70,6 +70,8 @@ static void file_free(struct mqdh__file *f)
 {
     if (f->types && f->free_types)
         f->free_types(f->types);
+    if (f->fns && f->free_fns)
+        f->free_fns(f->fns);
     if (f->dwfl)
         dwfl_end(f->dwfl);
     for (size_t i = 0; i < f->memo_cap; i++)

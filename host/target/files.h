@@ -77,6 +77,8 @@ struct mqdh__file {
     int nneeded, needed_cap, dynamic_read;
     void *types;                    /* types.c's index of its DWARF */
     void (*free_types)(void *types); /* how to free it */
+    void *fns;                      /* pc.c's functions of its units by address */
+    void (*free_fns)(void *fns);    /* how to free them */
 };
 
 /* Every file a session's processes map. */

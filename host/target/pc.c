@@ -58,26 +58,130 @@ const char *mqdh__die_name(Dwarf_Die *die)
 }
 
 /*
- * The concrete function holding pc among the children of die (a CU, a
- * namespace, a class), looked for as deep as C++ nests them.
+ * The concrete functions of one unit by address: each address range of
+ * each subprogram among the children of the unit (and of its namespaces
+ * and classes, as deep as C++ nests them), sorted by start, reach[i] the
+ * furthest end of v[0..i].  Made on the unit's first lookup: N ranks
+ * stopped at N addresses of one MPI library's progress loop walk the
+ * unit's DIEs once, not N times.
  */
-static int function_in(Dwarf_Die *die, Dwarf_Addr pc, Dwarf_Die *out, int depth)
+struct unit_fn {
+    Dwarf_Addr lo, hi, reach;
+    size_t order; /* the DIE's place in the walk: the first one wins */
+    Dwarf_Die die;
+};
+struct unit_fns {
+    struct unit_fns *next;
+    const void *unit; /* the unit DIE's place in its section's data */
+    size_t n, cap;
+    struct unit_fn *v;
+};
+
+static void free_fns(void *p)
+{
+    for (struct unit_fns *u = p, *next; u; u = next) {
+        next = u->next;
+        free(u->v);
+        free(u);
+    }
+}
+
+static int add_fn(struct unit_fns *u, Dwarf_Die *die, Dwarf_Addr lo, Dwarf_Addr hi, size_t order)
+{
+    if (u->n == u->cap) {
+        size_t cap = u->cap ? u->cap * 2 : 64;
+        struct unit_fn *v = realloc(u->v, cap * sizeof *v);
+        if (!v)
+            return -1;
+        u->v = v;
+        u->cap = cap;
+    }
+    u->v[u->n++] = (struct unit_fn){lo, hi, hi, order, *die};
+    return 0;
+}
+
+/* Every range of every function among die's children into u. */
+static int collect_fns(struct unit_fns *u, Dwarf_Die *die, size_t *order, int depth)
 {
     Dwarf_Die child;
     if (depth > 4 || dwarf_child(die, &child) != 0)
-        return -1;
+        return 0;
     do {
         int tag = dwarf_tag(&child);
-        if (tag == DW_TAG_subprogram && dwarf_haspc(&child, pc) == 1) {
-            *out = child;
-            return 0;
+        if (tag == DW_TAG_subprogram) {
+            Dwarf_Addr base, lo, hi;
+            ptrdiff_t off = 0;
+            size_t at = (*order)++;
+            while ((off = dwarf_ranges(&child, off, &base, &lo, &hi)) > 0)
+                if (lo < hi && add_fn(u, &child, lo, hi, at) != 0)
+                    return -1;
+        } else if ((tag == DW_TAG_namespace || tag == DW_TAG_class_type ||
+                    tag == DW_TAG_structure_type) &&
+                   collect_fns(u, &child, order, depth + 1) != 0) {
+            return -1;
         }
-        if ((tag == DW_TAG_namespace || tag == DW_TAG_class_type ||
-             tag == DW_TAG_structure_type) &&
-            function_in(&child, pc, out, depth + 1) == 0)
-            return 0;
     } while (dwarf_siblingof(&child, &child) == 0);
-    return -1;
+    return 0;
+}
+
+static int by_start(const void *a, const void *b)
+{
+    const struct unit_fn *x = a, *y = b;
+    return x->lo < y->lo ? -1 : x->lo > y->lo ? 1 : (x->order > y->order) - (x->order < y->order);
+}
+
+/* The functions of f's unit cu, made on first need; NULL without memory. */
+static struct unit_fns *unit_fns(struct mqdh__file *f, Dwarf_Die *cu)
+{
+    const void *key = cu->addr; /* unique across a skeleton's and its split unit's */
+    struct unit_fns *u;
+    for (u = f->fns; u; u = u->next)
+        if (u->unit == key)
+            return u;
+    if (!(u = calloc(1, sizeof *u)))
+        return NULL;
+    size_t order = 0;
+    u->unit = key;
+    if (collect_fns(u, cu, &order, 0) != 0) {
+        free_fns(u);
+        return NULL;
+    }
+    if (u->n)
+        qsort(u->v, u->n, sizeof *u->v, by_start);
+    for (size_t i = 1; i < u->n; i++)
+        if (u->v[i].reach < u->v[i - 1].reach)
+            u->v[i].reach = u->v[i - 1].reach;
+    u->next = f->fns;
+    f->fns = u;
+    f->free_fns = free_fns;
+    return u;
+}
+
+/*
+ * The concrete function of f holding pc in unit cu: of those whose ranges
+ * hold it, the first in the unit's DIEs, as a walk of them finds it.
+ */
+static int function_in(struct mqdh__file *f, Dwarf_Die *cu, Dwarf_Addr pc, Dwarf_Die *out)
+{
+    struct unit_fns *u = unit_fns(f, cu);
+    if (!u)
+        return -1;
+    size_t lo = 0, hi = u->n; /* the first entry starting after pc */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (u->v[mid].lo <= pc)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    const struct unit_fn *best = NULL;
+    for (size_t i = lo; i-- > 0 && u->v[i].reach > pc;)
+        if (pc < u->v[i].hi && (!best || u->v[i].order < best->order))
+            best = &u->v[i];
+    if (!best)
+        return -1;
+    *out = best->die;
+    return 0;
 }
 
 /* Into *cur, its child that holds pc and is a scope of its code (a lexical
@@ -152,7 +256,7 @@ struct mqdh__pc *mqdh__pc_expand(struct mqdh__file *f, Dwarf_Addr addr, struct m
     if (m && (cu = dwfl_module_addrdie(m, addr, &dbias)) != NULL) {
         cu_mem = *cu;
         cu = &cu_mem;
-        if (function_in(cu, addr - dbias, &fn, 0) == 0)
+        if (function_in(f, cu, addr - dbias, &fn) == 0)
             ninl = inlined_at(&fn, addr - dbias, inl, MAX_INLINED);
     }
     void **slot = mqdh__file_memo(f, addr);
@@ -250,7 +354,7 @@ const struct mqdh__site *mqdh__pc_call_site(struct mqdh__file *f, Dwarf_Addr add
     Dwarf_Die *cu = m ? dwfl_module_addrdie(m, addr, &s->dbias) : NULL;
     int seen = 0;
     s->state = MQDH__SITE_NO_DWARF;
-    if (!cu || function_in(cu, addr - s->dbias, &s->fn, 0) != 0)
+    if (!cu || function_in(f, cu, addr - s->dbias, &s->fn) != 0)
         return s;
     s->unoptimised = gcc_unoptimised(cu);
     s->state = find_site(&s->fn, addr + 1 - s->dbias, &s->die, &s->fn_sites, &seen, 0)
