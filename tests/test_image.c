@@ -6,6 +6,7 @@
 #define _GNU_SOURCE
 #include "host/target/files.h"
 #include "host/target/image.h"
+#include "host/target/proc.h"
 #include "host/target/types.h"
 
 #include <dlfcn.h>
@@ -588,10 +589,55 @@ static void test_image__hostile_debug_links(void **state)
     assert_int_equal(system(cmd), 0);
 }
 
+/* /proc/PID/maps lines, parsed by hand: each field as the kernel writes
+ * it, the file after any run of spaces, and a line that is not one
+ * refused whole. */
+static void test_image__maps_lines(void **state)
+{
+    (void)state;
+    struct mqdh__maps_entry e;
+    char ok[] = "7f64f8191000-7f64f8198000 r-xp 00016000 fe:01 333607      "
+                "/usr/lib/a b.so (deleted)\n";
+    assert_int_equal(mqdh__text_maps_line(ok, &e), 0);
+    assert_true(e.start == 0x7f64f8191000u && e.end == 0x7f64f8198000u && e.offset == 0x16000);
+    assert_true(e.dev == (0xfeull << 32 | 1) && e.ino == 333607);
+    assert_string_equal(e.perms, "r-xp");
+    assert_string_equal(e.file, "/usr/lib/a b.so (deleted)");
+    char anon[] = "561d0e7f0000-561d0e811000 rw-p 00000000 00:00 0 \n";
+    assert_int_equal(mqdh__text_maps_line(anon, &e), 0);
+    assert_string_equal(e.file, "");
+    assert_true(e.ino == 0 && e.dev == 0);
+    char big[] = "ffffffffff600000-ffffffffff601000 --xp 00000000 103:2a 18446744073709551615 [vsyscall]";
+    assert_int_equal(mqdh__text_maps_line(big, &e), 0);
+    assert_true(e.start == 0xffffffffff600000u && e.dev == (0x103ull << 32 | 0x2a));
+    assert_true(e.ino == 18446744073709551615ull);
+    assert_string_equal(e.file, "[vsyscall]");
+    static const char *const bad[] = {
+        "",
+        "7f64f8191000 r-xp 00016000 fe:01 333607 /a",         /* no end */
+        "7f64f8191000-7f64f8198000r-xp 00016000 fe:01 1 /a",  /* no space */
+        "7f64f8191000-7f64f8198000 r-xp 00016000 fe01 1 /a",  /* no minor */
+        "7f64f8191000-7f64f8198000 r-xp 0001600g fe:01 1 /a", /* not hex */
+        "7f64f8191000-7f64f8198000 r-xp 00016000 fe:01 -1 /a",
+        "7f64f8191000-7f64f8198000 r-xp 00016000 fe:01 3b /a",
+        "7f64f8191000-7f64f8198000 r-xp 00016000 fe:01 18446744073709551616 /a",
+        "17f64f81910000000-7f64f8198000 r-xp 00016000 fe:01 1 /a", /* 17 digits */
+        "7f64f8191000-7f64f8198000 r-xp 00016000 100000000:01 1 /a",
+        "7f64f8191000-7f64f8198000 r-xp 00016000 fe:01",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char line[128];
+        snprintf(line, sizeof line, "%s", bad[i]);
+        if (mqdh__text_maps_line(line, &e) != -1)
+            fail_msg("parsed: %s", bad[i]);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_image__file_symbols),
+        cmocka_unit_test(test_image__maps_lines),
         cmocka_unit_test(test_image__types_and_offsets),
         cmocka_unit_test(test_image__live_process_relocated),
         cmocka_unit_test(test_image__absent_symbol_reads_no_debug_file),

@@ -152,10 +152,9 @@ static int read_maps(struct mqdh__image *im, char *err, size_t errlen)
         else
             next = maps + len;
         struct mqdh__maps_entry e;
-        char perms[8] = "";
         if (mqdh__text_maps_line(line, &e) != 0)
             continue;
-        if (sscanf(line, "%*s %7s", perms) == 1 && perms[0] == 'r' &&
+        if (e.perms[0] == 'r' &&
             MQDH__GROW(im->regions, im->regions_cap, im->nregions + 1) == 0) {
             struct mqdh__region *r = &im->regions[im->nregions++];
             r->start = e.start;

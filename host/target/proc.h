@@ -163,11 +163,13 @@ int mqdh__text_status_numbers(const char *status, const char *field, long *v, in
 int mqdh__text_status_hex(const char *status, const char *field, uint64_t *v);
 
 /* One line of /proc/PID/maps (NUL-terminated; its newline is cut): 0 and
- * *e (e->file points into line, "" for an anonymous mapping), or -1. */
+ * *e (e->file points into line, "" for an anonymous mapping; perms its
+ * first 7 permission characters, "r-xp"), or -1. */
 struct mqdh__maps_entry {
     uint64_t start, end, offset;
     unsigned long long dev, ino;
     char *file;
+    char perms[8];
 };
 int mqdh__text_maps_line(char *line, struct mqdh__maps_entry *e);
 
