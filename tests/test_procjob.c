@@ -278,6 +278,9 @@ static void test_procjob__real_proc(void **state)
             snprintf(rank, sizeof rank, "PMIX_RANK=%d", 2 - i);
             char *env[] = {"PMIX_NAMESPACE=prterun-test-1@1", rank, NULL};
             close(ready[0]);
+            /* A group of its own: killed with it, the wrapper's sleep does
+             * not outlive the test holding its output open for 30 s. */
+            setpgid(0, 0);
             /* The wrapper keeps its own process: sleep is its child. */
             if (i == 0)
                 execle("/bin/sh", "sh", "-c", "sleep 30; true", (char *)NULL, env);
@@ -303,7 +306,7 @@ static void test_procjob__real_proc(void **state)
         usleep(10000);
     }
     for (int i = 0; i < 3; i++)
-        kill(kids[i], SIGKILL);
+        kill(-kids[i], SIGKILL);
     for (int i = 0; i < 3; i++)
         waitpid(kids[i], NULL, 0);
     if (rc != MQDH_OK)
