@@ -406,12 +406,12 @@ int mqdh__file_reaches_worlds(struct mqdh__file *f)
 }
 
 /* The first of t's symbols called name that fits (mqdh__file_symbol). */
-static int syms_find(const struct mqdh__file_syms *t, const char *name, int functions_only,
-                     int want_local, uint64_t *addr)
+static int syms_find(const struct mqdh__file_syms *t, const char *name, uint32_t hash,
+                     int functions_only, int want_local, uint64_t *addr)
 {
     if (!t->nheads)
         return -ENOENT;
-    uint32_t h = hash_name(name) & (uint32_t)(t->nheads - 1);
+    uint32_t h = hash & (uint32_t)(t->nheads - 1);
     for (uint32_t i = t->heads[h]; i; i = t->syms[i - 1].next) {
         const struct fsym *s = &t->syms[i - 1];
         if (strcmp(s->name, name) != 0)
@@ -428,21 +428,38 @@ static int syms_find(const struct mqdh__file_syms *t, const char *name, int func
     return -ENOENT;
 }
 
-int mqdh__file_symbol(struct mqdh__file *f, const char *name, int functions_only, int want_local,
-                     uint64_t *addr)
+uint32_t mqdh__file_name_hash(const char *name)
+{
+    return hash_name(name);
+}
+
+int mqdh__file_symbol_h(struct mqdh__file *f, const char *name, uint32_t hash,
+                        int functions_only, int want_local, uint64_t *addr)
 {
     if (!f->all.built)
         build_all(f);
-    return syms_find(&f->all, name, functions_only, want_local, addr);
+    return syms_find(&f->all, name, hash, functions_only, want_local, addr);
+}
+
+int mqdh__file_symbol(struct mqdh__file *f, const char *name, int functions_only, int want_local,
+                     uint64_t *addr)
+{
+    return mqdh__file_symbol_h(f, name, hash_name(name), functions_only, want_local, addr);
+}
+
+int mqdh__file_global_h(struct mqdh__file *f, const char *name, uint32_t hash,
+                        int functions_only, uint64_t *addr)
+{
+    if (f->own_symtab || !f->usable)
+        return mqdh__file_symbol_h(f, name, hash, functions_only, 0, addr);
+    if (!f->exported.built)
+        build_exported(f);
+    return syms_find(&f->exported, name, hash, functions_only, 0, addr);
 }
 
 int mqdh__file_global(struct mqdh__file *f, const char *name, int functions_only, uint64_t *addr)
 {
-    if (f->own_symtab || !f->usable)
-        return mqdh__file_symbol(f, name, functions_only, 0, addr);
-    if (!f->exported.built)
-        build_exported(f);
-    return syms_find(&f->exported, name, functions_only, 0, addr);
+    return mqdh__file_global_h(f, name, hash_name(name), functions_only, addr);
 }
 
 static int is_function(const struct fsym *s)

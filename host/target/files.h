@@ -170,6 +170,14 @@ int mqdh__file_symbol(struct mqdh__file *f, const char *name, int functions_only
  */
 int mqdh__file_global(struct mqdh__file *f, const char *name, int functions_only, uint64_t *addr);
 
+/* The same two with name's hash (mqdh__file_name_hash) given: a name
+ * looked for in each of a process's files is hashed once. */
+uint32_t mqdh__file_name_hash(const char *name);
+int mqdh__file_symbol_h(struct mqdh__file *f, const char *name, uint32_t hash,
+                        int functions_only, int want_local, uint64_t *addr);
+int mqdh__file_global_h(struct mqdh__file *f, const char *name, uint32_t hash,
+                        int functions_only, uint64_t *addr);
+
 /* Does the file export MPI's functions (PMPI_Init): is it the MPI library,
  * or a part of it?  1 or 0. */
 int mqdh__file_exports_mpi(struct mqdh__file *f);

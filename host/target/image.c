@@ -30,15 +30,23 @@ static void move_module(struct mqdh__image *im, int m, int to)
     im->mods[to] = keep;
 }
 
-/* Does module m answer to DT_NEEDED name? Its DT_SONAME, else its file's
- * base name, as the dynamic loader matches. */
-static int answers_to(const struct mqdh__image_module *m, const char *name)
+/* The name module m answers to as a DT_NEEDED entry: its DT_SONAME, else
+ * its file's base name, as the dynamic loader matches. */
+static const char *answers_to(const struct mqdh__image_module *m)
 {
     const char *soname, *base = strrchr(m->file->path, '/');
     char *const *needed;
     int n;
     mqdh__file_dynamic(m->file, &soname, &needed, &n);
-    return strcmp(soname ? soname : base ? base + 1 : m->file->path, name) == 0;
+    return soname ? soname : base ? base + 1 : m->file->path;
+}
+
+static uint32_t name_hash(const char *s)
+{
+    uint32_t h = 2166136261u; /* FNV-1a */
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 16777619u;
+    return h;
 }
 
 /*
@@ -55,19 +63,40 @@ static void loader_order(struct mqdh__image *im)
             move_module(im, m, 0);
             break;
         }
+    /* Each module's name and its hash, moved with it: a process of 45
+     * libraries matches some 1,000 DT_NEEDED entries against them. */
+    struct named {
+        const char *name;
+        uint32_t hash;
+    } *names = malloc((size_t)im->nmods * sizeof *names);
+    for (int m = 0; names && m < im->nmods; m++) {
+        names[m].name = answers_to(&im->mods[m]);
+        names[m].hash = name_hash(names[m].name);
+    }
     int placed = 1;
     for (int q = 0; q < placed && placed < im->nmods; q++) {
         const char *soname;
         char *const *needed;
         int n;
         mqdh__file_dynamic(im->mods[q].file, &soname, &needed, &n);
-        for (int i = 0; i < n; i++)
-            for (int m = placed; m < im->nmods; m++)
-                if (answers_to(&im->mods[m], needed[i])) {
-                    move_module(im, m, placed++);
-                    break;
+        for (int i = 0; i < n; i++) {
+            uint32_t h = name_hash(needed[i]);
+            for (int m = placed; m < im->nmods; m++) {
+                const char *name = names ? names[m].name : answers_to(&im->mods[m]);
+                if ((names && names[m].hash != h) || strcmp(name, needed[i]) != 0)
+                    continue;
+                if (names) {
+                    struct named keep = names[m];
+                    memmove(names + placed + 1, names + placed,
+                            (size_t)(m - placed) * sizeof *names);
+                    names[placed] = keep;
                 }
+                move_module(im, m, placed++);
+                break;
+            }
+        }
     }
+    free(names);
 }
 
 /* The modules in search order, and the target description from the
@@ -305,14 +334,15 @@ int mqdh__image_symbol(struct mqdh__image *im, const char *name, int functions_o
      * file only if it is (part of) the MPI library, whose state an MPI DLL
      * reads: so a name the job does not define (one a DLL tries) opens no
      * debug file of the C runtime's. */
+    uint32_t h = mqdh__file_name_hash(name);
     for (int local = 0; local <= 1; local++) {
         for (int m = 0; m < im->nmods; m++) {
             struct mqdh__file *f = im->mods[m].file;
             uint64_t a;
-            int found = m == 0 ? mqdh__file_symbol(f, name, functions_only, local, &a) == 0
-                        : !local ? mqdh__file_global(f, name, functions_only, &a) == 0
+            int found = m == 0 ? mqdh__file_symbol_h(f, name, h, functions_only, local, &a) == 0
+                        : !local ? mqdh__file_global_h(f, name, h, functions_only, &a) == 0
                                  : (f->own_symtab || mqdh__file_exports_mpi(f)) &&
-                                       mqdh__file_symbol(f, name, functions_only, 1, &a) == 0;
+                                       mqdh__file_symbol_h(f, name, h, functions_only, 1, &a) == 0;
             if (found) {
                 *addr = a + im->mods[m].bias;
                 if (module)

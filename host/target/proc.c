@@ -623,11 +623,14 @@ static int maps_hex(const char **p, uint64_t *v, char end)
     const char *s = *p;
     uint64_t x = 0;
     int n = 0;
+    /* Each hexadecimal digit's value + 1; 0 for any other character. */
+    static const unsigned char digit[256] = {
+        ['0'] = 1,  ['1'] = 2,  ['2'] = 3,  ['3'] = 4,  ['4'] = 5,  ['5'] = 6,  ['6'] = 7,
+        ['7'] = 8,  ['8'] = 9,  ['9'] = 10, ['a'] = 11, ['b'] = 12, ['c'] = 13, ['d'] = 14,
+        ['e'] = 15, ['f'] = 16, ['A'] = 11, ['B'] = 12, ['C'] = 13, ['D'] = 14, ['E'] = 15,
+        ['F'] = 16};
     for (;; s++, n++) {
-        int d = *s >= '0' && *s <= '9'   ? *s - '0'
-                : *s >= 'a' && *s <= 'f' ? *s - 'a' + 10
-                : *s >= 'A' && *s <= 'F' ? *s - 'A' + 10
-                                         : -1;
+        int d = digit[(unsigned char)*s] - 1;
         if (d < 0)
             break;
         if (n == 16)
@@ -639,6 +642,12 @@ static int maps_hex(const char **p, uint64_t *v, char end)
     *v = x;
     *p = s + 1;
     return 0;
+}
+
+/* What sscanf's space skips (the kernel pads with spaces). */
+static int maps_space(char c)
+{
+    return c == ' ' || (c >= '\t' && c <= '\r');
 }
 
 /*
@@ -668,9 +677,9 @@ int mqdh__text_maps_line(char *line, struct mqdh__maps_entry *e)
             return -1;
         ino = ino * 10 + d;
     }
-    if (digits == 0 || (*p && !strchr(" \t\n\v\f\r", *p)))
+    if (digits == 0 || (*p && !maps_space(*p)))
         return -1;
-    while (*p && strchr(" \t\n\v\f\r", *p)) /* what sscanf's space skips */
+    while (maps_space(*p))
         p++;
     e->ino = ino;
     e->dev = (maj << 32) | min;
