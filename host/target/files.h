@@ -170,7 +170,7 @@ int mqdh__file_symbol(struct mqdh__file *f, const char *name, int functions_only
  */
 int mqdh__file_global(struct mqdh__file *f, const char *name, int functions_only, uint64_t *addr);
 
-/* The same two with name's hash (mqdh__file_name_hash) given: a name
+/* The same two with name's hash (mqdh__file_name_hash, FNV-1a) given: a name
  * looked for in each of a process's files is hashed once. */
 uint32_t mqdh__file_name_hash(const char *name);
 int mqdh__file_symbol_h(struct mqdh__file *f, const char *name, uint32_t hash,

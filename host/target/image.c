@@ -41,14 +41,6 @@ static const char *answers_to(const struct mqdh__image_module *m)
     return soname ? soname : base ? base + 1 : m->file->path;
 }
 
-static uint32_t name_hash(const char *s)
-{
-    uint32_t h = 2166136261u; /* FNV-1a */
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 16777619u;
-    return h;
-}
-
 /*
  * The executable first, then the libraries in the dynamic loader's search
  * order (breadth first through DT_NEEDED, as its link map has them), then
@@ -71,7 +63,7 @@ static void loader_order(struct mqdh__image *im)
     } *names = malloc((size_t)im->nmods * sizeof *names);
     for (int m = 0; names && m < im->nmods; m++) {
         names[m].name = answers_to(&im->mods[m]);
-        names[m].hash = name_hash(names[m].name);
+        names[m].hash = mqdh__file_name_hash(names[m].name);
     }
     int placed = 1;
     for (int q = 0; q < placed && placed < im->nmods; q++) {
@@ -80,7 +72,7 @@ static void loader_order(struct mqdh__image *im)
         int n;
         mqdh__file_dynamic(im->mods[q].file, &soname, &needed, &n);
         for (int i = 0; i < n; i++) {
-            uint32_t h = name_hash(needed[i]);
+            uint32_t h = mqdh__file_name_hash(needed[i]);
             for (int m = placed; m < im->nmods; m++) {
                 const char *name = names ? names[m].name : answers_to(&im->mods[m]);
                 if ((names && names[m].hash != h) || strcmp(name, needed[i]) != 0)

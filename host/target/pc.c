@@ -133,7 +133,7 @@ static int by_start(const void *a, const void *b)
 /* The functions of f's unit cu, made on first need; NULL without memory. */
 static struct unit_fns *unit_fns(struct mqdh__file *f, Dwarf_Die *cu)
 {
-    const void *key = cu->addr; /* unique across a skeleton's and its split unit's */
+    const void *key = cu->addr; /* where its DIE is: no two units share it */
     struct unit_fns *u;
     for (u = f->fns; u; u = u->next)
         if (u->unit == key)

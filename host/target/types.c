@@ -163,7 +163,6 @@ static void free_index(void *p)
     free(fi);
 }
 
-
 const struct mqdh__image *mqdh__type_image(const struct mqdh__type *t)
 {
     return t->image;
