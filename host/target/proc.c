@@ -666,8 +666,9 @@ int mqdh__text_maps_line(char *line, struct mqdh__maps_entry *e)
         if (np < sizeof e->perms - 1)
             e->perms[np++] = *p;
     e->perms[np] = '\0';
-    if (np == 0 || *p++ != ' ' || maps_hex(&p, &e->offset, ' ') != 0 || maps_hex(&p, &maj, ':') != 0 ||
-        maps_hex(&p, &min, ' ') != 0 || maj > UINT32_MAX || min > UINT32_MAX)
+    if (np == 0 || *p++ != ' ' || maps_hex(&p, &e->offset, ' ') != 0 ||
+        maps_hex(&p, &maj, ':') != 0 || maps_hex(&p, &min, ' ') != 0 || maj > UINT32_MAX ||
+        min > UINT32_MAX)
         return -1;
     unsigned long long ino = 0;
     int digits = 0;
