@@ -14,11 +14,27 @@ struct mqd_job_entry {
     int identity;
 };
 
+/*
+ * The keys of the form "WORLD#RANK" again, by world and rank: a backend
+ * names every member of every communicator by its world and rank (MPICH),
+ * N processes of an N-rank job N*N times, and a table lookup there is an
+ * array index where the key would be built and searched for.  Filled as
+ * keys are registered, which the debugger does before it reads a queue
+ * (reads only look).
+ */
+struct mqd_job_world {
+    char name[MQD_MAX_KEY];
+    long n;        /* ranks with room in identity */
+    int *identity; /* by rank, -1 none */
+};
+
 struct mqd_job {
     const mqs_job_callbacks *cb;
     int n, cap;
     struct mqd_job_entry *v; /* sorted by key: every peer of every process is looked up */
     unsigned generation;     /* moves whenever an entry is added or changed */
+    int nworlds, worlds_cap, worlds_broken; /* broken: out of memory, the table alone */
+    struct mqd_job_world *worlds;
 };
 
 struct mqd_job *mqd__job_new(const mqs_job_callbacks *cb)
@@ -31,9 +47,76 @@ struct mqd_job *mqd__job_new(const mqs_job_callbacks *cb)
 
 void mqd__job_free(struct mqd_job *job)
 {
-    if (job)
+    if (job) {
         mqd_free(job->v);
+        for (int i = 0; i < job->nworlds; i++)
+            mqd_free(job->worlds[i].identity);
+        mqd_free(job->worlds);
+    }
     mqd_free(job);
+}
+
+/* The world called name (len bytes), or NULL. */
+static struct mqd_job_world *world_named(const struct mqd_job *job, const char *name, size_t len)
+{
+    for (int i = 0; i < job->nworlds; i++)
+        if (strncmp(job->worlds[i].name, name, len) == 0 && !job->worlds[i].name[len])
+            return &job->worlds[i];
+    return NULL;
+}
+
+/* Rank r of world ns has identity: into the index, if key is ns#r. */
+static void index_key(struct mqd_job *job, const char *key, int identity)
+{
+    const char *hash = strrchr(key, '#');
+    long r = 0;
+    if (!hash || hash == key || !hash[1] || job->worlds_broken)
+        return;
+    if (hash[1] == '0' && hash[2])
+        return; /* not a rank as keys write one: the table alone has it */
+    for (const char *d = hash + 1; *d; d++) {
+        if (*d < '0' || *d > '9' || r > MQD_MAX_COMM_SIZE)
+            return;
+        r = r * 10 + (*d - '0');
+    }
+    if (r > MQD_MAX_COMM_SIZE)
+        return;
+    size_t len = (size_t)(hash - key);
+    struct mqd_job_world *w = world_named(job, key, len);
+    if (!w) {
+        if (job->nworlds == job->worlds_cap) {
+            int nc = job->worlds_cap ? job->worlds_cap * 2 : 4;
+            struct mqd_job_world *nw = mqd_calloc((size_t)nc, sizeof *nw);
+            if (!nw) {
+                job->worlds_broken = 1;
+                return;
+            }
+            if (job->nworlds)
+                memcpy(nw, job->worlds, (size_t)job->nworlds * sizeof *nw);
+            mqd_free(job->worlds);
+            job->worlds = nw;
+            job->worlds_cap = nc;
+        }
+        w = &job->worlds[job->nworlds++];
+        memset(w, 0, sizeof *w);
+        memcpy(w->name, key, len);
+    }
+    if (r >= w->n) {
+        long nn = w->n ? w->n : 64;
+        while (nn <= r)
+            nn *= 2;
+        int *ni = mqd_malloc((size_t)nn * sizeof *ni);
+        if (!ni) {
+            job->worlds_broken = 1;
+            return;
+        }
+        for (long i = 0; i < nn; i++)
+            ni[i] = i < w->n ? w->identity[i] : -1;
+        mqd_free(w->identity);
+        w->identity = ni;
+        w->n = nn;
+    }
+    w->identity[r] = identity;
 }
 
 struct mqd_job *mqd__job_of(struct mqd_process *p)
@@ -76,6 +159,21 @@ long mqd_job_identity(struct mqd_process *p, const char *key)
     return found ? job->v[i].identity : -1;
 }
 
+int mqd_job_identity_in(struct mqd_process *p, const char *world, long rank, long *identity)
+{
+    struct mqd_job *job = mqd__job_of(p);
+    if (!job) {
+        *identity = -1;
+        return 1;
+    }
+    const struct mqd_job_world *w;
+    if (job->worlds_broken || rank < 0 || rank > MQD_MAX_COMM_SIZE ||
+        !(w = world_named(job, world, strlen(world))))
+        return 0;
+    *identity = rank < w->n ? w->identity[rank] : -1;
+    return 1;
+}
+
 int mqd__job_register(struct mqd_job *job, const char *key, int identity)
 {
     int found, at = job_find(job, key, &found);
@@ -83,6 +181,7 @@ int mqd__job_register(struct mqd_job *job, const char *key, int identity)
         if (job->v[at].identity != identity)
             job->generation++;
         job->v[at].identity = identity;
+        index_key(job, job->v[at].key, identity);
         return mqs_ok;
     }
     if (job->n == job->cap) {
@@ -101,5 +200,6 @@ int mqd__job_register(struct mqd_job *job, const char *key, int identity)
     job->v[at].identity = identity;
     job->n++;
     job->generation++;
+    index_key(job, job->v[at].key, identity);
     return mqs_ok;
 }

@@ -38,6 +38,11 @@ static void make_key(char out[MQD_MAX_KEY], const char *ns, long rank)
 long mpich__identity_of(struct mqd_process *p, const char *ns, long rank)
 {
     char key[MQD_MAX_KEY];
+    long identity;
+    /* By world and rank (job.c's index), unless the key would be cut
+     * short (a name near MQD_MAX_KEY: then the key as registered). */
+    if (strlen(ns) + 12 < MQD_MAX_KEY && mqd_job_identity_in(p, ns, rank, &identity))
+        return identity;
     make_key(key, ns, rank);
     return mqd_job_identity(p, key);
 }

@@ -114,6 +114,11 @@ MQD_HIDDEN long mqd_process_global_rank(const struct mqd_process *p);
 /* MPI-2: the identity the debugger gave the process the backend names key
  * (mqd_be_process_key of that process), or -1 if none has that key (job.c). */
 MQD_HIDDEN long mqd_job_identity(struct mqd_process *p, const char *key);
+/* The same for the key "WORLD#RANK" (rank in decimal) without making it:
+ * 1 and *identity (-1 none), or 0 if the caller must make the key and ask
+ * mqd_job_identity (a world no key names, a rank past MQD_MAX_COMM_SIZE). */
+MQD_HIDDEN int mqd_job_identity_in(struct mqd_process *p, const char *world, long rank,
+                                   long *identity);
 
 /* ---------------------------------------------------------------- the target */
 
