@@ -632,6 +632,20 @@ void mqdh__file_dynamic(struct mqdh__file *f, const char **soname, char *const *
     *n = f->nneeded;
 }
 
+const char *mqdh__file_needed_as(struct mqdh__file *f, uint32_t *hash)
+{
+    if (!f->needed_as) {
+        const char *soname, *base = strrchr(f->path, '/');
+        char *const *needed;
+        int n;
+        mqdh__file_dynamic(f, &soname, &needed, &n);
+        f->needed_as = soname ? soname : base ? base + 1 : f->path;
+        f->needed_as_hash = hash_name(f->needed_as);
+    }
+    *hash = f->needed_as_hash;
+    return f->needed_as;
+}
+
 /* ---------------------------------------------------------------- prefetch */
 
 /* Has the ELF file f DWARF of its own? */

@@ -75,6 +75,8 @@ struct mqdh__file {
     char *soname;
     char **needed;
     int nneeded, needed_cap, dynamic_read;
+    const char *needed_as; /* mqdh__file_needed_as, made once (NULL: not yet) */
+    uint32_t needed_as_hash;
     void *types;                    /* types.c's index of its DWARF */
     void (*free_types)(void *types); /* how to free it */
     void *fns;                      /* pc.c's functions of its units by address */
@@ -217,5 +219,10 @@ int mqdh__file_reaches_worlds(struct mqdh__file *f);
  * memory, no dynamic section) is left out.
  */
 void mqdh__file_dynamic(struct mqdh__file *f, const char **soname, char *const **needed, int *n);
+
+/* The name f answers to as a DT_NEEDED entry: its DT_SONAME, else its
+ * path's base name, as the dynamic loader matches; with its hash
+ * (mqdh__file_name_hash) into *hash.  Made once per file. */
+const char *mqdh__file_needed_as(struct mqdh__file *f, uint32_t *hash);
 
 #endif

@@ -30,17 +30,6 @@ static void move_module(struct mqdh__image *im, int m, int to)
     im->mods[to] = keep;
 }
 
-/* The name module m answers to as a DT_NEEDED entry: its DT_SONAME, else
- * its file's base name, as the dynamic loader matches. */
-static const char *answers_to(const struct mqdh__image_module *m)
-{
-    const char *soname, *base = strrchr(m->file->path, '/');
-    char *const *needed;
-    int n;
-    mqdh__file_dynamic(m->file, &soname, &needed, &n);
-    return soname ? soname : base ? base + 1 : m->file->path;
-}
-
 /*
  * The executable first, then the libraries in the dynamic loader's search
  * order (breadth first through DT_NEEDED, as its link map has them), then
@@ -55,16 +44,6 @@ static void loader_order(struct mqdh__image *im)
             move_module(im, m, 0);
             break;
         }
-    /* Each module's name and its hash, moved with it: a process of 45
-     * libraries matches some 1,000 DT_NEEDED entries against them. */
-    struct named {
-        const char *name;
-        uint32_t hash;
-    } *names = malloc((size_t)im->nmods * sizeof *names);
-    for (int m = 0; names && m < im->nmods; m++) {
-        names[m].name = answers_to(&im->mods[m]);
-        names[m].hash = mqdh__file_name_hash(names[m].name);
-    }
     int placed = 1;
     for (int q = 0; q < placed && placed < im->nmods; q++) {
         const char *soname;
@@ -72,23 +51,16 @@ static void loader_order(struct mqdh__image *im)
         int n;
         mqdh__file_dynamic(im->mods[q].file, &soname, &needed, &n);
         for (int i = 0; i < n; i++) {
-            uint32_t h = mqdh__file_name_hash(needed[i]);
+            uint32_t h = mqdh__file_name_hash(needed[i]), mh;
             for (int m = placed; m < im->nmods; m++) {
-                const char *name = names ? names[m].name : answers_to(&im->mods[m]);
-                if ((names && names[m].hash != h) || strcmp(name, needed[i]) != 0)
-                    continue;
-                if (names) {
-                    struct named keep = names[m];
-                    memmove(names + placed + 1, names + placed,
-                            (size_t)(m - placed) * sizeof *names);
-                    names[placed] = keep;
+                const char *name = mqdh__file_needed_as(im->mods[m].file, &mh);
+                if (mh == h && strcmp(name, needed[i]) == 0) {
+                    move_module(im, m, placed++);
+                    break;
                 }
-                move_module(im, m, placed++);
-                break;
             }
         }
     }
-    free(names);
 }
 
 /* The modules in search order, and the target description from the
