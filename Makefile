@@ -145,7 +145,7 @@ samples: $(SAMPLE_BINS) $(BUILD)/samples/unexpected-named $(STRIPPED)/soname \
 # checks it): base <- target <- protocol <- job; analysis uses base only.
 HOST_BASE     := dump escape progress beside trust mpicalls clock
 HOST_TARGET   := attach memory pages proc proccpu files debugfile image types pc args callsite unwind where
-HOST_PROTOCOL := loader guard callbacks choose protocol identity
+HOST_PROTOCOL := loader guard callbacks choose images protocol identity
 HOST_JOB      := session workers launcher procjob owner hosts remote agent_command agent_result \
                  result_write result_fields \
                  result_read result_requests saved cache

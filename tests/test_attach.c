@@ -384,6 +384,51 @@ static void test_attach__cpu_only_when_wanted(void **state)
     }
 }
 
+/*
+ * Three runs of one program are one image to the DLL (set up once), each
+ * answered for itself: under ASLR its variable is somewhere else, and the
+ * DLL's mqs_find_symbol on the shared image finds it where that process
+ * has it (the fake DLL reads it from there, and says where it was).
+ */
+static void test_attach__one_image_per_program(void **state)
+{
+    (void)state;
+    pid_t pids[3];
+    int ranks[3] = {0, 1, 2};
+    for (int i = 0; i < 3; i++)
+        pids[i] = start_as(0, RANK_EXEC);
+    char dll[PATH_MAX];
+    struct mqdh_options o = {.size = sizeof o,
+                             .dll = build_path(dll, sizeof dll, "tests/fake/fake_ok.so")};
+    struct mqdh_dump *d = NULL;
+    assert_int_equal(mqdh_dump_processes(pids, ranks, NULL, 3, &o, &d), MQDH_OK);
+    int image[3];
+    unsigned long long at[3];
+    for (int i = 0; i < 3; i++) {
+        const struct mqdh_process *p = &d->procs[i];
+        if (p->error)
+            fail_msg("rank %d: %s", i, p->error);
+        assert_int_equal(p->ncomms, 1);
+        assert_int_equal(p->comms[0].queues[MQDH_RECEIVES].nops, 1);
+        const struct mqdh_op *op = &p->comms[0].queues[MQDH_RECEIVES].ops[0];
+        assert_int_equal(op->desired_tag, 7); /* read where its own symbol is */
+        assert_int_equal(op->desired_length, 4096);
+        assert_int_equal(sscanf(op->extra_text[4], "image %d, fixture at %llx", &image[i], &at[i]),
+                         2);
+        assert_int_equal(image[i], image[0]);
+    }
+    FILE *f = fopen("/proc/sys/kernel/randomize_va_space", "r");
+    int aslr = 0;
+    if (f && fscanf(f, "%d", &aslr) != 1)
+        aslr = 0;
+    if (f)
+        fclose(f);
+    if (aslr) /* PIE: each run is somewhere else */
+        for (int i = 1; i < 3; i++)
+            assert_true(at[i] != at[0]);
+    mqdh_dump_free(d);
+}
+
 /* Asked for its owners (a dump that reports no CPU time), an attachment
  * reads them once every thread is stopped, instead of the stat file; and
  * the owner's second check judges by that reading, not by /proc later. */
@@ -570,6 +615,7 @@ int main(void)
         cmocka_unit_test_teardown(test_attach__zombie_says_so, kill_started),
         cmocka_unit_test(test_attach__yama_words_per_scope),
         cmocka_unit_test_teardown(test_attach__cpu_only_when_wanted, kill_started),
+        cmocka_unit_test_teardown(test_attach__one_image_per_program, kill_started),
         cmocka_unit_test_teardown(test_attach__repeated_pid_attached_once, kill_started),
         cmocka_unit_test_teardown(test_attach__owner_is_the_launchers_user, kill_started),
         cmocka_unit_test_teardown(test_attach__owners_read_once_stopped, kill_started),

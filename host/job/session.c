@@ -9,6 +9,7 @@
 #include "protocol/callbacks.h"
 #include "protocol/choose.h"
 #include "protocol/identity.h"
+#include "protocol/images.h"
 #include "protocol/protocol.h"
 #include "target/debugfile.h"
 
@@ -71,10 +72,11 @@ static void session_end(struct session *s)
         int usable = p->dll && mqdh__dll_usable(p->dll);
         if (usable && p->info && !p->abandoned)
             p->dll->destroy_process_info(p->info);
-        if (usable && p->dll_image.info && !p->abandoned)
-            p->dll->destroy_image_info(p->dll_image.info);
+        if (usable && p->own_image.info && !p->abandoned)
+            p->dll->destroy_image_info(p->own_image.info);
         mqdh__mem_fini(&p->mem);
     }
+    mqdh__images_end(s);
     if (s->job_dll && s->info && mqdh__dll_usable(s->job_dll))
         s->job_dll->destroy_job_info(s->info);
     for (int i = 0; i < s->n; i++)
@@ -94,6 +96,7 @@ static void session_end(struct session *s)
     mqdh__callbacks_bind(NULL);
     pthread_mutex_destroy(&s->files_lock);
     pthread_mutex_destroy(&s->job_lock);
+    pthread_mutex_destroy(&s->images_lock);
 }
 
 /* ---------------------------------------------------------------- one dump */
@@ -145,7 +148,8 @@ static int call_begin(struct call *c, int n)
     size_t alloc = (size_t)(n ? n : 1);
     c->s = (struct session){.n = n, .opt = &c->o,
                             .files_lock = PTHREAD_MUTEX_INITIALIZER,
-                            .job_lock = PTHREAD_MUTEX_INITIALIZER};
+                            .job_lock = PTHREAD_MUTEX_INITIALIZER,
+                            .images_lock = PTHREAD_MUTEX_INITIALIZER};
     c->first_error = MQDH_OK;
     struct mqdh_dump *d = c->d = calloc(1, sizeof *d);
     if (!d || !(d->procs = calloc(alloc, sizeof *d->procs)) ||
@@ -243,7 +247,8 @@ static void bind_targets(struct call *c, const pid_t *pids)
         p->out = &c->d->procs[i];
         p->stack = &c->d->stacks[i];
         p->requests = &c->d->requests[i];
-        p->dll_image.target = p;
+        p->own_image.owner = p;
+        p->image = &p->own_image;
         p->session = &c->s;
         mqdh__mem_init(&p->mem, pids[i]);
         p->att = &c->s.atts[i];

@@ -53,11 +53,20 @@ static void answers_forget(void)
     answers.cap = answers.n = 0;
 }
 
+/* The process this thread calls the DLL for (mqdh__callbacks_serve). */
+static _Thread_local struct target *serving;
+
 void mqdh__callbacks_bind(const struct session *s)
 {
     if (s != bound)
         answers_forget();
     bound = s;
+    serving = NULL;
+}
+
+void mqdh__callbacks_serve(struct target *p)
+{
+    serving = p;
 }
 
 static size_t answer_hash(const void *key, const char *field)
@@ -130,9 +139,12 @@ static struct target *of_process(mqs_process *process)
     return counted((struct target *)process);
 }
 
+/* The process an image's callback answers for: the one the DLL is
+ * serving, if the image is its; else the one the image was set up for. */
 static struct target *of_image(mqs_image *image)
 {
-    return counted(((struct dll_image *)image)->target);
+    const struct dll_image *di = (const struct dll_image *)image;
+    return counted(serving && serving->image == di ? serving : di->owner);
 }
 
 /* ---------------------------------------------------------------- basic */
@@ -353,7 +365,7 @@ static int cb_get_global_rank(mqs_process *process)
 static mqs_image *cb_get_image(mqs_process *process)
 {
     mqdh__guard_point();
-    return (mqs_image *)&of_process(process)->dll_image;
+    return (mqs_image *)of_process(process)->image;
 }
 
 static int cb_fetch_data(mqs_process *process, mqs_taddr_t addr, int size, void *buf)

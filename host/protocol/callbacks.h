@@ -26,4 +26,12 @@ extern const mqs_job_callbacks mqdh__job_callbacks;
  */
 void mqdh__callbacks_bind(const struct session *s);
 
+/*
+ * The process this thread's next DLL call is for: an image's callbacks
+ * (mqs_find_symbol above all, whose answer moves with the process under
+ * ASLR) answer for it when the DLL asks of its image, which its program's
+ * processes share (images.h).  Per thread; set before every DLL call.
+ */
+void mqdh__callbacks_serve(struct target *p);
+
 #endif

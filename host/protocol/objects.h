@@ -18,11 +18,13 @@
  *   struct target      one process being dumped, as the session holds it:
  *                      its attachment, memory, ELF image, DLL and result.
  *                      The DLL sees it as its mqs_process.
- *   struct dll_image   what the DLL sees as that process's mqs_image: a
- *                      way back to the target, and the DLL's
- *                      mqs_image_info.  (The interface's "image" is an
- *                      executable; under ASLR the host keeps one per
- *                      process.)
+ *   struct dll_image   what the DLL sees as an mqs_image: one per
+ *                      program (the processes that map the same files,
+ *                      under the same DLL; images.h), with the DLL's
+ *                      mqs_image_info.  The interface's image is an
+ *                      executable, shared by its processes; what differs
+ *                      between them under ASLR, their symbols' addresses,
+ *                      is answered for the process the DLL is serving.
  *   target.elf         the process's address space read as ELF objects,
  *                      symbols and DWARF types (struct mqdh__image,
  *                      image.h): what the symbol and type callbacks read.
@@ -47,6 +49,7 @@
 
 #include <limits.h>
 #include <pthread.h>
+#include <stdint.h>
 
 struct session;
 struct target;
@@ -61,10 +64,26 @@ struct mqdh__chosen {
     char why[1024];
 };
 
-/* mqs_image: the target's executable and libraries, as the DLL sees them. */
+/* mqs_image: a program's executable and libraries, as the DLL sees them
+ * (images.h says who shares one, and when). */
 struct dll_image {
-    struct target *target;
+    struct target *owner; /* the process it was set up for */
     mqs_image_info *info; /* the DLL's (mqs_put_image_info) */
+    /* What makes it the program's: the DLL, and the files its processes
+     * map, in search order (image.h), with their hash. */
+    struct mqdh__dll *dll;
+    struct mqdh__file **files;
+    int nfiles;
+    uint64_t hash;
+    /* Written by the process that has it alone (busy), read by those
+     * that share it once it is learned; busy and learned change under
+     * the session's images_lock. */
+    int busy;        /* a process is being set up on it, alone */
+    int learned;     /* a process was set up on it (or none can be): shared */
+    int set_up;      /* mqs_setup_image, and mqs_image_has_queues, answered: */
+    int setup_rc;    /* what mqs_setup_image returned */
+    int queues_rc;   /* what mqs_image_has_queues returned */
+    const char *msg; /* and its message (the DLL's, kept with its info) */
 };
 
 /* One process being dumped; the DLL's mqs_process. */
@@ -72,7 +91,8 @@ struct target {
     struct mqdh_process *out; /* its record: the session's dump's */
     struct mqdh_stack *stack; /* its threads, unwound: the dump's too */
     struct mqdh_requests *requests; /* its MPI_Wait*'s requests: the dump's too */
-    struct dll_image dll_image;
+    struct dll_image *image;    /* its program's (images.h), or own_image */
+    struct dll_image own_image; /* its alone, when it shares none */
     struct mqdh__image elf; /* its ELF objects, symbols and types (image.h) */
     int elf_open;          /* elf is open: close it */
     struct mqdh__attach *att; /* the session's atts[i] */
@@ -120,6 +140,10 @@ struct session {
      * 1 found in own_dll, -1 not installed. */
     int own_state;
     char own_dll[PATH_MAX];
+    /* The programs' images (images.h), under images_lock. */
+    struct dll_image **images;
+    int nimages, images_cap;
+    pthread_mutex_t images_lock;
     /* Each DLL path opened and loaded, once for every process (choose.c). */
     struct mqdh__chosen *chosen;
     int nchosen, chosen_cap;

@@ -11,6 +11,7 @@
 #include "protocol/protocol.h"
 #include "protocol/callbacks.h"
 #include "protocol/choose.h"
+#include "protocol/images.h"
 
 #include "base/array.h"
 #include "base/dump.h"
@@ -24,8 +25,10 @@
 
 /* A call of p's DLL, under the worker's guard (guard.h): entry point
  * mqs_FN, or one named otherwise (mqd's extensions). */
-#define DLL(p, fn, ...) MQDH__DLL_CALL((p)->dll, "mqs_" #fn, (p)->dll->fn(__VA_ARGS__))
-#define DLL_EXT(p, fn, name, ...) MQDH__DLL_CALL((p)->dll, name, (p)->dll->fn(__VA_ARGS__))
+#define DLL(p, fn, ...) \
+    (mqdh__callbacks_serve(p), MQDH__DLL_CALL((p)->dll, "mqs_" #fn, (p)->dll->fn(__VA_ARGS__)))
+#define DLL_EXT(p, fn, name, ...) \
+    (mqdh__callbacks_serve(p), MQDH__DLL_CALL((p)->dll, name, (p)->dll->fn(__VA_ARGS__)))
 
 static int dll_fail(struct target *p, const char *what, int code)
 {
@@ -424,38 +427,50 @@ int mqdh__proto_prepare(struct target *p)
     return MQDH_OK;
 }
 
-/* The rest up to the queues, on any thread; mqdh__proto_read reads them
- * once every process of the job is set up and named (MPI-2: a peer's
- * identity is known only after mqs_set_process_identity on that peer). */
-int mqdh__proto_setup(struct target *p)
+/* The image's own answers (mqs_setup_image, mqs_image_has_queues), by
+ * the process that has it alone, for every process of it (images.h). */
+static void image_setup(struct target *p)
+{
+    struct dll_image *di = p->image;
+    mqs_image *mi = (mqs_image *)di;
+    di->setup_rc = DLL(p, setup_image, mi, &mqdh__image_callbacks);
+    if (di->setup_rc == mqs_ok)
+        di->queues_rc = DLL(p, image_has_queues, mi, &di->msg);
+    di->set_up = 1;
+}
+
+/* What the image's answers say of p: MQDH_OK, or p's error. */
+static int image_verdict(struct target *p)
+{
+    const struct dll_image *di = p->image;
+    if (di->setup_rc != mqs_ok)
+        return dll_fail(p, "mqs_setup_image", di->setup_rc);
+    p->image_set_up = 1;
+    if (di->queues_rc == mqs_ok)
+        return MQDH_OK;
+    char m[512] = "";
+    if (di->msg) /* may be a printf format taking the image name */
+        format_image_message(m, sizeof m, di->msg, p->elf.exe_path);
+    /* Open MPI's DLL reads libmpi's types from its DWARF, which
+     * distributions move into a separate package: say where it is. */
+    const char *base = strrchr(p->dll->path, '/');
+    int ompi = strcmp(base ? base + 1 : p->dll->path, "libompi_dbg_msgq.so") == 0;
+    mqdh__process_error(p->out, "%s has no message queues: %s%s%s%s", p->elf.exe_path,
+                        mqdh__dll_strerror(p->dll, di->queues_rc), m[0] ? ": " : "", m,
+                        ompi ? " (Open MPI's DLL needs libmpi's debug information: install "
+                               "its debug symbols, e.g. Debian's libopenmpi3-dbgsym, set "
+                               "DEBUGINFOD_URLS to a debuginfod server that has them, or "
+                               "use an Open MPI built with -g)"
+                             : "");
+    return MQDH_E_NO_QUEUES;
+}
+
+/* mqs_setup_process to mqs_set_process_identity. */
+static int process_setup(struct target *p)
 {
     struct session *s = p->session;
     mqs_process *mp = (mqs_process *)p;
-    mqs_image *mi = (mqs_image *)&p->dll_image;
-    int rc = DLL(p, setup_image, mi, &mqdh__image_callbacks);
-    if (rc != mqs_ok)
-        return dll_fail(p, "mqs_setup_image", rc);
-    p->image_set_up = 1;
-    const char *msg = NULL;
-    rc = DLL(p, image_has_queues, mi, &msg);
-    if (rc != mqs_ok) {
-        char m[512] = "";
-        if (msg) /* may be a printf format taking the image name */
-            format_image_message(m, sizeof m, msg, p->elf.exe_path);
-        /* Open MPI's DLL reads libmpi's types from its DWARF, which
-         * distributions move into a separate package: say where it is. */
-        const char *base = strrchr(p->dll->path, '/');
-        int ompi = strcmp(base ? base + 1 : p->dll->path, "libompi_dbg_msgq.so") == 0;
-        mqdh__process_error(p->out, "%s has no message queues: %s%s%s%s", p->elf.exe_path,
-                            mqdh__dll_strerror(p->dll, rc), m[0] ? ": " : "", m,
-                            ompi ? " (Open MPI's DLL needs libmpi's debug information: install "
-                                   "its debug symbols, e.g. Debian's libopenmpi3-dbgsym, set "
-                                   "DEBUGINFOD_URLS to a debuginfod server that has them, or "
-                                   "use an Open MPI built with -g)"
-                                 : "");
-        return MQDH_E_NO_QUEUES;
-    }
-    rc = DLL(p, setup_process, mp, &mqdh__process_callbacks);
+    int rc = DLL(p, setup_process, mp, &mqdh__process_callbacks);
     if (rc != mqs_ok)
         return dll_fail(p, "mqs_setup_process", rc);
     p->process_set_up = 1;
@@ -478,4 +493,24 @@ int mqdh__proto_setup(struct target *p)
     }
     p->ready = 1;
     return MQDH_OK;
+}
+
+/* The rest up to the queues, on any thread; mqdh__proto_read reads them
+ * once every process of the job is set up and named (MPI-2: a peer's
+ * identity is known only after mqs_set_process_identity on that peer).
+ * The image is the program's: set up once, by the first process to have
+ * it alone (images.h). */
+int mqdh__proto_setup(struct target *p)
+{
+    int alone = mqdh__images_claim(p);
+    if (alone && !p->image->set_up)
+        image_setup(p);
+    int rc = image_verdict(p);
+    if (rc == MQDH_OK)
+        rc = process_setup(p);
+    /* An image without queues has nothing more to learn. */
+    if (alone)
+        mqdh__images_release(p, rc == MQDH_OK || !p->image_set_up ||
+                                    p->image->queues_rc != mqs_ok);
+    return rc;
 }

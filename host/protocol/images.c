@@ -1,0 +1,116 @@
+/* images.c - one mqs_image per program; see images.h. */
+#define _GNU_SOURCE
+#include "protocol/images.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static uint64_t key_hash(const struct mqdh__dll *dll, struct mqdh__file *const *files, int n)
+{
+    uint64_t h = 0xcbf29ce484222325u ^ (uint64_t)(uintptr_t)dll;
+    for (int i = 0; i < n; i++)
+        h = (h ^ (uint64_t)(uintptr_t)files[i]) * 0x100000001b3u;
+    return h ^ (h >> 31);
+}
+
+static int same_program(const struct dll_image *di, const struct mqdh__dll *dll,
+                        struct mqdh__file *const *files, int n, uint64_t h)
+{
+    return di->hash == h && di->dll == dll && di->nfiles == n &&
+           memcmp(di->files, files, (size_t)n * sizeof *files) == 0;
+}
+
+/* A new image for p's program, busy (p has it), kept in the session; NULL
+ * if out of memory. */
+static struct dll_image *add_image(struct session *s, struct target *p,
+                                   struct mqdh__file **files, int n, uint64_t h)
+{
+    if (s->nimages == s->images_cap) {
+        int cap = s->images_cap ? 2 * s->images_cap : 4;
+        struct dll_image **v = realloc(s->images, (size_t)cap * sizeof *v);
+        if (!v)
+            return NULL;
+        s->images = v;
+        s->images_cap = cap;
+    }
+    struct dll_image *di = calloc(1, sizeof *di);
+    if (!di)
+        return NULL;
+    *di = (struct dll_image){.owner = p, .dll = p->dll, .files = files, .nfiles = n,
+                             .hash = h, .busy = 1};
+    s->images[s->nimages++] = di;
+    return di;
+}
+
+/* p's image alone: its own. */
+static int own(struct target *p)
+{
+    p->own_image = (struct dll_image){.owner = p, .dll = p->dll};
+    p->image = &p->own_image;
+    return 1;
+}
+
+int mqdh__images_claim(struct target *p)
+{
+    struct session *s = p->session;
+    int n = p->elf.nmods;
+    /* Several workers at once: only mqd's own DLL may be called so. */
+    if (n <= 0 || (s->workers > 1 && p->out->dll_source != MQDH_DLL_OWN))
+        return own(p);
+    struct mqdh__file **files = malloc((size_t)n * sizeof *files);
+    if (!files)
+        return own(p);
+    for (int i = 0; i < n; i++)
+        files[i] = p->elf.mods[i].file;
+    uint64_t h = key_hash(p->dll, files, n);
+    struct dll_image *di = NULL;
+    int alone = 1;
+    pthread_mutex_lock(&s->images_lock);
+    for (int i = 0; i < s->nimages && !di; i++)
+        if (same_program(s->images[i], p->dll, files, n, h))
+            di = s->images[i];
+    if (!di) {
+        di = add_image(s, p, files, n, h);
+        files = di ? NULL : files; /* the image's now */
+    } else if (di->learned) {
+        alone = 0;
+    } else if (di->busy) {
+        di = NULL; /* set up for another process now: p goes alone */
+    } else {
+        di->busy = 1;
+        di->owner = p; /* the one that answers for it now */
+    }
+    pthread_mutex_unlock(&s->images_lock);
+    free(files);
+    if (!di)
+        return own(p);
+    p->image = di;
+    return alone;
+}
+
+void mqdh__images_release(struct target *p, int learned)
+{
+    struct dll_image *di = p->image;
+    if (di == &p->own_image)
+        return;
+    struct session *s = p->session;
+    pthread_mutex_lock(&s->images_lock);
+    di->learned = learned;
+    di->busy = 0;
+    pthread_mutex_unlock(&s->images_lock);
+}
+
+void mqdh__images_end(struct session *s)
+{
+    for (int i = 0; i < s->nimages; i++) {
+        struct dll_image *di = s->images[i];
+        /* Busy for good: its DLL gave up mid-way through it (images.h). */
+        if (di->info && !di->busy && mqdh__dll_usable(di->dll))
+            di->dll->destroy_image_info(di->info);
+        free(di->files);
+        free(di);
+    }
+    free(s->images);
+    s->images = NULL;
+    s->nimages = s->images_cap = 0;
+}
