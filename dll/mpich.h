@@ -58,8 +58,9 @@ enum {
     CLASS_STOCK = 0x1000,        /* 4.0.2 ch4 without it: list heads, object pools */
     CLASS_REQUESTS = 0x2000,     /* the request behind a handle: optional */
     CLASS_POOLS = 0x4000,        /* the object allocators: STOCK's comms, requests */
+    CLASS_CH4_REQUESTS = 0x8000, /* REQUESTS's fields of ch4's requests: optional */
     CLASS_OPTIONAL = 0x00,       /* optional, any generation (looked up with COMMON) */
-    CLASS_ALL = 0x7fff
+    CLASS_ALL = 0xffff
 };
 
 enum field_id {

@@ -143,8 +143,10 @@ int mqd_be_setup_process(mqs_process *process, struct mqd_process *p, void **bac
 {
     struct mqd_image *im = mqd_process_image(p);
     const mqs_image_callbacks *cb = mqd_image_cb(im);
-    /* An image's processes set up one at a time (mqd's host gives each
-     * its own image): what they learn of the image is kept in it. */
+    /* What a process learns of its image is kept in it, written only
+     * while the image has no process set up: mqd's host sets up its
+     * first process alone (host/protocol/images.h), and those after it,
+     * perhaps on several threads at once, only read it. */
     struct mpich_image *b = mqd_image_backend(im);
     (void)process;
     *backend = NULL;

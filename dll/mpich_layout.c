@@ -39,9 +39,10 @@ static const int gen_wants[] = {
                          CLASS_WORLDS | CLASS_CH4_REQ,
     [MPICH_GEN_CH4_MPIDIG] = CLASS_COMMON | CLASS_COMM_LIST | CLASS_SENDQ | CLASS_GROUP_LPIDS |
                              CLASS_MPIDIG | CLASS_CH4_RANK_MAPS | CLASS_CH4_REQ | CLASS_REQUESTS |
-                             CLASS_POOLS,
+                             CLASS_CH4_REQUESTS | CLASS_POOLS,
     [MPICH_GEN_CH4_STOCK] = CLASS_COMMON | CLASS_GROUP_LPIDS | CLASS_MPIDIG | CLASS_STOCK |
-                            CLASS_POOLS | CLASS_CH4_RANK_MAPS | CLASS_CH4_REQ | CLASS_REQUESTS,
+                            CLASS_POOLS | CLASS_CH4_RANK_MAPS | CLASS_CH4_REQ | CLASS_REQUESTS |
+                            CLASS_CH4_REQUESTS,
 };
 
 static const char *const generation_names[] = {
@@ -197,6 +198,70 @@ static int known_classes(const struct mpich_image *b)
 }
 
 /*
+ * Three structures MPICH declares in one source file each, whose DWARF is
+ * then deep in libmpi's units (the last, for the first two): asking the
+ * debugger for them costs one that indexes DWARF a walk of nearly every
+ * unit, most of a dump of a small job.  So they are placed from their
+ * declarations, unchanged since MPICH2: src/mpi/debugger/dbginit.c's
+ * MPIR_Comm_list { int sequence_number; MPIR_Comm *head; } (which MPICH's
+ * stub debugger, dbgstub.c, declares again) and 4.0.2's MPIR_Sendq
+ * { MPIR_Request *sreq; int tag, rank, context_id; struct MPIR_Sendq
+ * *next, *prev; } (4.0.3's MPIR_Debugq is in a header, early), and
+ * src/mpid/common/sched/mpidu_sched.c's MPIDU_Sched_state { struct
+ * MPIDU_Sched *head; }, head at 0 as any structure's first member is.  A
+ * pointer's size and alignment are MPI_Aint's size on every platform MPICH
+ * supports (mpich__check_layout holds the DLL to that).  Which are placed
+ * so (DECLARED_*); none if MPI_Aint's size is not known (a stub debugger
+ * without sizes): then the debugger is asked.
+ */
+enum { DECLARED_COMM_LIST = 1, DECLARED_SENDQ = 2, DECLARED_SCHED_STATE = 4 };
+static const char *const declared_types[] = {"MPIR_Comm_list", "MPIR_Sendq",
+                                             "MPIDU_Sched_state"};
+
+static int declared(mqs_image *image, const mqs_image_callbacks *cb, struct mqd_type_memo *memo,
+                    struct mpich_image *b, int todo)
+{
+    int cls = todo & (CLASS_COMM_LIST | CLASS_SENDQ | CLASS_REQUESTS);
+    int ps = b->size[S_SZ_AINT];
+    if (cls && ps <= 0 && cb->mqs_sizeof_fp) {
+        mqs_type *t = mqd_find_type_memo(image, cb, memo, size_defs[S_SZ_AINT].type);
+        ps = t ? cb->mqs_sizeof_fp(t) : -1;
+    }
+    if (!cls || (ps != 4 && ps != 8))
+        return 0;
+    if (cls & CLASS_COMM_LIST) {
+        b->off[F_COMML_SEQ] = 0;
+        b->off[F_COMML_HEAD] = ps;
+    }
+    if (cls & CLASS_SENDQ) {
+        int next = (ps + 12 + ps - 1) / ps * ps;
+        b->off[F_SENDQ_REQ] = 0;
+        b->off[F_SENDQ_TAG] = ps;
+        b->off[F_SENDQ_RANK] = ps + 4;
+        b->off[F_SENDQ_CTX] = ps + 8;
+        b->off[F_SENDQ_NEXT] = next;
+        b->size[S_SZ_SENDQ] = next + 2 * ps;
+    }
+    if (cls & CLASS_REQUESTS)
+        b->off[F_SCHEDS_HEAD] = 0;
+    return (cls & CLASS_COMM_LIST ? DECLARED_COMM_LIST : 0) |
+           (cls & CLASS_SENDQ ? DECLARED_SENDQ : 0) |
+           (cls & CLASS_REQUESTS ? DECLARED_SCHED_STATE : 0);
+}
+
+/* Is name (a type, or a field path "TYPE:field") of a type placed? */
+static int is_placed(const char *name, int placed)
+{
+    for (int i = 0; i < NELEMS(declared_types); i++) {
+        size_t n = strlen(declared_types[i]);
+        if ((placed & (1 << i)) && strncmp(name, declared_types[i], n) == 0 &&
+            (name[n] == ':' || name[n] == '\0'))
+            return 1;
+    }
+    return 0;
+}
+
+/*
  * Look up the fields and sizes of classes cls not looked up yet (those of
  * CLASS_OPTIONAL with CLASS_COMMON), then which classes are known in full.
  * Asking only for what a generation reads matters: a type no file defines
@@ -210,16 +275,20 @@ void mpich__probe(mqs_image *image, const mqs_image_callbacks *cb, struct mpich_
     struct mqd_type_memo memo = {0};
     if (!todo || b->layout || b->layout_build)
         return;
-    for (int f = 0; f < F_COUNT; f++)
-        if (todo & (field_defs[f].cls ? field_defs[f].cls : CLASS_COMMON))
-            b->off[f] = mqd_path_offset_memo(image, cb, &memo, field_defs[f].path);
+    int placed = declared(image, cb, &memo, b, todo);
     for (int s = 0; s < S_COUNT; s++) {
-        if (!(todo & (size_defs[s].cls ? size_defs[s].cls : CLASS_COMMON)))
+        int scls = size_defs[s].cls ? size_defs[s].cls : CLASS_COMMON;
+        if (!(todo & scls) || is_placed(size_defs[s].type, placed))
             continue;
         /* mqs_sizeof_fp may be NULL (MPICH's stub debugger): sizes unknown. */
         mqs_type *t =
             cb->mqs_sizeof_fp ? mqd_find_type_memo(image, cb, &memo, size_defs[s].type) : NULL;
         b->size[s] = t ? cb->mqs_sizeof_fp(t) : -1;
+    }
+    for (int f = 0; f < F_COUNT; f++) {
+        int fcls = field_defs[f].cls ? field_defs[f].cls : CLASS_COMMON;
+        if ((todo & fcls) && !is_placed(field_defs[f].path, placed))
+            b->off[f] = mqd_path_offset_memo(image, cb, &memo, field_defs[f].path);
     }
     b->probed |= todo;
     b->classes = known_classes(b);

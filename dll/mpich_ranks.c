@@ -57,50 +57,70 @@ static int pg_name(struct mqd_process *p, struct mpich_rank_cache *c, mqs_taddr_
     return rc;
 }
 
+/* What vc_global reads of a VC: [*lo, *hi) from its address (the lpid,
+ * and with process groups known its group and rank in it).  mqs_ok, or
+ * MQD_ERR_BAD_LAYOUT if that is more than VC_READ_MAX bytes. */
+enum { VC_READ_MAX = 64, VC_BLOCK_MAX = 1 << 22 };
+static int vc_span(struct mqd_process *p, int *lo, int *hi)
+{
+    const struct mpich_image *b = mpich__image(p);
+    *lo = b->off[F_VC_LPID];
+    *hi = b->off[F_VC_LPID] + 4;
+    if (((struct mpich_process *)mqd_process_backend(p))->my_pg) {
+        const int more[] = {b->off[F_VC_PG], b->off[F_VC_PG_RANK]};
+        const int len[] = {mqd_sizes(p)->pointer_size, 4};
+        for (int i = 0; i < 2; i++) {
+            *lo = more[i] < *lo ? more[i] : *lo;
+            *hi = more[i] + len[i] > *hi ? more[i] + len[i] : *hi;
+        }
+    }
+    return *hi - *lo > VC_READ_MAX ? MQD_ERR_BAD_LAYOUT : mqs_ok;
+}
+
+/* vc's slot in c: its answer's, or the free one it would take. */
+static unsigned vc_slot(const struct mpich_rank_cache *c, mqs_taddr_t vc)
+{
+    unsigned slot = (unsigned)(((uint64_t)vc * 0x9e3779b97f4a7c15u) >> 40) & (VC_SLOTS - 1);
+    while (c->addr[slot] && c->addr[slot] != vc)
+        slot = (slot + 1) & (VC_SLOTS - 1);
+    return slot;
+}
+
 /*
  * ch3: the global rank of the process behind virtual connection vc.  With
  * process groups known, that is the identity the debugger gave the process
  * (MPI-2; -1 if it has none) or, with no job table, its rank in this
  * process's MPI_COMM_WORLD (-1 if in another group).  Without them, the
- * VC's lpid, which read_comms bounds by the world's size.
+ * VC's lpid, which read_comms bounds by the world's size.  at: vc_span's
+ * bytes of vc, read already (read_vcrt), or NULL to read them.
  */
 static int vc_global(struct mqd_process *p, struct mpich_rank_cache *c, mqs_taddr_t vc,
-                     long *global)
+                     const unsigned char *at, long *global)
 {
     const struct mpich_image *b = mpich__image(p);
     struct mpich_process *bp = mqd_process_backend(p);
-    unsigned slot = (unsigned)(((uint64_t)vc * 0x9e3779b97f4a7c15u) >> 40) & (VC_SLOTS - 1);
-    while (c->addr[slot] && c->addr[slot] != vc)
-        slot = (slot + 1) & (VC_SLOTS - 1);
+    unsigned slot = vc_slot(c, vc);
     if (c->addr[slot]) {
         *global = c->global[slot];
         return mqs_ok;
     }
-    /* lpid, and with groups known pg and pg_rank: one read over all. */
-    int lo = b->off[F_VC_LPID], hi = b->off[F_VC_LPID] + 4;
-    if (bp->my_pg) {
-        const int more[] = {b->off[F_VC_PG], b->off[F_VC_PG_RANK]};
-        const int len[] = {mqd_sizes(p)->pointer_size, 4};
-        for (int i = 0; i < 2; i++) {
-            lo = more[i] < lo ? more[i] : lo;
-            hi = more[i] + len[i] > hi ? more[i] + len[i] : hi;
-        }
-    }
-    unsigned char buf[64];
-    if (hi - lo > (int)sizeof buf)
-        return MQD_ERR_BAD_LAYOUT;
-    int rc = mqd_read(p, vc + (mqs_taddr_t)lo, buf, hi - lo);
-    if (rc != mqs_ok)
+    int lo, hi, rc;
+    unsigned char buf[VC_READ_MAX];
+    if ((rc = vc_span(p, &lo, &hi)) != mqs_ok)
         return rc;
-    *global = (long)mqd_int(p, buf, b->off[F_VC_LPID] - lo, 4);
+    if (!at && (rc = mqd_read(p, vc + (mqs_taddr_t)lo, buf, hi - lo)) != mqs_ok)
+        return rc;
+    if (!at)
+        at = buf;
+    *global = (long)mqd_int(p, at, b->off[F_VC_LPID] - lo, 4);
     if (bp->my_pg) {
-        mqs_taddr_t pg = mqd_ptr(p, buf, b->off[F_VC_PG] - lo);
+        mqs_taddr_t pg = mqd_ptr(p, at, b->off[F_VC_PG] - lo);
         const char *name;
         if ((rc = pg_name(p, c, pg, &name)) != mqs_ok)
             return rc;
         if (c->use_job)
             *global = mpich__identity_of(p, name,
-                                         (long)mqd_int(p, buf, b->off[F_VC_PG_RANK] - lo, 4));
+                                         (long)mqd_int(p, at, b->off[F_VC_PG_RANK] - lo, 4));
         else if (pg != bp->my_pg)
             *global = -1;
     }
@@ -110,6 +130,43 @@ static int vc_global(struct mqd_process *p, struct mpich_rank_cache *c, mqs_tadd
         c->n++;
     }
     return mqs_ok;
+}
+
+/*
+ * The VCs of table (n pointers) that c does not know yet, read at once
+ * when they lie together (a process group's VCs are one array): *block
+ * holds vc_span's bytes of each from *first to *last (NULL, and each read
+ * alone, if they are few, far apart, or the read fails).
+ */
+static void vc_block(struct mqd_process *p, const struct mpich_rank_cache *c,
+                     const unsigned char *table, long n, unsigned char **block,
+                     mqs_taddr_t *first, mqs_taddr_t *last)
+{
+    int ps = mqd_sizes(p)->pointer_size, lo, hi;
+    mqs_taddr_t min = ~(mqs_taddr_t)0, max = 0;
+    long unknown = 0;
+    *block = NULL;
+    for (long i = 0; i < n; i++) {
+        mqs_taddr_t vc = mqd_ptr(p, table, (int)(i * ps));
+        if (!vc || c->addr[vc_slot(c, vc)])
+            continue;
+        unknown++;
+        min = vc < min ? vc : min;
+        max = vc > max ? vc : max;
+    }
+    if (unknown < 2 || vc_span(p, &lo, &hi) != mqs_ok)
+        return;
+    /* Together: no more than 4 KB a VC between the first and the last. */
+    mqs_taddr_t len = max - min + (mqs_taddr_t)(hi - lo);
+    if (max - min > (mqs_taddr_t)unknown * 4096 || len > VC_BLOCK_MAX)
+        return;
+    *block = mqd_malloc((size_t)len);
+    if (*block && mqd_read(p, min + (mqs_taddr_t)lo, *block, (int)len) != mqs_ok) {
+        mqd_free(*block);
+        *block = NULL;
+    }
+    *first = min;
+    *last = max;
 }
 
 /*
@@ -156,10 +213,17 @@ static int read_vcrt(struct mqd_process *p, struct mpich_rank_cache *cache, mqs_
         return MQD_ERR_NOMEM;
     }
     rc = mqd_read(p, vcrt + (mqs_taddr_t)b->off[F_VCRT_TABLE], table, (int)(n * ps));
+    unsigned char *block = NULL;
+    mqs_taddr_t first = 0, last = 0;
+    if (rc == mqs_ok)
+        vc_block(p, cache, table, n, &block, &first, &last);
     for (long i = 0; rc == mqs_ok && i < n; i++) {
         mqs_taddr_t vc = mqd_ptr(p, table, (int)(i * ps));
-        rc = vc ? vc_global(p, cache, vc, &lpids[i]) : MQD_ERR_BAD_VALUE;
+        const unsigned char *at =
+            block && vc >= first && vc <= last ? block + (vc - first) : NULL;
+        rc = vc ? vc_global(p, cache, vc, at, &lpids[i]) : MQD_ERR_BAD_VALUE;
     }
+    mqd_free(block);
     mqd_free(table);
     if (rc != mqs_ok) {
         mqd_free(lpids);

@@ -167,19 +167,27 @@ uint64_t mqd_uint(struct mqd_process *p, const void *buf, int off, int size)
 {
     const unsigned char *in = (const unsigned char *)buf + off;
     unsigned char value[8];
-    if (size != 1 && size != 2 && size != 4 && size != 8)
-        return 0;
-    if (size == 1)
-        return in[0];
-    int order = byte_order(p);
-    if (order == ORDER_ASK)
-        p->cb->mqs_target_to_host_fp(p->process, in, value, size);
-    else
-        for (int i = 0; i < size; i++)
-            value[i] = in[order == ORDER_SWAPPED ? size - 1 - i : i];
+    int order = p->byte_order != ORDER_UNSEEN ? p->byte_order : byte_order(p);
     uint16_t v2;
     uint32_t v4;
     uint64_t v8;
+    switch (size) {
+    case 1:
+        return in[0];
+    case 2:
+    case 4:
+    case 8:
+        break;
+    default:
+        return 0;
+    }
+    if (order == ORDER_ASK)
+        p->cb->mqs_target_to_host_fp(p->process, in, value, size);
+    else if (order == ORDER_SAME)
+        memcpy(value, in, (size_t)size); /* the common case: one move */
+    else
+        for (int i = 0; i < size; i++)
+            value[i] = in[size - 1 - i];
     switch (size) {
     case 2:
         memcpy(&v2, value, 2);

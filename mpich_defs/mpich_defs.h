@@ -125,7 +125,11 @@ enum mpich_generation {
  * outside MPI_COMM_WORLD are -1), and its match parts; WORLDS 5.0's worlds
  * (MPIR_World); OPTIONAL any generation's (statuses, MPI_TAG_UB and the
  * like).  COMM_LIST is the communicator list of a build with debugger
- * support (src/mpi/debugger/dbginit.c:490, compiled only with it).  STOCK
+ * support (src/mpi/debugger/dbginit.c:490, compiled only with it).
+ * MPIR_Comm_list's and MPIR_Sendq's fields (dbginit.c), and
+ * MPIDU_Sched_state's head, the DLL places from their declarations
+ * instead of asking the debugger (dll/mpich_layout.c, declared): their
+ * DWARF is in the last units, a walk of nearly all to find.  STOCK
  * what MPICH_GEN_CH4_STOCK reads instead of the debugger's lists: ch4's
  * per-VCI list heads (ch4_types.h:241-307), MPIR_Process's builtin
  * communicators (src/include/mpir_process.h:48-52) and a communicator's
@@ -137,13 +141,15 @@ enum mpich_generation {
  * program's handle says beyond the queues' fields (mqd_get_request_info):
  * its communicator (mpir_request.h:185), the tag a communicator's next
  * nonblocking collective will take (mpir_comm.h:200 next_sched_tag,
- * MPIDU_Sched_next_tag at mpidu_sched.c:164-165; mqd_get_comm_nbc), a ch4 persistent request's
- * envelope (src/mpid/ch4/include/mpidpre.h:212-220), an MPIDIG send's
- * destination (mpidpre.h:193-195), and a nonblocking collective's
+ * MPIDU_Sched_next_tag at mpidu_sched.c:164-165; mqd_get_comm_nbc), and a
+ * nonblocking collective's
  * schedule with its tag (src/mpid/common/sched/mpidu_sched.h:119-131,
  * on the list all_schedules, mpidu_sched.c:138 and 588) and its entries
  * (mpidu_sched.h:22-118: each a send to dest or a receive from src, its
- * status; idx the first not yet complete).
+ * status; idx the first not yet complete).  CH4_REQUESTS, with REQUESTS
+ * in ch4's generations: a ch4 persistent request's envelope
+ * (src/mpid/ch4/include/mpidpre.h:212-220) and an MPIDIG send's
+ * destination (mpidpre.h:193-195).
  * The DLL looks up only the classes of the generation the symbols
  * announce: a type no file defines costs a debugger that indexes DWARF a
  * walk of every file's (libc's debug file included).
@@ -275,11 +281,13 @@ enum mpich_generation {
     X(REQ_COMM, REQUESTS, "MPIR_Request:comm")                                              \
     X(COMM_NEXT_SCHED_TAG, REQUESTS, "MPIR_Comm:next_sched_tag")                            \
     X(REQ_REFCOUNT, REQUESTS, "MPIR_Request:ref_count")                                     \
-    X(REQ_PREQ_RANK, REQUESTS, "MPIR_Request:dev/MPIDI_Devreq_t:ch4.preq/MPIDI_prequest_t:rank") \
-    X(REQ_PREQ_TAG, REQUESTS, "MPIR_Request:dev/MPIDI_Devreq_t:ch4.preq/MPIDI_prequest_t:tag") \
-    X(REQ_PREQ_CTX, REQUESTS,                                                                 \
+    X(REQ_PREQ_RANK, CH4_REQUESTS,                                                            \
+      "MPIR_Request:dev/MPIDI_Devreq_t:ch4.preq/MPIDI_prequest_t:rank")                      \
+    X(REQ_PREQ_TAG, CH4_REQUESTS,                                                             \
+      "MPIR_Request:dev/MPIDI_Devreq_t:ch4.preq/MPIDI_prequest_t:tag")                       \
+    X(REQ_PREQ_CTX, CH4_REQUESTS,                                                             \
       "MPIR_Request:dev/MPIDI_Devreq_t:ch4.preq/MPIDI_prequest_t:context_id")                \
-    X(REQ_AM_DEST, REQUESTS,                                                                  \
+    X(REQ_AM_DEST, CH4_REQUESTS,                                                              \
       "MPIR_Request:dev/MPIDI_Devreq_t:ch4.am/MPIDIG_req_t:u.send.dest")                     \
     X(SCHEDS_HEAD, REQUESTS, "MPIDU_Sched_state:head")                                      \
     X(SCHED_TAG, REQUESTS, "MPIDU_Sched:tag")                                               \
