@@ -33,6 +33,7 @@ struct mqd_process {
     void *backend;
     mqs_target_type_sizes sizes;
     int byte_order; /* how its mqs_target_to_host converts (target.c): 0 not seen yet */
+    struct mqd_job *job; /* its MPI-2 job, once found (mqd__job_of) */
     int setup_rc; /* why backend is NULL */
     char explain[256];
 };

@@ -121,10 +121,14 @@ static void index_key(struct mqd_job *job, const char *key, int identity)
 
 struct mqd_job *mqd__job_of(struct mqd_process *p)
 {
-    if (!mqd__mpi2() || !p->cb->mqs_get_process_job_fp)
-        return NULL;
+    /* Found once: a process's job is the same for all its life (the
+     * debugger destroys the job's information after every process's), and
+     * each member of each communicator asks (two callbacks a time). */
+    if (p->job || !mqd__mpi2() || !p->cb->mqs_get_process_job_fp)
+        return p->job;
     mqs_job *job = p->cb->mqs_get_process_job_fp(p->process);
-    return job ? (struct mqd_job *)mqd__basic()->mqs_get_job_info_fp(job) : NULL;
+    p->job = job ? (struct mqd_job *)mqd__basic()->mqs_get_job_info_fp(job) : NULL;
+    return p->job;
 }
 
 unsigned mqd__job_generation(const struct mqd_job *job)

@@ -89,19 +89,60 @@ void print_ranks(FILE *f, const struct mqdh_dump *d, const int *idx, int n)
 void json_string(const char *s)
 {
     if (!s) {
-        printf("null");
+        fputs("null", stdout);
         return;
     }
     putchar('"');
-    for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
+    const unsigned char *run = (const unsigned char *)s, *c = run;
+    for (; *c; c++) {
+        if (*c != '"' && *c != '\\' && *c >= 0x20 && *c < 0x7f)
+            continue; /* in the run written at once */
+        fwrite(run, 1, (size_t)(c - run), stdout);
         if (*c == '"' || *c == '\\')
             printf("\\%c", *c);
-        else if (*c < 0x20 || *c >= 0x7f)
-            printf("\\u%04x", *c);
         else
-            putchar(*c);
+            printf("\\u%04x", *c);
+        run = c + 1;
     }
+    fwrite(run, 1, (size_t)(c - run), stdout);
     putchar('"');
+}
+
+/* v in decimal into out (room for 21 bytes); its length. */
+static size_t decimal(char *out, long v)
+{
+    char digits[24];
+    size_t n = 0, len = 0;
+    unsigned long u = v < 0 ? 0UL - (unsigned long)v : (unsigned long)v;
+    do {
+        digits[n++] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    if (v < 0)
+        out[len++] = '-';
+    while (n)
+        out[len++] = digits[--n];
+    return len;
+}
+
+void json_longs(const long *v, long n)
+{
+    char buf[4096];
+    size_t len = 0;
+    buf[len++] = '[';
+    for (long i = 0; i < n; i++) {
+        if (len > sizeof buf - 32) {
+            fwrite(buf, 1, len, stdout);
+            len = 0;
+        }
+        if (i) {
+            buf[len++] = ',';
+            buf[len++] = ' ';
+        }
+        len += decimal(buf + len, v[i]);
+    }
+    buf[len++] = ']';
+    fwrite(buf, 1, len, stdout);
 }
 
 struct own_cost own_cost(void)

@@ -47,6 +47,12 @@ void print_ranks(FILE *f, const struct mqdh_dump *d, const int *idx, int n);
  * for every byte outside ASCII), or null for NULL. */
 void json_string(const char *s);
 
+/* v[0..n-1] as a JSON array of numbers on standard output, "[0, 1, 2]":
+ * a communicator's group, as many numbers as it has members, for each
+ * process that is in it (printf's parsing of a format, for each number,
+ * was most of what a large job's JSON cost). */
+void json_longs(const long *v, long n);
+
 /* What mqdump has taken so far: CPU seconds and peak memory (getrusage). */
 struct own_cost {
     double user, system;

@@ -192,14 +192,10 @@ static void json_communicator(const struct mqdh_comm *cm, int first)
     else
         printf(", \"handle\": null");
     printf(", \"group\": ");
-    if (cm->group) {
-        printf("[");
-        for (long r = 0; r < cm->size; r++)
-            printf("%s%ld", r ? ", " : "", cm->group[r]);
-        printf("]");
-    } else {
-        printf("null");
-    }
+    if (cm->group)
+        json_longs(cm->group, cm->size);
+    else
+        fputs("null", stdout);
     printf(", \"group_error\": ");
     json_string(cm->group_error);
     for (int q = 0; q < MQDH_NQUEUES; q++)
