@@ -495,6 +495,30 @@ static int world_identity(long n, long **out)
     return mqs_ok;
 }
 
+/*
+ * ch3 with process groups: MPI_COMM_WORLD's rank i is rank i of the
+ * process's own group (MPID_Init fills the world's table with that
+ * group's connections in order, their lpids 0 to n-1), so its n members
+ * are known without reading a connection: i, or with a job table the
+ * identity of rank i of that group.
+ */
+static int world_members(struct mqd_process *p, struct mpich_rank_cache *c, long n, long **out)
+{
+    const struct mpich_process *bp = mqd_process_backend(p);
+    const char *name;
+    int rc = world_identity(n, out);
+    if (rc != mqs_ok || !c->use_job)
+        return rc;
+    if ((rc = pg_name(p, c, bp->my_pg, &name)) != mqs_ok) {
+        mqd_free(*out);
+        *out = NULL;
+        return rc;
+    }
+    for (long i = 0; i < n; i++)
+        (*out)[i] = mpich__identity_of(p, name, i);
+    return mqs_ok;
+}
+
 /* ---------------------------------------------------------------- members */
 
 /*
@@ -586,8 +610,10 @@ int mpich__read_members(struct mqd_process *p, struct mpich_rank_cache *cache, m
     const struct side peers = {c->inter ? rgroup : lgroup, F_COMM_VCRT, F_COMM_MAP,
                                c->remote_size, 0};
     int is_world = !c->inter && c->handle == MPICH_COMM_WORLD_HANDLE;
-    int rc = read_side(p, cache, addr, buf, members_from(b, bp, peers.group, is_world), &peers,
-                       &c->peer_global, &final, &unused);
+    int rc = is_world && bp->my_pg && mpich__gen_is_ch3(bp->gen)
+                 ? world_members(p, cache, c->size, &c->peer_global)
+                 : read_side(p, cache, addr, buf, members_from(b, bp, peers.group, is_world),
+                             &peers, &c->peer_global, &final, &unused);
     c->globals_final =
         bp->my_pg != 0 || final || (mpich__gen_is_ch4_4x(bp->gen) && cache->use_job);
     if (rc != mqs_ok || !c->inter)
