@@ -10,6 +10,11 @@
  * builds it in its own tree): ThreadSanitizer ends the program with an
  * error if the two sessions share anything unguarded.
  *
+ * And one job of 8 ranks dumped by one session on 4 workers, which share
+ * its program's image (host/protocol/images.c): the first rank sets it up
+ * alone, the others are set up on it at once, and each dump must equal the
+ * one-worker one.
+ *
  * The DLL is the one a user gets: mqd's own, found beside the program
  * (../lib), with no option given.
  */
@@ -199,10 +204,42 @@ static void test_threads__two_jobs_dumped_at_once(void **state)
            ROUNDS);
 }
 
+static void test_threads__workers_share_one_image(void **state)
+{
+    (void)state;
+    struct job job;
+    char err[512];
+    if (job_start(&job, "ring", 8, err, sizeof err) != 0)
+        fail_msg("ring: %s", err);
+    struct mqdh_options one = {.size = sizeof one, .jobs = 1}, four = one;
+    four.jobs = 4;
+    struct mqdh_dump *serial = NULL;
+    assert_int_equal(mqdh_dump_processes(job.ranks, NULL, NULL, job.np, &one, &serial),
+                     MQDH_OK);
+    assert_useful(serial, job.np);
+    for (int round = 0; round < ROUNDS; round++) {
+        struct mqdh_dump *d = NULL;
+        assert_int_equal(mqdh_dump_processes(job.ranks, NULL, NULL, job.np, &four, &d),
+                         MQDH_OK);
+        assert_int_equal(d->workers, 4);
+        if (same_dump(serial, d, 0, err, sizeof err) != 0)
+            fail_msg("round %d: %s", round, err);
+        mqdh_dump_free(d);
+    }
+    for (int r = 0; r < job.np; r++)
+        if (proc_released(job.ranks[r], err, sizeof err) != 0)
+            fail_msg("rank %d: %s", r, err);
+    mqdh_dump_free(serial);
+    assert_int_equal(job_stop(&job), 0);
+    printf("a ring of 8 ranks dumped on 4 workers %d times, each equal to one worker's\n",
+           ROUNDS);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_threads__two_jobs_dumped_at_once),
+        cmocka_unit_test(test_threads__workers_share_one_image),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
