@@ -528,6 +528,7 @@ static int world_members(struct mqd_process *p, struct mpich_rank_cache *c, long
 enum members_from {
     MEMBERS_UNKNOWN,     /* nothing: the side's ranks stay unknown */
     MEMBERS_CONNECTIONS, /* ch3's virtual connection table */
+    MEMBERS_OWN_GROUP,   /* ch3's MPI_COMM_WORLD: its own process group's ranks in order */
     MEMBERS_GROUP,       /* the MPIR_Group, where MPICH has made it (4.x: lazily) */
     MEMBERS_RANK_MAP,    /* 4.x ch4's rank map in the communicator */
     MEMBERS_WORLD,       /* 4.x MPI_COMM_WORLD before its group: rank r is r */
@@ -560,6 +561,8 @@ static enum members_from members_from(const struct mpich_image *b,
     /* ch3 from 4.0.3 reads groups only through its tables: 5.0's are maps
      * of worlds, whose indexes ch3's tables do not use. */
     int groups = bp->gen != MPICH_GEN_CH3_DEBUGQ;
+    if (world && bp->my_pg && mpich__gen_is_ch3(bp->gen))
+        return MEMBERS_OWN_GROUP;
     if (bp->my_pg || (mpich__gen_is_ch3(bp->gen) && (!group || !groups)))
         return MEMBERS_CONNECTIONS;
     if (group)
@@ -579,6 +582,8 @@ static int read_side(struct mqd_process *p, struct mpich_rank_cache *cache, mqs_
     const struct mpich_process *bp = mqd_process_backend(p);
     int rc;
     switch (from) {
+    case MEMBERS_OWN_GROUP:
+        return world_members(p, cache, s->size, out);
     case MEMBERS_CONNECTIONS:
         return read_vcrt(p, cache, mqd_ptr(p, buf, b->off[s->vcrt]), s->size, s->lenient, out,
                          longer);
@@ -610,10 +615,8 @@ int mpich__read_members(struct mqd_process *p, struct mpich_rank_cache *cache, m
     const struct side peers = {c->inter ? rgroup : lgroup, F_COMM_VCRT, F_COMM_MAP,
                                c->remote_size, 0};
     int is_world = !c->inter && c->handle == MPICH_COMM_WORLD_HANDLE;
-    int rc = is_world && bp->my_pg && mpich__gen_is_ch3(bp->gen)
-                 ? world_members(p, cache, c->size, &c->peer_global)
-                 : read_side(p, cache, addr, buf, members_from(b, bp, peers.group, is_world),
-                             &peers, &c->peer_global, &final, &unused);
+    int rc = read_side(p, cache, addr, buf, members_from(b, bp, peers.group, is_world), &peers,
+                       &c->peer_global, &final, &unused);
     c->globals_final =
         bp->my_pg != 0 || final || (mpich__gen_is_ch4_4x(bp->gen) && cache->use_job);
     if (rc != mqs_ok || !c->inter)

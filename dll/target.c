@@ -181,22 +181,24 @@ uint64_t mqd_uint(struct mqd_process *p, const void *buf, int off, int size)
     default:
         return 0;
     }
-    if (order == ORDER_ASK)
+    const unsigned char *src = in; /* the common case: as it is */
+    if (order == ORDER_ASK) {
         p->cb->mqs_target_to_host_fp(p->process, in, value, size);
-    else if (order == ORDER_SAME)
-        memcpy(value, in, (size_t)size); /* the common case: one move */
-    else
+        src = value;
+    } else if (order == ORDER_SWAPPED) {
         for (int i = 0; i < size; i++)
             value[i] = in[size - 1 - i];
+        src = value;
+    }
     switch (size) {
     case 2:
-        memcpy(&v2, value, 2);
+        memcpy(&v2, src, 2);
         return v2;
     case 4:
-        memcpy(&v4, value, 4);
+        memcpy(&v4, src, 4);
         return v4;
     default:
-        memcpy(&v8, value, 8);
+        memcpy(&v8, src, 8);
         return v8;
     }
 }
