@@ -144,7 +144,7 @@ samples: $(SAMPLE_BINS) $(BUILD)/samples/unexpected-named $(STRIPPED)/soname \
 # host/ in layers, each using only those before it (scripts/include-graph.sh
 # checks it): base <- target <- protocol <- job; analysis uses base only.
 HOST_BASE     := dump escape progress beside trust mpicalls clock
-HOST_TARGET   := attach memory pages proc proccpu files debugfile image types pc args callsite unwind where
+HOST_TARGET   := attach memory pages proc proccpu files debugfile image typeguide types pc args callsite unwind where
 HOST_PROTOCOL := loader guard callbacks choose images protocol identity
 HOST_JOB      := session workers launcher procjob owner hosts remote agent_command agent_result \
                  result_write result_fields \
@@ -408,7 +408,7 @@ $(BUILD)/tests/fake_rank: tests/fixtures/fake_rank.c tests/fixtures/fixture_op.h
 $(BUILD)/tests/test_attach: | $(BUILD)/tests/fake_rank $(BUILD)/tests/fake/fake_ok.so
 $(BUILD)/tests/test_mqdump: | $(BUILD)/tests/fake_launcher $(BUILD)/tests/fake_rank $(FAKE_DLLS)
 
-$(BUILD)/tests/test_image: | $(BUILD)/tests/libtypes_fixture.so \
+$(BUILD)/tests/test_image: | $(BUILD)/tests/libtypes_fixture.so $(BUILD)/tests/libguide_fixture.so \
                              $(BUILD)/tests/debuglink/libtypes_fixture.so \
                              $(BUILD)/tests/evillink/libtypes_fixture.so \
                              $(BUILD)/tests/evilslash/libtypes_fixture.so
@@ -427,6 +427,14 @@ $(BUILD)/tests/evilslash/libtypes_fixture.so: $(BUILD)/tests/libtypes_fixture.so
 	mkdir -p $(@D)
 	printf '../evillink/evil.debug\0\0\0\0\0\0' > $@.link
 	objcopy --strip-debug --add-section .gnu_debuglink=$@.link $< $@
+# One source built as 8 units and linked (-g -O0, no sanitizer): the type
+# guide's fixture (tests/fixtures/guide_fixture.c).
+GUIDE_UNITS := $(foreach u,1 2 3 4 5 6 7 8,$(BUILD)/tests/guide/unit$(u).o)
+$(BUILD)/tests/guide/unit%.o: tests/fixtures/guide_fixture.c
+	mkdir -p $(@D)
+	$(CC) -std=c11 $(WARN) -g -O0 -fPIC -DUNIT=$* -c -o $@ $<
+$(BUILD)/tests/libguide_fixture.so: $(GUIDE_UNITS)
+	$(CC) -shared -o $@ $^
 # Plain -g -O0 (no sanitizer): a fixture whose DWARF the test knows exactly.
 $(BUILD)/tests/libtypes_fixture.so: tests/fixtures/types_fixture.c | $(BUILD)/tests
 	$(CC) -std=c11 $(WARN) -g -O0 -fPIC -shared -o $@ $<

@@ -107,6 +107,44 @@ static void test_image__types_and_offsets(void **state)
     mqdh__image_close(&im);
 }
 
+/*
+ * Past its first units a file's types are found through the type guide
+ * (host/target/typeguide.h), which looks only at the units that mention a
+ * name.  It must find what a scan of every unit in order finds: the first
+ * top-level definition, past declarations, members of that name, a
+ * typedef of the incomplete type and a struct defined inside a function.
+ */
+static void test_image__guided_lookups_find_the_first_definition(void **state)
+{
+    (void)state;
+    char path[4096], err[512];
+    const char *b = getenv("MQD_BUILD");
+    snprintf(path, sizeof path, "%s/tests/libguide_fixture.so", b && *b ? b : "build");
+    struct mqdh__image im;
+    assert_int_equal(mqdh__image_open_file(&im, path, err, sizeof err), 0);
+    static const struct {
+        const char *type;
+        int size;
+    } cases[] = {
+        {"fx_late", 56},      /* unit 6, not unit 7's, past 5 units' declarations */
+        {"fx_late_t", 56},    /* unit 6's, not unit 3's typedef of the incomplete one */
+        {"fx_nested", 24},    /* unit 6's, not the one inside unit 5's function */
+        {"fx_only_last", 20}, /* the last unit */
+        {"fx_holder_5", 4},   /* past the first units */
+        {"fx_holder_2", 4},   /* among them */
+        {"fx_no_such_type", -1},
+        {"fx_late", 56}, /* again, from the index */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct mqdh__type *t = mqdh__type_find(&im, cases[i].type);
+        int got = t ? mqdh__type_size(t) : -1;
+        if (got != cases[i].size)
+            fail_msg("%s: size %d, want %d", cases[i].type, got, cases[i].size);
+    }
+    assert_int_equal(mqdh__type_field_offset(mqdh__type_find(&im, "fx_late"), "c"), 16);
+    mqdh__image_close(&im);
+}
+
 /* In a live process, addresses are relocated: they match dlsym's. */
 static void test_image__live_process_relocated(void **state)
 {
@@ -639,6 +677,7 @@ int main(void)
         cmocka_unit_test(test_image__file_symbols),
         cmocka_unit_test(test_image__maps_lines),
         cmocka_unit_test(test_image__types_and_offsets),
+        cmocka_unit_test(test_image__guided_lookups_find_the_first_definition),
         cmocka_unit_test(test_image__live_process_relocated),
         cmocka_unit_test(test_image__absent_symbol_reads_no_debug_file),
         cmocka_unit_test(test_image__functions_named_from_own_table),

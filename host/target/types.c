@@ -2,6 +2,8 @@
 #define _GNU_SOURCE
 #include "target/types.h"
 
+#include "target/typeguide.h"
+
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <stdlib.h>
@@ -45,22 +47,31 @@ static int is_definition(Dwarf_Die *die)
  * The index of one object file's DWARF: every top-level struct, union,
  * class, typedef and base type definition by name (the first one wins, as a
  * linear search would find it), mapped to the DIE offset of the type it
- * names after typedefs.  Built unit by unit as lookups need it: a lookup
- * scans on from the last unit scanned until a unit defines its name.  A
- * type of the library's internal headers is in its first units, which is
- * all a DLL asking only for those costs; a name no unit defines, or one
- * only the last unit does (MPICH's MPIR_Comm_list, src/mpi/debugger/
- * dbginit.c), scans them all, and from then on every lookup is a hash
- * probe.  Kept with the file (files.h), so N ranks that map it read its
- * DWARF once.
+ * names after typedefs.  Built as lookups need it, and kept with the file
+ * (files.h), so N ranks that map it read its DWARF once.
+ *
+ * A lookup first scans on, unit by unit, through the first PREFIX_UNITS:
+ * a type of the library's internal headers is defined there, and a scan
+ * indexes all of them at once.  Past those it takes the file's guide
+ * (typeguide.h), which looks only at the units that mention the name:
+ * MPICH's MPIR_Comm_list, defined only in the last unit (src/mpi/debugger/
+ * dbginit.c), costs one unit's scan, not 882.  A name found so is the
+ * first definition too (no unit scanned before it defines it), so the
+ * index holds it with the rest; so does a name found nowhere (ABSENT).
+ * Without a guide, the lookup scans on to the end, as before.
  */
+#define PREFIX_UNITS 4
+#define ABSENT ((Dwarf_Off)-1)
+
 struct file_index {
     Dwarf *dw; /* the file's; NULL: a file with no types to look in */
+    struct mqdh__typeguide *guide; /* NULL: none (typeguide.h) */
     size_t cap, used;
     const char **names; /* strings of dw's string table */
-    Dwarf_Off *offs;
-    Dwarf_Off next_cu; /* the first unit not scanned yet */
-    int scanned;       /* all are */
+    Dwarf_Off *offs;    /* or ABSENT */
+    Dwarf_Off next_cu;  /* the first unit not scanned yet */
+    unsigned units;     /* how many were */
+    int scanned;        /* all are */
 };
 
 static size_t hash_name(const char *s)
@@ -123,6 +134,25 @@ static int index_get(const struct file_index *fi, const char *name, Dwarf_Off *o
     return -1;
 }
 
+static int indexed_tag(int tag)
+{
+    return tag == DW_TAG_structure_type || tag == DW_TAG_union_type || tag == DW_TAG_typedef ||
+           tag == DW_TAG_base_type || tag == DW_TAG_class_type;
+}
+
+/* Whether die, of an indexed tag, defines a type; then *type is where that
+ * type is, typedefs followed (a typedef of an incomplete type does not). */
+static int defines(Dwarf_Die *die, Dwarf_Off *type)
+{
+    if (!is_definition(die))
+        return 0;
+    Dwarf_Die t = *die;
+    if (strip_typedefs(&t) != 0 || !is_definition(&t))
+        return 0;
+    *type = dwarf_dieoffset(&t);
+    return 1;
+}
+
 /* Index the next unit not scanned yet: 0, or 1 when none is left, or -1
  * out of memory (the unit is scanned again next time). */
 static int scan_unit(struct file_index *fi)
@@ -136,28 +166,127 @@ static int scan_unit(struct file_index *fi)
     Dwarf_Die cu, child;
     if (dwarf_offdie(fi->dw, off + hsize, &cu) && dwarf_child(&cu, &child) == 0) {
         do {
-            int tag = dwarf_tag(&child);
-            if (tag != DW_TAG_structure_type && tag != DW_TAG_union_type &&
-                tag != DW_TAG_typedef && tag != DW_TAG_base_type && tag != DW_TAG_class_type)
+            if (!indexed_tag(dwarf_tag(&child)))
                 continue;
             const char *n = dwarf_diename(&child);
-            Dwarf_Off had;
-            if (!n || index_get(fi, n, &had) == 0 || !is_definition(&child))
+            Dwarf_Off had, type;
+            if (!n || index_get(fi, n, &had) == 0 || !defines(&child, &type))
                 continue; /* the first definition wins: nothing more to see */
-            Dwarf_Die t = child;
-            if (strip_typedefs(&t) != 0 || !is_definition(&t))
-                continue; /* a typedef of an incomplete type: keep looking */
-            if (index_put(fi, n, dwarf_dieoffset(&t)) != 0)
+            if (index_put(fi, n, type) != 0)
                 return -1;
         } while (dwarf_siblingof(&child, &child) == 0);
     }
     fi->next_cu = next;
+    fi->units++;
     return 0;
+}
+
+/* Whether the unit whose DIE is at die defines name at its top level: then
+ * *type as scan_unit would index it, and *stored the name in dw. */
+static int unit_defines(Dwarf *dw, Dwarf_Off die, const char *name, Dwarf_Off *type,
+                        const char **stored)
+{
+    Dwarf_Die cu, child;
+    if (!dwarf_offdie(dw, die, &cu) || dwarf_child(&cu, &child) != 0)
+        return 0;
+    do {
+        if (!indexed_tag(dwarf_tag(&child)))
+            continue;
+        const char *n = dwarf_diename(&child);
+        if (n && strcmp(n, name) == 0 && defines(&child, type)) {
+            *stored = n;
+            return 1;
+        }
+    } while (dwarf_siblingof(&child, &child) == 0);
+    return 0;
+}
+
+/* Whether the entry at off is a top-level one of the unit whose DIE is at
+ * die: a sibling walk, without reading each entry's tag and name. */
+static int top_level(Dwarf *dw, Dwarf_Off die, Dwarf_Off off)
+{
+    Dwarf_Die cu, child;
+    if (!dwarf_offdie(dw, die, &cu) || dwarf_child(&cu, &child) != 0)
+        return 0;
+    do {
+        Dwarf_Off at = dwarf_dieoffset(&child);
+        if (at >= off)
+            return at == off;
+    } while (dwarf_siblingof(&child, &child) == 0);
+    return 0;
+}
+
+/* Whether the entry at off of the unit whose DIE is at die is a top-level
+ * definition of name: then *type and *stored as unit_defines says. */
+static int entry_defines(Dwarf *dw, Dwarf_Off die, Dwarf_Off off, const char *name,
+                         Dwarf_Off *type, const char **stored)
+{
+    Dwarf_Die d;
+    const char *n;
+    if (!dwarf_offdie(dw, off, &d) || !indexed_tag(dwarf_tag(&d)) || !(n = dwarf_diename(&d)) ||
+        strcmp(n, name) != 0 || !defines(&d, type) || !top_level(dw, die, off))
+        return 0;
+    *stored = n;
+    return 1;
+}
+
+/*
+ * Where the first definition of name is, in the units from fi->next_cu on,
+ * through the guide: 0 with *type and *stored (the name in dw), or 1 when
+ * none defines it (*stored the name in dw, or NULL), or -1 when the guide
+ * cannot tell.  The mentions are taken in order; one the guide knows the
+ * entry of is checked alone, and a unit with one it does not is scanned.
+ */
+static int guided_find(struct file_index *fi, const char *name, Dwarf_Off *type,
+                       const char **stored)
+{
+    struct mqdh__mentions m;
+    int rc = mqdh__mentions_begin(&m, fi->guide, name, fi->next_cu);
+    *stored = m.str;
+    if (rc != 0)
+        return rc;
+    Dwarf_Off from = fi->next_cu, at, die, end, entry;
+    while (mqdh__mentions_next(&m, from, &at) == 0) {
+        from = at + 1;
+        if (!mqdh__typeguide_may_define(fi->guide, at, &die, &end, &entry))
+            continue;
+        if (entry ? entry_defines(fi->dw, die, entry, name, type, stored)
+                  : unit_defines(fi->dw, die, name, type, stored))
+            return 0;
+        if (!entry)
+            from = end;
+    }
+    return 1;
+}
+
+/*
+ * The offset of the first definition of name in fi: 0, or 1 when there is
+ * none, or -1 when that cannot be told now (out of memory).
+ */
+static int index_find(struct file_index *fi, const char *name, Dwarf_Off *off)
+{
+    for (;;) {
+        if (index_get(fi, name, off) == 0)
+            return *off == ABSENT ? 1 : 0;
+        if (fi->guide && !fi->scanned && fi->units >= PREFIX_UNITS) {
+            const char *stored;
+            int rc = guided_find(fi, name, off, &stored);
+            if (rc >= 0) {
+                if (stored && index_put(fi, stored, rc == 0 ? *off : ABSENT) != 0)
+                    return -1;
+                return rc;
+            }
+        }
+        int rc = scan_unit(fi);
+        if (rc != 0)
+            return rc;
+    }
 }
 
 static void free_index(void *p)
 {
     struct file_index *fi = p;
+    mqdh__typeguide_free(fi->guide);
     free(fi->names);
     free(fi->offs);
     free(fi);
@@ -210,6 +339,7 @@ static struct file_index *file_index(struct mqdh__file *f)
     if (!fi)
         return NULL;
     fi->dw = dw;
+    fi->guide = mqdh__typeguide_open(dw);
     fi->scanned = !dw;
     f->types = fi;
     f->free_types = free_index;
@@ -238,12 +368,7 @@ struct mqdh__type *mqdh__type_find(struct mqdh__image *im, const char *name)
         Dwarf_Off off;
         if (!fi || !fi->dw)
             continue;
-        int rc = 0;
-        while (index_get(fi, name, &off) != 0 && (rc = scan_unit(fi)) == 0)
-            ;
-        if (rc != 0)
-            continue;
-        if (dwarf_offdie(fi->dw, off, &t->die))
+        if (index_find(fi, name, &off) == 0 && dwarf_offdie(fi->dw, off, &t->die))
             t->found = 1;
     }
     t->next = im->types;
