@@ -104,8 +104,8 @@ struct abbrev {
  * The abbreviation code in the table at offset table of .debug_abbrev, or
  * -1 if that table has none.  libdw looks one up only for a DIE, and then
  * reads (and keeps) the unit's whole table: 30,000 instructions a unit,
- * for one fact of one entry, in each of the 660 units that declare
- * MPIDI_VCRT before one defines it.
+ * for one fact of one entry, at each of the 588 mentions of MPIDI_VCRT
+ * (declarations, in the units before one defines it) under MPICH's ch3.
  */
 static int abbrev_find(const struct mqdh__typeguide *g, Dwarf_Off table, uint64_t code,
                        struct abbrev *a)
@@ -292,8 +292,13 @@ static int build_tails(struct mqdh__typeguide *g)
     g->heads = calloc(1u << TAIL_BITS, sizeof *g->heads);
     g->next = calloc(n + 1, sizeof *g->next);
     g->ends = calloc(n + 1, sizeof *g->ends);
-    if (!g->heads || !g->next || !g->ends)
+    if (!g->heads || !g->next || !g->ends) {
+        free(g->heads);
+        free(g->next);
+        free(g->ends);
+        g->heads = g->next = g->ends = NULL;
         return -1;
+    }
     uint32_t k = 0;
     for (const char *p = g->str, *e; p < end && (e = memchr(p, 0, (size_t)(end - p))); p = e + 1) {
         if (e - p < 4)
