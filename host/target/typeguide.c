@@ -246,8 +246,11 @@ struct mqdh__typeguide *mqdh__typeguide_open(Dwarf *dw)
     g->abbrev = abbrev->d_buf;
     g->nabbrev = abbrev->d_size;
     g->msb = eh.e_ident[EI_DATA] == ELFDATA2MSB;
-    for (size_t i = 0; i < g->ninfo; i += 61)
-        g->seen[g->info[i]]++;
+    /* 64 runs of 256 bytes spread over the section: the file is mapped,
+     * and a byte every page would fault in all of it. */
+    for (size_t c = 0; c < 64; c++)
+        for (size_t i = g->ninfo / 64 * c, e = i + 256; i < e && i < g->ninfo; i++)
+            g->seen[g->info[i]]++;
     if (list_units(dw, g) != 0 || g->nunits == 0) {
         mqdh__typeguide_free(g);
         return NULL;
