@@ -431,6 +431,64 @@ static void test_image__loader_order(void **state)
  * (a job's ranks share their files this way).  The process is a child
  * that has loaded the fixture and waits: its maps do not change.
  */
+/*
+ * What a process loads itself (dlopen, after its DT_NEEDED) comes after
+ * what the loader placed, by path: not by address, which under ASLR
+ * differs from rank to rank, so that ranks mapping the same files get one
+ * search order and share one image.  The child loads the two fixtures in
+ * the order opposite to their paths' (the second loaded usually below).
+ */
+static void test_image__loaded_later_in_path_order(void **state)
+{
+    (void)state;
+    const char *b = getenv("MQD_BUILD");
+    char types[4096], guide[4096];
+    snprintf(types, sizeof types, "%s/tests/libtypes_fixture.so", b && *b ? b : "build");
+    snprintf(guide, sizeof guide, "%s/tests/libguide_fixture.so", b && *b ? b : "build");
+    assert_true(strcmp(guide, types) < 0);
+    int fds[2];
+    assert_int_equal(pipe(fds), 0);
+    pid_t child = fork();
+    assert_true(child >= 0);
+    if (child == 0) {
+        close(fds[0]);
+        char ok = dlopen(guide, RTLD_NOW) && dlopen(types, RTLD_NOW) ? 'y' : 'n';
+        if (write(fds[1], &ok, 1) != 1)
+            _exit(1);
+        pause();
+        _exit(0);
+    }
+    close(fds[1]);
+    char ok = 0;
+    ssize_t got = read(fds[0], &ok, 1);
+    close(fds[0]);
+    struct mqdh__image im;
+    char err[512];
+    int opened = got == 1 && ok == 'y' ? mqdh__image_open_pid(&im, child, NULL, err, sizeof err)
+                                        : -1;
+    kill(child, SIGKILL);
+    waitpid(child, NULL, 0);
+    assert_int_equal(got, 1);
+    assert_int_equal(ok, 'y');
+    assert_int_equal(opened, 0);
+    int first = -1, at_types = -1, at_guide = -1;
+    for (int m = 1; m < im.nmods; m++) {
+        const char *p = im.mods[m].file->path;
+        if (strstr(p, "libtypes_fixture.so"))
+            at_types = m;
+        if (strstr(p, "libguide_fixture.so"))
+            at_guide = m;
+        if (first < 0 && !needed_before(&im, m, m))
+            first = m;
+    }
+    assert_true(first > 0 && at_types >= first && at_guide >= first);
+    assert_true(at_guide < at_types);
+    for (int m = first; m + 1 < im.nmods; m++)
+        if (strcmp(im.mods[m].file->path, im.mods[m + 1].file->path) > 0)
+            fail_msg("%s before %s", im.mods[m].file->path, im.mods[m + 1].file->path);
+    mqdh__image_close(&im);
+}
+
 static void test_image__files_are_read_once(void **state)
 {
     (void)state;
@@ -682,6 +740,7 @@ int main(void)
         cmocka_unit_test(test_image__absent_symbol_reads_no_debug_file),
         cmocka_unit_test(test_image__functions_named_from_own_table),
         cmocka_unit_test(test_image__loader_order),
+        cmocka_unit_test(test_image__loaded_later_in_path_order),
         cmocka_unit_test(test_image__files_are_read_once),
         cmocka_unit_test(test_image__bad_files),
         cmocka_unit_test(test_image__separate_debug_file),

@@ -5,10 +5,12 @@
  * learns a program's types once, in mqs_setup_image and
  * mqs_image_has_queues, and each process's own state in
  * mqs_setup_process.  The host keys an image by the DLL and the files a
- * process maps, in search order (image.h): processes that map the same
- * files get the same answer to every type question, and to every symbol
- * question but for the address, which differs under ASLR and which the
- * callbacks give for the process the DLL is serving (callbacks.c).
+ * process maps, in search order (image.h; what a process loaded itself
+ * comes last, by path, so ranks that dlopen'd the same components at
+ * other addresses, as Open MPI's do, have one order): processes that map
+ * the same files get the same answer to every type question, and to every
+ * symbol question but for the address, which differs under ASLR and which
+ * the callbacks give for the process the DLL is serving (callbacks.c).
  *
  * A DLL may learn more of its image in mqs_setup_process (mqd's chooses a
  * layout from the first process's version string), and the interface does

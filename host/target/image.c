@@ -33,9 +33,12 @@ static void move_module(struct mqdh__image *im, int m, int to)
 /*
  * The executable first, then the libraries in the dynamic loader's search
  * order (breadth first through DT_NEEDED, as its link map has them), then
- * the rest (dlopen's, the loader's own) by address.  Symbols and types are
+ * the rest (dlopen's, the loader's own) by path.  Symbols and types are
  * looked up in this order, as the loader and a debugger resolve them; so a
- * type of libmpi is found before libc's large debug file is read.
+ * type of libmpi is found before libc's large debug file is read.  The
+ * rest are in no order the loader keeps; their addresses differ from rank
+ * to rank under ASLR (Open MPI's components), and ranks share one image
+ * only if their files come in one order (protocol/images.h).
  */
 static void loader_order(struct mqdh__image *im)
 {
@@ -60,6 +63,13 @@ static void loader_order(struct mqdh__image *im)
                 }
             }
         }
+    }
+    for (int m = placed + 1; m < im->nmods; m++) { /* the rest, by path */
+        int to = m;
+        while (to > placed && strcmp(im->mods[to - 1].file->path, im->mods[m].file->path) > 0)
+            to--;
+        if (to != m)
+            move_module(im, m, to);
     }
 }
 
