@@ -17,8 +17,10 @@
 enum { VC_SLOTS = 512 };
 struct mpich_rank_cache {
     int n;
-    mqs_taddr_t addr[VC_SLOTS]; /* 0: free (no VC is at 0) */
-    long global[VC_SLOTS];
+    /* VC_SLOTS each once a VC is read (ch3 communicators other than the
+     * world): 8 KB a process that most dumps never touch. */
+    mqs_taddr_t *addr; /* 0: free (no VC is at 0) */
+    long *global;
     /* Process groups' id strings, by the group's address. */
     int npg;
     mqs_taddr_t pg[8];
@@ -29,14 +31,22 @@ struct mpich_rank_cache {
 struct mpich_rank_cache *mpich__rank_cache_new(struct mqd_process *p)
 {
     struct mpich_process *bp = mqd_process_backend(p);
-    struct mpich_rank_cache *cache = mqd_calloc(1, sizeof *cache);
-    if (cache && (bp->my_pg || bp->ns[0]))
-        cache->use_job = mqd_job_identity(p, bp->key) >= 0;
+    struct mpich_rank_cache *cache = mqd_malloc(sizeof *cache);
+    if (!cache)
+        return NULL;
+    cache->n = cache->npg = 0;
+    cache->addr = NULL;
+    cache->global = NULL;
+    cache->use_job = (bp->my_pg || bp->ns[0]) && mqd_job_identity(p, bp->key) >= 0;
     return cache;
 }
 
 void mpich__rank_cache_free(struct mpich_rank_cache *cache)
 {
+    if (cache) {
+        mqd_free(cache->addr);
+        mqd_free(cache->global);
+    }
     mqd_free(cache);
 }
 
@@ -99,8 +109,8 @@ static int vc_global(struct mqd_process *p, struct mpich_rank_cache *c, mqs_tadd
 {
     const struct mpich_image *b = mpich__image(p);
     struct mpich_process *bp = mqd_process_backend(p);
-    unsigned slot = vc_slot(c, vc);
-    if (c->addr[slot]) {
+    unsigned slot = c->addr ? vc_slot(c, vc) : 0;
+    if (c->addr && c->addr[slot]) {
         *global = c->global[slot];
         return mqs_ok;
     }
@@ -124,7 +134,13 @@ static int vc_global(struct mqd_process *p, struct mpich_rank_cache *c, mqs_tadd
         else if (pg != bp->my_pg)
             *global = -1;
     }
-    if (c->n < VC_SLOTS / 2) {
+    if (!c->addr && (c->global = mqd_malloc(VC_SLOTS * sizeof *c->global)) &&
+        !(c->addr = mqd_calloc(VC_SLOTS, sizeof *c->addr))) {
+        mqd_free(c->global); /* no memory for a table: each VC read again */
+        c->global = NULL;
+    }
+    if (c->addr && c->n < VC_SLOTS / 2) {
+        slot = vc_slot(c, vc);
         c->addr[slot] = vc;
         c->global[slot] = *global;
         c->n++;
@@ -148,7 +164,7 @@ static void vc_block(struct mqd_process *p, const struct mpich_rank_cache *c,
     *block = NULL;
     for (long i = 0; i < n; i++) {
         mqs_taddr_t vc = mqd_ptr(p, table, (int)(i * ps));
-        if (!vc || c->addr[vc_slot(c, vc)])
+        if (!vc || (c->addr && c->addr[vc_slot(c, vc)]))
             continue;
         unknown++;
         min = vc < min ? vc : min;
