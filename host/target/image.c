@@ -36,9 +36,11 @@ static void move_module(struct mqdh__image *im, int m, int to)
  * the rest (dlopen's, the loader's own) by path.  Symbols and types are
  * looked up in this order, as the loader and a debugger resolve them; so a
  * type of libmpi is found before libc's large debug file is read.  The
- * rest are in no order the loader keeps; their addresses differ from rank
- * to rank under ASLR (Open MPI's components), and ranks share one image
- * only if their files come in one order (protocol/images.h).
+ * loader gives the rest no search order of its own (it resolves a dlopen'd
+ * object's symbols in that object's scope), so they come by path: their
+ * addresses differ from rank to rank under ASLR (Open MPI's components),
+ * and ranks share one image only if their files come in one order
+ * (protocol/images.h).
  */
 static void loader_order(struct mqdh__image *im)
 {
