@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -497,6 +498,8 @@ static void test_image__files_are_read_once(void **state)
     pid_t child = fork();
     assert_true(child >= 0);
     if (child == 0) {
+        /* Gone with the test, should an assertion end it before its kill. */
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
         void *h = dlopen(fixture, RTLD_NOW);
         char c = h ? 'y' : 'n';
         if (write(fds[1], &c, 1) != 1)
