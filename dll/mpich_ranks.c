@@ -87,6 +87,23 @@ static int vc_span(struct mqd_process *p, int *lo, int *hi)
     return *hi - *lo > VC_READ_MAX ? MQD_ERR_BAD_LAYOUT : mqs_ok;
 }
 
+/* c's table of VCs, made on first need: 0, or -1 without memory for it
+ * (each VC is then read again). */
+static int vc_table(struct mpich_rank_cache *c)
+{
+    if (c->addr)
+        return 0;
+    c->global = mqd_malloc(VC_SLOTS * sizeof *c->global);
+    c->addr = mqd_calloc(VC_SLOTS, sizeof *c->addr);
+    if (c->global && c->addr)
+        return 0;
+    mqd_free(c->global);
+    mqd_free(c->addr);
+    c->global = NULL;
+    c->addr = NULL;
+    return -1;
+}
+
 /* vc's slot in c: its answer's, or the free one it would take. */
 static unsigned vc_slot(const struct mpich_rank_cache *c, mqs_taddr_t vc)
 {
@@ -134,12 +151,7 @@ static int vc_global(struct mqd_process *p, struct mpich_rank_cache *c, mqs_tadd
         else if (pg != bp->my_pg)
             *global = -1;
     }
-    if (!c->addr && (c->global = mqd_malloc(VC_SLOTS * sizeof *c->global)) &&
-        !(c->addr = mqd_calloc(VC_SLOTS, sizeof *c->addr))) {
-        mqd_free(c->global); /* no memory for a table: each VC read again */
-        c->global = NULL;
-    }
-    if (c->addr && c->n < VC_SLOTS / 2) {
+    if (vc_table(c) == 0 && c->n < VC_SLOTS / 2) {
         slot = vc_slot(c, vc);
         c->addr[slot] = vc;
         c->global[slot] = *global;

@@ -363,12 +363,12 @@ static int guided_name(const char *name)
 int mqdh__mentions_begin(struct mqdh__mentions *m, struct mqdh__typeguide *g, const char *name,
                          Dwarf_Off from)
 {
-    if (!guided_name(name) || build_tails(g) != 0)
-        return -1;
-    size_t len = strlen(name);
     m->g = g;
     m->str = NULL;
     m->nstrp = 0;
+    if (!guided_name(name) || build_tails(g) != 0)
+        return -1;
+    size_t len = strlen(name);
     for (uint32_t k = g->heads[tail_hash(name + len)]; k; k = g->next[k - 1]) {
         size_t e = g->ends[k - 1];
         if (e < len || memcmp(g->str + e - len, name, len) != 0)

@@ -53,8 +53,8 @@ struct mqdh__mentions {
 
 /*
  * Start a walk over the mentions of name in .debug_info from offset from
- * on.  0; or 1 when no unit from there on can name it (m->str is then the
- * name in .debug_str, NULL if it holds none); or -1 when the guide cannot
+ * on (m->str, whatever the answer, the name in .debug_str or NULL).  0; or
+ * 1 when no unit from there on can name it; or -1 when the guide cannot
  * tell: a name a producer may write inline (under 4 characters), one that can
  * be a base type's (types.c relies on a type's name coming first in its
  * entry, and GCC writes a base type's last), or one .debug_str holds more
