@@ -31,6 +31,8 @@
 #include "backend.h"
 #include "mpich_defs/mpich_defs.h"
 
+#include <stdatomic.h>
+
 #define NELEMS(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
 /*
@@ -59,8 +61,11 @@ enum {
     CLASS_REQUESTS = 0x2000,     /* the request behind a handle: optional */
     CLASS_POOLS = 0x4000,        /* the object allocators: STOCK's comms, requests */
     CLASS_CH4_REQUESTS = 0x8000, /* REQUESTS's fields of ch4's requests: optional */
+    CLASS_SCHEDS = 0x10000,      /* REQUESTS's schedules: looked up when one is pending */
+    CLASS_VCS = 0x20000,         /* ch3's VC tables and VCs: looked up when read */
+    CLASS_LATE = CLASS_SCHEDS | CLASS_VCS, /* looked up when needed (mpich__late) */
     CLASS_OPTIONAL = 0x00,       /* optional, any generation (looked up with COMMON) */
-    CLASS_ALL = 0xffff
+    CLASS_ALL = 0x3ffff
 };
 
 enum field_id {
@@ -109,6 +114,18 @@ struct mpich_image {
      * the known build whose layout b holds (no DWARF), else NULL. */
     int stock;
     const struct mpich_stock_build *layout_build;
+    /* The layout with the CLASS_LATE classes processes needed so far
+     * (mpich__late), the newest first. */
+    _Atomic(struct mpich_late *) late;
+};
+
+/* An image's offsets and sizes, with those of the CLASS_LATE classes
+ * classes (mpich__late); older: the one it replaced. */
+struct mpich_late {
+    int off[F_COUNT];
+    int size[S_COUNT];
+    int classes;
+    struct mpich_late *older;
 };
 
 /* The id string of a ch3 process group or a world's PMI name, with room
@@ -122,6 +139,7 @@ struct mpich_process {
     /* ch3 process groups (0 if unknown): this process's, and the key that
      * names it in an MPI-2 job ("PG-ID#RANK"). */
     mqs_taddr_t my_pg;
+    long my_pg_rank; /* its rank in my_pg */
     char key[MQD_MAX_KEY];
     /* ch3's MPIDI_Process and MPIR_debug_state (0 if absent), for a
      * process in MPI_Finalize; finalized: the last read of the
@@ -165,6 +183,12 @@ MQD_HIDDEN int mpich__gen_is_ch4_4x(enum mpich_generation gen);
 /* Look up the fields and sizes of classes cls not looked up yet. */
 MQD_HIDDEN void mpich__probe(mqs_image *image, const mqs_image_callbacks *cb,
                              struct mpich_image *b, int cls);
+/* Whether offsets off lack one of fields ids: 1, after telling the
+ * debugger (mqs_dprints) the first one's path, or 0. */
+MQD_HIDDEN int mpich__lacks(const int *off, const enum field_id *ids, int n);
+/* The image's layout with the fields of CLASS_LATE classes cls (looked up
+ * by the first process that reads them); NULL without memory. */
+MQD_HIDDEN const struct mpich_late *mpich__late(struct mqd_process *p, int cls);
 /* Look up all that generation gen reads (and 5.0's worlds, if the library
  * has them). */
 MQD_HIDDEN void mpich__probe_generation(mqs_image *image, const mqs_image_callbacks *cb,
@@ -181,8 +205,9 @@ MQD_HIDDEN void mpich__layout_from(struct mpich_image *b, mqd_step_fn step, cons
  * mqd_process_explain. */
 MQD_HIDDEN int mpich__check_layout(struct mqd_process *p, struct mpich_image *b,
                                    enum mpich_generation gen);
-/* Whether fields ids, of width bytes each, all lie in len bytes. */
-MQD_HIDDEN int mpich__fields_fit(const struct mpich_image *b, const enum field_id *ids, int n,
+/* Whether fields ids (at offsets off), of width bytes each, all lie in len
+ * bytes. */
+MQD_HIDDEN int mpich__fields_fit(const int *off, const enum field_id *ids, int n,
                                  int width, int len);
 /* One structure at addr into buf (sp.len bytes), as struct mpich_span says. */
 MQD_HIDDEN int mpich__read_span(struct mqd_process *p, mqs_taddr_t addr, unsigned char *buf,

@@ -21,7 +21,7 @@ int mpich__read_pool(struct mqd_process *p, mqs_taddr_t at, struct mpich_pool *o
     unsigned char buf[256];
     int len = b->size[S_SZ_OBJ_ALLOC];
     memset(out, 0, sizeof *out);
-    if (len <= 0 || len > (int)sizeof buf || !mpich__fields_fit(b, ids, NELEMS(ids), 4, len))
+    if (len <= 0 || len > (int)sizeof buf || !mpich__fields_fit(b->off, ids, NELEMS(ids), 4, len))
         return MQD_ERR_BAD_LAYOUT;
     int rc = mqd_read(p, at, buf, len);
     if (rc != mqs_ok)
@@ -193,20 +193,20 @@ static void ch4_envelope(struct mqd_process *p, const unsigned char *buf, unsign
  * (mpidu_sched.h:22-40, 99-118);
  * nothing said if none is, or the layout lacks them.
  */
-static int sched_peer(struct mqd_process *p, const unsigned char *buf, struct mqd_raw_request *r)
+static int sched_peer(struct mqd_process *p, const struct mpich_late *l,
+                      const unsigned char *buf, struct mqd_raw_request *r)
 {
-    const struct mpich_image *b = mpich__image(p);
-    const int *o = b->off;
-    int esz = b->size[S_SZ_SCHED_ENTRY];
+    const int *o = l->off;
+    int esz = l->size[S_SZ_SCHED_ENTRY];
     static const enum field_id ids[] = {F_SENTRY_TYPE, F_SENTRY_STATUS, F_SENTRY_RECV_SRC,
                                         F_SENTRY_SEND_DEST};
     static const enum field_id in_sched[] = {F_SCHED_ENTRIES, F_SCHED_NENTRIES, F_SCHED_IDX};
-    if (!mpich__fields_fit(b, in_sched, NELEMS(in_sched), 8, 128) || esz <= 0 || esz > 256 ||
-        !mpich__fields_fit(b, ids, NELEMS(ids), 4, esz))
+    if (!mpich__fields_fit(o, in_sched, NELEMS(in_sched), 8, 128) || esz <= 0 || esz > 256 ||
+        !mpich__fields_fit(o, ids, NELEMS(ids), 4, esz))
         return mqs_ok;
     mqs_taddr_t entries = mqd_ptr(p, buf, o[F_SCHED_ENTRIES]);
     long n = (long)mqd_int(p, buf, o[F_SCHED_NENTRIES], 4);
-    long idx = (long)mqd_int(p, buf, o[F_SCHED_IDX], b->size[S_SZ_AINT]);
+    long idx = (long)mqd_int(p, buf, o[F_SCHED_IDX], l->size[S_SZ_AINT]);
     unsigned char e[256];
     if (!entries || n < 0 || n > MPICH_SCHED_MAX_ENTRIES || idx < 0 || idx > n)
         return n < 0 || n > MPICH_SCHED_MAX_ENTRIES ? MQD_ERR_BAD_VALUE : mqs_ok;
@@ -233,30 +233,37 @@ static int sched_peer(struct mqd_process *p, const unsigned char *buf, struct mq
 /* A nonblocking collective's schedule tag, and the member it waits for
  * next (sched_peer): its schedule is the one on the list of pending
  * schedules whose req is this request (MPIDU_Sched_start,
- * mpidu_sched.c:546-589).  Not found (the list unknown, or the schedule
- * done): nothing said. */
+ * mpidu_sched.c:546-589).  Not found (the list unknown or empty, or the
+ * schedule done): nothing said.  The schedules' layout is looked up only
+ * once the list has one. */
 static int sched_tag(struct mqd_process *p, mqs_taddr_t req, struct mqd_raw_request *r)
 {
-    const struct mpich_image *b = mpich__image(p);
     const struct mpich_process *bp = mqd_process_backend(p);
-    const int *o = b->off;
     static const enum field_id ids[] = {F_SCHED_TAG, F_SCHED_REQ, F_SCHED_NEXT};
     static const enum field_id all[] = {F_SCHED_TAG,     F_SCHED_REQ,    F_SCHED_NEXT,
                                         F_SCHED_ENTRIES, F_SCHED_NENTRIES, F_SCHED_IDX};
     unsigned char buf[128];
-    mqs_taddr_t node;
-    if (!bp->schedules || o[F_SCHEDS_HEAD] < 0 ||
-        !mpich__fields_fit(b, ids, NELEMS(ids), mqd_sizes(p)->pointer_size, (int)sizeof buf))
+    mqs_taddr_t node = 0;
+    int head = mpich__image(p)->off[F_SCHEDS_HEAD];
+    int rc = bp->schedules && head >= 0
+                 ? mqd_read_ptr(p, bp->schedules + (mqs_taddr_t)head, &node)
+                 : mqs_ok;
+    if (rc != mqs_ok || !node)
+        return rc;
+    const struct mpich_late *l = mpich__late(p, CLASS_SCHEDS);
+    if (!l)
+        return MQD_ERR_NOMEM;
+    const int *o = l->off;
+    if (!mpich__fields_fit(o, ids, NELEMS(ids), mqd_sizes(p)->pointer_size, (int)sizeof buf))
         return mqs_ok;
-    int rc = mqd_read_ptr(p, bp->schedules + (mqs_taddr_t)o[F_SCHEDS_HEAD], &node);
     struct mqd_walk walk;
     mqd_walk_init(&walk);
     int len = 0; /* past the last field read, in buf (not past the schedule's end) */
     for (int i = 0; i < NELEMS(all); i++)
         if (o[all[i]] >= 0 && o[all[i]] + 8 > len && o[all[i]] + 8 <= (int)sizeof buf)
             len = o[all[i]] + 8;
-    if (b->size[S_SZ_SCHED] > 0 && b->size[S_SZ_SCHED] < len)
-        len = b->size[S_SZ_SCHED];
+    if (l->size[S_SZ_SCHED] > 0 && l->size[S_SZ_SCHED] < len)
+        len = l->size[S_SZ_SCHED];
     memset(buf, 0, sizeof buf);
     while (rc == mqs_ok && node) {
         if ((rc = mqd_walk_visit(&walk, node)) != mqs_ok ||
@@ -265,7 +272,7 @@ static int sched_tag(struct mqd_process *p, mqs_taddr_t req, struct mqd_raw_requ
         if (mqd_ptr(p, buf, o[F_SCHED_REQ]) == req) {
             r->sched_tag = (long)mqd_int(p, buf, o[F_SCHED_TAG], 4);
             r->known |= MQD_REQ_KNOWN_SCHED_TAG;
-            rc = sched_peer(p, buf, r);
+            rc = sched_peer(p, l, buf, r);
             break;
         }
         node = mqd_ptr(p, buf, o[F_SCHED_NEXT]);

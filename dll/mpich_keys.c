@@ -69,10 +69,11 @@ int mpich__read_pg_id(struct mqd_process *p, mqs_taddr_t pg, char *out, int len)
     return rc == mqs_ok ? mqd_read_cstring(p, id, out, len) : rc;
 }
 
+/* The process groups' fields the key needs (a VC's, CLASS_VCS, are looked
+ * up when VCs are read: mpich_ranks.c). */
 static int process_group_known(const struct mpich_image *b)
 {
-    return b->off[F_VC_PG] >= 0 && b->off[F_VC_PG_RANK] >= 0 && b->off[F_PG_ID] >= 0 &&
-           b->off[F_PROC_MY_PG] >= 0 && b->off[F_PROC_MY_PG_RANK] >= 0;
+    return b->off[F_PG_ID] >= 0 && b->off[F_PROC_MY_PG] >= 0 && b->off[F_PROC_MY_PG_RANK] >= 0;
 }
 
 /* ch3: this process's group and key, from the MPIDI_Process variable at
@@ -90,6 +91,7 @@ static void my_process_group(struct mqd_process *p, struct mpich_process *bp, mq
         return;
     make_key(bp->key, name, (long)mqd_int(p, rbuf, 0, 4));
     bp->my_pg = pg;
+    bp->my_pg_rank = (long)mqd_int(p, rbuf, 0, 4);
 }
 
 int mpich__world_namespace(struct mqd_process *p, long idx, char *out, int len)

@@ -64,6 +64,18 @@ static const struct {
 #undef F_DEF_
 };
 
+int mpich__lacks(const int *off, const enum field_id *ids, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (off[ids[i]] < 0) {
+            char msg[160];
+            snprintf(msg, sizeof msg, "the debug information lacks %s", field_defs[ids[i]].path);
+            mqd_debug(msg);
+            return 1;
+        }
+    return 0;
+}
+
 static const struct {
     const char *type;
     int cls;
@@ -123,11 +135,11 @@ static struct mpich_span span(const struct mpich_image *b, const enum field_id *
     return sp;
 }
 
-int mpich__fields_fit(const struct mpich_image *b, const enum field_id *ids, int n, int width,
+int mpich__fields_fit(const int *off, const enum field_id *ids, int n, int width,
                       int len)
 {
     for (int i = 0; i < n; i++)
-        if (b->off[ids[i]] < 0 || b->off[ids[i]] > len - width)
+        if (off[ids[i]] < 0 || off[ids[i]] > len - width)
             return 0;
     return 1;
 }
@@ -268,6 +280,27 @@ static int is_placed(const char *name, int placed)
  * costs a host that indexes DWARF a walk of every file's (libc's debug
  * file included).
  */
+/* The sizes and offsets of classes todo into size and off, but for those
+ * of types placed from their declarations. */
+static void look_up(mqs_image *image, const mqs_image_callbacks *cb, struct mqd_type_memo *memo,
+                    int todo, int placed, int *off, int *size)
+{
+    for (int s = 0; s < S_COUNT; s++) {
+        int scls = size_defs[s].cls ? size_defs[s].cls : CLASS_COMMON;
+        if (!(todo & scls) || is_placed(size_defs[s].type, placed))
+            continue;
+        /* mqs_sizeof_fp may be NULL (MPICH's stub debugger): sizes unknown. */
+        mqs_type *t =
+            cb->mqs_sizeof_fp ? mqd_find_type_memo(image, cb, memo, size_defs[s].type) : NULL;
+        size[s] = t ? cb->mqs_sizeof_fp(t) : -1;
+    }
+    for (int f = 0; f < F_COUNT; f++) {
+        int fcls = field_defs[f].cls ? field_defs[f].cls : CLASS_COMMON;
+        if ((todo & fcls) && !is_placed(field_defs[f].path, placed))
+            off[f] = mqd_path_offset_memo(image, cb, memo, field_defs[f].path);
+    }
+}
+
 void mpich__probe(mqs_image *image, const mqs_image_callbacks *cb, struct mpich_image *b,
                   int cls)
 {
@@ -276,20 +309,7 @@ void mpich__probe(mqs_image *image, const mqs_image_callbacks *cb, struct mpich_
     if (!todo || b->layout || b->layout_build)
         return;
     int placed = declared(image, cb, &memo, b, todo);
-    for (int s = 0; s < S_COUNT; s++) {
-        int scls = size_defs[s].cls ? size_defs[s].cls : CLASS_COMMON;
-        if (!(todo & scls) || is_placed(size_defs[s].type, placed))
-            continue;
-        /* mqs_sizeof_fp may be NULL (MPICH's stub debugger): sizes unknown. */
-        mqs_type *t =
-            cb->mqs_sizeof_fp ? mqd_find_type_memo(image, cb, &memo, size_defs[s].type) : NULL;
-        b->size[s] = t ? cb->mqs_sizeof_fp(t) : -1;
-    }
-    for (int f = 0; f < F_COUNT; f++) {
-        int fcls = field_defs[f].cls ? field_defs[f].cls : CLASS_COMMON;
-        if ((todo & fcls) && !is_placed(field_defs[f].path, placed))
-            b->off[f] = mqd_path_offset_memo(image, cb, &memo, field_defs[f].path);
-    }
+    look_up(image, cb, &memo, todo, placed, b->off, b->size);
     b->probed |= todo;
     b->classes = known_classes(b);
     b->from_dwarf = 0;
@@ -298,6 +318,48 @@ void mpich__probe(mqs_image *image, const mqs_image_callbacks *cb, struct mpich_
             b->from_dwarf = 1;
     if (b->from_dwarf)
         set_spans(b);
+}
+
+/*
+ * The image's layout with the fields of late classes cls, which the
+ * processes' setup does not look up: their DWARF is deep in libmpi (ch3's
+ * MPIDI_VCRT and MPIDI_VC in its last units, MPIDU_Sched 5 MB into its
+ * .debug_info: a scan a debugger that indexes DWARF pays on every dump),
+ * and a hung job seldom needs them (a communicator other than the world
+ * and self, a nonblocking collective pending).  Looked up by the first
+ * process that needs them, on whatever thread reads it, while others of
+ * the image may be read on others: so into a copy of the image's layout
+ * with the late classes looked up so far, published as the newest (a
+ * thread that loses the race frees its own and tries again); the older
+ * ones stay until the image goes, for the processes reading them.  No
+ * lock: a DLL call its debugger abandons (mqd's host does, after
+ * --timeout) would leave one held.  NULL without memory.
+ */
+const struct mpich_late *mpich__late(struct mqd_process *p, int cls)
+{
+    struct mpich_image *b = mqd_image_backend(mqd_process_image(p));
+    struct mpich_late *have = atomic_load_explicit(&b->late, memory_order_acquire);
+    for (;;) {
+        if (have && (have->classes & cls) == cls)
+            return have;
+        struct mpich_late *l = mqd_malloc(sizeof *l);
+        if (!l)
+            return NULL;
+        memcpy(l->off, have ? have->off : b->off, sizeof l->off);
+        memcpy(l->size, have ? have->size : b->size, sizeof l->size);
+        l->classes = (have ? have->classes : 0) | cls;
+        l->older = have;
+        int todo = cls & ~(have ? have->classes : 0) & ~b->probed;
+        if (todo && !b->layout && !b->layout_build) {
+            struct mqd_type_memo memo = {0};
+            look_up(mqd_process_mqs_image(p), mqd_image_cb(mqd_process_image(p)), &memo, todo,
+                    0, l->off, l->size);
+        }
+        if (atomic_compare_exchange_strong_explicit(&b->late, &have, l, memory_order_acq_rel,
+                                                    memory_order_acquire))
+            return l;
+        mqd_free(l); /* another thread published first: have is its */
+    }
 }
 
 void mpich__layout_from(struct mpich_image *b, mqd_step_fn step, const void *ctx)
@@ -324,7 +386,7 @@ void mpich__probe_generation(mqs_image *image, const mqs_image_callbacks *cb,
  */
 static void name_lacks(struct mpich_image *b)
 {
-    const char *missing[16] = {NULL};
+    const char *missing[32] = {NULL};
     for (int f = 0; f < F_COUNT; f++) {
         int k = field_defs[f].cls ? __builtin_ctz((unsigned)field_defs[f].cls) : 0;
         if (b->off[f] < 0 && field_defs[f].cls && !missing[k])
@@ -336,7 +398,7 @@ static void name_lacks(struct mpich_image *b)
             missing[k] = size_defs[s].type;
     }
     const char *old = NULL, *dq = NULL;
-    for (int k = 0; k < 16; k++) {
+    for (int k = 0; k < NELEMS(missing); k++) {
         if (!old && missing[k] && ((gen_needs[MPICH_GEN_CH3_SENDQ] >> k) & 1))
             old = missing[k];
         if (!dq && missing[k] && ((gen_needs[MPICH_GEN_CH4_5X] >> k) & 1))
@@ -407,6 +469,7 @@ int mqd_be_setup_image(mqs_image *image, struct mqd_image *im, void **backend)
         b->off[f] = -1;
     for (int s = 0; s < S_COUNT; s++)
         b->size[s] = -1;
+    atomic_init(&b->late, NULL);
     mqs_taddr_t addr;
     if (cb->mqs_find_symbol_fp(image, (char *)MPICH_SYM_COMM_LIST, &addr) != mqs_ok) {
         int rc = without_debugger_lists(image, im, cb, b);
@@ -439,6 +502,13 @@ int mqd_be_setup_image(mqs_image *image, struct mqd_image *im, void **backend)
 
 void mqd_be_destroy_image(void *backend)
 {
+    struct mpich_image *b = backend;
+    for (struct mpich_late *l = b ? atomic_load_explicit(&b->late, memory_order_relaxed) : NULL,
+                           *older;
+         l; l = older) {
+        older = l->older;
+        mqd_free(l);
+    }
     mqd_free(backend);
 }
 

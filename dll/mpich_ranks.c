@@ -67,17 +67,23 @@ static int pg_name(struct mqd_process *p, struct mpich_rank_cache *c, mqs_taddr_
     return rc;
 }
 
+/* Whether VCs are read with their groups (o: with CLASS_VCS's offsets). */
+static int vc_groups(struct mqd_process *p, const int *o)
+{
+    return ((struct mpich_process *)mqd_process_backend(p))->my_pg && o[F_VC_PG] >= 0 &&
+           o[F_VC_PG_RANK] >= 0;
+}
+
 /* What vc_global reads of a VC: [*lo, *hi) from its address (the lpid,
  * and with process groups known its group and rank in it).  mqs_ok, or
  * MQD_ERR_BAD_LAYOUT if that is more than VC_READ_MAX bytes. */
 enum { VC_READ_MAX = 64, VC_BLOCK_MAX = 1 << 22 };
-static int vc_span(struct mqd_process *p, int *lo, int *hi)
+static int vc_span(struct mqd_process *p, const int *o, int *lo, int *hi)
 {
-    const struct mpich_image *b = mpich__image(p);
-    *lo = b->off[F_VC_LPID];
-    *hi = b->off[F_VC_LPID] + 4;
-    if (((struct mpich_process *)mqd_process_backend(p))->my_pg) {
-        const int more[] = {b->off[F_VC_PG], b->off[F_VC_PG_RANK]};
+    *lo = o[F_VC_LPID];
+    *hi = o[F_VC_LPID] + 4;
+    if (vc_groups(p, o)) {
+        const int more[] = {o[F_VC_PG], o[F_VC_PG_RANK]};
         const int len[] = {mqd_sizes(p)->pointer_size, 4};
         for (int i = 0; i < 2; i++) {
             *lo = more[i] < *lo ? more[i] : *lo;
@@ -121,10 +127,9 @@ static unsigned vc_slot(const struct mpich_rank_cache *c, mqs_taddr_t vc)
  * VC's lpid, which read_comms bounds by the world's size.  at: vc_span's
  * bytes of vc, read already (read_vcrt), or NULL to read them.
  */
-static int vc_global(struct mqd_process *p, struct mpich_rank_cache *c, mqs_taddr_t vc,
-                     const unsigned char *at, long *global)
+static int vc_global(struct mqd_process *p, const int *o, struct mpich_rank_cache *c,
+                     mqs_taddr_t vc, const unsigned char *at, long *global)
 {
-    const struct mpich_image *b = mpich__image(p);
     struct mpich_process *bp = mqd_process_backend(p);
     unsigned slot = c->addr ? vc_slot(c, vc) : 0;
     if (c->addr && c->addr[slot]) {
@@ -133,21 +138,21 @@ static int vc_global(struct mqd_process *p, struct mpich_rank_cache *c, mqs_tadd
     }
     int lo, hi, rc;
     unsigned char buf[VC_READ_MAX];
-    if ((rc = vc_span(p, &lo, &hi)) != mqs_ok)
+    if ((rc = vc_span(p, o, &lo, &hi)) != mqs_ok)
         return rc;
     if (!at && (rc = mqd_read(p, vc + (mqs_taddr_t)lo, buf, hi - lo)) != mqs_ok)
         return rc;
     if (!at)
         at = buf;
-    *global = (long)mqd_int(p, at, b->off[F_VC_LPID] - lo, 4);
-    if (bp->my_pg) {
-        mqs_taddr_t pg = mqd_ptr(p, at, b->off[F_VC_PG] - lo);
+    *global = (long)mqd_int(p, at, o[F_VC_LPID] - lo, 4);
+    if (vc_groups(p, o)) {
+        mqs_taddr_t pg = mqd_ptr(p, at, o[F_VC_PG] - lo);
         const char *name;
         if ((rc = pg_name(p, c, pg, &name)) != mqs_ok)
             return rc;
         if (c->use_job)
             *global = mpich__identity_of(p, name,
-                                         (long)mqd_int(p, at, b->off[F_VC_PG_RANK] - lo, 4));
+                                         (long)mqd_int(p, at, o[F_VC_PG_RANK] - lo, 4));
         else if (pg != bp->my_pg)
             *global = -1;
     }
@@ -166,7 +171,7 @@ static int vc_global(struct mqd_process *p, struct mpich_rank_cache *c, mqs_tadd
  * holds vc_span's bytes of each from *first to *last (NULL, and each read
  * alone, if they are few, far apart, or the read fails).
  */
-static void vc_block(struct mqd_process *p, const struct mpich_rank_cache *c,
+static void vc_block(struct mqd_process *p, const int *o, const struct mpich_rank_cache *c,
                      const unsigned char *table, long n, unsigned char **block,
                      mqs_taddr_t *first, mqs_taddr_t *last)
 {
@@ -182,7 +187,7 @@ static void vc_block(struct mqd_process *p, const struct mpich_rank_cache *c,
         min = vc < min ? vc : min;
         max = vc > max ? vc : max;
     }
-    if (unknown < 2 || vc_span(p, &lo, &hi) != mqs_ok)
+    if (unknown < 2 || vc_span(p, o, &lo, &hi) != mqs_ok)
         return;
     /* Together: no more than 4 KB a VC between the first and the last. */
     mqs_taddr_t len = max - min + (mqs_taddr_t)(hi - lo);
@@ -211,14 +216,20 @@ static void vc_block(struct mqd_process *p, const struct mpich_rank_cache *c,
 static int read_vcrt(struct mqd_process *p, struct mpich_rank_cache *cache, mqs_taddr_t vcrt,
                      long want, int lenient, long **out, int *longer)
 {
-    const struct mpich_image *b = mpich__image(p);
     int ps = mqd_sizes(p)->pointer_size;
     unsigned char hdr[4];
     *out = NULL;
     *longer = 0;
     if (!vcrt || want <= 0)
         return mqs_ok;
-    int rc = mqd_read(p, vcrt + (mqs_taddr_t)b->off[F_VCRT_SIZE], hdr, 4);
+    static const enum field_id need[] = {F_VCRT_SIZE, F_VCRT_TABLE, F_VC_LPID};
+    const struct mpich_late *l = mpich__late(p, CLASS_VCS);
+    if (!l)
+        return MQD_ERR_NOMEM;
+    if (mpich__lacks(l->off, need, NELEMS(need)))
+        return mqs_ok; /* a build whose DWARF lacks them: the members unknown */
+    const int *o = l->off;
+    int rc = mqd_read(p, vcrt + (mqs_taddr_t)o[F_VCRT_SIZE], hdr, 4);
     if (rc != mqs_ok)
         return rc;
     long n = (long)mqd_int(p, hdr, 0, 4);
@@ -240,16 +251,16 @@ static int read_vcrt(struct mqd_process *p, struct mpich_rank_cache *cache, mqs_
         mqd_free(lpids);
         return MQD_ERR_NOMEM;
     }
-    rc = mqd_read(p, vcrt + (mqs_taddr_t)b->off[F_VCRT_TABLE], table, (int)(n * ps));
+    rc = mqd_read(p, vcrt + (mqs_taddr_t)o[F_VCRT_TABLE], table, (int)(n * ps));
     unsigned char *block = NULL;
     mqs_taddr_t first = 0, last = 0;
     if (rc == mqs_ok)
-        vc_block(p, cache, table, n, &block, &first, &last);
+        vc_block(p, o, cache, table, n, &block, &first, &last);
     for (long i = 0; rc == mqs_ok && i < n; i++) {
         mqs_taddr_t vc = mqd_ptr(p, table, (int)(i * ps));
         const unsigned char *at =
             block && vc >= first && vc <= last ? block + (vc - first) : NULL;
-        rc = vc ? vc_global(p, cache, vc, at, &lpids[i]) : MQD_ERR_BAD_VALUE;
+        rc = vc ? vc_global(p, o, cache, vc, at, &lpids[i]) : MQD_ERR_BAD_VALUE;
     }
     mqd_free(block);
     mqd_free(table);
@@ -451,8 +462,8 @@ static int read_rank_map(struct mqd_process *p, mqs_taddr_t addr, long want, int
     static const enum field_id ints[] = {F_RMAP_MODE,   F_RMAP_AVTID,  F_RMAP_SIZE,
                                          F_RMAP_OFFSET, F_RMAP_STRIDE, F_RMAP_BLOCK};
     static const enum field_id ptrs[] = {F_RMAP_LPID, F_RMAP_GPID};
-    if (!mpich__fields_fit(b, ints, NELEMS(ints), 4, len) ||
-        !mpich__fields_fit(b, ptrs, NELEMS(ptrs), mqd_sizes(p)->pointer_size, len))
+    if (!mpich__fields_fit(b->off, ints, NELEMS(ints), 4, len) ||
+        !mpich__fields_fit(b->off, ptrs, NELEMS(ptrs), mqd_sizes(p)->pointer_size, len))
         return MQD_ERR_BAD_LAYOUT;
     int rc = mqd_read(p, addr, m, len);
     if (rc != mqs_ok)
@@ -547,6 +558,20 @@ static int world_members(struct mqd_process *p, struct mpich_rank_cache *c, long
     return mqs_ok;
 }
 
+/* ch3's MPI_COMM_SELF (*out, of 1): this process, as vc_global names it. */
+static int self_member(struct mqd_process *p, struct mpich_rank_cache *c, long **out)
+{
+    const struct mpich_process *bp = mqd_process_backend(p);
+    const char *name;
+    int rc = c->use_job ? pg_name(p, c, bp->my_pg, &name) : mqs_ok;
+    if (rc != mqs_ok)
+        return rc;
+    if (!(*out = mqd_malloc(sizeof **out)))
+        return MQD_ERR_NOMEM;
+    (*out)[0] = c->use_job ? mpich__identity_of(p, name, bp->my_pg_rank) : bp->my_pg_rank;
+    return mqs_ok;
+}
+
 /* ---------------------------------------------------------------- members */
 
 /*
@@ -557,6 +582,7 @@ enum members_from {
     MEMBERS_UNKNOWN,     /* nothing: the side's ranks stay unknown */
     MEMBERS_CONNECTIONS, /* ch3's virtual connection table */
     MEMBERS_OWN_GROUP,   /* ch3's MPI_COMM_WORLD: its own process group's ranks in order */
+    MEMBERS_SELF,        /* ch3's MPI_COMM_SELF: this process, its rank in its group */
     MEMBERS_GROUP,       /* the MPIR_Group, where MPICH has made it (4.x: lazily) */
     MEMBERS_RANK_MAP,    /* 4.x ch4's rank map in the communicator */
     MEMBERS_WORLD,       /* 4.x MPI_COMM_WORLD before its group: rank r is r */
@@ -584,13 +610,15 @@ static int has_rank_maps(const struct mpich_image *b, const struct mpich_process
  */
 static enum members_from members_from(const struct mpich_image *b,
                                       const struct mpich_process *bp, mqs_taddr_t group,
-                                      int world)
+                                      int world, int self)
 {
     /* ch3 from 4.0.3 reads groups only through its tables: 5.0's are maps
      * of worlds, whose indexes ch3's tables do not use. */
     int groups = bp->gen != MPICH_GEN_CH3_DEBUGQ;
     if (world && bp->my_pg && mpich__gen_is_ch3(bp->gen))
         return MEMBERS_OWN_GROUP;
+    if (self && bp->my_pg && mpich__gen_is_ch3(bp->gen))
+        return MEMBERS_SELF; /* its table's one VC is this process's */
     if (bp->my_pg || (mpich__gen_is_ch3(bp->gen) && (!group || !groups)))
         return MEMBERS_CONNECTIONS;
     if (group)
@@ -612,6 +640,8 @@ static int read_side(struct mqd_process *p, struct mpich_rank_cache *cache, mqs_
     switch (from) {
     case MEMBERS_OWN_GROUP:
         return world_members(p, cache, s->size, out);
+    case MEMBERS_SELF:
+        return self_member(p, cache, out);
     case MEMBERS_CONNECTIONS:
         return read_vcrt(p, cache, mqd_ptr(p, buf, b->off[s->vcrt]), s->size, s->lenient, out,
                          longer);
@@ -643,14 +673,15 @@ int mpich__read_members(struct mqd_process *p, struct mpich_rank_cache *cache, m
     const struct side peers = {c->inter ? rgroup : lgroup, F_COMM_VCRT, F_COMM_MAP,
                                c->remote_size, 0};
     int is_world = !c->inter && c->handle == MPICH_COMM_WORLD_HANDLE;
-    int rc = read_side(p, cache, addr, buf, members_from(b, bp, peers.group, is_world), &peers,
-                       &c->peer_global, &final, &unused);
+    int is_self = !c->inter && c->handle == MPICH_COMM_SELF_HANDLE && c->remote_size == 1;
+    int rc = read_side(p, cache, addr, buf, members_from(b, bp, peers.group, is_world, is_self),
+                       &peers, &c->peer_global, &final, &unused);
     c->globals_final =
         bp->my_pg != 0 || final || (mpich__gen_is_ch4_4x(bp->gen) && cache->use_job);
     if (rc != mqs_ok || !c->inter)
         return rc;
     const struct side local = {lgroup, F_COMM_LVCRT, F_COMM_LMAP, c->size, 1};
-    enum members_from from = members_from(b, bp, lgroup, 0);
+    enum members_from from = members_from(b, bp, lgroup, 0, 0);
     rc = read_side(p, cache, addr, buf, from, &local, &c->local_global, &unused, &longer);
     /* 4.x ch4: a local group that cannot be read gives way to the rank map
      * (the peers' does not: its failure is the communicator's). */

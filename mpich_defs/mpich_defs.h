@@ -104,7 +104,11 @@ enum mpich_generation {
  * Fields: X(ID, CLASS, PATH).  A generation needs the fields and sizes of
  * its classes (dll/mpich_layout.c, gen_needs): COMMON every generation's;
  * CH3 ch3's device (connection tables, requests' match and user fields);
- * SENDQ the MPIR_Sendq of 4.0.2; DEBUGQ the MPIR_Debugq of 4.0.3+;
+ * VCS ch3's connection tables and connections (MPIDI_VCRT, MPIDI_VC),
+ * which only a communicator other than the world and self needs, looked
+ * up when one does (mpich__late: their DWARF is in ch3's units, the last
+ * of libmpi's); SENDQ the MPIR_Sendq of 4.0.2; DEBUGQ the MPIR_Debugq of
+ * 4.0.3+;
  * GROUP_LPIDS 4.x groups (lrank_to_lpid); GROUP_PMAP 5.0 groups
  * (MPIR_Pmap); CH4_RANK_MAPS ch4's rank maps (MPIR_Comm.dev.ch4.map,
  * optional as a whole: 4.x ch4 makes groups lazily, and the map is how a
@@ -141,10 +145,12 @@ enum mpich_generation {
  * program's handle says beyond the queues' fields (mqd_get_request_info):
  * its communicator (mpir_request.h:185), the tag a communicator's next
  * nonblocking collective will take (mpir_comm.h:200 next_sched_tag,
- * MPIDU_Sched_next_tag at mpidu_sched.c:164-165; mqd_get_comm_nbc), and a
- * nonblocking collective's
- * schedule with its tag (src/mpid/common/sched/mpidu_sched.h:119-131,
- * on the list all_schedules, mpidu_sched.c:138 and 588) and its entries
+ * MPIDU_Sched_next_tag at mpidu_sched.c:164-165; mqd_get_comm_nbc) and
+ * the head of the list of pending schedules.  SCHEDS, looked up only when
+ * a process has a schedule on that list (mpich__late): a
+ * nonblocking collective's schedule with its tag
+ * (src/mpid/common/sched/mpidu_sched.h:119-131, on the list
+ * all_schedules, mpidu_sched.c:138 and 588) and its entries
  * (mpidu_sched.h:22-118: each a send to dest or a receive from src, its
  * status; idx the first not yet complete).  CH4_REQUESTS, with REQUESTS
  * in ch4's generations: a ch4 persistent request's envelope
@@ -173,11 +179,11 @@ enum mpich_generation {
     X(COMM_RGROUP, COMMON, "MPIR_Comm:remote_group")                                          \
     X(COMM_VCRT, CH3, "MPIR_Comm:dev/MPIDI_CH3I_comm_t:vcrt")                                 \
     X(COMM_LVCRT, CH3, "MPIR_Comm:dev/MPIDI_CH3I_comm_t:local_vcrt")                          \
-    X(VCRT_SIZE, CH3, "MPIDI_VCRT:size")                                                      \
-    X(VCRT_TABLE, CH3, "MPIDI_VCRT:vcr_table")                                                \
-    X(VC_LPID, CH3, "MPIDI_VC:lpid")                                                          \
-    X(VC_PG, CH3_OPTIONAL, "MPIDI_VC:pg")                                                     \
-    X(VC_PG_RANK, CH3_OPTIONAL, "MPIDI_VC:pg_rank")                                           \
+    X(VCRT_SIZE, VCS, "MPIDI_VCRT:size")                                                      \
+    X(VCRT_TABLE, VCS, "MPIDI_VCRT:vcr_table")                                                \
+    X(VC_LPID, VCS, "MPIDI_VC:lpid")                                                          \
+    X(VC_PG, VCS, "MPIDI_VC:pg")                                                              \
+    X(VC_PG_RANK, VCS, "MPIDI_VC:pg_rank")                                                    \
     X(PG_ID, CH3_OPTIONAL, "MPIDI_PG_t:id")                                                   \
     X(PG_SIZE, CH3_OPTIONAL, "MPIDI_PG_t:size")                                               \
     X(PROC_MY_PG, CH3_OPTIONAL, "MPIDI_Process_t:my_pg")                                      \
@@ -290,16 +296,16 @@ enum mpich_generation {
     X(REQ_AM_DEST, CH4_REQUESTS,                                                              \
       "MPIR_Request:dev/MPIDI_Devreq_t:ch4.am/MPIDIG_req_t:u.send.dest")                     \
     X(SCHEDS_HEAD, REQUESTS, "MPIDU_Sched_state:head")                                      \
-    X(SCHED_TAG, REQUESTS, "MPIDU_Sched:tag")                                               \
-    X(SCHED_REQ, REQUESTS, "MPIDU_Sched:req")                                               \
-    X(SCHED_NEXT, REQUESTS, "MPIDU_Sched:next")                                             \
-    X(SCHED_ENTRIES, REQUESTS, "MPIDU_Sched:entries")                                       \
-    X(SCHED_NENTRIES, REQUESTS, "MPIDU_Sched:num_entries")                                  \
-    X(SCHED_IDX, REQUESTS, "MPIDU_Sched:idx")                                               \
-    X(SENTRY_TYPE, REQUESTS, "MPIDU_Sched_entry:type")                                      \
-    X(SENTRY_STATUS, REQUESTS, "MPIDU_Sched_entry:status")                                  \
-    X(SENTRY_RECV_SRC, REQUESTS, "MPIDU_Sched_entry:u/MPIDU_Sched_recv:src")                \
-    X(SENTRY_SEND_DEST, REQUESTS, "MPIDU_Sched_entry:u/MPIDU_Sched_send:dest")
+    X(SCHED_TAG, SCHEDS, "MPIDU_Sched:tag")                                                   \
+    X(SCHED_REQ, SCHEDS, "MPIDU_Sched:req")                                                   \
+    X(SCHED_NEXT, SCHEDS, "MPIDU_Sched:next")                                                 \
+    X(SCHED_ENTRIES, SCHEDS, "MPIDU_Sched:entries")                                           \
+    X(SCHED_NENTRIES, SCHEDS, "MPIDU_Sched:num_entries")                                      \
+    X(SCHED_IDX, SCHEDS, "MPIDU_Sched:idx")                                                   \
+    X(SENTRY_TYPE, SCHEDS, "MPIDU_Sched_entry:type")                                          \
+    X(SENTRY_STATUS, SCHEDS, "MPIDU_Sched_entry:status")                                      \
+    X(SENTRY_RECV_SRC, SCHEDS, "MPIDU_Sched_entry:u/MPIDU_Sched_recv:src")                    \
+    X(SENTRY_SEND_DEST, SCHEDS, "MPIDU_Sched_entry:u/MPIDU_Sched_send:dest")
 
 /* Type sizes: X(ID, CLASS, TYPE).  MPIR_Context_id_t is gone in 5.0, where
  * contexts are int: without it, the target's int. */
@@ -319,8 +325,8 @@ enum mpich_generation {
     X(SZ_DEBUGQ, DEBUGQ, "MPIR_Debugq")                                                       \
     X(SZ_PER_VCI, STOCK, "MPIDI_per_vci_t")                                                   \
     X(SZ_OBJ_ALLOC, POOLS, "MPIR_Object_alloc_t")                                             \
-    X(SZ_SCHED_ENTRY, REQUESTS, "MPIDU_Sched_entry")                                          \
-    X(SZ_SCHED, REQUESTS, "MPIDU_Sched")
+    X(SZ_SCHED_ENTRY, SCHEDS, "MPIDU_Sched_entry")                                            \
+    X(SZ_SCHED, SCHEDS, "MPIDU_Sched")
 
 /* ch4's rank maps (src/mpid/ch4/include/mpidpre.h, MPIDI_rank_map_mode;
  * each _INTRA mode reads as the mode before it): a rank r's lpid is r,

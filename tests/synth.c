@@ -74,6 +74,8 @@ struct synth {
         uint64_t addr;
     } syms[64];
     struct obj image, process;
+    char watch[64]; /* synth_watch_types: the part, and the lookups seen */
+    int watched;
 };
 
 /* ---------------------------------------------------------------- layout */
@@ -1279,9 +1281,16 @@ static void cb_free(void *p)
     free(p);
 }
 
+static char last_dprints[256];
+
 static void cb_dprints(const char *m)
 {
-    (void)m;
+    snprintf(last_dprints, sizeof last_dprints, "%s", m ? m : "");
+}
+
+const char *synth_last_dprints(void)
+{
+    return last_dprints;
 }
 
 static char *cb_errorstring(int code)
@@ -1361,6 +1370,8 @@ static mqs_type *cb_find_type(mqs_image *i, char *name, mqs_lang_code l)
 {
     (void)l;
     struct synth *s = ((struct obj *)i)->s;
+    if (s->watch[0] && strstr(name, s->watch))
+        s->watched++;
     if (host_kind != SYNTH_HOST_GDB)
         return (mqs_type *)find_type(s, name);
     /* gdb: "struct TAG" for any struct; a bare name only if it is a
@@ -1377,6 +1388,17 @@ static mqs_type *cb_find_type(mqs_image *i, char *name, mqs_lang_code l)
             return (mqs_type *)find_type(s, tag);
     }
     return tag_only(name) ? NULL : (mqs_type *)find_type(s, name);
+}
+
+void synth_watch_types(struct synth *s, const char *part)
+{
+    snprintf(s->watch, sizeof s->watch, "%s", part ? part : "");
+    s->watched = 0;
+}
+
+int synth_types_watched(const struct synth *s)
+{
+    return s->watched;
 }
 
 static int field_offset(mqs_type *t, char *field)

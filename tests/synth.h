@@ -91,6 +91,12 @@ void synth_drop_type(struct synth *s, const char *type);
 void synth_drop_field(struct synth *s, const char *type, const char *field);
 /* Forget every type: a libmpi.so stripped of its DWARF (symbols stay). */
 void synth_drop_all_types(struct synth *s);
+/* Count the debugger's type lookups of names holding part (NULL: stop),
+ * and how many there were so far. */
+void synth_watch_types(struct synth *s, const char *part);
+int synth_types_watched(const struct synth *s);
+/* What the DLL last said through mqs_dprints ("" if nothing yet). */
+const char *synth_last_dprints(void);
 
 /* MPICH shapes, in the target's generation.  Returns addresses in the
  * target (of requests, for the queue functions).  A member's world rank

@@ -340,6 +340,44 @@ static int request_info(struct synth *s, unsigned h, mqd_request_info *info)
 }
 
 /*
+ * A nonblocking collective's schedule is read through MPIDU_Sched's
+ * layout, whose DWARF is deep in libmpi: asked of the debugger only once a
+ * process has a schedule pending, not when its image is set up or its
+ * other requests read, and then once, not again for the next schedule.
+ */
+static void test_synth__schedules_asked_when_pending(void **state)
+{
+    (void)state;
+    uint64_t comms[16];
+    struct synth *s = start_gen(0, 8, SYNTH_CH4_STOCK, comms);
+    uint64_t recv = synth_recv(s, 48, 2, 4, 1, DT_INT, 1, 0);
+    synth_watch_types(s, "MPIDU_Sched");
+    struct result r;
+    dlldump_process(s, &r, 0);
+    assert_int_equal(r.rc, mqs_ok);
+    mqd_request_info i;
+    assert_int_equal(request_info(s, synth_request_handle(s, recv), &i), mqs_ok);
+    assert_int_equal(i.peer_local, 2);
+    uint64_t done = synth_nbc(s, comms[0], 287, 1, 1);
+    assert_int_equal(request_info(s, synth_request_handle(s, done), &i), mqs_ok);
+    assert_int_equal(i.state, MQD_REQ_COMPLETE);
+    assert_int_equal(synth_types_watched(s), 0);
+    uint64_t nbc = synth_nbc(s, comms[0], 288, 2, 0);
+    assert_int_equal(request_info(s, synth_request_handle(s, nbc), &i), mqs_ok);
+    assert_int_equal(i.known, MQD_REQ_KNOWN_COMM | MQD_REQ_KNOWN_SCHED_TAG | MQD_REQ_KNOWN_PEER |
+                                  MQD_REQ_SCHED_RECEIVES);
+    assert_int_equal(i.sched_tag, 288);
+    assert_int_equal(i.peer_global, 2);
+    int asked = synth_types_watched(s);
+    assert_true(asked > 0);
+    assert_int_equal(request_info(s, synth_request_handle(s, nbc), &i), mqs_ok);
+    assert_int_equal(i.sched_tag, 288);
+    assert_int_equal(synth_types_watched(s), asked);
+    synth_watch_types(s, NULL);
+    finish(s);
+}
+
+/*
  * The requests behind the program's handles (mqd_get_request_info): a
  * receive, a wildcard one, a send (its destination, no tag), a pending
  * nonblocking collective with its schedule's tag and a finished one, the
@@ -635,18 +673,49 @@ static void test_synth__corrupt_targets(void **state)
     finish(s);
 }
 
+/*
+ * ch3's connection tables are looked up only when a communicator other
+ * than the world and self is read (their DWARF is in libmpi's last units).
+ * With a process group, the world and self come from it alone, MPIDI_VC
+ * and MPIDI_VCRT never asked; a build whose DWARF lacks MPIDI_VCRT reads
+ * them as ever, leaves the other communicators' members unknown, and says
+ * through mqs_dprints what is missing.
+ */
 static void test_synth__missing_debug_information_is_named(void **state)
 {
     (void)state;
-    uint64_t comms[16];
-    struct synth *s = start(0, 8, comms);
-    synth_drop_type(s, "MPIDI_VCRT");
+    static const int world[] = {0, 1, 2, 3}, self[] = {2}, pair[] = {2, 3};
+    struct synth *s = synth_new_gen(0, 8, SYNTH_CH3_402);
+    synth_process_group(s, "kvs_77_0", 2);
+    uint64_t comms[] = {synth_comm(s, 0x44000000u, 0, 4, 2, "MPI_COMM_WORLD", world),
+                        synth_comm(s, 0x44000001u, 16, 1, 0, "MPI_COMM_SELF", self),
+                        synth_comm(s, 0x84000001u, 48, 2, 0, "mqd-pair", pair)};
+    synth_comm_list(s, comms, 2, 7);
+    synth_watch_types(s, "MPIDI_VC");
     struct result r;
     dlldump_process(s, &r, 0);
-    assert_int_not_equal(r.rc, mqs_ok);
-    assert_non_null(r.why);
-    if (!strstr(r.why, "MPIDI_VCRT:size"))
-        fail_msg("the message does not name what is missing: %s", r.why);
+    assert_int_equal(r.rc, mqs_ok);
+    const struct rcomm *c = dlldump_comm_named(&r, "MPI_COMM_WORLD");
+    assert_int_equal(c->group_rc, mqs_ok);
+    assert_int_equal(c->group[3], 3);
+    c = dlldump_comm_named(&r, "MPI_COMM_SELF");
+    assert_int_equal(c->group_rc, mqs_ok);
+    assert_int_equal(c->group[0], 2);
+    assert_int_equal(synth_types_watched(s), 0);
+    /* The pair needs the tables: asked now, and missing. */
+    synth_drop_type(s, "MPIDI_VCRT");
+    synth_comm_list(s, comms, 3, 8);
+    dlldump_process(s, &r, 1);
+    assert_int_equal(r.rc, mqs_ok);
+    assert_int_equal(r.ncomms, 3);
+    assert_true(synth_types_watched(s) > 0);
+    c = dlldump_comm_named(&r, "mqd-pair");
+    assert_int_equal(c->c.size, 2);
+    assert_int_not_equal(c->group_rc, mqs_ok);
+    assert_int_equal(dlldump_comm_named(&r, "MPI_COMM_WORLD")->group_rc, mqs_ok);
+    if (!strstr(synth_last_dprints(), "MPIDI_VCRT:size"))
+        fail_msg("the DLL does not name what is missing: %s", synth_last_dprints());
+    synth_watch_types(s, NULL);
     finish(s);
 }
 
@@ -1359,6 +1428,7 @@ int main(void)
         cmocka_unit_test(test_synth__stock_direct_netmod_says_nothing),
         cmocka_unit_test(test_synth__stock_unknown_build_is_named),
         cmocka_unit_test(test_synth__request_info),
+        cmocka_unit_test(test_synth__schedules_asked_when_pending),
         cmocka_unit_test(test_synth__comm_nbc_tag),
         cmocka_unit_test(test_synth__communicators_come_and_go),
         cmocka_unit_test(test_synth__finalizing_process_keeps_its_queues),
