@@ -63,9 +63,11 @@ enum {
     CLASS_CH4_REQUESTS = 0x8000, /* REQUESTS's fields of ch4's requests: optional */
     CLASS_SCHEDS = 0x10000,      /* REQUESTS's schedules: looked up when one is pending */
     CLASS_VCS = 0x20000,         /* ch3's VC tables and VCs: looked up when read */
-    CLASS_LATE = CLASS_SCHEDS | CLASS_VCS, /* looked up when needed (mpich__late) */
+    CLASS_DATATYPES = 0x40000,   /* datatype objects: looked up when one is read */
+    /* Looked up when a process needs them (mpich__late). */
+    CLASS_LATE = CLASS_SCHEDS | CLASS_VCS | CLASS_DATATYPES,
     CLASS_OPTIONAL = 0x00,       /* optional, any generation (looked up with COMMON) */
-    CLASS_ALL = 0x3ffff
+    CLASS_ALL = 0x7ffff
 };
 
 enum field_id {

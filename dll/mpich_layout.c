@@ -27,7 +27,7 @@ static const int gen_needs[] = {
 /* What each generation reads when there: its needs and its optional classes
  * (CLASS_WORLDS joins any generation whose library has MPIR_Worlds). */
 static const int gen_wants[] = {
-    [MPICH_GEN_NONE] = CLASS_ALL,
+    [MPICH_GEN_NONE] = CLASS_ALL & ~CLASS_LATE,
     [MPICH_GEN_CH3_SENDQ] = CLASS_COMMON | CLASS_COMM_LIST | CLASS_CH3 | CLASS_SENDQ |
                             CLASS_GROUP_LPIDS | CLASS_CH3_OPTIONAL | CLASS_REQUESTS |
                             CLASS_POOLS,
@@ -484,7 +484,7 @@ int mqd_be_setup_image(mqs_image *image, struct mqd_image *im, void **backend)
     enum mpich_generation g = image_generation(image, cb, &worlds);
     mpich__probe_generation(image, cb, b, g, worlds);
     if (!b->from_dwarf) /* the symbols misled, or there are no DWARF types */
-        mpich__probe(image, cb, b, CLASS_ALL);
+        mpich__probe(image, cb, b, CLASS_ALL & ~CLASS_LATE);
     if (!b->from_dwarf) {
         /* Perhaps a build without DWARF whose layout is known: the first
          * process tells (mpich__choose_layout). */

@@ -24,21 +24,24 @@ static const char *datatype_name(unsigned handle)
 /* The size of one element of datatype handle, or -1 if unknown. */
 static long datatype_size(struct mqd_process *p, unsigned handle, mqs_taddr_t dt_ptr)
 {
-    const struct mpich_image *b = mpich__image(p);
     struct mpich_process *bp = mqd_process_backend(p);
     unsigned kind = MPICH_HANDLE_KIND(handle);
     if (kind == MPICH_HANDLE_KIND_BUILTIN)
         return (long)MPICH_BUILTIN_TYPE_SIZE(handle);
+    const struct mpich_late *l = mpich__late(p, CLASS_DATATYPES);
+    static const enum field_id need[] = {F_DT_SIZE};
+    if (!l || mpich__lacks(l->off, need, NELEMS(need)))
+        return -1;
     mqs_taddr_t addr = dt_ptr;
     if (!addr && kind == MPICH_HANDLE_KIND_DIRECT && bp->dt_direct &&
-        MPICH_HANDLE_INDEX(handle) < 4096)
+        MPICH_HANDLE_INDEX(handle) < 4096 && l->size[S_SZ_DATATYPE] > 0)
         addr = bp->dt_direct + (mqs_taddr_t)MPICH_HANDLE_INDEX(handle) *
-                                   (mqs_taddr_t)b->size[S_SZ_DATATYPE];
+                                   (mqs_taddr_t)l->size[S_SZ_DATATYPE];
     if (!addr)
         return -1;
     unsigned char buf[8];
-    int as = b->size[S_SZ_AINT];
-    if (mqd_read(p, addr + (mqs_taddr_t)b->off[F_DT_SIZE], buf, as) != mqs_ok)
+    int as = l->size[S_SZ_AINT];
+    if (mqd_read(p, addr + (mqs_taddr_t)l->off[F_DT_SIZE], buf, as) != mqs_ok)
         return -1;
     int64_t s = mqd_int(p, buf, 0, as);
     return s >= 0 && s < ((int64_t)1 << 40) ? (long)s : -1;

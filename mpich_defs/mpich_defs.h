@@ -104,7 +104,10 @@ enum mpich_generation {
  * Fields: X(ID, CLASS, PATH).  A generation needs the fields and sizes of
  * its classes (dll/mpich_layout.c, gen_needs): COMMON every generation's;
  * CH3 ch3's device (connection tables, requests' match and user fields);
- * VCS ch3's connection tables and connections (MPIDI_VCRT, MPIDI_VC),
+ * DATATYPES the datatype objects (MPIR_Datatype), which only a derived
+ * datatype's size needs, looked up when one is read (mpich__late: its
+ * DWARF is past libmpi's first units); VCS ch3's connection tables and
+ * connections (MPIDI_VCRT, MPIDI_VC),
  * which only a communicator other than the world and self needs, looked
  * up when one does (mpich__late: their DWARF is in ch3's units, the last
  * of libmpi's); SENDQ the MPIR_Sendq of 4.0.2; DEBUGQ the MPIR_Debugq of
@@ -246,7 +249,7 @@ enum mpich_generation {
     X(DQ_BUF, DEBUGQ, "MPIR_Debugq:buf")                                                      \
     X(DQ_COUNT, DEBUGQ, "MPIR_Debugq:count")                                                  \
     X(DQ_NEXT, DEBUGQ, "MPIR_Debugq:next")                                                    \
-    X(DT_SIZE, COMMON, "MPIR_Datatype:size")                                                  \
+    X(DT_SIZE, DATATYPES, "MPIR_Datatype:size")                                               \
     X(REQ_DEV_TYPE, CH4_REQ, "MPIR_Request:dev/MPIDI_Devreq_t:type")                          \
     X(REQ_AM_EXT, CH4_REQ, "MPIR_Request:dev/MPIDI_Devreq_t:ch4.am/MPIDIG_req_t:req")         \
     X(REQ_AM_DATATYPE, CH4_REQ,                                                               \
@@ -312,7 +315,7 @@ enum mpich_generation {
 #define MPICH_SIZES(X)                                                                        \
     X(SZ_CONTEXT_ID, OPTIONAL, "MPIR_Context_id_t")                                           \
     X(SZ_AINT, COMMON, "MPI_Aint")                                                            \
-    X(SZ_DATATYPE, COMMON, "MPIR_Datatype")                                                   \
+    X(SZ_DATATYPE, DATATYPES, "MPIR_Datatype")                                                \
     X(SZ_RANK, CH3, "MPIDI_Rank_t")                                                           \
     X(SZ_PMAP, GROUP_LPIDS, "MPII_Group_pmap_t")                                              \
     X(SZ_PMAPS, GROUP_PMAP, "MPIR_Pmap")                                                      \

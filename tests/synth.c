@@ -1057,6 +1057,22 @@ uint64_t synth_recv(struct synth *s, unsigned ctx, int rank, int tag, long count
     return r;
 }
 
+unsigned synth_datatype(struct synth *s, int index, long size)
+{
+    uint64_t direct = find_sym(s, "MPIR_Datatype_direct");
+    int dsz = synth_sizeof(s, "MPIR_Datatype");
+    if (!direct) {
+        direct = synth_alloc(s, 8 * dsz);
+        synth_symbol(s, "MPIR_Datatype_direct", direct);
+    }
+    unsigned h = 0x8c000000u | (unsigned)index;
+    uint64_t dt = direct + (uint64_t)index * (uint64_t)dsz;
+    PUT(dt, "MPIR_Datatype", "handle", h, 4);
+    PUT(dt, "MPIR_Datatype", "ref_count", 1, 4);
+    PUT(dt, "MPIR_Datatype", "size", (uint64_t)size, s->ptr);
+    return h;
+}
+
 /* SYNTH_CH4_STOCK: MPIDIG's list of VCI 0, oldest first; an unexpected
  * message's request as create_unexp_rreq makes it (mpidig_pt2pt_callbacks.c:
  * 221-250): unmatched (cc 1), MPI_BYTE of its size, its extension's
@@ -1371,7 +1387,7 @@ static mqs_type *cb_find_type(mqs_image *i, char *name, mqs_lang_code l)
     (void)l;
     struct synth *s = ((struct obj *)i)->s;
     if (s->watch[0] && strstr(name, s->watch))
-        s->watched++;
+        s->watched++, fprintf(stderr, "WATCH %s\n", name);
     if (host_kind != SYNTH_HOST_GDB)
         return (mqs_type *)find_type(s, name);
     /* gdb: "struct TAG" for any struct; a bare name only if it is a

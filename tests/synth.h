@@ -127,6 +127,9 @@ void synth_comm_list(struct synth *s, const uint64_t *comms, int n, int seq);
 uint64_t synth_recv(struct synth *s, unsigned ctx, int rank, int tag, long count,
                     unsigned datatype, int cc, long recv_sz);
 void synth_recv_list(struct synth *s, int unexpected, const uint64_t *reqs, int n);
+/* A derived datatype of size bytes, in MPIR_Datatype_direct[index] (0-7):
+ * its handle. */
+unsigned synth_datatype(struct synth *s, int index, long size);
 /* A send: MPIR_Sendq entries, given oldest first, linked newest first. */
 uint64_t synth_send_req(struct synth *s, long count, unsigned datatype, int cc);
 void synth_sendq(struct synth *s, const uint64_t *reqs, const int *ranks, const int *tags,

@@ -340,6 +340,41 @@ static int request_info(struct synth *s, unsigned h, mqd_request_info *info)
 }
 
 /*
+ * A derived datatype's size is read from its MPIR_Datatype, whose layout
+ * is asked of the debugger only when a request has one: a receive of 3
+ * elements of 24 bytes is 72 bytes long; one of predefined MPI_INT asks
+ * nothing.
+ */
+static void test_synth__derived_datatype_asked_when_read(void **state)
+{
+    (void)state;
+    struct synth *s = synth_new_gen(0, 8, SYNTH_CH3_402);
+    static const int world[] = {0, 1};
+    uint64_t comm = synth_comm(s, 0x44000000u, 0, 2, 0, "MPI_COMM_WORLD", world);
+    synth_comm_list(s, &comm, 1, 1);
+    uint64_t recv[] = {synth_recv(s, 0, 1, 5, 2, DT_INT, 1, 0),
+                       synth_recv(s, 0, 1, 6, 3, synth_datatype(s, 2, 24), 1, 0)};
+    synth_recv_list(s, 0, recv, 1);
+    synth_watch_types(s, "MPIR_Datatype");
+    struct result r;
+    dlldump_process(s, &r, 0);
+    assert_int_equal(r.rc, mqs_ok);
+    const struct rcomm *c = dlldump_comm_named(&r, "MPI_COMM_WORLD");
+    assert_int_equal(c->nops[mqs_pending_receives], 1);
+    assert_int_equal(c->ops[mqs_pending_receives][0].desired_length, 8);
+    assert_int_equal(synth_types_watched(s), 0);
+    synth_recv_list(s, 0, recv, 2);
+    dlldump_process(s, &r, 1);
+    assert_int_equal(r.rc, mqs_ok);
+    c = dlldump_comm_named(&r, "MPI_COMM_WORLD");
+    assert_int_equal(c->nops[mqs_pending_receives], 2);
+    assert_int_equal(c->ops[mqs_pending_receives][1].desired_length, 72);
+    assert_true(synth_types_watched(s) > 0);
+    synth_watch_types(s, NULL);
+    finish(s);
+}
+
+/*
  * A nonblocking collective's schedule is read through MPIDU_Sched's
  * layout, whose DWARF is deep in libmpi: asked of the debugger only once a
  * process has a schedule pending, not when its image is set up or its
@@ -1429,6 +1464,7 @@ int main(void)
         cmocka_unit_test(test_synth__stock_unknown_build_is_named),
         cmocka_unit_test(test_synth__request_info),
         cmocka_unit_test(test_synth__schedules_asked_when_pending),
+        cmocka_unit_test(test_synth__derived_datatype_asked_when_read),
         cmocka_unit_test(test_synth__comm_nbc_tag),
         cmocka_unit_test(test_synth__communicators_come_and_go),
         cmocka_unit_test(test_synth__finalizing_process_keeps_its_queues),
