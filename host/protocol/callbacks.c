@@ -9,6 +9,7 @@
 #define _GNU_SOURCE
 #include "protocol/callbacks.h"
 #include "protocol/guard.h"
+#include "protocol/images.h"
 
 #include "target/types.h"
 
@@ -268,7 +269,7 @@ static int find_symbol(mqs_image *image, const char *name, int functions, mqs_ta
     if (!name)
         return MQDH__CB_ERR_BADARG;
     files_lock(p);
-    int rc = mqdh__image_symbol(&p->elf, name, functions, &a, NULL);
+    int rc = mqdh__images_symbol(p, name, functions, &a);
     files_unlock(p);
     if (rc != 0)
         return MQDH__CB_ERR_NOSYM;

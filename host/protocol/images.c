@@ -2,6 +2,8 @@
 #define _GNU_SOURCE
 #include "protocol/images.h"
 
+#include <errno.h>
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -100,6 +102,45 @@ void mqdh__images_release(struct target *p, int learned)
     pthread_mutex_unlock(&s->images_lock);
 }
 
+/* One answer of mqdh__images_symbol. */
+struct image_symbol {
+    char *name;
+    int functions; /* asked for a function */
+    int mod;       /* the defining object's index in search order; -1: none */
+    uint64_t at;   /* its address, less that object's bias */
+};
+
+/* The most answers an image keeps (a DLL asks a few dozen names). */
+#define IMAGE_SYMBOLS 128
+
+int mqdh__images_symbol(struct target *p, const char *name, int functions, uint64_t *addr)
+{
+    struct dll_image *di = p->image;
+    if (!di || di == &p->own_image)
+        return mqdh__image_symbol(&p->elf, name, functions, addr, NULL);
+    for (int i = 0; i < di->nsyms; i++) {
+        const struct image_symbol *e = &di->syms[i];
+        if (e->functions == functions && strcmp(e->name, name) == 0) {
+            if (e->mod < 0)
+                return -ENOENT;
+            *addr = e->at + p->elf.mods[e->mod].bias;
+            return 0;
+        }
+    }
+    int mod = -1;
+    int rc = mqdh__image_symbol(&p->elf, name, functions, addr, &mod);
+    if (!di->syms && !(di->syms = calloc(IMAGE_SYMBOLS, sizeof *di->syms)))
+        return rc;
+    struct image_symbol *e = &di->syms[di->nsyms];
+    if (di->nsyms < IMAGE_SYMBOLS && (e->name = strdup(name))) {
+        e->functions = functions;
+        e->mod = rc == 0 ? mod : -1;
+        e->at = rc == 0 ? *addr - p->elf.mods[mod].bias : 0;
+        di->nsyms++;
+    }
+    return rc;
+}
+
 void mqdh__images_end(struct session *s)
 {
     for (int i = 0; i < s->nimages; i++) {
@@ -107,6 +148,9 @@ void mqdh__images_end(struct session *s)
         /* Busy for good: its DLL gave up mid-way through it (images.h). */
         if (di->info && !di->busy && mqdh__dll_usable(di->dll))
             di->dll->destroy_image_info(di->info);
+        for (int k = 0; k < di->nsyms; k++)
+            free(di->syms[k].name);
+        free(di->syms);
         free(di->files);
         free(di);
     }

@@ -39,6 +39,17 @@ int mqdh__images_claim(struct target *p);
  * of the image setting p up holds for every process of it. */
 void mqdh__images_release(struct target *p, int learned);
 
+/*
+ * The address of symbol name in p (mqdh__image_symbol's answer): looked up
+ * in p's files once for the image p shares, then only moved by p's bias
+ * of the object that defines it, a name none defines known absent.  A
+ * DLL looks up a dozen names for each process, some that the program
+ * does not define (another MPI version's), which are looked for in every
+ * object it maps, twice.  The caller holds the session's files_lock.
+ * Returns 0 or -ENOENT.
+ */
+int mqdh__images_symbol(struct target *p, const char *name, int functions, uint64_t *addr);
+
 /* Destroy the DLL's information of every image (after every process's,
  * as the specification orders), and free the images. */
 void mqdh__images_end(struct session *s);

@@ -84,6 +84,10 @@ struct dll_image {
     int setup_rc;    /* what mqs_setup_image returned */
     int queues_rc;   /* what mqs_image_has_queues returned */
     const char *msg; /* and its message (the DLL's, kept with its info) */
+    /* The DLL's symbol look-ups, answered for every process of the image
+     * (mqdh__images_symbol), under the session's files_lock. */
+    struct image_symbol *syms;
+    int nsyms;
 };
 
 /* One process being dumped; the DLL's mqs_process. */

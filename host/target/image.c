@@ -303,7 +303,7 @@ void mqdh__image_close(struct mqdh__image *im)
 }
 
 int mqdh__image_symbol(struct mqdh__image *im, const char *name, int functions_only,
-                      uint64_t *addr, const char **module)
+                      uint64_t *addr, int *mod)
 {
     /* A library's globals are its exports, a stripped one's read without
      * its debug file; a stripped library's locals are read from its debug
@@ -321,8 +321,8 @@ int mqdh__image_symbol(struct mqdh__image *im, const char *name, int functions_o
                                        mqdh__file_symbol_h(f, name, h, functions_only, 1, &a) == 0;
             if (found) {
                 *addr = a + im->mods[m].bias;
-                if (module)
-                    *module = im->mods[m].file->path;
+                if (mod)
+                    *mod = m;
                 return 0;
             }
         }

@@ -90,12 +90,13 @@ void mqdh__image_close(struct mqdh__image *im);
  * then local ones (MPICH 4.0's MPID_Recvq_posted_head_ptr is local), from
  * .symtab where the object or its debug file has one, else .dynsym; but a
  * library without a .symtab of its own is read for them (its debug file)
- * only if it exports MPI's functions: an MPI DLL reads no other's state.  functions_only restricts to STT_FUNC
- * (and STT_GNU_IFUNC).  module, if not NULL, gets the defining object's
- * name (borrowed from the image).  Returns 0 or -ENOENT.
+ * only if it exports MPI's functions: an MPI DLL reads no other's state.
+ * functions_only restricts to STT_FUNC (and STT_GNU_IFUNC).  mod, if not
+ * NULL, gets the defining object's index in im->mods.  Returns 0 or
+ * -ENOENT.
  */
 int mqdh__image_symbol(struct mqdh__image *im, const char *name, int functions_only,
-                      uint64_t *addr, const char **module);
+                      uint64_t *addr, int *mod);
 
 /* The image's object that mod (one of the image's libdwfl modules) is, or
  * NULL. */

@@ -44,7 +44,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (mqdh__image_open_file(&im, path, err, sizeof err) == 0) {
         for (size_t i = 0; i < sizeof symbols / sizeof symbols[0]; i++) {
             uint64_t addr;
-            const char *module;
+            int module;
             mqdh__image_symbol(&im, symbols[i], 0, &addr, &module);
             mqdh__image_symbol(&im, symbols[i], 1, &addr, &module);
         }
