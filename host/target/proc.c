@@ -69,7 +69,10 @@ char *mqdh__proc_alloc(const char *path, size_t *n, int whole)
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
     if (fd < 0)
         return NULL;
-    size_t cap = 16384;
+    /* A rank's maps are 10 to 20 KB (a libmpi that maps hwloc's plugins:
+     * 17 KB), which the kernel gives a page a read: a buffer they fill
+     * would cost a read more, and a copy. */
+    size_t cap = 65536;
     char *buf = NULL;
     int rc = 0;
     *n = 0;
