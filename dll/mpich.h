@@ -122,7 +122,7 @@ struct mpich_image {
 };
 
 /* An image's offsets and sizes, with those of the CLASS_LATE classes
- * classes (mpich__late); older: the one it replaced. */
+ * looked up (mpich__late); older: the one it replaced. */
 struct mpich_late {
     int off[F_COUNT];
     int size[S_COUNT];

@@ -273,13 +273,6 @@ static int is_placed(const char *name, int placed)
     return 0;
 }
 
-/*
- * Look up the fields and sizes of classes cls not looked up yet (those of
- * CLASS_OPTIONAL with CLASS_COMMON), then which classes are known in full.
- * Asking only for what a generation reads matters: a type no file defines
- * costs a host that indexes DWARF a walk of every file's (libc's debug
- * file included).
- */
 /* The sizes and offsets of classes todo into size and off, but for those
  * of types placed from their declarations. */
 static void look_up(mqs_image *image, const mqs_image_callbacks *cb, struct mqd_type_memo *memo,
@@ -301,6 +294,13 @@ static void look_up(mqs_image *image, const mqs_image_callbacks *cb, struct mqd_
     }
 }
 
+/*
+ * Look up the fields and sizes of classes cls not looked up yet (those of
+ * CLASS_OPTIONAL with CLASS_COMMON), then which classes are known in full.
+ * Asking only for what a generation reads matters: a type no file defines
+ * costs a host that indexes DWARF a walk of every file's (libc's debug
+ * file included).
+ */
 void mpich__probe(mqs_image *image, const mqs_image_callbacks *cb, struct mpich_image *b,
                   int cls)
 {
@@ -503,11 +503,11 @@ int mqd_be_setup_image(mqs_image *image, struct mqd_image *im, void **backend)
 void mqd_be_destroy_image(void *backend)
 {
     struct mpich_image *b = backend;
-    for (struct mpich_late *l = b ? atomic_load_explicit(&b->late, memory_order_relaxed) : NULL,
-                           *older;
-         l; l = older) {
-        older = l->older;
+    struct mpich_late *l = b ? atomic_load_explicit(&b->late, memory_order_relaxed) : NULL;
+    while (l) {
+        struct mpich_late *older = l->older;
         mqd_free(l);
+        l = older;
     }
     mqd_free(backend);
 }

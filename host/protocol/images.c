@@ -129,10 +129,11 @@ int mqdh__images_symbol(struct target *p, const char *name, int functions, uint6
     }
     int mod = -1;
     int rc = mqdh__image_symbol(&p->elf, name, functions, addr, &mod);
-    if (!di->syms && !(di->syms = calloc(IMAGE_SYMBOLS, sizeof *di->syms)))
-        return rc;
+    if (di->nsyms == IMAGE_SYMBOLS ||
+        (!di->syms && !(di->syms = calloc(IMAGE_SYMBOLS, sizeof *di->syms))))
+        return rc; /* answered, not kept */
     struct image_symbol *e = &di->syms[di->nsyms];
-    if (di->nsyms < IMAGE_SYMBOLS && (e->name = strdup(name))) {
+    if ((e->name = strdup(name))) {
         e->functions = functions;
         e->mod = rc == 0 ? mod : -1;
         e->at = rc == 0 ? *addr - p->elf.mods[mod].bias : 0;
