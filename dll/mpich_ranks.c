@@ -70,7 +70,7 @@ static int pg_name(struct mqd_process *p, struct mpich_rank_cache *c, mqs_taddr_
 /* Whether VCs are read with their groups (o: with CLASS_VCS's offsets). */
 static int vc_groups(struct mqd_process *p, const int *o)
 {
-    return ((struct mpich_process *)mqd_process_backend(p))->my_pg && o[F_VC_PG] >= 0 &&
+    return ((const struct mpich_process *)mqd_process_backend(p))->my_pg && o[F_VC_PG] >= 0 &&
            o[F_VC_PG_RANK] >= 0;
 }
 

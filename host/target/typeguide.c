@@ -420,7 +420,7 @@ static const struct unit *unit_of(const struct mqdh__typeguide *g, Dwarf_Off at)
     return at >= u->die && at < u->end ? u : NULL;
 }
 
-static int type_tag(uint64_t tag)
+int mqdh__typeguide_type_tag(uint64_t tag)
 {
     return tag == DW_TAG_structure_type || tag == DW_TAG_union_type ||
            tag == DW_TAG_class_type || tag == DW_TAG_typedef || tag == DW_TAG_base_type;
@@ -442,7 +442,7 @@ int mqdh__typeguide_may_define(const struct mqdh__typeguide *g, Dwarf_Off at, Dw
             a.first_form != DW_FORM_strp)
             continue;
         read++;
-        if (type_tag(a.tag) && a.declaration != 1) {
+        if (mqdh__typeguide_type_tag(a.tag) && a.declaration != 1) {
             defining = 1;
             *entry = at - k;
         }

@@ -28,12 +28,18 @@
 
 #include <elfutils/libdw.h>
 #include <stddef.h>
+#include <stdint.h>
 
 struct mqdh__typeguide;
 
 /* The guide to dw's names, or NULL when dw is not DWARF it can read (above)
  * or memory ran out.  It borrows dw's sections: free it before dw ends. */
 struct mqdh__typeguide *mqdh__typeguide_open(Dwarf *dw);
+
+/* Whether DWARF tag is one of the types types.c indexes (a struct, union,
+ * class, typedef or base type): the entries the guide may take for a
+ * definition (mqdh__typeguide_may_define). */
+int mqdh__typeguide_type_tag(uint64_t tag);
 
 /* Free g; NULL is allowed. */
 void mqdh__typeguide_free(struct mqdh__typeguide *g);

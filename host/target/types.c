@@ -134,12 +134,6 @@ static int index_get(const struct file_index *fi, const char *name, Dwarf_Off *o
     return -1;
 }
 
-static int indexed_tag(int tag)
-{
-    return tag == DW_TAG_structure_type || tag == DW_TAG_union_type || tag == DW_TAG_typedef ||
-           tag == DW_TAG_base_type || tag == DW_TAG_class_type;
-}
-
 /* Whether die, of an indexed tag, defines a type; then *type is where that
  * type is, typedefs followed (a typedef of an incomplete type does not). */
 static int defines(Dwarf_Die *die, Dwarf_Off *type)
@@ -166,7 +160,7 @@ static int scan_unit(struct file_index *fi)
     Dwarf_Die cu, child;
     if (dwarf_offdie(fi->dw, off + hsize, &cu) && dwarf_child(&cu, &child) == 0) {
         do {
-            if (!indexed_tag(dwarf_tag(&child)))
+            if (!mqdh__typeguide_type_tag(dwarf_tag(&child)))
                 continue;
             const char *n = dwarf_diename(&child);
             Dwarf_Off had, type;
@@ -190,7 +184,7 @@ static int unit_defines(Dwarf *dw, Dwarf_Off die, const char *name, Dwarf_Off *t
     if (!dwarf_offdie(dw, die, &cu) || dwarf_child(&cu, &child) != 0)
         return 0;
     do {
-        if (!indexed_tag(dwarf_tag(&child)))
+        if (!mqdh__typeguide_type_tag(dwarf_tag(&child)))
             continue;
         const char *n = dwarf_diename(&child);
         if (n && strcmp(n, name) == 0 && defines(&child, type)) {
@@ -223,8 +217,9 @@ static int entry_defines(Dwarf *dw, Dwarf_Off die, Dwarf_Off off, const char *na
 {
     Dwarf_Die d;
     const char *n;
-    if (!dwarf_offdie(dw, off, &d) || !indexed_tag(dwarf_tag(&d)) || !(n = dwarf_diename(&d)) ||
-        strcmp(n, name) != 0 || !defines(&d, type) || !top_level(dw, die, off))
+    if (!dwarf_offdie(dw, off, &d) || !mqdh__typeguide_type_tag(dwarf_tag(&d)) ||
+        !(n = dwarf_diename(&d)) || strcmp(n, name) != 0 || !defines(&d, type) ||
+        !top_level(dw, die, off))
         return 0;
     *stored = n;
     return 1;
