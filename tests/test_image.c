@@ -690,6 +690,58 @@ static void test_image__hostile_debug_links(void **state)
     assert_int_equal(system(cmd), 0);
 }
 
+/* The file at path given to fs as the maps give one: its DWARF, found
+ * through its debug link, or NULL. */
+static Dwarf *linked_dwarf(struct mqdh__files *fs, const char *path)
+{
+    struct stat st;
+    assert_int_equal(stat(path, &st), 0);
+    struct mqdh__file *f = mqdh__files_get(fs, path, (unsigned long long)st.st_dev,
+                                           (unsigned long long)st.st_ino, 0, 0, 0);
+    assert_non_null(f);
+    Dwfl_Module *m = mqdh__file_module(f);
+    assert_non_null(m);
+    Dwarf_Addr bias;
+    return dwfl_module_getdwarf(m, &bias);
+}
+
+/*
+ * The debug link's candidate directories are asked once a dump for the
+ * files of one directory (a job's files lie in a few; each candidate cost
+ * a realpath and an access per file): a .debug directory made after the
+ * first file's look-up is not seen by the second file's, and is by the
+ * next dump's (the files kept, mqdh__files_again), for every file.
+ */
+static void test_image__debug_directories_asked_once_a_dump(void **state)
+{
+    (void)state;
+    char good[4096], dir[4096], cmd[24576], lib[4300];
+    sibling(good, sizeof good, "debuglink");
+    sibling(dir, sizeof dir, "oncedir");
+    *strrchr(dir, '/') = '\0';
+    unsetenv("MQD_DEBUGINFO_PATH"); /* the default: beside, .debug, /usr/lib/debug */
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' && mkdir -p '%s' && for f in a b c d; do "
+             "cp '%s' '%s'/$f.so || exit 1; done", dir, dir, good, dir);
+    assert_int_equal(system(cmd), 0);
+    struct mqdh__files *fs = mqdh__files_new();
+    assert_non_null(fs);
+    snprintf(lib, sizeof lib, "%s/a.so", dir);
+    assert_null(linked_dwarf(fs, lib));
+    snprintf(cmd, sizeof cmd, "mkdir '%s/.debug' && cp '%s.debug' '%s/.debug/'", dir, good,
+             dir);
+    assert_int_equal(system(cmd), 0);
+    snprintf(lib, sizeof lib, "%s/b.so", dir);
+    assert_null(linked_dwarf(fs, lib));
+    mqdh__files_again(fs);
+    snprintf(lib, sizeof lib, "%s/c.so", dir);
+    assert_non_null(linked_dwarf(fs, lib));
+    snprintf(lib, sizeof lib, "%s/d.so", dir);
+    assert_non_null(linked_dwarf(fs, lib));
+    mqdh__files_free(fs);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
 /* /proc/PID/maps lines, parsed by hand: each field as the kernel writes
  * it, the file after any run of spaces, and a line that is not one
  * refused whole. */
@@ -750,6 +802,7 @@ int main(void)
         cmocka_unit_test(test_image__bad_files),
         cmocka_unit_test(test_image__separate_debug_file),
         cmocka_unit_test(test_image__hostile_debug_links),
+        cmocka_unit_test(test_image__debug_directories_asked_once_a_dump),
     };
     return cmocka_run_group_tests_name("image", tests, setup, NULL);
 }

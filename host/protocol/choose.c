@@ -102,17 +102,20 @@ static int is_mpich(struct target *p, const char **why)
  * Is this an Open MPI process?  Known by the communicator table every
  * Open MPI exports (ompi/communicator/communicator.h), which its own
  * debug DLL and mqd's libmqd_ompi.so both start from.  If so, and mqd's
- * DLL for it is installed beside this library, its path goes in own.
+ * DLL for it is installed beside this library, its path is the session's
+ * own_ompi, looked up once (a dozen system calls for each rank else).
  */
-static int is_ompi(struct target *p, const char **why, char *own, size_t len)
+static int is_ompi(struct target *p, const char **why)
 {
     static const char *const where[] = {"libmqd_ompi.so", "../lib/libmqd_ompi.so"};
+    struct session *s = p->session;
     uint64_t a;
     if (mqdh__image_symbol(&p->elf, "ompi_mpi_communicators", 0, &a, NULL) != 0)
         return 0;
     *why = "ompi_mpi_communicators";
-    if (mqdh__beside_library(where, 2, R_OK, own, len) != 0)
-        own[0] = '\0';
+    if (!s->own_ompi_state)
+        s->own_ompi_state =
+            mqdh__beside_library(where, 2, R_OK, s->own_ompi, sizeof s->own_ompi) == 0 ? 1 : -1;
     return 1;
 }
 
@@ -264,9 +267,8 @@ int mqdh__choose_dll(struct target *p)
     struct session *s = p->session;
     const struct mqdh_options *opt = s->opt;
     const char *env = getenv("MQD_DLL"), *mark = NULL;
-    char own_ompi[PATH_MAX];
     int mpich = is_mpich(p, &mark);
-    int ompi = !mpich && is_ompi(p, &mark, own_ompi, sizeof own_ompi);
+    int ompi = !mpich && is_ompi(p, &mark);
     int want_own = (mpich || ompi) && !opt->target_dll, rc;
     const struct mqdh__chosen *c = NULL;
     if (want_own && mpich && !s->own_state)
@@ -277,10 +279,11 @@ int mqdh__choose_dll(struct target *p)
     } else if (env && *env) {
         set_dll(p, env, MQDH_DLL_ENVIRONMENT, "given in $MQD_DLL");
         rc = open_given(p, env, "given in $MQD_DLL", &c);
-    } else if (want_own && ompi && own_ompi[0]) {
-        set_dll(p, own_ompi, MQDH_DLL_OWN, "mqd's DLL for Open MPI: the process has %s", mark);
+    } else if (want_own && ompi && s->own_ompi_state > 0) {
+        set_dll(p, s->own_ompi, MQDH_DLL_OWN, "mqd's DLL for Open MPI: the process has %s",
+                mark);
         /* Beside the library that runs this: as trusted as that is. */
-        c = open_once(p, own_ompi, MQDH__DLL_TRUST_ANY);
+        c = open_once(p, s->own_ompi, MQDH__DLL_TRUST_ANY);
         rc = !c ? MQDH_E_NOMEM : c->opened ? MQDH_OK : c->rc;
         if (c && !c->opened)
             mqdh__process_error(p->out, "%s", c->why);

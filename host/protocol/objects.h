@@ -144,6 +144,9 @@ struct session {
      * 1 found in own_dll, -1 not installed. */
     int own_state;
     char own_dll[PATH_MAX];
+    /* The same for mqd's DLL for Open MPI (libmqd_ompi.so). */
+    int own_ompi_state;
+    char own_ompi[PATH_MAX];
     /* The programs' images (images.h), under images_lock. */
     struct dll_image **images;
     int nimages, images_cap;

@@ -157,34 +157,118 @@ static int plain_name(const char *s)
 }
 
 /*
+ * The directory of file_name resolved into real[PATH_MAX] ("" for "/"), as
+ * realpath resolves it: file_name is a path the maps gave (the kernel's,
+ * no link in it) or one realpath made (mqdh__image_open_file), so its
+ * directory's resolution is the file's own but its last component.  A
+ * job's files lie in a few directories, and realpath costs a readlink per
+ * component: fs keeps the last few.  The kept entry, or NULL if none is
+ * kept (real is still filled); -1 into *rc if it cannot be resolved.
+ */
+static struct mqdh__real_dir *real_dir(struct mqdh__files *fs, const char *file_name,
+                                       char *real, int *rc)
+{
+    const char *slash = file_name ? strrchr(file_name, '/') : NULL;
+    size_t len = slash ? (size_t)(slash - file_name) : 0;
+    enum { N = sizeof fs->real_dirs / sizeof fs->real_dirs[0] };
+    char dir[PATH_MAX];
+    *rc = -1;
+    if (!file_name || len >= PATH_MAX)
+        return NULL;
+    for (int i = 0; slash && i < N; i++) {
+        struct mqdh__real_dir *d = &fs->real_dirs[i];
+        if (d->dir && strlen(d->dir) == len && memcmp(d->dir, file_name, len) == 0) {
+            memcpy(real, d->real, strlen(d->real) + 1);
+            *rc = 0;
+            return d;
+        }
+    }
+    memcpy(dir, file_name, len);
+    dir[len] = '\0';
+    /* No slash: in the working directory. */
+    if (!realpath(!slash ? "." : len ? dir : "/", real))
+        return NULL;
+    *rc = 0;
+    if (strcmp(real, "/") == 0)
+        real[0] = '\0';
+    char *kd = slash ? strdup(dir) : NULL, *kr = kd ? strdup(real) : NULL;
+    if (!kr) {
+        free(kd);
+        return NULL;
+    }
+    struct mqdh__real_dir *d = &fs->real_dirs[fs->real_dirs_next++ % N];
+    free(d->dir);
+    free(d->real);
+    *d = (struct mqdh__real_dir){kd, kr, 0, 0};
+    return d;
+}
+
+/* Is the directory path names a file in (path up to its last '/') not
+ * there?  Asked once per entry k of the debug directories, for the files
+ * of one directory d (NULL: not kept, asked each time). */
+static int dir_missing(struct mqdh__real_dir *d, int k, const char *path)
+{
+    uint32_t bit = k < 32 ? 1u << k : 0;
+    if (d && (d->known & bit))
+        return (d->missing & bit) != 0;
+    char dir[PATH_MAX * 2];
+    const char *slash = strrchr(path, '/');
+    size_t len = slash ? (size_t)(slash - path) : 0;
+    struct stat st;
+    memcpy(dir, path, len);
+    dir[len] = '\0';
+    int missing = len > 0 && stat(dir, &st) != 0 && (errno == ENOENT || errno == ENOTDIR);
+    if (d && bit) {
+        d->known |= bit;
+        d->missing |= missing ? bit : 0;
+    }
+    return missing;
+}
+
+void mqdh__debug_dirs_forget(struct mqdh__files *fs, int keep_names)
+{
+    for (size_t i = 0; i < sizeof fs->real_dirs / sizeof fs->real_dirs[0]; i++) {
+        struct mqdh__real_dir *d = &fs->real_dirs[i];
+        d->known = d->missing = 0;
+        if (!keep_names) {
+            free(d->dir);
+            free(d->real);
+            d->dir = d->real = NULL;
+        }
+    }
+}
+
+/*
  * The debug link's candidates for the file at file_name, for each entry
  * of the debug directories dirs: an empty one, the file's own directory;
  * a relative one, that under it; an absolute one D, D/FILE'S-DIRECTORY.
  */
-static int by_link(const char *dirs, const char *file_name, const char *link,
-                   const unsigned char *id, int idlen, GElf_Word crc, char **name)
+static int by_link(struct mqdh__files *fs, const char *dirs, const char *file_name,
+                   const char *link, const unsigned char *id, int idlen, GElf_Word crc,
+                   char **name)
 {
     char real[PATH_MAX], path[PATH_MAX * 2];
-    if (!file_name || !realpath(file_name, real))
-        return -1;
-    char *slash = strrchr(real, '/');
-    *slash = '\0'; /* real is its directory ("" for "/") */
+    int rc;
+    struct mqdh__real_dir *rd = real_dir(fs, file_name, real, &rc);
+    if (rc != 0)
+        return -1; /* real is its directory ("" for "/") */
     if (*dirs == '+' || *dirs == '-')
         dirs++;
-    for (const char *d = dirs;; d++) {
-        const char *end = strchrnul(d, ':');
-        int len = (int)(end - d), fd = -1;
+    for (int k = 0;; k++) {
+        const char *end = strchrnul(dirs, ':');
+        int len = (int)(end - dirs), fd = -1;
         if (len == 0)
             snprintf(path, sizeof path, "%s/%s", real, link);
-        else if (d[0] != '/')
-            snprintf(path, sizeof path, "%s/%.*s/%s", real, len, d, link);
+        else if (dirs[0] != '/')
+            snprintf(path, sizeof path, "%s/%.*s/%s", real, len, dirs, link);
         else
-            snprintf(path, sizeof path, "%.*s%s/%s", len, d, real, link);
-        if ((fd = try_candidate(path, MQDH__DLL_TRUST_RULE, id, idlen, crc, name)) >= 0)
+            snprintf(path, sizeof path, "%.*s%s/%s", len, dirs, real, link);
+        if (!dir_missing(rd, k, path) &&
+            (fd = try_candidate(path, MQDH__DLL_TRUST_RULE, id, idlen, crc, name)) >= 0)
             return fd;
         if (!*end)
             return -1;
-        d = end;
+        dirs = end + 1;
     }
 }
 
@@ -378,7 +462,7 @@ int mqdh__find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
     *debuginfo_file_name = NULL;
     /* By the link, as a plain name, in trusted directories only. */
     if (plain_name(debuglink_file) &&
-        (fd = by_link(f->owner->debuginfo_path, file_name, debuglink_file, id, idlen,
+        (fd = by_link(f->owner, f->owner->debuginfo_path, file_name, debuglink_file, id, idlen,
                       debuglink_crc, debuginfo_file_name)) >= 0)
         return fd;
     /* From debuginfod, for the module's own file (not an alternate one). */

@@ -63,6 +63,11 @@ int mqdh__find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
  */
 void mqdh__debug_prefetch_one(struct mqdh__files *fs, Dwfl_Module *m, const char *path);
 
+/* Forget which of the debug link's candidate directories are there
+ * (fs->real_dirs); and with keep_names 0 the resolved directories too,
+ * freed. */
+void mqdh__debug_dirs_forget(struct mqdh__files *fs, int keep_names);
+
 /* End fs's debuginfod client, if it made one. */
 void mqdh__debug_client_end(struct mqdh__files *fs);
 

@@ -113,6 +113,7 @@ void mqdh__files_free(struct mqdh__files *fs)
     mqdh__pages_free(&fs->pages);
     pthread_mutex_destroy(&fs->pages.lock);
     free(fs->debuginfo_path);
+    mqdh__debug_dirs_forget(fs, 0);
     free(fs);
 }
 
@@ -120,6 +121,7 @@ void mqdh__files_again(struct mqdh__files *fs)
 {
     fs->ranks_stopped = 0;
     fs->fetch_spent[0] = fs->fetch_spent[1] = 0;
+    mqdh__debug_dirs_forget(fs, 1); /* a debug directory made since is looked in */
 }
 
 /* The load segments' extent, as libdwfl takes it (usable set if sane). */

@@ -94,6 +94,17 @@ struct mqdh__files {
      * the directories costs a walk of each, which a file whose symbols
      * are its own never needs. */
     char *debuginfo_path;
+    /* The debug link's search resolves a file's directory (realpath,
+     * a readlink per component): the last few directories and what they
+     * resolved to, as a job's files share a few (debugfile.c). */
+    struct mqdh__real_dir {
+        char *dir, *real;
+        /* Per entry of the debug directories (the first 32): is the
+         * directory the link's candidate would be in known (known), and
+         * not there (missing)?  Then no candidate in it is asked for. */
+        uint32_t known, missing;
+    } real_dirs[8];
+    unsigned real_dirs_next;
     /* For every libdwfl: a process's and a file's own. */
     Dwfl_Callbacks callbacks;
     unsigned long opened;             /* files opened (for --stats) */
