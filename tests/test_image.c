@@ -4,7 +4,9 @@
  * very test process.
  */
 #define _GNU_SOURCE
+#include "host/base/radix.h"
 #include "host/target/files.h"
+#include "host/target/gnuhash.h"
 #include "host/target/image.h"
 #include "host/target/proc.h"
 #include "host/target/types.h"
@@ -16,6 +18,7 @@
 #include <link.h>
 #include <elf.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -690,6 +693,96 @@ static void test_image__hostile_debug_links(void **state)
     assert_int_equal(system(cmd), 0);
 }
 
+/*
+ * An object's .gnu.hash tells the names it cannot define: every symbol its
+ * .dynsym defines is one it may (a "no" would hide a definition from the
+ * DLL), and of names it does not define, almost all are told "no" (each a
+ * whole .dynsym read else).  libc's and the fixture's.
+ */
+static void test_image__gnu_hash_filters_names(void **state)
+{
+    (void)state;
+    Dl_info info;
+    assert_true(dladdr((void *)printf, &info) && info.dli_fname);
+    const char *objs[] = {fixture, info.dli_fname};
+    for (int o = 0; o < 2; o++) {
+        int fd = open(objs[o], O_RDONLY | O_CLOEXEC);
+        assert_true(fd >= 0);
+        Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+        assert_non_null(elf);
+        Elf_Data *cache = NULL;
+        Elf_Scn *scn = NULL;
+        GElf_Shdr sh;
+        while ((scn = elf_nextscn(elf, scn)) && !(gelf_getshdr(scn, &sh) &&
+                                                 sh.sh_type == SHT_DYNSYM))
+            ;
+        assert_non_null(scn);
+        Elf_Data *syms = elf_getdata(scn, NULL);
+        int defined = 0, told_no = 0;
+        for (size_t i = 1; i < sh.sh_size / sh.sh_entsize; i++) {
+            GElf_Sym sym;
+            assert_non_null(gelf_getsym(syms, (int)i, &sym));
+            const char *name = elf_strptr(elf, sh.sh_link, sym.st_name);
+            if (sym.st_shndx == SHN_UNDEF || !name || !*name)
+                continue;
+            defined++;
+            if (mqdh__gnuhash_may_define(elf, name, &cache) != 1)
+                fail_msg("%s defines %s, but its .gnu.hash says it may not", objs[o], name);
+        }
+        for (int k = 0; k < 1000; k++) {
+            char name[64];
+            snprintf(name, sizeof name, "mqd_not_defined_%d", k);
+            told_no += mqdh__gnuhash_may_define(elf, name, &cache) == 0;
+        }
+        print_message("%s: %d names defined, %d of 1000 others told no\n", objs[o], defined,
+                      told_no);
+        assert_true(defined >= (o ? 1000 : 3));
+        assert_true(told_no >= 990);
+        elf_end(elf);
+        close(fd);
+    }
+}
+
+static int by_key_then_index(const void *a, const void *b)
+{
+    const struct mqdh__keyed *x = a, *y = b;
+    if (x->key != y->key)
+        return x->key < y->key ? -1 : 1;
+    return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+/*
+ * The radix sort that orders a file's functions by address (files.c)
+ * orders as qsort by address then table index did: keys of every width
+ * (one byte to eight, as a small DSO's and a high mapping's addresses),
+ * many equal (aliases), none, one.
+ */
+static void test_image__functions_sorted_as_by_address_and_index(void **state)
+{
+    (void)state;
+    enum { N = 5000 };
+    static struct mqdh__keyed a[N], tmp[N], want[N];
+    uint64_t seed = 88172645463325252u;
+    size_t sizes[] = {0, 1, 2, 257, N};
+    for (int width = 1; width <= 8; width++)
+        for (size_t z = 0; z < sizeof sizes / sizeof sizes[0]; z++) {
+            size_t n = sizes[z];
+            for (size_t i = 0; i < n; i++) {
+                seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
+                uint64_t k = width == 8 ? seed : seed & ((1ull << (8 * width)) - 1);
+                a[i] = (struct mqdh__keyed){i % 3 == 2 ? a[i - 1].key : k, (uint32_t)i};
+            }
+            memcpy(want, a, n * sizeof *a);
+            qsort(want, n, sizeof *want, by_key_then_index);
+            const struct mqdh__keyed *got = mqdh__radix_sort(a, tmp, n);
+            for (size_t i = 0; i < n; i++)
+                if (got[i].key != want[i].key || got[i].idx != want[i].idx)
+                    fail_msg("width %d, %zu keys: at %zu, %#llx #%u where qsort has %#llx #%u",
+                             width, n, i, (unsigned long long)got[i].key, got[i].idx,
+                             (unsigned long long)want[i].key, want[i].idx);
+        }
+}
+
 /* The file at path given to fs as the maps give one: its DWARF, found
  * through its debug link, or NULL. */
 static Dwarf *linked_dwarf(struct mqdh__files *fs, const char *path)
@@ -803,6 +896,8 @@ int main(void)
         cmocka_unit_test(test_image__separate_debug_file),
         cmocka_unit_test(test_image__hostile_debug_links),
         cmocka_unit_test(test_image__debug_directories_asked_once_a_dump),
+        cmocka_unit_test(test_image__gnu_hash_filters_names),
+        cmocka_unit_test(test_image__functions_sorted_as_by_address_and_index),
     };
     return cmocka_run_group_tests_name("image", tests, setup, NULL);
 }

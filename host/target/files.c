@@ -2,8 +2,10 @@
 #define _GNU_SOURCE
 #include "target/files.h"
 #include "target/debugfile.h"
+#include "target/gnuhash.h"
 #include "target/proc.h"
 #include "base/array.h"
+#include "base/radix.h"
 #include "base/progress.h"
 
 #include <errno.h>
@@ -407,7 +409,7 @@ int mqdh__file_reaches_worlds(struct mqdh__file *f)
     return f->worlds - 2;
 }
 
-/* The first of t's symbols called name that fits (mqdh__file_symbol). */
+/* The first of t's symbols called name that fits (mqdh__file_symbol_h). */
 static int syms_find(const struct mqdh__file_syms *t, const char *name, uint32_t hash,
                      int functions_only, int want_local, uint64_t *addr)
 {
@@ -443,17 +445,13 @@ int mqdh__file_symbol_h(struct mqdh__file *f, const char *name, uint32_t hash,
     return syms_find(&f->all, name, hash, functions_only, want_local, addr);
 }
 
-int mqdh__file_symbol(struct mqdh__file *f, const char *name, int functions_only, int want_local,
-                     uint64_t *addr)
-{
-    return mqdh__file_symbol_h(f, name, hash_name(name), functions_only, want_local, addr);
-}
-
 int mqdh__file_global_h(struct mqdh__file *f, const char *name, uint32_t hash,
                         int functions_only, uint64_t *addr)
 {
     if (f->own_symtab || !f->usable)
         return mqdh__file_symbol_h(f, name, hash, functions_only, 0, addr);
+    if (!f->exported.built && mqdh__gnuhash_may_define(f->elf, name, &f->gnu_hash) == 0)
+        return -ENOENT; /* one it cannot define, told without reading its symbols */
     if (!f->exported.built)
         build_exported(f);
     return syms_find(&f->exported, name, hash, functions_only, 0, addr);
@@ -469,39 +467,33 @@ static int is_function(const struct fsym *s)
     return s->type == STT_FUNC || s->type == STT_GNU_IFUNC;
 }
 
-static int by_value(const void *a, const void *b, void *arg)
-{
-    const struct fsym *syms = arg;
-    uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
-    if (syms[i].value != syms[j].value)
-        return syms[i].value < syms[j].value ? -1 : 1;
-    return i < j ? -1 : i > j;
-}
-
-/* t's functions in the order of their values (t->sorted; none without
- * memory, and the caller asks libdwfl). */
+/* t's functions in the order of their values, the table's among equal ones
+ * (t->sorted; none without memory, and the caller asks libdwfl). */
 static void sort_functions(struct mqdh__file_syms *t)
 {
     t->sorted = 1;
     uint32_t n = 0;
     for (uint32_t i = 0; i < t->nsyms; i++)
         n += is_function(&t->syms[i]);
-    if (!n || !(t->byaddr = malloc(n * sizeof *t->byaddr)) ||
+    struct mqdh__keyed *pairs = n ? malloc(2 * (size_t)n * sizeof *pairs) : NULL;
+    if (!pairs || !(t->byaddr = malloc(n * sizeof *t->byaddr)) ||
         !(t->reach = malloc(n * sizeof *t->reach))) {
+        free(pairs);
         free(t->byaddr);
         t->byaddr = NULL;
         return;
     }
     for (uint32_t i = 0; i < t->nsyms; i++)
         if (is_function(&t->syms[i]))
-            t->byaddr[t->nfuncs++] = i;
-    qsort_r(t->byaddr, t->nfuncs, sizeof *t->byaddr, by_value, t->syms);
+            pairs[t->nfuncs++] = (struct mqdh__keyed){t->syms[i].value, i};
+    const struct mqdh__keyed *sorted = mqdh__radix_sort(pairs, pairs + n, n);
     uint64_t reach = 0;
     for (uint32_t k = 0; k < t->nfuncs; k++) {
-        const struct fsym *s = &t->syms[t->byaddr[k]];
+        const struct fsym *s = &t->syms[t->byaddr[k] = sorted[k].idx];
         uint64_t end = s->value + (s->size ? s->size : 1);
         t->reach[k] = reach = end > reach ? end : reach;
     }
+    free(pairs);
 }
 
 /*

@@ -65,6 +65,7 @@ struct mqdh__file {
      * else .dynsym), and the ones it exports (its own .dynsym). */
     struct mqdh__file_syms all, exported;
     int own_symtab;  /* the file itself has a .symtab */
+    Elf_Data *gnu_hash; /* its .gnu.hash, mqdh__gnuhash_may_define's cache */
     int exports_mpi; /* 0 not looked, else mqdh__file_exports_mpi's answer + 2 */
     int worlds; /* mqdh__file_reaches_worlds: 0 not looked, else its answer + 2 */
     int prefetched; /* its debug file looked for before the ranks stopped */
@@ -166,30 +167,29 @@ struct mqdh__file *mqdh__files_vdso(struct mqdh__files *fs, unsigned abi, size_t
 Dwfl_Module *mqdh__file_module(struct mqdh__file *f);
 
 /*
- * The file address of a defined symbol called name: global and weak ones
- * (want_local 0) or local ones (1), from .symtab where the file or its
- * debug file has one, else .dynsym; never a section, file or TLS symbol;
- * functions_only: STT_FUNC and STT_GNU_IFUNC only.  The first in the
- * table's order wins.  0, or -ENOENT.
+ * The file address of a defined symbol called name (its hash, FNV-1a, in
+ * hash: mqdh__file_name_hash, so that a name looked for in each of a
+ * process's files is hashed once): global and weak ones (want_local 0) or
+ * local ones (1), from .symtab where the file or its debug file has one,
+ * else .dynsym; never a section, file or TLS symbol; functions_only:
+ * STT_FUNC and STT_GNU_IFUNC only.  The first in the table's order wins.
+ * 0, or -ENOENT.
  */
-int mqdh__file_symbol(struct mqdh__file *f, const char *name, int functions_only, int want_local,
-                     uint64_t *addr);
+uint32_t mqdh__file_name_hash(const char *name);
+int mqdh__file_symbol_h(struct mqdh__file *f, const char *name, uint32_t hash,
+                        int functions_only, int want_local, uint64_t *addr);
 
 /*
  * The same for a global or weak symbol of a shared object, without its
  * debug file: a linked shared object's global definitions are the ones it
  * exports (the link makes hidden ones local), so its own .dynsym has them
- * all; from .symtab if the file has one itself.
+ * all; from .symtab if the file has one itself.  A name its .gnu.hash
+ * has no entry for is not looked for in its symbols (gnuhash.h).
+ * mqdh__file_global hashes name itself.
  */
-int mqdh__file_global(struct mqdh__file *f, const char *name, int functions_only, uint64_t *addr);
-
-/* The same two with name's hash (mqdh__file_name_hash, FNV-1a) given: a name
- * looked for in each of a process's files is hashed once. */
-uint32_t mqdh__file_name_hash(const char *name);
-int mqdh__file_symbol_h(struct mqdh__file *f, const char *name, uint32_t hash,
-                        int functions_only, int want_local, uint64_t *addr);
 int mqdh__file_global_h(struct mqdh__file *f, const char *name, uint32_t hash,
                         int functions_only, uint64_t *addr);
+int mqdh__file_global(struct mqdh__file *f, const char *name, int functions_only, uint64_t *addr);
 
 /* Does the file export MPI's functions (PMPI_Init): is it the MPI library,
  * or a part of it?  1 or 0. */
