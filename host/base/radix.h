@@ -2,7 +2,7 @@
  * radix.h - sorting by 64-bit keys in linear time.
  *
  * A file's functions are sorted by address once per dump to name the
- * frames of a stack (files.c): 10,000 and more for an MPI library's
+ * frames of a stack (filesyms.c): 10,000 and more for an MPI library's
  * .symtab, which qsort took 6 M instructions for, an eighth of a 16-rank
  * dump.  Addresses are a few bytes wide, and a pass per byte that differs
  * does it in a fraction.

@@ -28,7 +28,7 @@
 struct fsym;
 struct fmemo;
 
-/* Symbols by name, built on first look-up (files.c). */
+/* Symbols by name, built on first look-up (filesyms.c). */
 struct mqdh__file_syms {
     struct fsym *syms;
     uint32_t nsyms, *heads;

@@ -6,7 +6,7 @@
  * A name a DLL looks up (another MPI version's, say) that no object
  * defines is looked for in every object a process maps: 26 for an MPICH
  * rank that links hwloc, over 100 for an Open MPI one.  Each object's
- * exported symbols were read into a table for it (files.c); the table
+ * exported symbols were read into a table for it (filesyms.c); the table
  * answers "no" as well, but building it costs a pass over the whole
  * .dynsym.  The section's Bloom filter, buckets and chains say "no" for
  * almost every such name, in a few loads.
