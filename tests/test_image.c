@@ -495,9 +495,9 @@ static void test_image__loaded_later_in_path_order(void **state)
     mqdh__image_close(&im);
 }
 
-static void test_image__files_are_read_once(void **state)
+/* A child of this program that has loaded the fixture and waits. */
+static pid_t child_with_fixture(void)
 {
-    (void)state;
     int fds[2];
     assert_int_equal(pipe(fds), 0);
     pid_t child = fork();
@@ -517,18 +517,89 @@ static void test_image__files_are_read_once(void **state)
     assert_int_equal(c, 'y');
     close(fds[0]);
     close(fds[1]);
+    return child;
+}
+
+/*
+ * A process's libraries, described from its memory (dynmem.h), are
+ * described as their files describe them: load extent, DT_SONAME and
+ * DT_NEEDED, the calls that reach other worlds they import; and a name
+ * no object defines opens none of them but the MPI library's (the
+ * fixture, which exports PMPI_Init), whose locals are looked in.
+ */
+static void test_image__libraries_described_from_memory_as_their_files(void **state)
+{
+    (void)state;
+    pid_t child = child_with_fixture();
+    struct mqdh__files *fs = mqdh__files_new(), *own = mqdh__files_new();
+    assert_non_null(fs);
+    assert_non_null(own);
+    struct mqdh__image im;
+    char err[512];
+    uint64_t a;
+    assert_int_equal(mqdh__image_open_pid(&im, child, fs, err, sizeof err), 0);
+    assert_int_equal(mqdh__image_symbol(&im, "mqd_no_such_name", 0, &a, NULL), -ENOENT);
+    int described = 0, with_needed = 0;
+    for (int m = 0; m < im.nmods; m++) {
+        struct mqdh__file *f = im.mods[m].file;
+        int lib = m > 0 && !f->bytes, mpi = strstr(f->path, "libtypes_fixture.so") != NULL;
+        if (lib && f->opened != mpi)
+            fail_msg("%s: opened %d for a name no object defines", f->path, f->opened);
+        if (!lib || !f->described)
+            continue;
+        described++;
+        struct stat st;
+        assert_int_equal(stat(f->path, &st), 0);
+        struct mqdh__file *g = mqdh__files_get(own, f->path, (unsigned long long)st.st_dev,
+                                               (unsigned long long)st.st_ino, 0, 0, 0);
+        assert_non_null(mqdh__file_elf(g));
+        assert_int_equal(f->vaddr, g->vaddr);
+        assert_int_equal(f->span, g->span);
+        const char *fso, *gso;
+        char *const *fneed, *const *gneed;
+        int fn, gn;
+        assert_int_equal(f->dynamic_read, 1); /* from memory */
+        mqdh__file_dynamic(f, &fso, &fneed, &fn);
+        mqdh__file_dynamic(g, &gso, &gneed, &gn);
+        assert_string_equal(fso ? fso : "-", gso ? gso : "-");
+        assert_int_equal(fn, gn);
+        for (int i = 0; i < fn; i++)
+            assert_string_equal(fneed[i], gneed[i]);
+        with_needed += fn > 0;
+        assert_int_equal(mqdh__file_reaches_worlds(f), mqdh__file_reaches_worlds(g));
+        assert_non_null(f->mem_hash);
+        /* Opened now, its file agrees with the memory: still usable. */
+        assert_non_null(mqdh__file_elf(f));
+    }
+    print_message("%d libraries described from memory, %d with DT_NEEDED\n", described,
+                  with_needed);
+    assert_true(described >= 3 && with_needed >= 2);
+    mqdh__image_close(&im);
+    mqdh__files_free(fs);
+    mqdh__files_free(own);
+    kill(child, SIGKILL);
+    waitpid(child, NULL, 0);
+}
+
+static void test_image__files_are_read_once(void **state)
+{
+    (void)state;
+    pid_t child = child_with_fixture();
     struct mqdh__files *fs = mqdh__files_new();
     assert_non_null(fs);
     struct mqdh__image a, b;
     char err[512];
     uint64_t ga, gb, la, lb;
     assert_int_equal(mqdh__image_open_pid(&a, child, fs, err, sizeof err), 0);
-    unsigned long opened = fs->opened;
-    assert_true(opened >= 2); /* this program, the fixture, libc ... */
+    /* This program alone is opened: its libraries (the fixture, libc,
+     * ...) are described from its memory (dynmem.h). */
+    assert_int_equal(fs->opened, 1);
+    assert_true(a.nmods >= 4);
     assert_int_equal(mqdh__image_symbol(&a, "fx_global_request", 0, &ga, NULL), 0);
     assert_int_equal(mqdh__image_symbol(&a, "fx_local_counter", 0, &la, NULL), 0);
     struct mqdh__type *ta = mqdh__type_find(&a, "fx_request_t");
     assert_non_null(ta);
+    unsigned long opened = fs->opened;
     /* The vDSO, known by its ABI: not read again (a copy changed where
      * nothing looks would tell a second reading from it). */
     struct mqdh__file *vdso = NULL;
@@ -892,6 +963,7 @@ int main(void)
         cmocka_unit_test(test_image__loader_order),
         cmocka_unit_test(test_image__loaded_later_in_path_order),
         cmocka_unit_test(test_image__files_are_read_once),
+        cmocka_unit_test(test_image__libraries_described_from_memory_as_their_files),
         cmocka_unit_test(test_image__bad_files),
         cmocka_unit_test(test_image__separate_debug_file),
         cmocka_unit_test(test_image__hostile_debug_links),

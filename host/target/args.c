@@ -100,7 +100,7 @@ void mqdh__frame_take(struct mqdh__frame *fr, Dwfl_Frame *frame, struct mqdh__fi
     fr->at = at;
     fr->load_bias = load_bias;
     fr->at_call = at_call;
-    fr->machine = file && file->elf && gelf_getehdr(file->elf, &eh) ? eh.e_machine
+    fr->machine = file && mqdh__file_elf(file) && gelf_getehdr(file->elf, &eh) ? eh.e_machine
                   : inner                                           ? inner->machine
                                                                     : EM_NONE;
     for (unsigned r = 0; r < MQDH__FRAME_REGS; r++)
@@ -127,7 +127,7 @@ int mqdh__eval_init(struct mqdh__eval *e, const struct mqdh__frame *fr,
     e->mem = mem;
     e->subprogram = subprogram;
     e->dbias = dbias;
-    if (!fr->file || !fr->file->elf || !gelf_getehdr(fr->file->elf, &eh))
+    if (!fr->file || !mqdh__file_elf(fr->file) || !gelf_getehdr(fr->file->elf, &eh))
         return -1;
     e->big_endian = eh.e_ident[EI_DATA] == ELFDATA2MSB;
     e->addr_size = eh.e_ident[EI_CLASS] == ELFCLASS32 ? 4 : 8;

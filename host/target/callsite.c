@@ -113,10 +113,11 @@ const char *mqdh__comm_name(struct mqdh__image *im, uint64_t comm)
 /* ---------------------------------------------------------------- reading */
 
 /* The calling convention of code in file, or NULL if mqd knows none. */
-static const struct abi *abi_of(const struct mqdh__file *file, int *machine)
+static const struct abi *abi_of(struct mqdh__file *file, int *machine)
 {
     GElf_Ehdr eh;
-    *machine = file && file->elf && gelf_getehdr(file->elf, &eh) ? eh.e_machine : EM_NONE;
+    *machine = file && mqdh__file_elf(file) && gelf_getehdr(file->elf, &eh) ? eh.e_machine
+                                                                        : EM_NONE;
     for (size_t i = 0; i < sizeof abis / sizeof abis[0]; i++)
         if (abis[i].machine == *machine)
             return &abis[i];
@@ -393,7 +394,7 @@ static unsigned read_stack(struct reading *r, struct mqdh__image *im, struct mqd
         return 0;
     int big = 0;
     GElf_Ehdr eh;
-    if (caller->file->elf && gelf_getehdr(caller->file->elf, &eh))
+    if (mqdh__file_elf(caller->file) && gelf_getehdr(caller->file->elf, &eh))
         big = eh.e_ident[EI_DATA] == ELFDATA2MSB;
     /* comm first: a root is taken only beside a valid one */
     static const int order[] = {4, 0, 1, 2, 3, 5, 6};

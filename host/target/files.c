@@ -35,7 +35,7 @@ static int lend_elf(Dwfl_Module *mod, void **userdata, const char *modname, Dwar
     (void)base;
     struct mqdh__file *f = *userdata;
     *elfp = NULL;
-    if (!f || !f->usable)
+    if (!f || !mqdh__file_elf(f))
         return -1;
     *elfp = elf_begin(-1, ELF_C_READ_MMAP, f->elf);
     if (*elfp && f->fd >= 0 && !*file_name)
@@ -81,6 +81,7 @@ static void file_free(struct mqdh__file *f)
         free(f->needed[i]);
     free(f->needed);
     free(f->soname);
+    free(f->mem_hash);
     if (f->elf)
         elf_end(f->elf);
     if (f->map)
@@ -116,30 +117,40 @@ void mqdh__files_again(struct mqdh__files *fs)
     mqdh__debug_dirs_forget(fs, 1); /* a debug directory made since is looked in */
 }
 
-/* The load segments' extent, as libdwfl takes it (usable set if sane). */
+void mqdh__extent_add(struct mqdh__extent *x, const GElf_Phdr *ph)
+{
+    if (ph->p_type != PT_LOAD)
+        return;
+    if (!x->loads++)
+        x->vaddr = ph->p_align > 1 ? ph->p_vaddr & -ph->p_align : ph->p_vaddr;
+    if (ph->p_vaddr + ph->p_memsz > x->end)
+        x->end = ph->p_vaddr + ph->p_memsz;
+}
+
+/* The load segments' extent, as libdwfl takes it (usable set if sane,
+ * and if a process's memory described the file, only if the same). */
 static void describe(struct mqdh__file *f)
 {
     GElf_Ehdr eh;
     size_t nph;
+    int was = f->described;
+    f->described = 1;
+    f->usable = 0;
     if (elf_kind(f->elf) != ELF_K_ELF || !gelf_getehdr(f->elf, &eh) ||
         (eh.e_type != ET_EXEC && eh.e_type != ET_DYN) || elf_getphdrnum(f->elf, &nph) != 0)
         return;
-    int first = 1;
-    uint64_t end = 0;
+    struct mqdh__extent x = {0, 0, 0};
     for (size_t i = 0; i < nph; i++) {
         GElf_Phdr ph;
-        if (!gelf_getphdr(f->elf, (int)i, &ph) || ph.p_type != PT_LOAD)
-            continue;
-        if (first)
-            f->vaddr = ph.p_align > 1 ? ph.p_vaddr & -ph.p_align : ph.p_vaddr;
-        first = 0;
-        if (ph.p_vaddr + ph.p_memsz > end)
-            end = ph.p_vaddr + ph.p_memsz;
+        if (gelf_getphdr(f->elf, (int)i, &ph))
+            mqdh__extent_add(&x, &ph);
     }
-    if (!first && end > f->vaddr) {
-        f->span = end - f->vaddr;
-        f->usable = 1;
-    }
+    if (!x.loads || x.end <= x.vaddr ||
+        (was && (x.vaddr != f->vaddr || x.end - x.vaddr != f->span)))
+        return;
+    f->vaddr = x.vaddr;
+    f->span = x.end - x.vaddr;
+    f->usable = 1;
     Elf_Scn *scn = NULL;
     GElf_Shdr sh;
     while (!f->own_symtab && (scn = elf_nextscn(f->elf, scn)))
@@ -157,6 +168,9 @@ static void describe(struct mqdh__file *f)
 static void open_file(struct mqdh__file *f)
 {
     struct stat st;
+    f->opened = 1;
+    if (f->bytes)
+        return; /* a vDSO: described from its copy */
     if (stat(f->path, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0 ||
         (unsigned long long)st.st_size > SIZE_MAX)
         return;
@@ -171,6 +185,15 @@ static void open_file(struct mqdh__file *f)
     f->map_len = (size_t)st.st_size;
     if ((f->elf = elf_memory(map, f->map_len)))
         describe(f);
+}
+
+Elf *mqdh__file_elf(struct mqdh__file *f)
+{
+    if (!f->opened)
+        open_file(f);
+    if (!f->elf && f->described)
+        f->usable = 0; /* described from memory, but its file is not there */
+    return f->usable ? f->elf : NULL;
 }
 
 /* A vDSO, from pid's memory: the same bytes are the same object. */
@@ -218,10 +241,9 @@ struct mqdh__file *mqdh__files_get(struct mqdh__files *fs, const char *path, uns
     if (vdso) {
         f->bytes = bytes;
         f->nbytes = nbytes;
+        f->opened = 1;
         if (bytes && (f->elf = elf_memory(bytes, nbytes)))
             describe(f);
-    } else {
-        open_file(f);
     }
     f->next = fs->list;
     fs->list = f;
@@ -241,7 +263,7 @@ Dwfl_Module *mqdh__file_module(struct mqdh__file *f)
     if (f->offline_tried)
         return f->mod;
     f->offline_tried = 1;
-    if (!f->usable || !(f->dwfl = dwfl_begin(&f->owner->callbacks)))
+    if (!mqdh__file_elf(f) || !(f->dwfl = dwfl_begin(&f->owner->callbacks)))
         return NULL;
     dwfl_report_begin(f->dwfl);
     Dwfl_Module *m = dwfl_report_module(f->dwfl, f->path, f->vaddr, f->vaddr + f->span);
@@ -292,7 +314,7 @@ static int has_dwarf(struct mqdh__file *f)
 {
     size_t shstrndx;
     Elf_Scn *scn = NULL;
-    if (!f->usable || elf_getshdrstrndx(f->elf, &shstrndx) != 0)
+    if (!mqdh__file_elf(f) || elf_getshdrstrndx(f->elf, &shstrndx) != 0)
         return 1; /* nothing to fetch for */
     while ((scn = elf_nextscn(f->elf, scn))) {
         GElf_Shdr sh;

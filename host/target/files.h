@@ -46,6 +46,15 @@ struct mqdh__file {
     unsigned long long dev, ino; /* as the maps give them; a vDSO: 0, 0 */
     char *path;                  /* as the maps give it ("[vdso]") */
     int usable;                  /* an ELF object mqd could open */
+    /* What a process's memory told of it (dynmem.h), before it is opened,
+     * if ever: its load extent (described), DT_SONAME and DT_NEEDED
+     * (dynamic_read), its .gnu.hash (mem_hash, mem_hash_len bytes, Bloom
+     * words of mem_hash_word bytes) and its imports (worlds).  Opened
+     * (opened: tried) only when its symbols, DWARF, CFI or ELF header are
+     * needed: mqdh__file_elf. */
+    int described, opened;
+    unsigned char *mem_hash;
+    size_t mem_hash_len, mem_hash_word;
     Elf *elf;                    /* lent to every process's module */
     int fd;                      /* elf's file, -1 for a vDSO */
     void *map;                   /* the file mapped (elf's memory), map_len bytes */
@@ -83,6 +92,16 @@ struct mqdh__file {
     void *fns;                      /* pc.c's functions of its units by address */
     void (*free_fns)(void *fns);    /* how to free them */
 };
+
+/* The extent of an object's load segments, as libdwfl takes it: the
+ * first PT_LOAD's page address (vaddr), and the end of the highest. */
+struct mqdh__extent {
+    int loads;
+    uint64_t vaddr, end;
+};
+
+/* Program header ph added to x (only a PT_LOAD counts). */
+void mqdh__extent_add(struct mqdh__extent *x, const GElf_Phdr *ph);
 
 /* Every file a session's processes map. */
 struct mqdh__files {
@@ -143,10 +162,11 @@ void mqdh__files_free(struct mqdh__files *fs);
 void mqdh__files_again(struct mqdh__files *fs);
 
 /*
- * The file mapped from path with (dev, ino), opened on first need; pid is
- * a process that maps it (a vDSO, path "[vdso]", is read from pid's memory
- * at [start, end)).  Never NULL without memory; a file that is not an ELF
- * object, or cannot be opened, comes back with usable 0.
+ * The file mapped from path with (dev, ino); pid is a process that maps
+ * it (a vDSO, path "[vdso]", is read from pid's memory at [start, end),
+ * and described).  A file is not opened here: it is described from a
+ * process's memory (dynmem.h), else opened (mqdh__file_elf).  NULL only
+ * without memory.
  */
 struct mqdh__file *mqdh__files_get(struct mqdh__files *fs, const char *path, unsigned long long dev,
                                  unsigned long long ino, pid_t pid, uint64_t start, uint64_t end);
@@ -159,6 +179,15 @@ struct mqdh__file *mqdh__files_get(struct mqdh__files *fs, const char *path, uns
  * vDSO it read.
  */
 struct mqdh__file *mqdh__files_vdso(struct mqdh__files *fs, unsigned abi, size_t nbytes);
+
+/*
+ * The file's libelf descriptor, the file opened and described on first
+ * need (mapped, its load extent and whether it has a .symtab of its own);
+ * NULL if it cannot be opened or is no ELF object (usable 0 then).  A
+ * file whose extent differs from what a process's memory said of it is
+ * not the one mapped (replaced since): not usable.
+ */
+Elf *mqdh__file_elf(struct mqdh__file *f);
 
 /*
  * The file's own libdwfl module (bias 0), for its DWARF, CFI and lines;
@@ -223,6 +252,10 @@ void **mqdh__file_memo(struct mqdh__file *f, uint64_t addr);
  * no, -1 its symbols cannot be read.
  */
 int mqdh__file_reaches_worlds(struct mqdh__file *f);
+
+/* Is name (an imported symbol's) one of the calls that reach other worlds
+ * (mqdh__file_reaches_worlds), in any binding? */
+int mqdh__name_reaches_worlds(const char *name);
 
 /*
  * f's DT_SONAME (*soname, NULL if none) and DT_NEEDED entries (*needed,

@@ -111,9 +111,7 @@ static void build_exported(struct mqdh__file *f)
     }
 }
 
-/* Is name (an imported symbol's) one of the calls that reach other
- * worlds, in any binding? */
-static int reaches(const char *name)
+int mqdh__name_reaches_worlds(const char *name)
 {
     static const char *const calls[] = {"mpi_comm_spawn", "mpi_comm_connect", "mpi_comm_accept",
                                         "mpi_comm_join", "mpi_comm_get_parent"};
@@ -142,7 +140,7 @@ int mqdh__file_reaches_worlds(struct mqdh__file *f)
         return f->worlds - 2;
     GElf_Shdr sh;
     size_t n;
-    Elf_Data *data = f->usable ? dynsym_of(f, &sh, &n) : NULL;
+    Elf_Data *data = mqdh__file_elf(f) ? dynsym_of(f, &sh, &n) : NULL;
     int found = 0;
     if (data) {
         for (size_t i = 1; i < n && !found; i++) {
@@ -150,7 +148,7 @@ int mqdh__file_reaches_worlds(struct mqdh__file *f)
             const char *name = gelf_getsym(data, (int)i, &sym) && sym.st_shndx == SHN_UNDEF
                                    ? elf_strptr(f->elf, sh.sh_link, sym.st_name)
                                    : NULL;
-            found = name && reaches(name);
+            found = name && mqdh__name_reaches_worlds(name);
         }
         f->worlds = found + 2;
         return found;
@@ -161,7 +159,7 @@ int mqdh__file_reaches_worlds(struct mqdh__file *f)
         GElf_Sym sym;
         GElf_Addr value;
         const char *name = dwfl_module_getsym_info(m, i, &sym, &value, NULL, NULL, NULL);
-        found = name && sym.st_shndx == SHN_UNDEF && reaches(name);
+        found = name && sym.st_shndx == SHN_UNDEF && mqdh__name_reaches_worlds(name);
     }
     f->worlds = (nsyms < 1 ? -1 : found) + 2;
     return f->worlds - 2;
@@ -206,7 +204,12 @@ int mqdh__file_symbol_h(struct mqdh__file *f, const char *name, uint32_t hash,
 int mqdh__file_global_h(struct mqdh__file *f, const char *name, uint32_t hash,
                         int functions_only, uint64_t *addr)
 {
-    if (f->own_symtab || !f->usable)
+    /* Before the file is opened, its .gnu.hash as a process's memory
+     * holds it (dynmem.h) rules names out. */
+    if (!f->opened && f->mem_hash &&
+        mqdh__gnuhash_check(f->mem_hash, f->mem_hash_len, f->mem_hash_word, name) == 0)
+        return -ENOENT;
+    if (!mqdh__file_elf(f) || f->own_symtab)
         return mqdh__file_symbol_h(f, name, hash, functions_only, 0, addr);
     if (!f->exported.built && mqdh__gnuhash_may_define(f->elf, name, &f->gnu_hash) == 0)
         return -ENOENT; /* one it cannot define, told without reading its symbols */
@@ -295,7 +298,7 @@ static const char *syms_at(struct mqdh__file_syms *t, uint64_t addr)
 
 const char *mqdh__file_function_at(struct mqdh__file *f, uint64_t addr)
 {
-    if (!f->usable)
+    if (!mqdh__file_elf(f))
         return NULL;
     struct mqdh__file_syms *t = f->own_symtab ? &f->all : &f->exported;
     if (!t->built) {
@@ -317,7 +320,7 @@ int mqdh__file_exports_mpi(struct mqdh__file *f)
 
 void mqdh__file_dynamic(struct mqdh__file *f, const char **soname, char *const **needed, int *n)
 {
-    if (!f->dynamic_read && f->usable) {
+    if (!f->dynamic_read && mqdh__file_elf(f)) {
         f->dynamic_read = 1;
         Elf_Scn *scn = NULL;
         while ((scn = elf_nextscn(f->elf, scn))) {

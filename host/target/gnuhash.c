@@ -37,12 +37,18 @@ int mqdh__gnuhash_may_define(Elf *elf, const char *name, Elf_Data **cache)
     Elf_Data *d = *cache;
     if (d == (Elf_Data *)-1 || !d->d_buf)
         return -1;
+    return mqdh__gnuhash_check(d->d_buf, d->d_size, gelf_getclass(elf) == ELFCLASS64 ? 8 : 4,
+                               name);
+}
+
+int mqdh__gnuhash_check(const unsigned char *p, size_t len, size_t word, const char *name)
+{
     /* Header: nbuckets, symoffset, bloom_size, bloom_shift; the Bloom
      * filter of bloom_size words of the class's size; the buckets; the
      * chains, one per hashed symbol from symoffset on. */
-    const unsigned char *p = d->d_buf;
-    size_t len = d->d_size, word = gelf_getclass(elf) == ELFCLASS64 ? 8 : 4;
     uint32_t hdr[4];
+    if (!p || (word != 4 && word != 8))
+        return -1;
     if (len < sizeof hdr)
         return -1;
     memcpy(hdr, p, sizeof hdr);

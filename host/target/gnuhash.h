@@ -26,4 +26,12 @@
  */
 int mqdh__gnuhash_may_define(Elf *elf, const char *name, Elf_Data **data);
 
+/*
+ * The same from the section's bytes p[0..len-1] in the host's byte
+ * order, its Bloom filter of word-byte words (8 for ELFCLASS64, 4 for
+ * ELFCLASS32), as a process's memory holds it (dynmem.h).  Its chains may
+ * be cut short: a chain that runs past len is -1.
+ */
+int mqdh__gnuhash_check(const unsigned char *p, size_t len, size_t word, const char *name);
+
 #endif

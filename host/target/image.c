@@ -1,6 +1,7 @@
 /* image.c - a process's (or a file's) ELF objects and their symbols. */
 #define _GNU_SOURCE
 #include "target/image.h"
+#include "target/dynmem.h"
 #include "target/proc.h"
 #include "base/array.h"
 #include "target/types.h"
@@ -85,7 +86,8 @@ static int finish(struct mqdh__image *im, char *err, size_t errlen)
     }
     loader_order(im);
     GElf_Ehdr eh;
-    if (!gelf_getehdr(im->mods[0].file->elf, &eh)) {
+    Elf *exe = mqdh__file_elf(im->mods[0].file);
+    if (!exe || !gelf_getehdr(exe, &eh)) {
         snprintf(err, errlen, "cannot read the ELF header of %s: %s", im->exe_path,
                  elf_errmsg(-1));
         return -EIO;
@@ -102,32 +104,130 @@ static unsigned exe_abi(const struct mqdh__image *im)
     GElf_Ehdr eh;
     for (int m = 0; m < im->nmods; m++)
         if (strcmp(im->mods[m].file->path, im->exe_path) == 0)
-            return gelf_getehdr(im->mods[m].file->elf, &eh)
+            return mqdh__file_elf(im->mods[m].file) && gelf_getehdr(im->mods[m].file->elf, &eh)
                        ? (unsigned)eh.e_machine << 8 | eh.e_ident[EI_CLASS]
                        : 0;
     return 0;
 }
 
+/* One run of mappings of one file in the maps. */
+struct run {
+    const char *path;
+    unsigned long long dev, ino;
+    uint64_t low, high, first_end; /* first_end: its first mapping's end */
+    int from_zero;                  /* its first mapping is of the file's offset 0 */
+    struct mqdh__file *f;
+};
+
 /* One mapped object of the process: a module of its libdwfl at [low,
- * high), its file shared.  0, or -ENOMEM. */
-static int report(struct mqdh__image *im, const char *path, unsigned long long dev,
-                  unsigned long long ino, uint64_t low, uint64_t high)
+ * high), its file shared (described from memory or opened before).  0,
+ * or -ENOMEM. */
+static int report(struct mqdh__image *im, const struct run *r)
 {
-    int vdso = strcmp(path, "[vdso]") == 0;
-    unsigned abi = vdso ? exe_abi(im) : 0;
-    struct mqdh__file *f = abi ? mqdh__files_vdso(im->files, abi, high - low) : NULL;
-    if (!f && (f = mqdh__files_get(im->files, path, dev, ino, im->pid, low, high)) && abi)
-        f->vdso_abi = abi;
-    if (!f)
-        return -ENOMEM;
+    struct mqdh__file *f = r->f;
+    if (!f->bytes && !f->described)
+        mqdh__file_elf(f); /* not described from memory: from its file */
     if (!f->usable)
         return 0; /* not ELF (MPICH's shared memory segment, say) */
-    Dwfl_Module *mod = dwfl_report_module(im->dwfl, path, low, high);
+    Dwfl_Module *mod = dwfl_report_module(im->dwfl, r->path, r->low, r->high);
     void **ud;
     if (!mod || !dwfl_module_info(mod, &ud, NULL, NULL, NULL, NULL, NULL, NULL))
         return 0; /* libdwfl refuses it (overlapping another): as if unmapped */
     *ud = f;
-    return add_module(im, mod, f);
+    if (add_module(im, mod, f) != 0)
+        return -ENOMEM;
+    im->mods[im->nmods - 1].bias = r->low - f->vaddr; /* libdwfl's main_bias */
+    return 0;
+}
+
+/* The file of run r (the vDSO's read from the process), or NULL without
+ * memory. */
+static struct mqdh__file *file_of(struct mqdh__image *im, const struct run *r)
+{
+    if (strcmp(r->path, "[vdso]") != 0)
+        return mqdh__files_get(im->files, r->path, r->dev, r->ino, im->pid, r->low, r->high);
+    unsigned abi = exe_abi(im);
+    struct mqdh__file *f = abi ? mqdh__files_vdso(im->files, abi, r->high - r->low) : NULL;
+    if (!f && (f = mqdh__files_get(im->files, r->path, 0, 0, im->pid, r->low, r->high)) && abi)
+        f->vdso_abi = abi;
+    return f;
+}
+
+/*
+ * The runs' files, those not described yet described from the process's
+ * memory at once (dynmem.h), and each reported.
+ */
+static int report_runs(struct mqdh__image *im, struct run *runs, int n)
+{
+    struct mqdh__dynmem_req *reqs = calloc((size_t)n + 1, sizeof *reqs);
+    int nreq = 0, rc = 0;
+    if (!reqs)
+        return -ENOMEM;
+    for (int i = 0; i < n; i++) {
+        if (strcmp(runs[i].path, "[vdso]") == 0)
+            continue; /* after the executable is known (its ABI) */
+        if (!(runs[i].f = file_of(im, &runs[i]))) {
+            free(reqs);
+            return -ENOMEM;
+        }
+        /* The executable is opened all the same (its ELF header says the
+         * target's ABI; the DLL's look-ups start there). */
+        if (runs[i].from_zero && !runs[i].f->described && !runs[i].f->opened &&
+            strcmp(runs[i].path, im->exe_path) != 0)
+            reqs[nreq++] = (struct mqdh__dynmem_req){runs[i].f, runs[i].low, runs[i].first_end};
+    }
+    mqdh__dynmem_describe(im->pid, reqs, nreq);
+    free(reqs);
+    for (int i = 0; rc == 0 && i < n; i++) {
+        if (!runs[i].f && !(runs[i].f = file_of(im, &runs[i])))
+            return -ENOMEM;
+        rc = report(im, &runs[i]);
+    }
+    return rc;
+}
+
+/* Its maps' runs of one file into *runs (*n), with its regions; the
+ * paths point into maps.  0, or -ENOMEM. */
+static int maps_runs(struct mqdh__image *im, char *maps, size_t len, struct run **runs, int *n)
+{
+    int cap = 0, anon = 0;
+    uint64_t last_file = 0;
+    struct run *last = NULL;
+    for (char *line = maps, *next; line < maps + len; line = next) {
+        next = strchr(line, '\n');
+        if (next)
+            *next++ = '\0';
+        else
+            next = maps + len;
+        struct mqdh__maps_entry e;
+        if (mqdh__text_maps_line(line, &e) != 0)
+            continue;
+        if (e.perms[0] == 'r' &&
+            MQDH__GROW(im->regions, im->regions_cap, im->nregions + 1) == 0) {
+            struct mqdh__region *r = &im->regions[im->nregions++];
+            r->start = e.start;
+            r->end = e.end;
+            mqdh__region_name(r, e.file, e.dev, e.ino, e.offset, &last_file, &anon);
+        }
+        int vdso = strcmp(e.file, "[vdso]") == 0;
+        if (vdso ? im->exe_only
+                 : e.file[0] != '/' || (e.ino == 0 && e.dev == 0) ||
+                       (im->exe_only && strcmp(e.file, im->exe_path) != 0))
+            continue; /* not a file, or not wanted */
+        if (!vdso && last && e.ino == last->ino && e.dev == last->dev &&
+            strcmp(e.file, last->path) == 0) {
+            last->high = e.end; /* another segment of the same file */
+            continue;
+        }
+        if (MQDH__GROW(*runs, cap, *n + 1) != 0)
+            return -ENOMEM;
+        last = &(*runs)[(*n)++];
+        *last = (struct run){e.file, vdso ? 0 : e.dev, vdso ? 0 : e.ino, e.start, e.end,
+                             e.end, e.offset == 0, NULL};
+        if (vdso)
+            last = NULL;
+    }
+    return 0;
 }
 
 /*
@@ -146,52 +246,11 @@ static int read_maps(struct mqdh__image *im, char *err, size_t errlen)
         snprintf(err, errlen, "cannot read %s: %s", path, strerror(e));
         return -e;
     }
-    char *last = NULL;
-    unsigned long long last_dev = 0, last_ino = 0;
-    uint64_t low = 0, high = 0, last_file = 0;
-    int rc = 0, anon = 0;
-    for (char *line = maps, *next; rc == 0 && line < maps + len; line = next) {
-        next = strchr(line, '\n');
-        if (next)
-            *next++ = '\0';
-        else
-            next = maps + len;
-        struct mqdh__maps_entry e;
-        if (mqdh__text_maps_line(line, &e) != 0)
-            continue;
-        if (e.perms[0] == 'r' &&
-            MQDH__GROW(im->regions, im->regions_cap, im->nregions + 1) == 0) {
-            struct mqdh__region *r = &im->regions[im->nregions++];
-            r->start = e.start;
-            r->end = e.end;
-            mqdh__region_name(r, e.file, e.dev, e.ino, e.offset, &last_file, &anon);
-        }
-        char *file = e.file;
-        uint64_t start = e.start, end = e.end;
-        unsigned long long dev = e.dev, ino = e.ino;
-        if (strcmp(file, "[vdso]") == 0) {
-            if (!im->exe_only)
-                rc = report(im, file, 0, 0, start, end);
-            continue;
-        }
-        if (file[0] != '/' || (ino == 0 && dev == 0))
-            continue; /* not a file */
-        if (im->exe_only && strcmp(file, im->exe_path) != 0)
-            continue;
-        if (last && ino == last_ino && dev == last_dev && strcmp(file, last) == 0) {
-            high = end; /* another segment of the same file */
-            continue;
-        }
-        if (last)
-            rc = report(im, last, last_dev, last_ino, low, high);
-        last = file;
-        last_dev = dev;
-        last_ino = ino;
-        low = start;
-        high = end;
-    }
-    if (rc == 0 && last)
-        rc = report(im, last, last_dev, last_ino, low, high);
+    struct run *runs = NULL;
+    int n = 0, rc = maps_runs(im, maps, len, &runs, &n);
+    if (rc == 0)
+        rc = report_runs(im, runs, n);
+    free(runs);
     free(maps);
     if (rc)
         snprintf(err, errlen, "cannot describe process %d: %s", (int)im->pid, strerror(-rc));
@@ -228,15 +287,6 @@ static int open_pid(struct mqdh__image *im, pid_t pid, struct mqdh__files *files
     if (rc == 0 && dwfl_report_end(im->dwfl, NULL, NULL) != 0) {
         snprintf(err, errlen, "cannot describe process %d: %s", (int)pid, dwfl_errmsg(-1));
         rc = -EIO;
-    }
-    for (int m = 0; rc == 0 && m < im->nmods; m++) {
-        Dwarf_Addr bias;
-        if (!dwfl_module_getelf(im->mods[m].mod, &bias)) {
-            snprintf(err, errlen, "cannot read %s: %s", im->mods[m].file->path,
-                     dwfl_errmsg(-1));
-            rc = -EIO;
-        }
-        im->mods[m].bias = bias;
     }
     if (rc == 0)
         rc = finish(im, err, errlen);
@@ -306,10 +356,11 @@ int mqdh__image_symbol(struct mqdh__image *im, const char *name, int functions_o
                       uint64_t *addr, int *mod)
 {
     /* A library's globals are its exports, a stripped one's read without
-     * its debug file; a stripped library's locals are read from its debug
-     * file only if it is (part of) the MPI library, whose state an MPI DLL
-     * reads: so a name the job does not define (one a DLL tries) opens no
-     * debug file of the C runtime's. */
+     * its debug file (and a name its .gnu.hash rules out without opening
+     * it); a library's locals are read only if it is (part of) the MPI
+     * library, whose state an MPI DLL reads: so a name the job does not
+     * define (one a DLL tries) opens no other library, nor a debug file
+     * of the C runtime's. */
     uint32_t h = mqdh__file_name_hash(name);
     for (int local = 0; local <= 1; local++) {
         for (int m = 0; m < im->nmods; m++) {
@@ -317,7 +368,7 @@ int mqdh__image_symbol(struct mqdh__image *im, const char *name, int functions_o
             uint64_t a;
             int found = m == 0 ? mqdh__file_symbol_h(f, name, h, functions_only, local, &a) == 0
                         : !local ? mqdh__file_global_h(f, name, h, functions_only, &a) == 0
-                                 : (f->own_symtab || mqdh__file_exports_mpi(f)) &&
+                                 : mqdh__file_exports_mpi(f) &&
                                        mqdh__file_symbol_h(f, name, h, functions_only, 1, &a) == 0;
             if (found) {
                 *addr = a + im->mods[m].bias;

@@ -4,7 +4,8 @@
  *
  * The objects come from /proc/PID/maps with their load biases (or from one
  * file, for offline use and tests); what each object says is read once per
- * session, in its file (files.h), however many processes map it.  The MQD
+ * session, from the first process's memory that maps it (dynmem.h) and in
+ * its file when needed (files.h), however many processes map it.  The MQD
  * interface calls an executable an "image", but the addresses of shared
  * libraries differ per process under ASLR, so the host makes one
  * mqdh__image per process: the list of its files and their biases, and a
@@ -88,9 +89,11 @@ void mqdh__image_close(struct mqdh__image *im);
  * .symtab where it or its debug file has one, else .dynsym, a library's
  * from its own .symtab or .dynsym (the ones it exports: mqdh__file_global);
  * then local ones (MPICH 4.0's MPID_Recvq_posted_head_ptr is local), from
- * .symtab where the object or its debug file has one, else .dynsym; but a
- * library without a .symtab of its own is read for them (its debug file)
- * only if it exports MPI's functions: an MPI DLL reads no other's state.
+ * .symtab where the object or its debug file has one, else .dynsym, of
+ * the executable and of the libraries that export MPI's functions only:
+ * an MPI DLL reads no other's state, and a name no object defines then
+ * opens no other library (image.h's objects are opened on first need,
+ * dynmem.h).
  * functions_only restricts to STT_FUNC (and STT_GNU_IFUNC).  mod, if not
  * NULL, gets the defining object's index in im->mods.  Returns 0 or
  * -ENOENT.

@@ -61,12 +61,12 @@ enum { MAX_PHYSICAL = 256 };
  * the MPI library the program called, wherever it tail-called to.  0 if
  * the instructions are not these, or cannot be read.
  */
-static Dwarf_Addr called_function(struct walk *k, const struct mqdh__file *caller, Dwarf_Addr ret)
+static Dwarf_Addr called_function(struct walk *k, struct mqdh__file *caller, Dwarf_Addr ret)
 {
     unsigned char code[16];
     uint64_t slot = 0, target = 0;
     GElf_Ehdr eh;
-    if (!k->mem || !caller->elf || !gelf_getehdr(caller->elf, &eh) ||
+    if (!k->mem || !mqdh__file_elf(caller) || !gelf_getehdr(caller->elf, &eh) ||
         eh.e_machine != EM_X86_64 || ret < 6 || mqdh__mem_read(k->mem, ret - 6, code, 6) != 0)
         return 0;
     int32_t d;
