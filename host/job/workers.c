@@ -35,9 +35,11 @@ int mqdh__crew_size(const struct session *s)
         if (s->targets[i].prepared && s->targets[i].out->dll_source != MQDH_DLL_OWN)
             all_own = 0;
     if (want <= 0) {
-        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
         int by_work = (s->n + MQDH__RANKS_PER_WORKER - 1) / MQDH__RANKS_PER_WORKER;
-        want = all_own ? (cpus > 0 ? (int)(cpus < 1024 ? cpus : 1024) : 1) : 1;
+        /* The processors are counted (a file read) only if work wants more
+         * than one worker. */
+        long cpus = all_own && by_work > 1 ? sysconf(_SC_NPROCESSORS_ONLN) : 1;
+        want = cpus > 0 ? (int)(cpus < 1024 ? cpus : 1024) : 1;
         if (by_work < want)
             want = by_work > 0 ? by_work : 1;
     }
