@@ -144,7 +144,7 @@ samples: $(SAMPLE_BINS) $(BUILD)/samples/unexpected-named $(STRIPPED)/soname \
 # host/ in layers, each using only those before it (scripts/include-graph.sh
 # checks it): base <- target <- protocol <- job; analysis uses base only.
 HOST_BASE     := dump escape progress beside trust mpicalls clock radix
-HOST_TARGET   := attach memory pages proc proccpu gnuhash files filesyms dynmem debugfile image typeguide types pc args callsite unwind where
+HOST_TARGET   := attach memory pages proc procmaps proccpu gnuhash files filesyms dynmem debugfile image typeguide types pc args callsite unwind where
 HOST_PROTOCOL := loader guard callbacks choose images protocol identity
 HOST_JOB      := session workers launcher procjob owner hosts remote agent_command agent_result \
                  result_write result_fields \

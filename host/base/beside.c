@@ -13,6 +13,8 @@
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 int mqdh__beside_library(const char *const *rel, int n, int mode, char *buf, size_t len)
@@ -28,7 +30,17 @@ int mqdh__beside_library(const char *const *rel, int n, int mode, char *buf, siz
         char path[PATH_MAX + 64];
         snprintf(path, sizeof path, "%s/%s", dir, rel[i]);
         char real[PATH_MAX];
-        if (realpath(path, real) && access(real, mode) == 0 &&
+        struct stat st;
+        /* A plain name in the resolved directory, not a link: its path is
+         * already real (realpath would read a link per component); not
+         * there, not at all. */
+        int name = !strchr(rel[i], '/') && strlen(path) < sizeof real;
+        if (name && lstat(path, &st) != 0)
+            continue;
+        int plain = name && S_ISREG(st.st_mode);
+        if (plain)
+            memcpy(real, path, strlen(path) + 1);
+        if ((plain || realpath(path, real)) && access(real, mode) == 0 &&
             (size_t)snprintf(buf, len, "%s", real) < len)
             return 0;
     }

@@ -13,6 +13,7 @@
 #include <pwd.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 /* " (name)" for user uid into buf[len], or "" if it has no name here. */
@@ -33,14 +34,38 @@ static const char *user_name(uid_t uid, char *buf, size_t len)
  * or (stopped) as its attachment read them once it was stopped.  1 if
  * so; else 0 with a's error set.
  */
+/*
+ * The descriptors below which a process's status may be kept open from
+ * its check before the attach to the one once it is stopped (attach.h):
+ * half the soft limit, at most 512, so that a job of many ranks leaves
+ * the rest of the dump descriptors enough (its later ranks are opened
+ * twice, as before).
+ */
+static int keep_below(void)
+{
+    static _Atomic int below;
+    int b = below;
+    if (b == 0) {
+        struct rlimit rl;
+        rlim_t half = getrlimit(RLIMIT_NOFILE, &rl) == 0 ? rl.rlim_cur / 2 : 0;
+        b = half < 512 ? (int)half + 1 : 513; /* + 1: never 0 */
+        below = b;
+    }
+    return b - 1;
+}
+
 static int owners_process(struct mqdh__attach *a, const struct mqdh_options *o, int stopped)
 {
     uid_t ids[4], dir;
     char name[160], whose[64];
+    int fd = -1;
     if (stopped && a->owners_known) {
         memcpy(ids, a->ids, sizeof ids);
         dir = a->dump_owner;
-    } else if (mqdh__proc_owners(a->pid, ids, &dir, NULL) != 0) {
+    } else if ((fd = mqdh__proc_status_open(a->pid)) < 0 ||
+               mqdh__proc_owners_fd(fd, ids, &dir, NULL) != 0) {
+        if (fd >= 0)
+            close(fd);
         a->rc = -ESRCH;
         snprintf(a->why, sizeof a->why, "process %d does not exist", (int)a->pid);
         return 0;
@@ -53,7 +78,13 @@ static int owners_process(struct mqdh__attach *a, const struct mqdh_options *o, 
     for (int k = 0; k < 4 && other < 0; k++)
         if (ids[k] != o->owner)
             other = k;
-    if (other < 0 && dir == o->owner)
+    int pass = other < 0 && dir == o->owner;
+    /* Admitted: its status kept for the check once it is stopped. */
+    if (pass && fd >= 0 && !stopped && a->want_owners && !a->kept_status && fd < keep_below())
+        a->kept_status = fd + 1;
+    else if (fd >= 0)
+        close(fd);
+    if (pass)
         return 1;
     a->rc = -EPERM;
     if (other == 0) {

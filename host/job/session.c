@@ -174,6 +174,8 @@ static void call_abandon(struct call *c)
     free(c->rcs);
     free(c->remote);
     free(c->s.targets);
+    for (int i = 0; c->s.atts && i < c->s.n; i++)
+        mqdh__detach(&c->s.atts[i]); /* none attached: a status kept closed */
     free(c->s.atts);
     if (c->s.files_kept) /* back to the cache they came from */
         mqdh__cache_give_back(c->o.cache);

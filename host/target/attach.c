@@ -302,6 +302,14 @@ static int seize_new(struct mqdh__attach *a)
     return added;
 }
 
+/* Its kept status closed (attach.h). */
+static void drop_status(struct mqdh__attach *a)
+{
+    if (a->kept_status > 0)
+        close(a->kept_status - 1);
+    a->kept_status = 0;
+}
+
 /*
  * Every known thread of a stopped: does the process have no other?  Its
  * /proc/PID/stat, read once they are, counts them (and is kept: its CPU
@@ -316,7 +324,11 @@ static int stat_counts_all(struct mqdh__attach *a)
     for (int k = 0; k < a->nthreads; k++)
         stopped += a->threads[k].state == MQDH__T_STOPPED;
     if (a->want_owners) {
-        a->owners_known = mqdh__proc_owners(a->pid, a->ids, &a->dump_owner, &threads) == 0;
+        a->owners_known = (a->kept_status
+                               ? mqdh__proc_owners_fd(a->kept_status - 1, a->ids, &a->dump_owner,
+                                                      &threads)
+                               : mqdh__proc_owners(a->pid, a->ids, &a->dump_owner, &threads)) == 0;
+        drop_status(a);
         return a->owners_known && threads == stopped;
     }
     snprintf(path, sizeof path, "/proc/%d/stat", (int)a->pid);
@@ -472,10 +484,13 @@ int mqdh__attach_all(struct mqdh__attach *const *as, int n)
     for (int i = 0; i < n; i++) {
         struct mqdh__attach *a = as[i];
         pid_t pid = a->pid;
-        int owners = a->want_owners;
+        int owners = a->want_owners, kept = owners ? a->kept_status : 0;
+        if (!owners && a->kept_status > 0)
+            close(a->kept_status - 1);
         memset(a, 0, sizeof *a);
         a->pid = pid;
         a->want_owners = owners;
+        a->kept_status = kept;
         a->threads = a->few;
         a->cap = MQDH__FEW_THREADS;
         /* Never stopped, even for a moment: init is refused here; what
@@ -500,8 +515,10 @@ int mqdh__attach_all(struct mqdh__attach *const *as, int n)
         seize_tid(a, pid);
     }
     collect_stops(as, n);
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n; i++) {
         failed += as[i]->rc != 0;
+        drop_status(as[i]); /* one that failed, or stopped without its read */
+    }
     return failed;
 }
 
@@ -548,6 +565,7 @@ static void let_go(pid_t tid, int sig)
 
 void mqdh__detach(struct mqdh__attach *a)
 {
+    drop_status(a);
     if (!a->attached)
         return;
     for (int i = 0; i < a->nthreads; i++) {

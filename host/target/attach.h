@@ -63,6 +63,11 @@ struct mqdh__attach {
      * if owners_known. */
     int owners_known;
     uid_t ids[4], dump_owner;
+    /* With want_owners: its /proc/PID/status as the owners' check before
+     * the attach opened it (mqdh__admit), plus one (0: none), read again
+     * once it is stopped and closed: one opening instead of two, and the
+     * same process, whatever had its pid meanwhile. */
+    int kept_status;
 };
 
 /*
@@ -102,7 +107,8 @@ int mqdh__never_attached(pid_t pid, char *err, size_t errlen);
  */
 const char *mqdh__yama_words(int scope);
 
-/* Detach from every thread, re-delivering kept signals.  Idempotent. */
+/* Detach from every thread, re-delivering kept signals, and close its kept
+ * status.  Idempotent. */
 void mqdh__detach(struct mqdh__attach *a);
 
 /*

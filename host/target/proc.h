@@ -116,6 +116,14 @@ int mqdh__proc_stat(pid_t pid, struct mqdh__stat_line *st);
  * or -1 if gone. */
 int mqdh__proc_owners(pid_t pid, uid_t ids[4], uid_t *dump_owner, long *threads);
 
+/* The same from fd, pid's /proc/PID/status opened before (read again
+ * from its start): the process it was opened for, or -1 once that is
+ * gone, whatever now has its pid. */
+int mqdh__proc_owners_fd(int fd, uid_t ids[4], uid_t *dump_owner, long *threads);
+
+/* pid's /proc/PID/status opened for mqdh__proc_owners_fd, or -1. */
+int mqdh__proc_status_open(pid_t pid);
+
 /* Whether pid's effective capabilities (/proc/PID/status "CapEff:") hold
  * capability cap (CAP_SYS_PTRACE is 19): 1, 0, or -1 if unknown. */
 int mqdh__proc_capable(pid_t pid, int cap);
