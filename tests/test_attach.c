@@ -10,6 +10,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <grp.h>
 #include <limits.h>
 #include <sys/prctl.h>
@@ -460,6 +461,54 @@ static void test_attach__owners_read_once_stopped(void **state)
     assert_int_equal(tracer, 0);
 }
 
+/*
+ * The owners' check before the attach keeps the process's status open,
+ * and the check once it is stopped reads that again (one opening): of
+ * the process admitted, never of another that took its pid.  A status
+ * kept of a process gone (as if its pid had been taken meanwhile) fails
+ * the attachment, and the process attached is let go unread.
+ */
+static void test_attach__status_kept_from_the_check(void **state)
+{
+    (void)state;
+    if (!is_root())
+        skip();
+    pid_t pid = start_as(NOBODY, RANK_EXEC);
+    struct mqdh_options o = {.size = sizeof o, .owner_set = 1, .owner = NOBODY, .owner_pid = 4242};
+    struct mqdh__attach a = {.pid = pid, .want_owners = 1}, *as[1] = {&a};
+    assert_int_equal(mqdh__admit(&a, &o), 1);
+    assert_true(a.kept_status > 0);
+    int fd = a.kept_status - 1;
+    assert_int_equal(mqdh__attach_all(as, 1), 0);
+    assert_int_equal(a.owners_known, 1);
+    assert_int_equal(a.kept_status, 0);
+    assert_int_equal(fcntl(fd, F_GETFD), -1); /* closed */
+    for (int k = 0; k < 4; k++)
+        assert_int_equal(a.ids[k], NOBODY);
+    assert_int_equal(a.dump_owner, NOBODY);
+    mqdh__detach(&a);
+    /* A status kept of a process now gone, the attach of another. */
+    pid_t gone = fork();
+    assert_true(gone >= 0);
+    if (gone == 0)
+        _exit(0);
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/status", (int)gone);
+    int stale = open(path, O_RDONLY | O_CLOEXEC);
+    assert_true(stale >= 0);
+    assert_int_equal(waitpid(gone, NULL, 0), gone);
+    struct mqdh__attach b = {.pid = pid, .want_owners = 1, .kept_status = stale + 1};
+    as[0] = &b;
+    assert_int_equal(mqdh__attach_all(as, 1), 1);
+    assert_int_equal(b.rc, -ESRCH);
+    assert_int_equal(b.attached, 0);
+    assert_non_null(strstr(b.why, "exited while being attached"));
+    assert_int_equal(fcntl(stale, F_GETFD), -1);
+    long tracer;
+    thread_state(pid, pid, &tracer);
+    assert_int_equal(tracer, 0);
+}
+
 /* The same process listed three times (two spellings of this host) is
  * attached once: the later entries say so, not "already traced". */
 static void test_attach__repeated_pid_attached_once(void **state)
@@ -619,6 +668,7 @@ int main(void)
         cmocka_unit_test_teardown(test_attach__repeated_pid_attached_once, kill_started),
         cmocka_unit_test_teardown(test_attach__owner_is_the_launchers_user, kill_started),
         cmocka_unit_test_teardown(test_attach__owners_read_once_stopped, kill_started),
+        cmocka_unit_test_teardown(test_attach__status_kept_from_the_check, kill_started),
     };
     return cmocka_run_group_tests_name("attach", tests, NULL, NULL);
 }

@@ -323,12 +323,21 @@ static int stat_counts_all(struct mqdh__attach *a)
     long stopped = 0, threads;
     for (int k = 0; k < a->nthreads; k++)
         stopped += a->threads[k].state == MQDH__T_STOPPED;
-    if (a->want_owners) {
-        a->owners_known = (a->kept_status
-                               ? mqdh__proc_owners_fd(a->kept_status - 1, a->ids, &a->dump_owner,
-                                                      &threads)
-                               : mqdh__proc_owners(a->pid, a->ids, &a->dump_owner, &threads)) == 0;
+    if (a->want_owners && a->kept_status) {
+        a->owners_known =
+            mqdh__proc_owners_fd(a->kept_status - 1, a->ids, &a->dump_owner, &threads) == 0;
         drop_status(a);
+        if (!a->owners_known) {
+            /* The process checked is gone: what has its pid now was not. */
+            snprintf(a->why, sizeof a->why, "process %d exited while being attached",
+                     (int)a->pid);
+            fail(a, -ESRCH);
+            return 0;
+        }
+        return threads == stopped;
+    }
+    if (a->want_owners) {
+        a->owners_known = mqdh__proc_owners(a->pid, a->ids, &a->dump_owner, &threads) == 0;
         return a->owners_known && threads == stopped;
     }
     snprintf(path, sizeof path, "/proc/%d/stat", (int)a->pid);
@@ -389,6 +398,8 @@ static int collect(struct mqdh__attach *a)
         a->done = 1;
         return 1;
     }
+    if (a->done)
+        return 1; /* gone since its check (stat_counts_all) */
     a->owners_known = 0; /* read while a thread not known ran: read again */
     int added = ++a->rounds > 100 ? 0 : seize_new(a);
     if (added == 0)
