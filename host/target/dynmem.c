@@ -5,7 +5,6 @@
 
 #include <elf.h>
 #include <endian.h>
-#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
@@ -49,11 +48,12 @@ struct want {
  */
 static int read_wants(pid_t pid, const struct want *w, int n)
 {
+    enum { BATCH = 256 }; /* within IOV_MAX, 8 KB of stack */
     int calls = 0;
-    struct iovec loc[IOV_MAX], rem[IOV_MAX];
+    struct iovec loc[BATCH], rem[BATCH];
     for (int i = 0; i < n;) {
         int k = 0;
-        for (; k < IOV_MAX && i + k < n; k++) {
+        for (; k < BATCH && i + k < n; k++) {
             loc[k] = (struct iovec){w[i + k].to, (size_t)w[i + k].len};
             rem[k] = (struct iovec){(void *)(uintptr_t)w[i + k].from, (size_t)w[i + k].len};
         }
