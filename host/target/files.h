@@ -3,9 +3,12 @@
  *
  * Every rank of a job maps the same executable and the same libraries.  A
  * file is recognised by the device and inode /proc/PID/maps gives for it
- * (no system call), opened once per session, and described once: its
- * symbols hashed by name, and its DWARF (types, lines, functions, frames)
- * through one offline libdwfl module at the file's own addresses.  A
+ * (no system call), described once from the memory of the first process
+ * that maps it (dynmem.h), opened at most once per session, when its
+ * symbols, DWARF or CFI are first needed (mqdh__file_elf), and then read
+ * once: its symbols hashed by name, and its DWARF (types, lines,
+ * functions, frames) through one offline libdwfl module at the file's own
+ * addresses.  A
  * process's image (image.h) maps each file at its own load bias: it turns
  * the file's addresses into its own by adding the bias, and its own into
  * the file's by subtracting it.  The file's libelf descriptor is lent to
