@@ -4,6 +4,7 @@
  * very test process.
  */
 #define _GNU_SOURCE
+#include "host/base/clock.h"
 #include "host/base/radix.h"
 #include "host/target/files.h"
 #include "host/target/gnuhash.h"
@@ -906,6 +907,68 @@ static void test_image__debug_directories_asked_once_a_dump(void **state)
     assert_int_equal(system(cmd), 0);
 }
 
+/* A FIFO written in two pieces, the second after delay_ms, then held
+ * open hold_ms before its end; the writer's pid. */
+static pid_t fifo_writer(const char *fifo, const char *one, const char *two, int delay_ms,
+                         int hold_ms)
+{
+    pid_t w = fork();
+    assert_true(w >= 0);
+    if (w == 0) {
+        int fd = open(fifo, O_WRONLY);
+        if (fd < 0 || write(fd, one, strlen(one)) != (ssize_t)strlen(one))
+            _exit(1);
+        usleep((useconds_t)delay_ms * 1000);
+        if (two && write(fd, two, strlen(two)) != (ssize_t)strlen(two))
+            _exit(1);
+        usleep((useconds_t)hold_ms * 1000);
+        _exit(0);
+    }
+    return w;
+}
+
+/*
+ * A process's maps are read until the gate area's line, which the kernel
+ * writes last (a read less than to the end); a mapping whose name ends so
+ * (a file called "x [vsyscall]") does not end the reading.  Through a
+ * FIFO that gives the lines in two reads: the gate line's piece is taken
+ * without waiting for the end, the forged one's is not.
+ */
+static void test_image__maps_read_to_the_gate_line(void **state)
+{
+    (void)state;
+    size_t n;
+    char *own = mqdh__proc_alloc("/proc/self/maps", &n, MQDH__PROC_MAPS);
+    assert_non_null(own);
+    assert_non_null(strstr(own, "[vsyscall]"));
+    free(own);
+    char fifo[64];
+    snprintf(fifo, sizeof fifo, "/tmp/mqd-maps-%d", (int)getpid());
+    unlink(fifo);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    const char *forged = "55d0c0de0000-55d0c0de1000 r--p 00000000 fe:01 42   /tmp/x [vsyscall]\n",
+               *rest = "7ffd00000000-7ffd00021000 rw-p 00000000 00:00 0   [stack]\n",
+               *gate = "ffffffffff600000-ffffffffff601000 --xp 00000000 00:00 0   [vsyscall]\n";
+    pid_t w = fifo_writer(fifo, forged, rest, 200, 0);
+    char *got = mqdh__proc_alloc(fifo, &n, MQDH__PROC_MAPS);
+    assert_non_null(got);
+    assert_non_null(strstr(got, "[stack]")); /* read on past the forged line */
+    free(got);
+    waitpid(w, NULL, 0);
+    w = fifo_writer(fifo, gate, NULL, 0, 5000);
+    double t0 = mqdh__monotonic();
+    got = mqdh__proc_alloc(fifo, &n, MQDH__PROC_MAPS);
+    double took = mqdh__monotonic() - t0;
+    kill(w, SIGKILL);
+    waitpid(w, NULL, 0);
+    unlink(fifo);
+    assert_non_null(got);
+    assert_string_equal(got, gate);
+    free(got);
+    if (took > 2.0)
+        fail_msg("the read waited %.1f s for the end after the gate line", took);
+}
+
 /* /proc/PID/maps lines, parsed by hand: each field as the kernel writes
  * it, the file after any run of spaces, and a line that is not one
  * refused whole. */
@@ -970,6 +1033,7 @@ int main(void)
         cmocka_unit_test(test_image__debug_directories_asked_once_a_dump),
         cmocka_unit_test(test_image__gnu_hash_filters_names),
         cmocka_unit_test(test_image__functions_sorted_as_by_address_and_index),
+        cmocka_unit_test(test_image__maps_read_to_the_gate_line),
     };
     return cmocka_run_group_tests_name("image", tests, setup, NULL);
 }

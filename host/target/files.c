@@ -335,7 +335,7 @@ void mqdh__files_prefetch(struct mqdh__files *fs, const pid_t *pids, int n)
         char path[64];
         size_t len;
         snprintf(path, sizeof path, "/proc/%d/maps", (int)pids[i]);
-        char *maps = mqdh__proc_alloc(path, &len, MQDH__PROC_TO_EOF);
+        char *maps = mqdh__proc_alloc(path, &len, MQDH__PROC_MAPS);
         for (char *line = maps, *next; line && line < maps + len; line = next) {
             next = strchr(line, '\n');
             if (next)

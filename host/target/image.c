@@ -240,7 +240,7 @@ static int read_maps(struct mqdh__image *im, char *err, size_t errlen)
     char path[64];
     size_t len;
     snprintf(path, sizeof path, "/proc/%d/maps", (int)im->pid);
-    char *maps = mqdh__proc_alloc(path, &len, MQDH__PROC_TO_EOF);
+    char *maps = mqdh__proc_alloc(path, &len, MQDH__PROC_MAPS);
     if (!maps) {
         int e = errno == ENOENT ? ESRCH : errno ? errno : ENOMEM;
         snprintf(err, errlen, "cannot read %s: %s", path, strerror(e));

@@ -25,9 +25,14 @@
  * read gives nothing; MQDH__PROC_SHORT_RECORDS, one written a page of
  * short records at a time (children: each a pid and a space) once a read,
  * offered more than a page, gives less than a page less a record: the
- * kernel fills its page until the records run out (seq_read_iter).  1 if
- * it is all in, 0 if the buffer is full, -1 if it cannot be read.
+ * kernel fills its page until the records run out (seq_read_iter);
+ * MQDH__PROC_MAPS, a process's maps, also once a read ends with the gate
+ * area's line ("[vsyscall]" on x86-64), which the kernel writes after the
+ * last mapping (proc_get_vma) and no mapping can be named: a read less.
+ * 1 if it is all in, 0 if the buffer is full, -1 if it cannot be read.
  */
+static int ends_with_gate(const char *buf, size_t n);
+
 static int read_fd(int fd, char *buf, size_t cap, size_t *n, int whole)
 {
     enum { PAGE = 4096, RECORD = 64 };
@@ -44,13 +49,28 @@ static int read_fd(int fd, char *buf, size_t cap, size_t *n, int whole)
         }
         *n += (size_t)got;
         if (got == 0 || (whole == MQDH__PROC_ONE && (size_t)got < room) ||
-            (whole == MQDH__PROC_SHORT_RECORDS && got + RECORD < PAGE)) {
+            (whole == MQDH__PROC_SHORT_RECORDS && got + RECORD < PAGE) ||
+            (whole == MQDH__PROC_MAPS && ends_with_gate(buf, *n))) {
             buf[*n] = '\0';
             return 1;
         }
     }
     buf[*n] = '\0';
     return 0;
+}
+
+/* Is the last line of buf[0..n) the gate area's, x86-64's vsyscall page?
+ * Its address no mapping can have, its name none can take (a file's path
+ * has its newlines escaped, and starts with '/'). */
+static int ends_with_gate(const char *buf, size_t n)
+{
+    static const char start[] = "ffffffffff600000-", end[] = " [vsyscall]\n";
+    size_t ls = sizeof start - 1, le = sizeof end - 1, at = n - 1;
+    if (n < ls + le || memcmp(buf + n - le, end, le) != 0)
+        return 0;
+    while (at > 0 && buf[at - 1] != '\n') /* back to the last line's start */
+        at--;
+    return n - at >= ls + le && memcmp(buf + at, start, ls) == 0;
 }
 
 ssize_t mqdh__proc_file(const char *path, char *buf, size_t cap, int whole)
