@@ -584,10 +584,17 @@ static void test_sentinel__cached_looks_see_the_same(void **state)
     assert_int_equal(mqdh_dump_processes(job.ranks, NULL, NULL, 3, &plain, &d0), MQDH_OK);
     assert_int_equal(mqdh_dump_processes(job.ranks, NULL, NULL, 3, &cached, &d1), MQDH_OK);
     assert_int_equal(mqdh_dump_processes(job.ranks, NULL, NULL, 3, &cached, &d2), MQDH_OK);
-    /* The first cached look reads the files, the second none again. */
-    assert_true(d0->files > 0);
-    assert_int_equal(d1->files, d0->files);
-    assert_int_equal(d2->files, 0);
+    /* The first cached look reads the files, the second none again.  A
+     * file is opened only when needed (the program's, the MPI library's,
+     * and the C library's when a rank happens to be stopped in it, which
+     * the ranks' spinning decides from look to look): each look reads at
+     * least the program and libmpi, and the second cached look at most
+     * the C library, if the first did not need it. */
+    assert_true(d0->files >= 2);
+    assert_true(d1->files >= 2);
+    if (d2->files > 1)
+        fail_msg("the second cached look read %u files again (the first %u)", d2->files,
+                 d1->files);
     same_look(d0, d1);
     same_look(d0, d2);
     mqdh_dump_free(d0);
