@@ -28,13 +28,6 @@ static const char *user_name(uid_t uid, char *buf, size_t len)
 }
 
 /*
- * Is process a the user's whose processes the dump may touch (o->owner:
- * the launcher's)?  Every user id of it, and the owner of its files in
- * /proc (root once it is not dumpable), must be that user: as read now,
- * or (stopped) as its attachment read them once it was stopped.  1 if
- * so; else 0 with a's error set.
- */
-/*
  * The descriptors below which a process's status may be kept open from
  * its check before the attach to the one once it is stopped (attach.h):
  * half the soft limit, at most 512, so that a job of many ranks leaves
@@ -54,6 +47,13 @@ static int keep_below(void)
     return b - 1;
 }
 
+/*
+ * Is process a the user's whose processes the dump may touch (o->owner:
+ * the launcher's)?  Every user id of it, and the owner of its files in
+ * /proc (root once it is not dumpable), must be that user: as read now,
+ * or (stopped) as its attachment read them once it was stopped.  1 if
+ * so; else 0 with a's error set.
+ */
 static int owners_process(struct mqdh__attach *a, const struct mqdh_options *o, int stopped)
 {
     uid_t ids[4], dir;

@@ -101,22 +101,29 @@ static int is_mpich(struct target *p, const char **why)
 /*
  * Is this an Open MPI process?  Known by the communicator table every
  * Open MPI exports (ompi/communicator/communicator.h), which its own
- * debug DLL and mqd's libmqd_ompi.so both start from.  If so, and mqd's
- * DLL for it is installed beside this library, its path is the session's
- * own_ompi, looked up once (a dozen system calls for each rank else).
+ * debug DLL and mqd's libmqd_ompi.so both start from.
  */
 static int is_ompi(struct target *p, const char **why)
 {
-    static const char *const where[] = {"libmqd_ompi.so", "../lib/libmqd_ompi.so"};
-    struct session *s = p->session;
     uint64_t a;
     if (mqdh__image_symbol(&p->elf, "ompi_mpi_communicators", 0, &a, NULL) != 0)
         return 0;
     *why = "ompi_mpi_communicators";
-    if (!s->own_ompi_state)
-        s->own_ompi_state =
-            mqdh__beside_library(where, 2, R_OK, s->own_ompi, sizeof s->own_ompi) == 0 ? 1 : -1;
     return 1;
+}
+
+/* mqd's own DLL for MPICH (ompi 0) or Open MPI (1) installed beside this
+ * library, looked up once per session; NULL if it is not. */
+static const char *own_dll(struct session *s, int ompi)
+{
+    static const char *const where[] = {"libmqd_ompi.so", "../lib/libmqd_ompi.so"};
+    if (!s->own[ompi].state) {
+        char *path = s->own[ompi].path;
+        int found = ompi ? mqdh__beside_library(where, 2, R_OK, path, PATH_MAX) == 0
+                         : mqdh_own_dll(path, PATH_MAX) == MQDH_OK;
+        s->own[ompi].state = found ? 1 : -1;
+    }
+    return s->own[ompi].state > 0 ? s->own[ompi].path : NULL;
 }
 
 static void set_dll(struct target *p, const char *path, enum mqdh_dll_source src, const char *fmt,
@@ -271,26 +278,18 @@ int mqdh__choose_dll(struct target *p)
     int ompi = !mpich && is_ompi(p, &mark);
     int want_own = (mpich || ompi) && !opt->target_dll, rc;
     const struct mqdh__chosen *c = NULL;
-    if (want_own && mpich && !s->own_state)
-        s->own_state = mqdh_own_dll(s->own_dll, sizeof s->own_dll) == MQDH_OK ? 1 : -1;
+    const char *own = NULL;
     if (opt->dll) {
         set_dll(p, opt->dll, MQDH_DLL_OPTION, "given with --dll");
         rc = open_given(p, opt->dll, "given with --dll", &c);
     } else if (env && *env) {
         set_dll(p, env, MQDH_DLL_ENVIRONMENT, "given in $MQD_DLL");
         rc = open_given(p, env, "given in $MQD_DLL", &c);
-    } else if (want_own && ompi && s->own_ompi_state > 0) {
-        set_dll(p, s->own_ompi, MQDH_DLL_OWN, "mqd's DLL for Open MPI: the process has %s",
-                mark);
+    } else if (want_own && (own = own_dll(s, ompi))) {
+        set_dll(p, own, MQDH_DLL_OWN, "mqd's DLL for %s: the process has %s",
+                ompi ? "Open MPI" : "MPICH", mark);
         /* Beside the library that runs this: as trusted as that is. */
-        c = open_once(p, s->own_ompi, MQDH__DLL_TRUST_ANY);
-        rc = !c ? MQDH_E_NOMEM : c->opened ? MQDH_OK : c->rc;
-        if (c && !c->opened)
-            mqdh__process_error(p->out, "%s", c->why);
-    } else if (want_own && mpich && s->own_state > 0) {
-        set_dll(p, s->own_dll, MQDH_DLL_OWN, "mqd's DLL for MPICH: the process has %s", mark);
-        /* Beside the library that runs this: as trusted as that is. */
-        c = open_once(p, s->own_dll, MQDH__DLL_TRUST_ANY);
+        c = open_once(p, own, MQDH__DLL_TRUST_ANY);
         rc = !c ? MQDH_E_NOMEM : c->opened ? MQDH_OK : c->rc;
         if (c && !c->opened)
             mqdh__process_error(p->out, "%s", c->why);

@@ -140,13 +140,14 @@ struct session {
     /* No MPI-2 job for the DLL: part of the job is on other hosts
      * (mqdh_options.as_agent). */
     int no_job;
-    /* mqd's own DLL (mqdh_own_dll), looked up once per session: 0 not yet,
-     * 1 found in own_dll, -1 not installed. */
-    int own_state;
-    char own_dll[PATH_MAX];
-    /* The same for mqd's DLL for Open MPI (libmqd_ompi.so). */
-    int own_ompi_state;
-    char own_ompi[PATH_MAX];
+    /* mqd's own DLLs, for MPICH (mqdh_own_dll) and for Open MPI
+     * (libmqd_ompi.so beside it), each looked up once per session (a
+     * dozen system calls): state 0 not yet, 1 found in path, -1 not
+     * installed. */
+    struct {
+        int state;
+        char path[PATH_MAX];
+    } own[2];
     /* The programs' images (images.h), under images_lock. */
     struct dll_image **images;
     int nimages, images_cap;

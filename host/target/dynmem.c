@@ -230,7 +230,6 @@ static void take_tables(struct obj *o)
     struct mqdh__file *f = o->f;
     f->mem_hash = o->hash;
     f->mem_hash_len = o->nhash;
-    f->mem_hash_word = 8;
     o->hash = NULL;
     if (!o->got_syms)
         return;

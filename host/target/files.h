@@ -51,13 +51,14 @@ struct mqdh__file {
     int usable;                  /* an ELF object mqd could open */
     /* What a process's memory told of it (dynmem.h), before it is opened,
      * if ever: its load extent (described), DT_SONAME and DT_NEEDED
-     * (dynamic_read), its .gnu.hash (mem_hash, mem_hash_len bytes, Bloom
-     * words of mem_hash_word bytes) and its imports (worlds).  Opened
+     * (dynamic_read), its .gnu.hash (mem_hash, mem_hash_len bytes: a
+     * 64-bit object's, dynmem.h reads no other) and its imports (worlds).
+     * Opened
      * (opened: tried) only when its symbols, DWARF, CFI or ELF header are
      * needed: mqdh__file_elf. */
     int described, opened;
     unsigned char *mem_hash;
-    size_t mem_hash_len, mem_hash_word;
+    size_t mem_hash_len;
     Elf *elf;                    /* lent to every process's module */
     int fd;                      /* elf's file, -1 for a vDSO */
     void *map;                   /* the file mapped (elf's memory), map_len bytes */

@@ -205,9 +205,10 @@ int mqdh__file_global_h(struct mqdh__file *f, const char *name, uint32_t hash,
                         int functions_only, uint64_t *addr)
 {
     /* Before the file is opened, its .gnu.hash as a process's memory
-     * holds it (dynmem.h) rules names out. */
+     * holds it (dynmem.h: a 64-bit object's, 8-byte Bloom words) rules
+     * names out. */
     if (!f->opened && f->mem_hash &&
-        mqdh__gnuhash_check(f->mem_hash, f->mem_hash_len, f->mem_hash_word, name) == 0)
+        mqdh__gnuhash_check(f->mem_hash, f->mem_hash_len, 8, name) == 0)
         return -ENOENT;
     if (!mqdh__file_elf(f) || f->own_symtab)
         return mqdh__file_symbol_h(f, name, hash, functions_only, 0, addr);

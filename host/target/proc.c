@@ -15,24 +15,36 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* Is the last line of buf[0..n) the gate area's, x86-64's vsyscall page?
+ * Its address no mapping can have, its name none can take (a file's path
+ * has its newlines escaped, and starts with '/'). */
+static int ends_with_gate(const char *buf, size_t n)
+{
+    static const char start[] = "ffffffffff600000-", end[] = " [vsyscall]\n";
+    size_t ls = sizeof start - 1, le = sizeof end - 1, at = n - 1;
+    if (n < ls + le || memcmp(buf + n - le, end, le) != 0)
+        return 0;
+    while (at > 0 && buf[at - 1] != '\n') /* back to the last line's start */
+        at--;
+    return n - at >= ls + le && memcmp(buf + at, start, ls) == 0;
+}
+
 /*
  * Read fd into buf[*n..cap-1), as much as fits, NUL-terminated: open,
  * read, close and nothing else (stdio would add an fstat and a read at
  * the end).  How the end is known (whole): MQDH__PROC_ONE, a file the
  * kernel writes in one piece (stat, status, schedstat, environ, cmdline,
  * comm) is all there once a read leaves room in the buffer;
- * MQDH__PROC_TO_EOF, one written a record at a time (maps) only once a
- * read gives nothing; MQDH__PROC_SHORT_RECORDS, one written a page of
- * short records at a time (children: each a pid and a space) once a read,
- * offered more than a page, gives less than a page less a record: the
- * kernel fills its page until the records run out (seq_read_iter);
- * MQDH__PROC_MAPS, a process's maps, also once a read ends with the gate
- * area's line ("[vsyscall]" on x86-64), which the kernel writes after the
- * last mapping (proc_get_vma) and no mapping can be named: a read less.
+ * MQDH__PROC_MAPS, a process's maps, written a record at a time, once a
+ * read gives nothing or ends with the gate area's line ("[vsyscall]" on
+ * x86-64), which the kernel writes after the last mapping (proc_get_vma)
+ * and no mapping can be named: a read less; MQDH__PROC_SHORT_RECORDS,
+ * one written a page of short records at a time (children: each a pid
+ * and a space) once a read, offered more than a page, gives less than a
+ * page less a record: the kernel fills its page until the records run
+ * out (seq_read_iter).
  * 1 if it is all in, 0 if the buffer is full, -1 if it cannot be read.
  */
-static int ends_with_gate(const char *buf, size_t n);
-
 static int read_fd(int fd, char *buf, size_t cap, size_t *n, int whole)
 {
     enum { PAGE = 4096, RECORD = 64 };
@@ -57,20 +69,6 @@ static int read_fd(int fd, char *buf, size_t cap, size_t *n, int whole)
     }
     buf[*n] = '\0';
     return 0;
-}
-
-/* Is the last line of buf[0..n) the gate area's, x86-64's vsyscall page?
- * Its address no mapping can have, its name none can take (a file's path
- * has its newlines escaped, and starts with '/'). */
-static int ends_with_gate(const char *buf, size_t n)
-{
-    static const char start[] = "ffffffffff600000-", end[] = " [vsyscall]\n";
-    size_t ls = sizeof start - 1, le = sizeof end - 1, at = n - 1;
-    if (n < ls + le || memcmp(buf + n - le, end, le) != 0)
-        return 0;
-    while (at > 0 && buf[at - 1] != '\n') /* back to the last line's start */
-        at--;
-    return n - at >= ls + le && memcmp(buf + at, start, ls) == 0;
 }
 
 ssize_t mqdh__proc_file(const char *path, char *buf, size_t cap, int whole)

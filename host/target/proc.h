@@ -59,16 +59,16 @@ char *mqdh__proc_cmdline(pid_t pid);
 /*
  * A file of /proc read with open, read and close alone.  One the kernel
  * writes in one piece (stat, status, schedstat, environ, cmdline, comm:
- * MQDH__PROC_ONE) is all there once a read leaves room; one it writes a
- * record at a time (maps: MQDH__PROC_TO_EOF) only once a read gives
- * nothing; one of short records (children: MQDH__PROC_SHORT_RECORDS) once
- * a read gives less than a page; a process's maps (MQDH__PROC_MAPS) also
- * once a read ends with the gate area's line: whole says which (proc.c).  mqdh__proc_file reads into buf[cap], NUL-terminated:
+ * MQDH__PROC_ONE) is all there once a read leaves room; a process's maps,
+ * written a record at a time (MQDH__PROC_MAPS), once a read gives nothing
+ * or ends with the gate area's line; one of short records (children:
+ * MQDH__PROC_SHORT_RECORDS) once a read gives less than a page: whole
+ * says which (proc.c).  mqdh__proc_file reads into buf[cap], NUL-terminated:
  * the bytes read, or -1 if it cannot be read or does not fit.
  * mqdh__proc_alloc reads into a malloc'd buffer of *n bytes (NUL after
  * them); NULL if it cannot be read.
  */
-enum { MQDH__PROC_ONE, MQDH__PROC_TO_EOF, MQDH__PROC_SHORT_RECORDS, MQDH__PROC_MAPS };
+enum { MQDH__PROC_ONE, MQDH__PROC_MAPS, MQDH__PROC_SHORT_RECORDS };
 ssize_t mqdh__proc_file(const char *path, char *buf, size_t cap, int whole);
 char *mqdh__proc_alloc(const char *path, size_t *n, int whole);
 
