@@ -118,11 +118,16 @@ one_row() {
 export -f one_row
 
 # mqd's CPU over libtvmpich's under the same host: the median of the
-# ratios of runs made in turn (each pair sees the same load).
+# ratios of runs made in turn (each pair sees the same load), then the
+# lowest and highest of them.  With the ranks spinning on the cores mqdump
+# runs on, one pair's ratio moves by a third either way: the range says
+# whether the median's side of 1.0 means anything.
 cpu_ratio() {
-    local np=$MQD_BENCH_NP_NOW
-    paste "$MQD_BENCH_OUT/mqd.$np.cpus" "$MQD_BENCH_OUT/libtvmpich.$np.cpus" |
-        awk '$2 > 0 { print $1 / $2 }' | median >"$MQD_BENCH_OUT/ratio.$np"
+    local np=$MQD_BENCH_NP_NOW r
+    r=$(paste "$MQD_BENCH_OUT/mqd.$np.cpus" "$MQD_BENCH_OUT/libtvmpich.$np.cpus" |
+        awk '$2 > 0 { print $1 / $2 }' | sort -n)
+    [ -n "$r" ] || return 0
+    echo "$(median <<<"$r") $(head -n 1 <<<"$r") $(tail -n 1 <<<"$r")" >"$MQD_BENCH_OUT/ratio.$np"
 }
 export -f cpu_ratio
 
@@ -266,8 +271,9 @@ cat "$MQD_BENCH_OUT/facts"
 for np in $sizes; do
     [ -s "$MQD_BENCH_OUT/ratio.$np" ] || continue
     echo
-    printf '%d ranks: mqd'\''s CPU is %.2fx libtvmpich'\''s under the same host (median of the ratios of %s runs in turn)\n' \
-        "$np" "$(cat "$MQD_BENCH_OUT/ratio.$np")" "$MQD_BENCH_REPS"
+    read -r ratio lowest highest <"$MQD_BENCH_OUT/ratio.$np"
+    printf '%d ranks: mqd'\''s CPU is %.2fx libtvmpich'\''s under the same host (median of the ratios of %s runs in turn; they ranged %.2f-%.2f)\n' \
+        "$np" "$ratio" "$MQD_BENCH_REPS" "$lowest" "$highest"
     echo "system calls per rank, $np ranks (strace -f -c of one whole-job dump each):"
     calls_table "$np"
 done
