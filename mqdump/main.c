@@ -1,9 +1,8 @@
-/* mqdump - show the MPI message queues of stopped or hung processes.  Uses
- * only the public libmqdhost API (mqdhost.h); the views are in text.c,
- * json.c, graph.c and stacks.c (mqdump.h).  main reads the command line
- * into a struct command (options.c), then does the one task it asks for:
- * dump processes and show them, list the jobs of this node, check a DLL,
- * or serve a front end as its agent (agent.c). */
+/* mqdump - show the MPI message queues of stopped or hung processes.  Uses only the public
+ * libmqdhost API (mqdhost.h); the views are in text.c, json.c, graph.c and stacks.c
+ * (mqdump.h).  main reads the command line into a struct command (options.c), then does the
+ * one task it asks for: dump processes and show them, list the jobs of this node, check a
+ * DLL, or serve a front end as its agent (agent.c). */
 #define _GNU_SOURCE
 #include "agent.h"
 #include "common.h"
@@ -608,7 +607,9 @@ static int dump(struct command *c)
                               : progress_start();
     c->o.progress = pr ? progress_note : NULL;
     c->o.progress_arg = pr;
-    c->o.no_cpu = !(c->save || c->watch || c->sentinel); /* they compare dumps */
+    int looks = c->save || c->watch || c->sentinel; /* compared, later or again */
+    c->o.no_cpu = !looks;
+    c->o.brief_mpi_frames = !(looks || c->stacks || c->stacks_graph); /* whole stacks show them */
     hold_stderr(&held);
     enum watch_end end = WATCH_FAILED;
     int rc = MQDH_OK;

@@ -25,7 +25,9 @@
  * hung.  A job that cannot be watched, and bad command lines, end at
  * once with their exit statuses.  And the cache the looks share
  * (mqdh_options.cache): a look that uses it reads no file again and sees
- * what a look without it sees.
+ * what a look without it sees.  A brief look (mqdh_options.brief_mpi_frames)
+ * leaves the MPI library's frames without lines and sees the rest the
+ * same; a full look after it, through the same cache, has them.
  *
  * Environment: MQD_BUILD, MQD_MPICH_PREFIX, MQD_MPIEXEC, MQD_SAMPLES_SRC.
  */
@@ -609,6 +611,94 @@ static void test_sentinel__cached_looks_see_the_same(void **state)
     assert_int_equal(job_stop(&job), 0);
 }
 
+/* How many of the MPI library's frames in d have a source line or are
+ * inlined (*with), and how many do not (*without). */
+static void mpi_lines(const struct mqdh_dump *d, int *with, int *without)
+{
+    *with = *without = 0;
+    for (int i = 0; i < d->nprocs; i++)
+        for (int t = 0; t < d->stacks[i].nthreads; t++)
+            for (int f = 0; f < d->stacks[i].threads[t].nframes; f++) {
+                const struct mqdh_frame *fr = &d->stacks[i].threads[t].frames[f];
+                if (fr->kind == MQDH_FRAME_MPI)
+                    (fr->file || fr->line || fr->inlined ? (*with)++ : (*without)++);
+            }
+}
+
+/* The MPI library's physical frames of b's main threads at an address a
+ * has one at too (same process) have the same file and line as a's: how
+ * many there were. */
+static int same_pc_lines(const struct mqdh_dump *a, const struct mqdh_dump *b)
+{
+    int n = 0;
+    for (int i = 0; i < b->nprocs; i++) {
+        const struct mqdh_thread *x = &a->stacks[i].threads[0], *y = &b->stacks[i].threads[0];
+        for (int f = 0; f < y->nframes; f++) {
+            const struct mqdh_frame *fy = &y->frames[f];
+            for (int g = 0; fy->kind == MQDH_FRAME_MPI && !fy->inlined && g < x->nframes; g++) {
+                const struct mqdh_frame *fx = &x->frames[g];
+                if (fx->pc != fy->pc || fx->inlined)
+                    continue;
+                if (!fx->file != !fy->file || fx->line != fy->line)
+                    fail_msg("process %d, %s at %#llx: line %d there, %d here", i,
+                             fy->function ? fy->function : "??", (unsigned long long)fy->pc,
+                             fx->line, fy->line);
+                n++;
+                break;
+            }
+        }
+    }
+    return n;
+}
+
+/* mqdh_options.brief_mpi_frames: the MPI library's frames without their
+ * lines, everything else as in a full dump; and a file a brief dump
+ * expanded (kept in a cache) looked up again for a full one. */
+static void test_sentinel__brief_mpi_frames(void **state)
+{
+    (void)state;
+    struct job job;
+    start(&job, "ring", 3);
+    struct mqdh_options full = MQDH_OPTIONS_INIT, brief = MQDH_OPTIONS_INIT;
+    brief.brief_mpi_frames = 1;
+    struct mqdh_dump *d[4] = {NULL};
+    assert_int_equal(mqdh_dump_processes(job.ranks, NULL, NULL, 3, &full, &d[0]), MQDH_OK);
+    assert_int_equal(mqdh_dump_processes(job.ranks, NULL, NULL, 3, &brief, &d[1]), MQDH_OK);
+    assert_int_equal(mqdh_cache_new(&brief.cache), MQDH_OK);
+    full.cache = brief.cache;
+    assert_int_equal(mqdh_dump_processes(job.ranks, NULL, NULL, 3, &brief, &d[2]), MQDH_OK);
+    assert_int_equal(mqdh_dump_processes(job.ranks, NULL, NULL, 3, &full, &d[3]), MQDH_OK);
+    for (int k = 0; k < 4; k++) {
+        int with, without;
+        mpi_lines(d[k], &with, &without);
+        /* The cached MPICH's libmpi has its lines: some frame shows one
+         * when full, none when brief. */
+        int full_dump = k == 0 || k == 3;
+        if (full_dump ? with == 0 : with > 0 || without == 0)
+            fail_msg("dump %d (%s): %d of the MPI library's frames with lines, %d without", k,
+                     full_dump ? "full" : "brief", with, without);
+        same_look(d[0], d[k]);
+        for (int i = 0; i < 3; i++) {
+            const struct mqdh_frame *u = mqdh_user_frame(d[k], i), *v = mqdh_user_frame(d[0], i);
+            assert_true(u && v && u->file && v->file && u->line > 0);
+            assert_string_equal(u->file, v->file);
+            assert_int_equal(u->line, v->line);
+        }
+    }
+    /* The ranks spin: a frame at an address both full looks stopped at
+     * (the outer ones, PMPI_Waitall's) has the same line in both, though
+     * the brief look between them expanded it without. */
+    if (same_pc_lines(d[0], d[3]) == 0)
+        fail_msg("the full looks share no frame of the MPI library");
+    for (int k = 0; k < 4; k++)
+        mqdh_dump_free(d[k]);
+    mqdh_cache_free(brief.cache);
+    char why[256];
+    if (job_released(&job, why, sizeof why) != 0)
+        fail_msg("after the brief looks: %s", why);
+    assert_int_equal(job_stop(&job), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -622,6 +712,7 @@ int main(void)
         cmocka_unit_test(test_sentinel__bad_command_lines),
         cmocka_unit_test(test_sentinel__cannot_watch),
         cmocka_unit_test(test_sentinel__cached_looks_see_the_same),
+        cmocka_unit_test(test_sentinel__brief_mpi_frames),
         cmocka_unit_test(test_sentinel__late_hang_is_caught),
         cmocka_unit_test(test_sentinel__late_hang_signalled),
         cmocka_unit_test(test_sentinel__slow_progress_is_never_hung),

@@ -638,6 +638,20 @@ struct mqdh_options {
      * built before it passes a size that ends before it, and reads them all.
      */
     long table_ranks;
+    /*
+     * Leave out the source lines and inlined functions of the MPI
+     * library's own frames (MQDH_FRAME_MPI): each keeps its function (the
+     * symbol holding it) and module, with file NULL, line 0 and no inlined
+     * frames.  The program's frames, the call, its arguments, the paths
+     * mqdh_thread_path gives without MQDH_STACKS_FULL (which fold those
+     * frames), mqdh_user_frame and the analysis are the same; only a
+     * stack shown whole needs them (mqdump --stacks).  Where the MPI
+     * library has its DWARF, its line tables are most of a small job's
+     * dump: libdw decodes and sorts a unit's whole table for one line.  A
+     * caller whose size ends before it, and a library older than it, get
+     * them all.
+     */
+    int brief_mpi_frames;
 };
 
 #define MQDH_OPTIONS_INIT {.size = sizeof(struct mqdh_options)}

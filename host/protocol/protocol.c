@@ -369,7 +369,8 @@ static void locate(struct target *p)
     struct mqdh__where w;
     char err[512];
     p->out->other_worlds = other_worlds(&p->elf);
-    if (mqdh__where(&p->elf, &p->mem, &w, p->stack, err, sizeof err) != 0) {
+    if (mqdh__where(&p->elf, &p->mem, &w, p->stack, p->session->opt->brief_mpi_frames, err,
+                    sizeof err) != 0) {
         p->out->where_error = strdup(err);
         return;
     }

@@ -246,7 +246,9 @@ static void call_site(Dwarf_Die *die, Dwarf_Die *cu, const char **file, int *lin
  */
 struct mqdh__pc *mqdh__pc_expand(struct mqdh__file *f, Dwarf_Addr addr, struct mqdh__pc *pc, int lines)
 {
-    if (pc->expanded)
+    /* Expanded without lines (a brief dump's MPI frame) and wanted with
+     * them now (a later dump with the same files): expanded again. */
+    if (pc->expanded == 2 || (pc->expanded && !lines))
         return pc;
     int line = 0, ninl = 0;
     const char *src = lines ? mqdh__pc_line(f, addr, pc, &line) : NULL;
@@ -271,7 +273,7 @@ struct mqdh__pc *mqdh__pc_expand(struct mqdh__file *f, Dwarf_Addr addr, struct m
     }
     n->fr[k++] = (struct mqdh__pcframe){n->name, src, line};
     n->nfr = k;
-    n->expanded = 1;
+    n->expanded = lines ? 2 : 1;
     return n;
 }
 

@@ -58,7 +58,8 @@ struct mqdh__pc {
     Dwarf_Addr dbias; /* the DWARF's bias in the file's module */
     struct mqdh__site site;
     /* The frames the address is in (mqdh__pc_expand): the functions inlined
-     * there, innermost first, then the function holding it. */
+     * there, innermost first, then the function holding it.  expanded: 0
+     * not yet, 1 without lines (the holding function alone), 2 with. */
     int expanded, nfr;
     struct mqdh__pcframe fr[];
 };
@@ -73,7 +74,8 @@ const char *mqdh__pc_line(struct mqdh__file *f, Dwarf_Addr addr, struct mqdh__pc
 /*
  * pc's frames (mqdh__pc.fr): the functions inlined at addr, innermost
  * first, then the function holding it; looked up once.  lines: with
- * source lines and inlined functions (from the line table and the DWARF).
+ * source lines and inlined functions (from the line table and the DWARF);
+ * a pc expanded without them is expanded again when they are asked for.
  * Returns the pc, moved (f's memo follows it), or pc unexpanded without
  * memory.
  */

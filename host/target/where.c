@@ -38,6 +38,7 @@ struct walk {
     struct mqdh_thread *t; /* the frames kept */
     int cap, nomem;
     int main_thread; /* stop at main: what calls it is the C library's start */
+    int brief;       /* the MPI library's frames without lines (mqdh__where) */
     /*
      * The frames the call's arguments are read in (args.h), kept as the
      * walk passes them: the MPI entry point's and the one that called it
@@ -250,10 +251,11 @@ static int frame_cb(Dwfl_Frame *frame, void *arg)
     const struct mqdh__image_module *obj = object_at(k, dwfl, at, &here);
     struct mqdh__file *file = obj ? obj->file : NULL;
     enum mqdh_frame_kind kind = file_kind(file);
-    /* Its inlined frames (with lines where the user's code or the MPI
-     * library's is), then every frame kept. */
+    /* Its inlined frames (with lines where the user's code or, unless
+     * brief, the MPI library's is), then every frame kept. */
     if (here)
-        here = mqdh__pc_expand(file, at - obj->bias, here, kind != MQDH_FRAME_SYSTEM);
+        here = mqdh__pc_expand(file, at - obj->bias, here,
+                               kind == MQDH_FRAME_USER || (kind == MQDH_FRAME_MPI && !k->brief));
     keep_frames(k, at, obj, here, kind);
     const char *name = here ? here->name : NULL;
     /* main: the frames outside it (__libc_start_main, _start) say nothing,
@@ -399,9 +401,11 @@ static int thread_entry(struct mqdh_thread *t, const struct mqdh__where *w)
  * 0"), which aborts mqdump.
  */
 static int walk_thread(struct mqdh__image *im, Dwfl_Thread *thread, pid_t tid,
-                       struct mqdh__mem *mem, struct mqdh__where *w, struct mqdh_thread *t)
+                       struct mqdh__mem *mem, struct mqdh__where *w, struct mqdh_thread *t,
+                       int brief)
 {
-    struct walk k = {.w = w, .im = im, .mem = mem, .t = t, .main_thread = tid == im->pid};
+    struct walk k = {.w = w, .im = im, .mem = mem, .t = t, .main_thread = tid == im->pid,
+                     .brief = brief};
     memset(w, 0, sizeof *w);
     memset(t, 0, sizeof *t);
     t->tid = tid;
@@ -436,7 +440,7 @@ struct threads {
     struct mqdh__where *w;
     struct mqdh__mem *mem;
     struct mqdh_stack *stack;
-    int found, nomem;
+    int found, nomem, brief;
 };
 
 static int thread_cb(Dwfl_Thread *thread, void *arg)
@@ -455,7 +459,7 @@ static int thread_cb(Dwfl_Thread *thread, void *arg)
     }
     st->threads = grown;
     struct mqdh__where w;
-    int in = walk_thread(th->im, thread, tid, th->mem, &w, &st->threads[st->nthreads]);
+    int in = walk_thread(th->im, thread, tid, th->mem, &w, &st->threads[st->nthreads], th->brief);
     if (in == -1) {
         th->nomem = 1;
         return DWARF_CB_ABORT;
@@ -471,7 +475,7 @@ static int thread_cb(Dwfl_Thread *thread, void *arg)
 }
 
 int mqdh__where(struct mqdh__image *im, struct mqdh__mem *mem, struct mqdh__where *w,
-                struct mqdh_stack *stack, char *err, size_t errlen)
+                struct mqdh_stack *stack, int brief, char *err, size_t errlen)
 {
     memset(w, 0, sizeof *w);
     if (stack)
@@ -487,18 +491,18 @@ int mqdh__where(struct mqdh__image *im, struct mqdh__mem *mem, struct mqdh__wher
      * without stacks, the others, until one is in MPI, only if it is in no
      * MPI call. */
     if (!stack) {
-        if (walk_thread(im, NULL, im->pid, mem, w, NULL) == 0) {
-            struct threads th = {im, w, mem, NULL, 0, 0};
+        if (walk_thread(im, NULL, im->pid, mem, w, NULL, brief) == 0) {
+            struct threads th = {im, w, mem, NULL, 0, 0, brief};
             dwfl_getthreads(im->dwfl, thread_cb, &th);
         }
         return 0;
     }
-    struct threads th = {im, w, mem, stack, 0, 0};
+    struct threads th = {im, w, mem, stack, 0, 0, brief};
     if (!(stack->threads = calloc(1, sizeof *stack->threads))) {
         snprintf(err, errlen, "out of memory");
         return -1;
     }
-    int in = walk_thread(im, NULL, im->pid, mem, w, &stack->threads[0]);
+    int in = walk_thread(im, NULL, im->pid, mem, w, &stack->threads[0], brief);
     if (in >= 0 || in == -2)
         stack->nthreads = 1;
     if (in >= 0) {

@@ -62,11 +62,12 @@ struct mqdh__where {
  * first, and its arguments (mem reads the stack; NULL: only arguments held
  * in registers; im's symbols tell the MPI's handles apart), and stack with
  * every thread's frames (the main thread first, to main; the caller frees
- * them with mqdh__stack_clear, dump.h).
+ * them with mqdh__stack_clear, dump.h).  brief: the MPI library's frames
+ * without their lines and inlined functions (mqdh_options.brief_mpi_frames).
  * Returns 0 (w->call "" if no thread is in MPI), or -1 with the reason in
  * err if the process cannot be unwound (stack then empty).
  */
 int mqdh__where(struct mqdh__image *im, struct mqdh__mem *mem, struct mqdh__where *w,
-                struct mqdh_stack *stack, char *err, size_t errlen);
+                struct mqdh_stack *stack, int brief, char *err, size_t errlen);
 
 #endif
