@@ -178,6 +178,18 @@ int mqd_job_identity_in(struct mqd_process *p, const char *world, long rank, lon
     return 1;
 }
 
+int mqd_job_identities_in(struct mqd_process *p, const char *world, long n, long *out)
+{
+    struct mqd_job *job = mqd__job_of(p);
+    const struct mqd_job_world *w = NULL;
+    if (job && (job->worlds_broken || n > MQD_MAX_COMM_SIZE + 1L ||
+                !(w = world_named(job, world, strlen(world)))))
+        return 0;
+    for (long r = 0; r < n; r++)
+        out[r] = w && r < w->n ? w->identity[r] : -1;
+    return 1;
+}
+
 int mqd__job_register(struct mqd_job *job, const char *key, int identity)
 {
     int found, at = job_find(job, key, &found);

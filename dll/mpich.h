@@ -235,6 +235,8 @@ MQD_HIDDEN void mpich__read_own_key(struct mqd_process *p, struct mpich_process 
 /* The identity the debugger gave process rank of world (or ch3 process
  * group) ns; -1 if none. */
 MQD_HIDDEN long mpich__identity_of(struct mqd_process *p, const char *ns, long rank);
+/* The same for ranks 0 to n-1 of ns, into out[0..n-1]. */
+MQD_HIDDEN void mpich__identities_of(struct mqd_process *p, const char *ns, long n, long *out);
 /* The id string of ch3 process group pg ("kvs_...") into out. */
 MQD_HIDDEN int mpich__read_pg_id(struct mqd_process *p, mqs_taddr_t pg, char *out, int len);
 /* The PMI namespace of world idx (5.0's MPIR_Worlds) into out. */

@@ -339,8 +339,10 @@ static int left_world(struct mqd_process *p, mqs_taddr_t addr, long size, long r
         return MQD_ERR_NOMEM;
     }
     int use_job = ns[0] && mqd_job_identity(p, bp->key) >= 0;
-    for (long r = 0; r < size; r++)
-        globals[r] = use_job ? mpich__identity_of(p, ns, r) : r;
+    if (use_job)
+        mpich__identities_of(p, ns, size, globals);
+    for (long r = 0; !use_job && r < size; r++)
+        globals[r] = r;
     memcpy(local, globals, (size_t)size * sizeof *local);
     c->addr = addr;
     c->world = 1;

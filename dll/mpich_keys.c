@@ -47,6 +47,14 @@ long mpich__identity_of(struct mqd_process *p, const char *ns, long rank)
     return mqd_job_identity(p, key);
 }
 
+void mpich__identities_of(struct mqd_process *p, const char *ns, long n, long *out)
+{
+    if (strlen(ns) + 12 < MQD_MAX_KEY && mqd_job_identities_in(p, ns, n, out))
+        return;
+    for (long r = 0; r < n; r++)
+        out[r] = mpich__identity_of(p, ns, r);
+}
+
 /* This process's key, from its world's name ns and its world rank
  * (MPIR_Process.rank); 0, or -1 (no key) if the rank cannot be read. */
 static int key_by_world_rank(struct mqd_process *p, struct mpich_process *bp, const char *ns)

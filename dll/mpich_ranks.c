@@ -553,8 +553,7 @@ static int world_members(struct mqd_process *p, struct mpich_rank_cache *c, long
         *out = NULL;
         return rc;
     }
-    for (long i = 0; i < n; i++)
-        (*out)[i] = mpich__identity_of(p, name, i);
+    mpich__identities_of(p, name, n, *out);
     return mqs_ok;
 }
 

@@ -119,6 +119,11 @@ MQD_HIDDEN long mqd_job_identity(struct mqd_process *p, const char *key);
  * mqd_job_identity (a world no key names, a rank past MQD_MAX_COMM_SIZE). */
 MQD_HIDDEN int mqd_job_identity_in(struct mqd_process *p, const char *world, long rank,
                                    long *identity);
+/* The same for ranks 0 to n-1 of world at once, into out[0..n-1]: 1, or 0
+ * (out unspecified) if the caller must ask rank by rank.  Every rank of a
+ * world names all of it: an array copied where n look-ups would be. */
+MQD_HIDDEN int mqd_job_identities_in(struct mqd_process *p, const char *world, long n,
+                                     long *out);
 
 /* ---------------------------------------------------------------- the target */
 
