@@ -52,7 +52,10 @@ static int is_definition(Dwarf_Die *die)
  *
  * A lookup first scans on, unit by unit, through the first PREFIX_UNITS:
  * a type of the library's internal headers is defined there, and a scan
- * indexes all of them at once.  Past those it takes the file's guide
+ * indexes all of them at once; unless the guide says no unit mentions the
+ * name (another layer's type: Open MPI's DLL asks for its ob1 component's
+ * in each of some 30 objects, whose first units cost 30 M instructions a
+ * dump to read).  Past those it takes the file's guide
  * (typeguide.h), which looks only at the units that mention the name:
  * MPICH's MPIR_Comm_list, defined only in the last unit (src/mpi/debugger/
  * dbginit.c), costs one unit's scan, not 882.  A name found so is the
@@ -254,6 +257,16 @@ static int guided_find(struct file_index *fi, const char *name, Dwarf_Off *type,
     return 1;
 }
 
+/* 1 when the guide knows that no unit of fi from fi->next_cu on can name
+ * name (*stored as guided_find's), else -1. */
+static int guided_absent(struct file_index *fi, const char *name, const char **stored)
+{
+    struct mqdh__mentions m;
+    int rc = mqdh__mentions_begin(&m, fi->guide, name, fi->next_cu);
+    *stored = m.str;
+    return rc == 1 ? 1 : -1;
+}
+
 /*
  * The offset of the first definition of name in fi: 0, or 1 when there is
  * none, or -1 when that cannot be told now (out of memory).
@@ -263,9 +276,13 @@ static int index_find(struct file_index *fi, const char *name, Dwarf_Off *off)
     for (;;) {
         if (index_get(fi, name, off) == 0)
             return *off == ABSENT ? 1 : 0;
-        if (fi->guide && !fi->scanned && fi->units >= PREFIX_UNITS) {
+        if (fi->guide && !fi->scanned) {
+            /* In the prefix, the guide is asked only whether no unit
+             * left can name it (a file of another layer of the MPI,
+             * which the name is not in): then no unit is scanned. */
             const char *stored;
-            int rc = guided_find(fi, name, off, &stored);
+            int rc = fi->units >= PREFIX_UNITS ? guided_find(fi, name, off, &stored)
+                                               : guided_absent(fi, name, &stored);
             if (rc >= 0) {
                 if (stored && index_put(fi, stored, rc == 0 ? *off : ABSENT) != 0)
                     return -1;
@@ -290,6 +307,12 @@ static void free_index(void *p)
 const struct mqdh__image *mqdh__type_image(const struct mqdh__type *t)
 {
     return t->image;
+}
+
+unsigned mqdh__types_units_read(const struct mqdh__file *f)
+{
+    const struct file_index *fi = f->types;
+    return fi ? fi->units : 0;
 }
 
 /*

@@ -36,6 +36,9 @@ const void *mqdh__type_key(const struct mqdh__type *t);
 /* The image t was looked up in. */
 const struct mqdh__image *mqdh__type_image(const struct mqdh__type *t);
 
+/* How many of f's units its type index has read (0 without one). */
+unsigned mqdh__types_units_read(const struct mqdh__file *f);
+
 /* The size of t in bytes, or -1 if DWARF does not say. */
 int mqdh__type_size(const struct mqdh__type *t);
 
