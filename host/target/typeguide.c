@@ -390,6 +390,19 @@ int mqdh__mentions_begin(struct mqdh__mentions *m, struct mqdh__typeguide *g, co
     return any ? 0 : 1;
 }
 
+int mqdh__typeguide_holds(struct mqdh__typeguide *g, const char *name)
+{
+    if (!guided_name(name) || build_tails(g) != 0)
+        return -1;
+    size_t len = strlen(name);
+    for (uint32_t k = g->heads[tail_hash(name + len)]; k; k = g->next[k - 1]) {
+        size_t e = g->ends[k - 1];
+        if (e >= len && memcmp(g->str + e - len, name, len) == 0)
+            return 1;
+    }
+    return 0;
+}
+
 int mqdh__mentions_next(struct mqdh__mentions *m, Dwarf_Off from, Dwarf_Off *at)
 {
     int best = -1;

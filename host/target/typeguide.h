@@ -69,6 +69,11 @@ struct mqdh__mentions {
 int mqdh__mentions_begin(struct mqdh__mentions *m, struct mqdh__typeguide *g, const char *name,
                          Dwarf_Off from);
 
+/* Whether .debug_str holds name (as a string or a string's end): 1, or 0
+ * when no unit can name it (.debug_str is where they must), or -1 when the
+ * guide cannot tell (mqdh__mentions_begin's names).  No unit is read. */
+int mqdh__typeguide_holds(struct mqdh__typeguide *g, const char *name);
+
 /* The first mention at or after offset from: 0 with *at its offset, or 1
  * when none is left.  from never goes back between calls. */
 int mqdh__mentions_next(struct mqdh__mentions *m, Dwarf_Off from, Dwarf_Off *at);

@@ -52,8 +52,8 @@ static int is_definition(Dwarf_Die *die)
  *
  * A lookup first scans on, unit by unit, through the first PREFIX_UNITS:
  * a type of the library's internal headers is defined there, and a scan
- * indexes all of them at once; unless the guide says no unit mentions the
- * name (another layer's type: Open MPI's DLL asks for its ob1 component's
+ * indexes all of them at once; unless the guide says no unit can name it
+ * (another layer's type: Open MPI's DLL asks for its ob1 component's
  * in each of some 30 objects, whose first units cost 30 M instructions a
  * dump to read).  Past those it takes the file's guide
  * (typeguide.h), which looks only at the units that mention the name:
@@ -257,14 +257,13 @@ static int guided_find(struct file_index *fi, const char *name, Dwarf_Off *type,
     return 1;
 }
 
-/* 1 when the guide knows that no unit of fi from fi->next_cu on can name
- * name (*stored as guided_find's), else -1. */
+/* 1 when the guide knows that no unit of fi can name name (its
+ * .debug_str does not hold it), else -1: without reading a unit, nor
+ * searching them for a name they may hold (guided_find does that). */
 static int guided_absent(struct file_index *fi, const char *name, const char **stored)
 {
-    struct mqdh__mentions m;
-    int rc = mqdh__mentions_begin(&m, fi->guide, name, fi->next_cu);
-    *stored = m.str;
-    return rc == 1 ? 1 : -1;
+    *stored = NULL;
+    return mqdh__typeguide_holds(fi->guide, name) == 0 ? 1 : -1;
 }
 
 /*
@@ -278,8 +277,8 @@ static int index_find(struct file_index *fi, const char *name, Dwarf_Off *off)
             return *off == ABSENT ? 1 : 0;
         if (fi->guide && !fi->scanned) {
             /* In the prefix, the guide is asked only whether no unit
-             * left can name it (a file of another layer of the MPI,
-             * which the name is not in): then no unit is scanned. */
+             * can name it (a file of another layer of the MPI, whose
+             * strings do not hold the name): then no unit is scanned. */
             const char *stored;
             int rc = fi->units >= PREFIX_UNITS ? guided_find(fi, name, off, &stored)
                                                : guided_absent(fi, name, &stored);
