@@ -157,7 +157,7 @@ static void test_image__guided_lookups_find_the_first_definition(void **state)
 }
 
 /*
- * A name no unit of a file mentions (another layer's type: Open MPI's DLL
+ * A name a file's strings do not hold (another layer's type: Open MPI's DLL
  * asks for ob1's in each of 30 components) is known absent from the guide
  * alone: no unit is read, not even the first ones a lookup would index.
  * A name among those still is found by reading them, as before.

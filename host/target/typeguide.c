@@ -360,6 +360,20 @@ static int guided_name(const char *name)
     return 1;
 }
 
+/* The next place .debug_str holds name (len bytes) as a string's end,
+ * along the tails' chain from *k (moved past it): its offset, or NONE at
+ * the chain's end. */
+static size_t held(const struct mqdh__typeguide *g, const char *name, size_t len, uint32_t *k)
+{
+    while (*k) {
+        size_t e = g->ends[*k - 1];
+        *k = g->next[*k - 1];
+        if (e >= len && memcmp(g->str + e - len, name, len) == 0)
+            return e - len;
+    }
+    return NONE;
+}
+
 int mqdh__mentions_begin(struct mqdh__mentions *m, struct mqdh__typeguide *g, const char *name,
                          Dwarf_Off from)
 {
@@ -368,13 +382,9 @@ int mqdh__mentions_begin(struct mqdh__mentions *m, struct mqdh__typeguide *g, co
     m->nstrp = 0;
     if (!guided_name(name) || build_tails(g) != 0)
         return -1;
-    size_t len = strlen(name);
-    for (uint32_t k = g->heads[tail_hash(name + len)]; k; k = g->next[k - 1]) {
-        size_t e = g->ends[k - 1];
-        if (e < len || memcmp(g->str + e - len, name, len) != 0)
-            continue;
-        const char *p = g->str + e - len;
-        size_t off = e - len;
+    size_t len = strlen(name), off;
+    for (uint32_t k = g->heads[tail_hash(name + len)]; (off = held(g, name, len, &k)) != NONE;) {
+        const char *p = g->str + off;
         if (m->nstrp == MQDH__MENTION_STRS)
             return -1;
         for (int b = 0; b < 4; b++)
@@ -395,12 +405,8 @@ int mqdh__typeguide_holds(struct mqdh__typeguide *g, const char *name)
     if (!guided_name(name) || build_tails(g) != 0)
         return -1;
     size_t len = strlen(name);
-    for (uint32_t k = g->heads[tail_hash(name + len)]; k; k = g->next[k - 1]) {
-        size_t e = g->ends[k - 1];
-        if (e >= len && memcmp(g->str + e - len, name, len) == 0)
-            return 1;
-    }
-    return 0;
+    uint32_t k = g->heads[tail_hash(name + len)];
+    return held(g, name, len, &k) != NONE;
 }
 
 int mqdh__mentions_next(struct mqdh__mentions *m, Dwarf_Off from, Dwarf_Off *at)
