@@ -463,6 +463,43 @@ static void test_image__loader_order(void **state)
  * (a job's ranks share their files this way).  The process is a child
  * that has loaded the fixture and waits: its maps do not change.
  */
+/* The paths of the types and guide fixtures (4096 bytes each). */
+static void two_fixtures(char *types, char *guide)
+{
+    const char *b = getenv("MQD_BUILD");
+    snprintf(types, 4096, "%s/tests/libtypes_fixture.so", b && *b ? b : "build");
+    snprintf(guide, 4096, "%s/tests/libguide_fixture.so", b && *b ? b : "build");
+}
+
+/* A child of this program that has dlopen'd first, then second, and
+ * waits. */
+static pid_t child_loading(const char *first, const char *second)
+{
+    int fds[2];
+    assert_int_equal(pipe(fds), 0);
+    pid_t child = fork();
+    assert_true(child >= 0);
+    if (child == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        close(fds[0]);
+        char ok = dlopen(first, RTLD_NOW) && dlopen(second, RTLD_NOW) ? 'y' : 'n';
+        if (write(fds[1], &ok, 1) != 1)
+            _exit(1);
+        pause();
+        _exit(0);
+    }
+    close(fds[1]);
+    char ok = 0;
+    ssize_t got = read(fds[0], &ok, 1);
+    close(fds[0]);
+    if (got != 1 || ok != 'y') {
+        kill(child, SIGKILL);
+        waitpid(child, NULL, 0);
+        fail_msg("a child could not load %s and %s", first, second);
+    }
+    return child;
+}
+
 /*
  * What a process loads itself (dlopen, after its DT_NEEDED) comes after
  * what the loader placed, by path: not by address, which under ASLR
@@ -473,35 +510,15 @@ static void test_image__loader_order(void **state)
 static void test_image__loaded_later_in_path_order(void **state)
 {
     (void)state;
-    const char *b = getenv("MQD_BUILD");
     char types[4096], guide[4096];
-    snprintf(types, sizeof types, "%s/tests/libtypes_fixture.so", b && *b ? b : "build");
-    snprintf(guide, sizeof guide, "%s/tests/libguide_fixture.so", b && *b ? b : "build");
+    two_fixtures(types, guide);
     assert_true(strcmp(guide, types) < 0);
-    int fds[2];
-    assert_int_equal(pipe(fds), 0);
-    pid_t child = fork();
-    assert_true(child >= 0);
-    if (child == 0) {
-        close(fds[0]);
-        char ok = dlopen(guide, RTLD_NOW) && dlopen(types, RTLD_NOW) ? 'y' : 'n';
-        if (write(fds[1], &ok, 1) != 1)
-            _exit(1);
-        pause();
-        _exit(0);
-    }
-    close(fds[1]);
-    char ok = 0;
-    ssize_t got = read(fds[0], &ok, 1);
-    close(fds[0]);
+    pid_t child = child_loading(guide, types);
     struct mqdh__image im;
     char err[512];
-    int opened = got == 1 && ok == 'y' ? mqdh__image_open_pid(&im, child, NULL, err, sizeof err)
-                                        : -1;
+    int opened = mqdh__image_open_pid(&im, child, NULL, err, sizeof err);
     kill(child, SIGKILL);
     waitpid(child, NULL, 0);
-    assert_int_equal(got, 1);
-    assert_int_equal(ok, 'y');
     assert_int_equal(opened, 0);
     int first = -1, at_types = -1, at_guide = -1;
     for (int m = 1; m < im.nmods; m++) {
@@ -519,6 +536,65 @@ static void test_image__loaded_later_in_path_order(void **state)
         if (strcmp(im.mods[m].file->path, im.mods[m + 1].file->path) > 0)
             fail_msg("%s before %s", im.mods[m].file->path, im.mods[m + 1].file->path);
     mqdh__image_close(&im);
+}
+
+/*
+ * Two ranks of one program with the same libraries, loaded in another
+ * order (their maps list them in another order, as Open MPI's components
+ * are in every rank): the second is put in the search order the first was
+ * (image.c keeps it for the files), and that order is the one the second
+ * alone is put in.
+ */
+static void test_image__same_files_put_in_one_order(void **state)
+{
+    (void)state;
+    char types[4096], guide[4096];
+    two_fixtures(types, guide);
+    pid_t one = child_loading(guide, types), two = child_loading(types, guide);
+    struct mqdh__files *fs = mqdh__files_new();
+    assert_non_null(fs);
+    struct mqdh__image a, again, alone;
+    char err[512];
+    int opened = mqdh__image_open_pid(&a, one, fs, err, sizeof err) == 0;
+    unsigned gen = fs->order.gen;
+    opened += mqdh__image_open_pid(&again, two, fs, err, sizeof err) == 0;
+    unsigned gen_again = fs->order.gen;
+    opened += mqdh__image_open_pid(&alone, two, NULL, err, sizeof err) == 0;
+    /* The premise: the two list the fixtures in the maps the other way round. */
+    int first_guide[2];
+    for (int k = 0; k < 2; k++) {
+        char path[64], line[4096];
+        snprintf(path, sizeof path, "/proc/%d/maps", (int)(k ? two : one));
+        FILE *f = fopen(path, "r");
+        first_guide[k] = -1;
+        while (f && fgets(line, sizeof line, f) && first_guide[k] < 0)
+            if (strstr(line, "libguide_fixture.so") || strstr(line, "libtypes_fixture.so"))
+                first_guide[k] = strstr(line, "libguide_fixture.so") != NULL;
+        if (f)
+            fclose(f);
+    }
+    kill(one, SIGKILL);
+    kill(two, SIGKILL);
+    waitpid(one, NULL, 0);
+    waitpid(two, NULL, 0);
+    assert_int_equal(opened, 3);
+    assert_true(first_guide[0] >= 0 && first_guide[1] >= 0);
+    assert_int_not_equal(first_guide[0], first_guide[1]);
+    assert_true(gen != 0);
+    assert_int_equal(gen_again, gen); /* not put again */
+    assert_int_equal(again.nmods, alone.nmods);
+    for (int m = 0; m < again.nmods; m++) {
+        assert_ptr_equal(again.mods[m].file, a.mods[m].file);
+        if (strcmp(again.mods[m].file->path, alone.mods[m].file->path) != 0)
+            fail_msg("module %d: %s as kept, %s put alone", m, again.mods[m].file->path,
+                     alone.mods[m].file->path);
+        /* each at its own address */
+        assert_int_equal(again.mods[m].bias, alone.mods[m].bias);
+    }
+    mqdh__image_close(&a);
+    mqdh__image_close(&again);
+    mqdh__image_close(&alone);
+    mqdh__files_free(fs);
 }
 
 /* A child of this program that has loaded the fixture and waits. */
@@ -1051,6 +1127,7 @@ int main(void)
         cmocka_unit_test(test_image__functions_named_from_own_table),
         cmocka_unit_test(test_image__loader_order),
         cmocka_unit_test(test_image__loaded_later_in_path_order),
+        cmocka_unit_test(test_image__same_files_put_in_one_order),
         cmocka_unit_test(test_image__files_are_read_once),
         cmocka_unit_test(test_image__libraries_described_from_memory_as_their_files),
         cmocka_unit_test(test_image__bad_files),

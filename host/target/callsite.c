@@ -53,17 +53,22 @@ static const struct abi abis[] = {
 enum flavour { FLAVOUR_UNKNOWN, FLAVOUR_MPICH, FLAVOUR_OPEN_MPI };
 
 /* Known as choose.c knows MPICH (its debugger list, else the version
- * string every build has); Open MPI by its MPI_COMM_WORLD object. */
+ * string every build has); Open MPI by its MPI_COMM_WORLD object.  Looked
+ * up once an image: a name a job lacks is looked for in all its files. */
 static enum flavour mpi_flavour(struct mqdh__image *im)
 {
     static const char *const mpich[] = {"MPIR_All_communicators", "MPII_Version_device"};
     uint64_t a;
-    for (size_t i = 0; i < sizeof mpich / sizeof mpich[0]; i++)
+    enum flavour f = FLAVOUR_UNKNOWN;
+    if (im->flavour)
+        return (enum flavour)(im->flavour - 1);
+    for (size_t i = 0; f == FLAVOUR_UNKNOWN && i < sizeof mpich / sizeof mpich[0]; i++)
         if (mqdh__image_symbol(im, mpich[i], 0, &a, NULL) == 0)
-            return FLAVOUR_MPICH;
-    if (mqdh__image_symbol(im, "ompi_mpi_comm_world", 0, &a, NULL) == 0)
-        return FLAVOUR_OPEN_MPI;
-    return FLAVOUR_UNKNOWN;
+            f = FLAVOUR_MPICH;
+    if (f == FLAVOUR_UNKNOWN && mqdh__image_symbol(im, "ompi_mpi_comm_world", 0, &a, NULL) == 0)
+        f = FLAVOUR_OPEN_MPI;
+    im->flavour = (int)f + 1;
+    return f;
 }
 
 int mqdh__requests_are_ints(struct mqdh__image *im)

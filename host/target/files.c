@@ -103,6 +103,7 @@ void mqdh__files_free(struct mqdh__files *fs)
         file_free(f);
     }
     mqdh__debug_client_end(fs);
+    free(fs->order.exe);
     mqdh__pages_free(&fs->pages);
     pthread_mutex_destroy(&fs->pages.lock);
     free(fs->debuginfo_path);
@@ -213,17 +214,27 @@ static int read_vdso(pid_t pid, uint64_t start, uint64_t end, void **bytes, size
     return 0;
 }
 
+/* Where files of inode ino on device dev are kept in a files' slots. */
+static size_t inode_slot(unsigned long long dev, unsigned long long ino)
+{
+    unsigned long long h = (ino ^ dev * 0x9e3779b97f4a7c15ull) * 0x9e3779b97f4a7c15ull;
+    return (size_t)(h >> 57); /* 128 slots */
+}
+
 struct mqdh__file *mqdh__files_get(struct mqdh__files *fs, const char *path, unsigned long long dev,
                                  unsigned long long ino, pid_t pid, uint64_t start, uint64_t end)
 {
     int vdso = strcmp(path, "[vdso]") == 0;
     void *bytes = NULL;
     size_t nbytes = 0;
+    struct mqdh__file **slot = &fs->slots[inode_slot(dev, ino)];
+    for (struct mqdh__file *f = vdso ? NULL : *slot; f; f = f->same_slot)
+        if (f->dev == dev && f->ino == ino && strcmp(f->path, path) == 0)
+            return f;
     if (vdso && read_vdso(pid, start, end, &bytes, &nbytes) != 0)
         bytes = NULL, nbytes = 0;
-    for (struct mqdh__file *f = fs->list; f; f = f->next) {
-        if (vdso ? f->bytes && nbytes == f->nbytes && memcmp(bytes, f->bytes, nbytes) == 0
-                 : !f->bytes && f->dev == dev && f->ino == ino && strcmp(f->path, path) == 0) {
+    for (struct mqdh__file *f = fs->list; vdso && f; f = f->next) {
+        if (f->bytes && nbytes == f->nbytes && memcmp(bytes, f->bytes, nbytes) == 0) {
             free(bytes);
             return f;
         }
@@ -247,6 +258,10 @@ struct mqdh__file *mqdh__files_get(struct mqdh__files *fs, const char *path, uns
     }
     f->next = fs->list;
     fs->list = f;
+    if (!vdso) {
+        f->same_slot = *slot;
+        *slot = f;
+    }
     return f;
 }
 

@@ -46,6 +46,9 @@ struct mqdh__file_syms {
 
 struct mqdh__file {
     struct mqdh__file *next;
+    struct mqdh__file *same_slot; /* the next of its inode's slot (files.c) */
+    unsigned order_gen;           /* its place in the files' order (image.c) */
+    int order_at;
     unsigned long long dev, ino; /* as the maps give them; a vDSO: 0, 0 */
     char *path;                  /* as the maps give it ("[vdso]") */
     int usable;                  /* an ELF object mqd could open */
@@ -141,6 +144,17 @@ struct mqdh__files {
     double fetch_spent[2];
     /* The pages its processes read, learnt from one (pages.h). */
     struct mqdh__pages pages;
+    /* Its files but vDSOs by device and inode (mqdh__files_get): a rank
+     * of Open MPI maps some 80, each looked up once a rank. */
+    struct mqdh__file *slots[128];
+    /* The last image's search order (image.c): its executable and its n
+     * files, each file's place in it marked with gen (struct mqdh__file);
+     * a rank of the same program and libraries is put in the same order. */
+    struct mqdh__order {
+        char *exe;
+        int n;
+        unsigned gen;
+    } order;
 };
 
 /* A new, empty set, or NULL without memory. */

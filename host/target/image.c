@@ -43,7 +43,7 @@ static void move_module(struct mqdh__image *im, int m, int to)
  * and ranks share one image only if their files come in one order
  * (protocol/images.h).
  */
-static void loader_order(struct mqdh__image *im)
+static void search_order(struct mqdh__image *im)
 {
     for (int m = 1; m < im->nmods; m++)
         if (strcmp(im->mods[m].file->path, im->exe_path) == 0) {
@@ -76,6 +76,75 @@ static void loader_order(struct mqdh__image *im)
     }
 }
 
+/* Whether the last image ordered (files.h) had im's executable and its
+ * files, each once: then they are put as there, wherever its maps had
+ * them (Open MPI's components lie in a different order in every rank). */
+static int order_again(struct mqdh__image *im, const struct mqdh__order *o,
+                       struct mqdh__image_module *was, int *at)
+{
+    if (o->n != im->nmods || !o->exe || strcmp(o->exe, im->exe_path) != 0)
+        return 0;
+    for (int m = 0; m < im->nmods; m++)
+        at[m] = -1;
+    for (int m = 0; m < im->nmods; m++) {
+        const struct mqdh__file *f = im->mods[m].file;
+        if (f->order_gen != o->gen || f->order_at < 0 || f->order_at >= im->nmods ||
+            at[f->order_at] >= 0)
+            return 0;
+        at[f->order_at] = m;
+    }
+    memcpy(was, im->mods, (size_t)im->nmods * sizeof *was);
+    for (int m = 0; m < im->nmods; m++)
+        im->mods[m] = was[at[m]];
+    return 1;
+}
+
+/* Whether the order of im's modules was theirs alone: no two of them
+ * with one path, or one name the loader knows a library by (the first
+ * in the maps would have won). */
+static int order_by_files(const struct mqdh__image *im)
+{
+    for (int m = 0; m < im->nmods; m++) {
+        uint32_t h, k;
+        const char *name = mqdh__file_needed_as(im->mods[m].file, &h);
+        for (int n = m + 1; n < im->nmods; n++) {
+            const char *other = mqdh__file_needed_as(im->mods[n].file, &k);
+            if ((h == k && strcmp(name, other) == 0) ||
+                strcmp(im->mods[m].file->path, im->mods[n].file->path) == 0)
+                return 0;
+        }
+    }
+    return 1;
+}
+
+/* The modules in search order (search_order), as the last image of the
+ * same files was put, else put and kept for the next. */
+static int loader_order(struct mqdh__image *im)
+{
+    struct mqdh__order *o = &im->files->order;
+    size_t n = (size_t)im->nmods;
+    struct mqdh__image_module *was = malloc(n * sizeof *was);
+    int *at = malloc(n * sizeof *at);
+    int rc = !was || !at ? -ENOMEM : 0;
+    if (rc == 0 && !order_again(im, o, was, at)) {
+        search_order(im);
+        free(o->exe);
+        o->exe = NULL;
+        o->n = 0;
+        if (order_by_files(im) && (o->exe = strdup(im->exe_path))) {
+            o->n = im->nmods;
+            o->gen = o->gen + 1 ? o->gen + 1 : 1;
+            for (int m = 0; m < im->nmods; m++) {
+                im->mods[m].file->order_gen = o->gen;
+                im->mods[m].file->order_at = m;
+            }
+        }
+    }
+    free(was);
+    free(at);
+    return rc;
+}
+
 /* The modules in search order, and the target description from the
  * executable's header. */
 static int finish(struct mqdh__image *im, char *err, size_t errlen)
@@ -84,7 +153,10 @@ static int finish(struct mqdh__image *im, char *err, size_t errlen)
         snprintf(err, errlen, "no ELF objects found");
         return -ENOENT;
     }
-    loader_order(im);
+    if (loader_order(im) != 0) {
+        snprintf(err, errlen, "out of memory");
+        return -ENOMEM;
+    }
     GElf_Ehdr eh;
     Elf *exe = mqdh__file_elf(im->mods[0].file);
     if (!exe || !gelf_getehdr(exe, &eh)) {

@@ -59,6 +59,7 @@ struct mqdh__image {
     struct mqdh__region *regions;
     int nregions, regions_cap;
     int exe_only; /* only the executable described (mqdh__image_open_exe) */
+    int flavour;  /* its MPI as callsite.c knows it: 0 not yet looked, else that + 1 */
 };
 
 /*
