@@ -11,8 +11,9 @@
  *                  of each structure to read (mqd_be_setup_image)
  *   ompi_ranks.c   groups and process names: global ranks, and the keys
  *                  that name processes across jobs (mqd_be_process_key)
- *   ompi_comms.c   a process's PML (mqd_be_setup_process) and its
- *                  communicators (mqd_be_read_comms, ...)
+ *   ompi_comms.c   a process's PML (mqd_be_setup_process), its
+ *                  communicators (mqd_be_read_comms, ...) and the requests
+ *                  behind its handles (mqd_be_read_request)
  *   ompi_queues.c  ob1's posted receives and unexpected fragments, the
  *                  sends from the request free list (mqd_be_read_queue)
  *
@@ -90,6 +91,7 @@ struct ompi_comm_ref {
 /* Per process. */
 struct ompi_process {
     mqs_taddr_t comm_list, comm_world, comm_null, send_requests, local_proc, state;
+    mqs_taddr_t request_null; /* MPI_REQUEST_NULL (0 if not found) */
     char pml[64]; /* the PML's component name ("ob1", "ucx", "cm") */
     /* This process's name and its MPI-2 key ("JOBID#VPID"); has_name 0
      * if the name could not be read (MPI-1 world ranks only). */

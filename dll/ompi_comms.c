@@ -34,7 +34,7 @@ static int find_symbols(struct mqd_process *p, struct ompi_process *bp, mqs_tadd
     } syms[] = {{OMPI_SYM_COMM_LIST, &bp->comm_list},      {OMPI_SYM_COMM_WORLD, &bp->comm_world},
                 {OMPI_SYM_COMM_NULL, &bp->comm_null},      {OMPI_SYM_SEND_REQUESTS, &bp->send_requests},
                 {OMPI_SYM_LOCAL_PROC, &bp->local_proc},    {OMPI_SYM_STATE, &bp->state},
-                {OMPI_SYM_PML_COMPONENT, pml}};
+                {OMPI_SYM_REQUEST_NULL, &bp->request_null}, {OMPI_SYM_PML_COMPONENT, pml}};
     for (int i = 0; i < NELEMS(syms); i++)
         if (cb->mqs_find_symbol_fp(image, (char *)syms[i].name, syms[i].at) != mqs_ok)
             *syms[i].at = 0;
@@ -494,16 +494,104 @@ int mqd_be_op_in_comm(const struct mqd_comm *comm, int queue, const struct mqd_r
     return op->internal ? 2 : 1;
 }
 
+/* The interface's kind of a request of Open MPI's type type (not a
+ * point-to-point one's). */
+static int request_kind(unsigned type, int persistent)
+{
+    switch (type) {
+    case OMPI_REQUEST_GEN: return MQD_REQ_GENERALIZED;
+    case OMPI_REQUEST_WIN: return MQD_REQ_RMA;
+    case OMPI_REQUEST_COLL: return persistent ? MQD_REQ_PERSISTENT_COLL : MQD_REQ_COLLECTIVE;
+    case OMPI_REQUEST_NULL: return MQD_REQ_NULL;
+    default: return MQD_REQ_OTHER; /* I/O, a no-op, a communicator's duplication */
+    }
+}
+
+/* A point-to-point request's kind and envelope (its mca_pml_base_request_t,
+ * buf; ob1's, whose requests begin with it: pml_ob1_recvreq.h:42,
+ * pml_ob1_sendreq.h:46), or MQD_ERR_BAD_VALUE.  Its peer is a rank of its
+ * communicator, MPI_ANY_SOURCE -1 or MPI_PROC_NULL -2 (said as unknown:
+ * nothing to wait for); its tag MPI_ANY_TAG -1 or the program's, a
+ * collective's own below. */
+static int pml_request(struct mqd_process *p, const unsigned char *buf, int persistent,
+                       struct mqd_raw_request *r)
+{
+    const struct ompi_image *b = ompi__image(p);
+    unsigned type = (unsigned)mqd_uint(p, buf, b->off[F_REQ_PML_TYPE], 4);
+    if (type > OMPI_PML_REQUEST_LAST)
+        return MQD_ERR_BAD_VALUE;
+    if (type != OMPI_PML_REQUEST_SEND && type != OMPI_PML_REQUEST_RECV) {
+        r->kind = MQD_REQ_OTHER; /* a probe's */
+        return mqs_ok;
+    }
+    int send = type == OMPI_PML_REQUEST_SEND;
+    r->kind = send ? (persistent ? MQD_REQ_PERSISTENT_SEND : MQD_REQ_SEND)
+                   : (persistent ? MQD_REQ_PERSISTENT_RECV : MQD_REQ_RECV);
+    r->comm_addr = mqd_ptr(p, buf, b->off[F_REQ_COMM]);
+    long peer = (long)mqd_int(p, buf, b->off[F_REQ_PEER], 4);
+    long tag = (long)mqd_int(p, buf, b->off[F_REQ_TAG], 4);
+    if (peer >= -1) {
+        r->known |= MQD_REQ_KNOWN_PEER;
+        r->peer = peer;
+    }
+    if (tag >= -1) {
+        r->known |= MQD_REQ_KNOWN_TAG;
+        r->tag = tag;
+    }
+    return mqs_ok;
+}
+
 /*
- * The request behind a handle: Open MPI's MPI_Request is a pointer to an
- * ompi_request_t, whose kind (req_type) and, for a point-to-point one, its
- * mca_pml_base_request_t's peer, tag and communicator this backend does
- * not read yet: said so, never guessed.
+ * The request behind a handle: Open MPI's MPI_Request is the address of
+ * an ompi_request_t (MPI_REQUEST_NULL that of ompi_request_null), whose
+ * type says its kind and req_complete whether it is done (ompi/request/
+ * request.h:156-178); a point-to-point one's mca_pml_base_request_t has
+ * its peer, tag and communicator, read under ob1 only (another PML's
+ * requests are its own).
  */
 int mqd_be_read_request(struct mqd_process *p, uint64_t handle, struct mqd_raw_request *r)
 {
-    (void)p;
-    (void)handle;
-    mqd_set_text(r->text, "libmqd_ompi.so does not read Open MPI's requests yet");
-    return mqs_no_information;
+    const struct ompi_image *b = ompi__image(p);
+    const struct ompi_process *bp = mqd_process_backend(p);
+    memset(r, 0, sizeof *r);
+    r->peer = r->tag = r->sched_tag = -1;
+    if (bp->request_null && handle == bp->request_null) {
+        r->kind = MQD_REQ_NULL;
+        r->state = MQD_REQ_COMPLETE;
+        return mqs_ok;
+    }
+    if (!handle)
+        return MQD_ERR_BAD_VALUE;
+    int ob1 = strcmp(bp->pml, "ob1") == 0;
+    struct ompi_span sp = b->request; /* the ompi_request_t alone first */
+    if (b->size[S_SZ_REQUEST] > 0 && b->size[S_SZ_REQUEST] < sp.read)
+        sp.read = b->size[S_SZ_REQUEST];
+    unsigned char *buf = mqd_malloc((size_t)sp.len);
+    if (!buf)
+        return MQD_ERR_NOMEM;
+    int rc = ompi__read_span(p, handle, buf, sp);
+    unsigned type = (unsigned)mqd_uint(p, buf, b->off[F_REQ_TYPE], 4);
+    unsigned state = (unsigned)mqd_uint(p, buf, b->off[F_REQ_STATE], 4);
+    int persistent = mqd_uint(p, buf, b->off[F_REQ_PERSISTENT], 1) != 0;
+    if (rc == mqs_ok && (type >= OMPI_REQUEST_MAX || state > OMPI_REQUEST_CANCELLED ||
+                         state == OMPI_REQUEST_INVALID))
+        rc = MQD_ERR_BAD_VALUE; /* not a live request */
+    if (rc == mqs_ok) {
+        r->addr = handle;
+        r->kind = request_kind(type, persistent);
+        r->state = persistent && state == OMPI_REQUEST_INACTIVE ? MQD_REQ_INACTIVE
+                   : mqd_ptr(p, buf, b->off[F_REQ_COMPLETE]) == OMPI_REQUEST_COMPLETED
+                       ? MQD_REQ_COMPLETE
+                       : MQD_REQ_PENDING;
+    }
+    if (rc == mqs_ok && type == OMPI_REQUEST_PML && !ob1)
+        mqd_set_text(r->text, "the requests of pml %s are not read", bp->pml);
+    if (rc == mqs_ok && type == OMPI_REQUEST_PML && ob1 && sp.read < b->request.read) {
+        sp = b->request; /* the whole ob1 request */
+        rc = ompi__read_span(p, handle, buf, sp);
+    }
+    if (rc == mqs_ok && type == OMPI_REQUEST_PML && ob1)
+        rc = pml_request(p, buf, persistent, r);
+    mqd_free(buf);
+    return rc;
 }

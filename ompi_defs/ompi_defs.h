@@ -33,6 +33,8 @@
 #define OMPI_SYM_PML_CM "mca_pml_cm_component"
 /* ompi/proc/proc.c:53: this process's ompi_proc_t (its name). */
 #define OMPI_SYM_LOCAL_PROC "ompi_proc_local_proc"
+/* MPI_REQUEST_NULL is its address (mpi.h as 4.1.4 installs it: 855, 986). */
+#define OMPI_SYM_REQUEST_NULL "ompi_request_null"
 /* ompi/runtime/mpiruntime.h:54 (ompi_mpi_state_t, :74-88). */
 #define OMPI_SYM_STATE "ompi_mpi_state"
 /* ompi/runtime/ompi_mpi_init.c (OMPI_VERSION as a string: "4.1.4"). */
@@ -246,10 +248,13 @@
 enum { OMPI_REQUEST_INVALID = 0, OMPI_REQUEST_INACTIVE = 1, OMPI_REQUEST_ACTIVE = 2,
        OMPI_REQUEST_CANCELLED = 3 };
 #define OMPI_REQUEST_COMPLETED 1u
-/* ompi/request/request_dbg.h:22-34 (ompi_request_type_t): OMPI_REQUEST_PML. */
-#define OMPI_REQUEST_PML 0
-/* ompi/mca/pml/base/pml_base_request_dbg.h:23-31 (mca_pml_base_request_type_t). */
-enum { OMPI_PML_REQUEST_SEND = 1, OMPI_PML_REQUEST_RECV = 2 };
+/* ompi/request/request_dbg.h:22-32 (ompi_request_type_t). */
+enum { OMPI_REQUEST_PML = 0, OMPI_REQUEST_IO = 1, OMPI_REQUEST_GEN = 2, OMPI_REQUEST_WIN = 3,
+       OMPI_REQUEST_COLL = 4, OMPI_REQUEST_NULL = 5, OMPI_REQUEST_NOOP = 6,
+       OMPI_REQUEST_COMM = 7, OMPI_REQUEST_MAX = 8 };
+/* ompi/mca/pml/base/pml_base_request_dbg.h:23-31 (mca_pml_base_request_type_t:
+ * after the two, the probes' four). */
+enum { OMPI_PML_REQUEST_SEND = 1, OMPI_PML_REQUEST_RECV = 2, OMPI_PML_REQUEST_LAST = 6 };
 /* ompi/mca/pml/pml_constants.h:30-37 (mca_pml_base_send_mode_t). */
 enum { OMPI_SEND_SYNCHRONOUS = 0, OMPI_SEND_COMPLETE = 1, OMPI_SEND_BUFFERED = 2,
        OMPI_SEND_READY = 3, OMPI_SEND_STANDARD = 4 };

@@ -249,6 +249,87 @@ static void test_dll_ompi__every_queue_of_a_rank(void **state)
     }
 }
 
+/* ---------------------------------------------------------------- requests */
+
+/* mqd_get_request_info of handle h in s's process (set up), into *info. */
+static int request_info(struct synth *s, uint64_t h, mqd_request_info *info)
+{
+    assert_non_null(dlldump_dll->get_request_info);
+    return dlldump_dll->get_request_info(synth_process(s), h, info);
+}
+
+/* A request info's envelope: kind, state, peer (-1: MPI_ANY_SOURCE), tag
+ * (-1: MPI_ANY_TAG), on communicator comm. */
+static void assert_request(const mqd_request_info *i, int kind, int state, long peer, long tag,
+                           uint64_t comm)
+{
+    assert_int_equal(i->kind, kind);
+    assert_int_equal(i->state, state);
+    assert_int_equal(i->known & (MQD_REQ_KNOWN_COMM | MQD_REQ_KNOWN_PEER | MQD_REQ_KNOWN_TAG),
+                     MQD_REQ_KNOWN_COMM | MQD_REQ_KNOWN_PEER | MQD_REQ_KNOWN_TAG);
+    assert_int_equal(i->peer_local, peer);
+    assert_int_equal(i->peer_global, peer);
+    assert_int_equal(i->tag, tag);
+    assert_true(i->comm == comm);
+}
+
+/*
+ * The requests behind the program's handles (an MPI_Request is the
+ * address of its ompi_request_t, ob1's request beginning with it): a
+ * receive posted, a wild one, a probe's; a send in progress (a waiter's
+ * sync object in req_complete), one complete, a persistent one not
+ * started; MPI_REQUEST_NULL (ompi_request_null's address).  What is no
+ * live request (a free list element never used, zeroes; NULL; memory
+ * that is not there) is an error, never a guess.
+ */
+static void test_dll_ompi__requests_behind_handles(void **state)
+{
+    (void)state;
+    EACH_TARGET(be, ps) {
+        struct synth *s = synth_ompi_new(be, ps, "ob1", 1, 4);
+        uint64_t dint = synth_ompi_datatype(s, "MPI_INT", 4);
+        uint64_t w = synth_ompi_comm_of(s, 0);
+        uint64_t null = synth_alloc(s, 256);
+        synth_symbol(s, "ompi_request_null", null);
+        uint64_t recv = synth_ompi_recv(s, w, 2, 5, 2, dint, 7, 0);
+        uint64_t wild = synth_ompi_recv(s, w, -1, -1, 1, dint, 8, 0);
+        uint64_t probe = synth_ompi_recv(s, w, 0, 7, 1, dint, 9, 1);
+        struct synth_ompi_send a = {.comm = w, .peer = 3, .tag = 6, .count = 1,
+                                    .datatype = dint, .bytes = 4, .mode = 4, .state = 2,
+                                    .complete = 0x7ff0, .seq = 1};
+        uint64_t send = synth_ompi_send(s, &a);
+        a.complete = 1, a.seq = 2;
+        uint64_t done = synth_ompi_send(s, &a);
+        a.complete = 1, a.state = 1, a.persistent = 1, a.seq = 3;
+        uint64_t idle = synth_ompi_send(s, &a);
+        struct result r;
+        dlldump_process(s, &r, 0);
+        assert_int_equal(r.rc, mqs_ok);
+        mqd_request_info i;
+        assert_int_equal(request_info(s, recv, &i), mqs_ok);
+        assert_request(&i, MQD_REQ_RECV, MQD_REQ_PENDING, 2, 5, w);
+        assert_true(i.request == recv);
+        assert_int_equal(request_info(s, wild, &i), mqs_ok);
+        assert_request(&i, MQD_REQ_RECV, MQD_REQ_PENDING, -1, -1, w);
+        assert_int_equal(request_info(s, send, &i), mqs_ok);
+        assert_request(&i, MQD_REQ_SEND, MQD_REQ_PENDING, 3, 6, w);
+        assert_int_equal(request_info(s, done, &i), mqs_ok);
+        assert_request(&i, MQD_REQ_SEND, MQD_REQ_COMPLETE, 3, 6, w);
+        assert_int_equal(request_info(s, idle, &i), mqs_ok);
+        assert_request(&i, MQD_REQ_PERSISTENT_SEND, MQD_REQ_INACTIVE, 3, 6, w);
+        assert_int_equal(request_info(s, probe, &i), mqs_ok);
+        assert_int_equal(i.kind, MQD_REQ_OTHER);
+        assert_int_equal(request_info(s, null, &i), mqs_ok);
+        assert_int_equal(i.kind, MQD_REQ_NULL);
+        assert_int_equal(i.state, MQD_REQ_COMPLETE);
+        assert_int_not_equal(request_info(s, synth_ompi_free_element(s, 7), &i), mqs_ok);
+        assert_int_not_equal(request_info(s, 0, &i), mqs_ok);
+        assert_int_not_equal(request_info(s, 0x10, &i), mqs_ok);
+        dlldump_release(s);
+        synth_free(s);
+    }
+}
+
 /* ---------------------------------------------------------------- the PML */
 
 /* ucx and cm match inside the transport: no queue, said once, the same
@@ -658,6 +739,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_dll_ompi__every_queue_of_a_rank),
+        cmocka_unit_test(test_dll_ompi__requests_behind_handles),
         cmocka_unit_test(test_dll_ompi__other_pmls_say_why),
         cmocka_unit_test(test_dll_ompi__identities_across_jobs),
         cmocka_unit_test(test_dll_ompi__finalizing_process),

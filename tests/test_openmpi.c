@@ -56,6 +56,9 @@ struct ompi_case {
     /* Why the sample cannot hold its state under Open MPI (its blocking
      * call returns); NULL: it holds.  Checked: a rank must end. */
     const char *returns;
+    /* A line the plain dump under mqd's DLL shows: a request an MPI_Wait*
+     * waits on, decoded from the program's MPI_Request (a pointer). */
+    const char *waited;
 };
 
 /* Why the analysis may not tell, sample by sample. */
@@ -71,19 +74,22 @@ static const struct ompi_case cases[] = {
     {.sample = "roots"},
     {.sample = "inflight"},
     {.sample = "hidden"},
-    {.sample = "persist"},
+    {.sample = "persist",
+     .waited = ": persistent send to 1 tag 8 on \"MPI_COMM_WORLD\", pending"},
     {.sample = "probe", .blind = PROBED},
     /* Only ranks 1 and 2 (a synchronous send to a rank in MPI_Finalize)
      * are certain: rank 0 probes, rank 3 is in MPI_Waitany. */
     {.sample = "mixed", .blind = PROBED "; " WAITED},
-    {.sample = "ring", .blind = WAITED},
+    {.sample = "ring", .blind = WAITED,
+     .waited = "request: receive from rank-1 tag 7 on \"MPI_COMM_WORLD\", pending"},
     {.sample = "anysource", .blind = WAITED},
     {.sample = "crossed", .blind = WAITED},
     {.sample = "wildcards", .blind = WAITED},
     {.sample = "comms", .blind = WAITED},
     {.sample = "intercomm", .blind = WAITED},
     {.sample = "unexpected", .blind = WAITED},
-    {.sample = "waitany", .blind = WAITED},
+    {.sample = "waitany", .blind = WAITED,
+     .waited = "request: receive from rank+1 tag 4 on \"MPI_COMM_WORLD\", pending"},
     {.sample = "nbcwait", .blind = NBC},
     /* Which communicator each MPI_Barrier is on: without handles, only a
      * predefined one is known (by name). */
@@ -244,6 +250,22 @@ static int dump_and_compare(const struct ompi_case *c, const struct expect *e, s
     return ok ? 0 : -1;
 }
 
+/* The plain dump of job shows c's waited line: 0, or -1 with why in msg. */
+static int check_waited(const struct ompi_case *c, struct job *job, char *msg, size_t len)
+{
+    char pid[16], *out = NULL, *errout = NULL;
+    snprintf(pid, sizeof pid, "%d", (int)job->mpiexec);
+    const char *args[] = {"--job", pid, NULL};
+    int rc = job_run_mqdump(args, NULL, &out, &errout);
+    int ok = rc >= 0 && rc != 2 && out && strstr(out, c->waited);
+    if (!ok)
+        snprintf(msg, len, "the plain dump (exit %d) does not show \"%s\":\n%s", rc, c->waited,
+                 out ? out : errout ? errout : "");
+    free(out);
+    free(errout);
+    return ok ? 0 : -1;
+}
+
 static void run_case(const struct ompi_case *c)
 {
     char name[64], err[512], mpirun[PATH_MAX];
@@ -271,6 +293,8 @@ static void run_case(const struct ompi_case *c)
     }
     msg[0] = '\0';
     int rc = dump_and_compare(c, &e, &job, &mqd_run, msg, sizeof msg);
+    if (rc == 0 && c->waited)
+        rc = check_waited(c, &job, msg, sizeof msg);
     if (rc == 0)
         rc = dump_and_compare(c, &e, &job, &target_run, msg, sizeof msg);
     job_stop(&job);

@@ -19,6 +19,7 @@
 #include "target/pc.h"
 #include "target/where.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -249,7 +250,7 @@ static int decode_requests(struct target *p)
         memcpy(q->text, info.text, sizeof q->text);
         if (rc != mqs_ok) {
             /* the DLL's reason, else its error's */
-            if (!r->why && asprintf(&r->why, "request 0x%x: %s", h->h[i],
+            if (!r->why && asprintf(&r->why, "request %#" PRIx64 ": %s", h->h[i],
                                     info.text[0] ? info.text : mqdh__dll_strerror(p->dll, rc)) < 0)
                 r->why = NULL;
             continue;

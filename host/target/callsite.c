@@ -71,9 +71,14 @@ static enum flavour mpi_flavour(struct mqdh__image *im)
     return f;
 }
 
-int mqdh__requests_are_ints(struct mqdh__image *im)
+int mqdh__request_size(struct mqdh__image *im)
 {
-    return mpi_flavour(im) == FLAVOUR_MPICH;
+    switch (mpi_flavour(im)) {
+    case FLAVOUR_MPICH: return 4;
+    case FLAVOUR_OPEN_MPI: return im->elf_class == ELFCLASS32 ? 4 : 8;
+    case FLAVOUR_UNKNOWN: break;
+    }
+    return 0;
 }
 
 long mqdh__proc_null(struct mqdh__image *im)

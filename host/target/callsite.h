@@ -39,9 +39,10 @@ void mqdh__callsite_args(struct mqdh__where *w, struct mqdh__image *im, struct m
  */
 const char *mqdh__comm_name(struct mqdh__image *im, uint64_t comm);
 
-/* Are the MPI_Request handles of the MPI that im runs ints (MPICH's), which
- * a DLL can decode (mqd_get_request_info)?  Open MPI's are pointers. */
-int mqdh__requests_are_ints(struct mqdh__image *im);
+/* The bytes of one MPI_Request of the MPI that im runs, as a DLL decodes
+ * them (mqd_get_request_info): 4 for MPICH's handles (ints), a pointer's
+ * for Open MPI's (the request object's address); 0 if not known. */
+int mqdh__request_size(struct mqdh__image *im);
 
 /*
  * MPI_PROC_NULL of the MPI that im runs (MPICH -1, Open MPI -2; their

@@ -305,8 +305,9 @@ static int frame_cb(Dwfl_Frame *frame, void *arg)
 /*
  * MPI_Wait, MPI_Waitall, MPI_Waitany, MPI_Waitsome: the handles of the
  * requests the call was given, read where the program keeps them (its
- * request argument: one for MPI_Wait, count for the others), as ints
- * (MPICH's MPI_Request); at most MQDH__MAX_REQUESTS.  The call has not
+ * request argument: one for MPI_Wait, count for the others), each an
+ * MPI_Request of its MPI (mqdh__request_size: MPICH's ints, Open MPI's
+ * pointers); at most MQDH__MAX_REQUESTS.  The call has not
  * changed them: MPI sets a handle to MPI_REQUEST_NULL only as the call
  * returns.  w->handles.n -1 with its why if not read.
  */
@@ -320,8 +321,9 @@ static void read_requests(struct walk *k)
     long n = counted ? w->count : 1;
     const char *why = NULL;
     w->handles.n = -1;
-    if (!mqdh__requests_are_ints(k->im))
-        why = "its MPI's requests are not MPICH's handles";
+    int size = mqdh__request_size(k->im);
+    if (!size)
+        why = "its MPI's requests are not known to mqd";
     else if (!(w->args & MQDH__ARG_REQUEST) || (counted && !(w->args & MQDH__ARG_COUNT)))
         why = w->args_why[0] ? w->args_why : "its arguments were not read";
     else if (n < 0 || n > MQDH__MAX_REQUESTS)
@@ -330,10 +332,10 @@ static void read_requests(struct walk *k)
         why = "its memory cannot be read";
     for (long i = 0; !why && i < n; i++) {
         uint64_t v;
-        if (mqdh__mem_read_word(k->mem, w->request + 4 * (uint64_t)i, 4, k->im->big_endian,
-                                &v) != 0)
+        if (mqdh__mem_read_word(k->mem, w->request + (uint64_t)size * (uint64_t)i, size,
+                                k->im->big_endian, &v) != 0)
             why = "the program's requests could not be read";
-        w->handles.h[i] = (uint32_t)v;
+        w->handles.h[i] = v;
     }
     if (why) {
         snprintf(w->handles.why, sizeof w->handles.why, "%s", why);

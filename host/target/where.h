@@ -24,7 +24,7 @@ enum { MQDH__MAX_REQUESTS = 64 };
  * the program (n of them; -1: not read, why says why; 0: not such a call). */
 struct mqdh__request_handles {
     int n;
-    uint32_t h[MQDH__MAX_REQUESTS];
+    uint64_t h[MQDH__MAX_REQUESTS];
     char why[400];
 };
 
