@@ -188,6 +188,9 @@ MQD_HIDDEN void mpich__probe(mqs_image *image, const mqs_image_callbacks *cb,
 /* Whether offsets off lack one of fields ids: 1, after telling the
  * debugger (mqs_dprints) the first one's path, or 0. */
 MQD_HIDDEN int mpich__lacks(const int *off, const enum field_id *ids, int n);
+/* The first field of class cls (CLASS_* bits) b has no offset for, by its
+ * path in mpich_defs.h; NULL if it has them all. */
+MQD_HIDDEN const char *mpich__class_lacks(const struct mpich_image *b, int cls);
 /* The image's layout with the fields of CLASS_LATE classes cls (looked up
  * by the first process that reads them); NULL without memory. */
 MQD_HIDDEN const struct mpich_late *mpich__late(struct mqd_process *p, int cls);

@@ -76,6 +76,14 @@ int mpich__lacks(const int *off, const enum field_id *ids, int n)
     return 0;
 }
 
+const char *mpich__class_lacks(const struct mpich_image *b, int cls)
+{
+    for (int f = 0; f < F_COUNT; f++)
+        if (b->off[f] < 0 && (field_defs[f].cls & cls) != 0)
+            return field_defs[f].path;
+    return NULL;
+}
+
 static const struct {
     const char *type;
     int cls;

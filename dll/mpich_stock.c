@@ -238,9 +238,21 @@ int mpich__stock_find(struct mqd_process *p, struct mpich_process *bp, struct mp
     }
     mpich__probe_generation(mqd_process_mqs_image(p), mqd_image_cb(mqd_process_image(p)), b,
                             MPICH_GEN_CH4_STOCK, 0);
-    if (!b->layout_build && globals_by_name(p, bp) &&
-        (b->classes & CLASS_STOCK) && (b->classes & CLASS_MPIDIG))
+    int named = !b->layout_build && globals_by_name(p, bp);
+    if (named && (b->classes & CLASS_STOCK) && (b->classes & CLASS_MPIDIG))
         return mqs_ok; /* its debug symbols: the names and the DWARF */
+    const char *lacks = mpich__class_lacks(b, CLASS_MPIDIG);
+    if (named && (b->classes & CLASS_STOCK) && lacks) {
+        /* Its debug symbols are there, but its own lists are not 4.0.2's
+         * (5.0 matches on the request's status: mpidig_recvq.h). */
+        const char *last = strrchr(lacks, '/');
+        mqd_process_explain(p, "this MPICH (%s, %s) was configured without --enable-debuginfo, "
+                               "and its own receive lists differ from 4.0.2's, which mqd reads "
+                               "then (no %s): use one built with it (Spack: mpich+debug)",
+                            version[0] ? version : "?", device[0] ? device : "?",
+                            last ? last + 1 : lacks);
+        return MQD_ERR_NO_DEBUG_QUEUES;
+    }
     mqd_process_explain(p, "this MPICH was configured without --enable-debuginfo (%s, %s, not a "
                            "build mqd knows): install its debug symbols (Debian: "
                            "libmpich12-dbgsym; or DEBUGINFOD_URLS) or use one built with it "

@@ -313,6 +313,20 @@ static void test_synth__stock_finalized(void **state)
     finish(s);
 }
 
+/* s's process dumped: no message queues, said with both of what and also,
+ * and without absent (NULL: anything); s finished. */
+static void no_queues_said(struct synth *s, const char *what, const char *also,
+                           const char *absent)
+{
+    struct result r;
+    dlldump_process(s, &r, 0);
+    assert_int_equal(r.rc, dlldump_code("this MPI keeps no message queues"));
+    assert_non_null(r.why);
+    if (!strstr(r.why, what) || !strstr(r.why, also) || (absent && strstr(r.why, absent)))
+        fail_msg("unexpected: %s", r.why);
+    finish(s);
+}
+
 /* Without its globals' names and with no known build of it: said, with
  * what to do. */
 static void test_synth__stock_unknown_build_is_named(void **state)
@@ -321,15 +335,23 @@ static void test_synth__stock_unknown_build_is_named(void **state)
     uint64_t comms[16];
     struct synth *s = start_gen(0, 8, SYNTH_CH4_STOCK, comms);
     synth_drop_symbol(s, "MPIDI_global");
-    struct result r;
-    dlldump_process(s, &r, 0);
-    assert_int_equal(r.rc, dlldump_code("this MPI keeps no message queues"));
-    assert_non_null(r.why);
-    if (!strstr(r.why, "this MPICH was configured without --enable-debuginfo (4.0.2, ch4:ucx, "
-                       "not a build mqd knows)") ||
-        !strstr(r.why, "libmpich12-dbgsym"))
-        fail_msg("unexpected: %s", r.why);
-    finish(s);
+    no_queues_said(s, "this MPICH was configured without --enable-debuginfo (4.0.2, ch4:ucx, "
+                      "not a build mqd knows)",
+                   "libmpich12-dbgsym", NULL);
+}
+
+/* Its debug symbols there, but its own lists not 4.0.2's (5.0 matches on
+ * the request's status, its MPIDIG_req_t has no u.recv.source): said so,
+ * and not told to install the debug symbols it has. */
+static void test_synth__stock_lists_of_another_layout_are_named(void **state)
+{
+    (void)state;
+    uint64_t comms[16];
+    struct synth *s = start_gen(0, 8, SYNTH_CH4_STOCK, comms);
+    synth_drop_field(s, "MPIDIG_req_t", "u.recv.source");
+    no_queues_said(s, "this MPICH (4.0.2, ch4:ucx) was configured without --enable-debuginfo, "
+                      "and its own receive lists differ from 4.0.2's",
+                   "(no MPIDIG_req_t:u.recv.source)", "dbgsym");
 }
 
 /* mqd_get_request_info of handle h in s's process (dumped), into *info. */
@@ -1462,6 +1484,7 @@ int main(void)
         cmocka_unit_test(test_synth__stock_finalized),
         cmocka_unit_test(test_synth__stock_direct_netmod_says_nothing),
         cmocka_unit_test(test_synth__stock_unknown_build_is_named),
+        cmocka_unit_test(test_synth__stock_lists_of_another_layout_are_named),
         cmocka_unit_test(test_synth__request_info),
         cmocka_unit_test(test_synth__schedules_asked_when_pending),
         cmocka_unit_test(test_synth__derived_datatype_asked_when_read),
