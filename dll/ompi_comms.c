@@ -570,12 +570,16 @@ int mqd_be_read_request(struct mqd_process *p, uint64_t handle, struct mqd_raw_r
     if (!buf)
         return MQD_ERR_NOMEM;
     int rc = ompi__read_span(p, handle, buf, sp);
-    unsigned type = (unsigned)mqd_uint(p, buf, b->off[F_REQ_TYPE], 4);
-    unsigned state = (unsigned)mqd_uint(p, buf, b->off[F_REQ_STATE], 4);
-    int persistent = mqd_uint(p, buf, b->off[F_REQ_PERSISTENT], 1) != 0;
-    if (rc == mqs_ok && (type >= OMPI_REQUEST_MAX || state > OMPI_REQUEST_CANCELLED ||
-                         state == OMPI_REQUEST_INVALID))
-        rc = MQD_ERR_BAD_VALUE; /* not a live request */
+    unsigned type = 0, state = 0;
+    int persistent = 0;
+    if (rc == mqs_ok) {
+        type = (unsigned)mqd_uint(p, buf, b->off[F_REQ_TYPE], 4);
+        state = (unsigned)mqd_uint(p, buf, b->off[F_REQ_STATE], 4);
+        persistent = mqd_uint(p, buf, b->off[F_REQ_PERSISTENT], 1) != 0;
+        if (type >= OMPI_REQUEST_MAX || state > OMPI_REQUEST_CANCELLED ||
+            state == OMPI_REQUEST_INVALID)
+            rc = MQD_ERR_BAD_VALUE; /* not a live request */
+    }
     if (rc == mqs_ok) {
         r->addr = handle;
         r->kind = request_kind(type, persistent);
@@ -584,14 +588,14 @@ int mqd_be_read_request(struct mqd_process *p, uint64_t handle, struct mqd_raw_r
                        ? MQD_REQ_COMPLETE
                        : MQD_REQ_PENDING;
     }
-    if (rc == mqs_ok && type == OMPI_REQUEST_PML && !ob1)
-        mqd_set_text(r->text, "the requests of pml %s are not read", bp->pml);
-    if (rc == mqs_ok && type == OMPI_REQUEST_PML && ob1 && sp.read < b->request.read) {
-        sp = b->request; /* the whole ob1 request */
-        rc = ompi__read_span(p, handle, buf, sp);
+    if (rc == mqs_ok && type == OMPI_REQUEST_PML) {
+        if (!ob1)
+            mqd_set_text(r->text, "the requests of pml %s are not read", bp->pml);
+        else if (sp.read < b->request.read) /* the whole ob1 request */
+            rc = ompi__read_span(p, handle, buf, b->request);
+        if (rc == mqs_ok && ob1)
+            rc = pml_request(p, buf, persistent, r);
     }
-    if (rc == mqs_ok && type == OMPI_REQUEST_PML && ob1)
-        rc = pml_request(p, buf, persistent, r);
     mqd_free(buf);
     return rc;
 }
