@@ -64,10 +64,11 @@ enum {
     CLASS_SCHEDS = 0x10000,      /* REQUESTS's schedules: looked up when one is pending */
     CLASS_VCS = 0x20000,         /* ch3's VC tables and VCs: looked up when read */
     CLASS_DATATYPES = 0x40000,   /* datatype objects: looked up when one is read */
+    CLASS_MPIDIG_URECV = 0x80000, /* MPIDIG's receive envelope, 4.0.2 to 4.2 */
     /* Looked up when a process needs them (mpich__late). */
     CLASS_LATE = CLASS_SCHEDS | CLASS_VCS | CLASS_DATATYPES,
     CLASS_OPTIONAL = 0x00,       /* optional, any generation (looked up with COMMON) */
-    CLASS_ALL = 0x7ffff
+    CLASS_ALL = 0xfffff
 };
 
 enum field_id {
@@ -164,6 +165,9 @@ struct mpich_process {
     /* MPICH_GEN_CH4_STOCK has no sequence number to tell its communicators
      * changed: each read is a new one. */
     uint64_t reads;
+    /* Request kinds numbered as 4.1 on does (mpich_defs.h): from the
+     * version string, or 5.0's generations where it is not known. */
+    int kinds_41;
     /* MPI_TAG_UB (MPIR_Process.attrs.tag_ub; 0 if unknown): a tag beyond it
      * is MPI's own (MPIR_TAG_COLL_BIT, src/include/mpir_tags.h). */
     long tag_ub;
@@ -182,6 +186,10 @@ MQD_HIDDEN int mpich__gen_is_ch3(enum mpich_generation gen);
 /* 4.x ch4's (4.0.2's and 4.0.3 to 4.3's) name their members through
  * groups of lupids, rank maps and the PMI name. */
 MQD_HIDDEN int mpich__gen_is_ch4_4x(enum mpich_generation gen);
+/* 5.0's name them through process maps and worlds. */
+MQD_HIDDEN int mpich__gen_is_5x(enum mpich_generation gen);
+/* Those without debugger support read ch4's own lists and pools. */
+MQD_HIDDEN int mpich__gen_is_stock(enum mpich_generation gen);
 /* Look up the fields and sizes of classes cls not looked up yet. */
 MQD_HIDDEN void mpich__probe(mqs_image *image, const mqs_image_callbacks *cb,
                              struct mpich_image *b, int cls);
@@ -299,6 +307,9 @@ MQD_HIDDEN int mpich__pool_block(struct mqd_process *p, const struct mpich_pool 
 
 /* ---------------------------------------------------------------- mpich_requests.c */
 
+/* Datatype handle dt as the program gave it: 5.0 swaps a predefined type
+ * for an internal one that keeps its index and size (mpich_defs.h). */
+MQD_HIDDEN unsigned mpich__user_type(unsigned dt);
 /* r's first line: what, and count elements of datatype dt (by name, else
  * by handle, an address line unless predefined). */
 MQD_HIDDEN void mpich__describe_type(struct mqd_raw_op *r, const char *what, long count,

@@ -27,6 +27,7 @@ struct process_symbols {
     int have_list, have_sendq; /* the communicator list and the send queue */
     int debugq;                /* 4.0.3+'s receive and unexpected debug queues */
     int ch3_lists;             /* ch3's posted and unexpected list heads */
+    int worlds;                /* 5.0's MPIR_Worlds */
     char device[64];           /* MPII_Version_device ("" if unknown) */
     char version[32];          /* MPII_Version_string ("" if unknown) */
 };
@@ -52,7 +53,8 @@ static void find_symbols(struct mqd_process *p, mqs_image *image, const mqs_imag
     if (SYM_(MPICH_SYM_VERSION, &daddr) &&
         mqd_read_cstring(p, daddr, s->version, sizeof s->version) != mqs_ok)
         s->version[0] = '\0';
-    if (!SYM_(MPICH_SYM_WORLDS, &bp->worlds))
+    s->worlds = SYM_(MPICH_SYM_WORLDS, &bp->worlds);
+    if (!s->worlds)
         bp->worlds = 0;
     if (!SYM_(MPICH_SYM_PROCESS, &bp->mpir_process))
         bp->mpir_process = 0;
@@ -79,8 +81,10 @@ static enum mpich_generation choose_generation(mqs_image *image, const mqs_image
                                                struct mpich_image *b,
                                                const struct process_symbols *s)
 {
-    if (b->stock) /* ch4's own lists; ch3's are statics no build names */
-        return strncmp(s->device, "ch4", 3) == 0 ? MPICH_GEN_CH4_STOCK : MPICH_GEN_NONE;
+    if (b->stock && strncmp(s->device, "ch4", 3) != 0)
+        return MPICH_GEN_NONE; /* ch3's own lists are statics no build names */
+    if (b->stock) /* MPIR_Worlds is 5.0's (src/include/mpir_lpid.h) */
+        return s->worlds ? MPICH_GEN_CH4_STOCK_5X : MPICH_GEN_CH4_STOCK;
     if (!s->device[0])
         mpich__probe(image, cb, b, CLASS_CH3);
     int ch3 = s->device[0] ? strncmp(s->device, "ch3", 3) == 0 : (b->classes & CLASS_CH3) != 0;
@@ -100,13 +104,24 @@ static enum mpich_generation choose_generation(mqs_image *image, const mqs_image
     return MPICH_GEN_NONE;
 }
 
+/* Whether MPICH version (MPII_Version_string, "" if unknown) numbers its
+ * request kinds as 4.1 and later do (mpich_defs.h): unknown, as 5.0's
+ * generations do. */
+static int kinds_41(const char *version, enum mpich_generation gen)
+{
+    int major = 0, minor = 0;
+    if (sscanf(version, "%d.%d", &major, &minor) != 2)
+        return mpich__gen_is_5x(gen);
+    return major > 4 || (major == 4 && minor >= 1);
+}
+
 /* mqs_ok if the symbols show queues a debugger can read in generation
  * gen, else why not (mqd_process_explain). */
 static int queues_found(struct mqd_process *p, const struct process_symbols *s,
                         enum mpich_generation gen)
 {
     const char *why = NULL;
-    if (gen == MPICH_GEN_CH4_STOCK)
+    if (mpich__gen_is_stock(gen))
         return mqs_ok;
     if (!s->have_list && mpich__image(p)->stock) {
         mqd_process_explain(p, "this MPICH (%s, %s) was configured without --enable-debuginfo "
@@ -163,7 +178,8 @@ int mqd_be_setup_process(mqs_process *process, struct mqd_process *p, void **bac
         goto out;
     /* All this generation reads, if the image's symbols announced another;
      * a stock build's globals and, without DWARF, its known layout. */
-    if (bp->gen == MPICH_GEN_CH4_STOCK &&
+    bp->kinds_41 = kinds_41(sym.version, bp->gen);
+    if (mpich__gen_is_stock(bp->gen) &&
         (rc = mpich__stock_find(p, bp, b, sym.version, sym.device)) != mqs_ok)
         goto out;
     mpich__probe_generation(image, cb, b, bp->gen, bp->worlds != 0);
@@ -193,7 +209,7 @@ int mqd_be_comms_changed(struct mqd_process *p, uint64_t *stamp, int *changed)
     const struct mpich_image *b = mpich__image(p);
     struct mpich_process *bp = mqd_process_backend(p);
     unsigned char buf[8];
-    if (bp->gen == MPICH_GEN_CH4_STOCK) { /* no sequence number: read them again */
+    if (mpich__gen_is_stock(bp->gen)) { /* no sequence number: read them again */
         *changed = 1;
         *stamp = ++bp->reads;
         return mqs_ok;
@@ -513,7 +529,7 @@ unsigned mqd_be_process_flags(struct mqd_process *p)
 }
 
 /*
- * MPICH_GEN_CH4_STOCK: the communicators in use in their pools
+ * A build without debugger support: the communicators in use in their pools
  * (mpich__stock_comms), MPI_COMM_WORLD first, into *all (*n of them,
  * *world its index); once MPI_Finalize has freed the world, the world that
  * MPIR_Process still holds (ch4_left_world, bp->finalized).
@@ -587,7 +603,7 @@ int mqd_be_read_comms(struct mqd_process *p, struct mqd_comm **out, int *nout)
     *out = NULL;
     *nout = 0;
     bp->finalized = 0;
-    int rc = bp->gen == MPICH_GEN_CH4_STOCK ? stock_comms(p, &all, &n, &world)
+    int rc = mpich__gen_is_stock(bp->gen) ? stock_comms(p, &all, &n, &world)
                                             : listed_comms(p, &all, &n, &world);
     /* A known layout (no DWARF) must read cleanly and show MPI_COMM_WORLD
      * by its name, with this process at the rank the debugger knows; else

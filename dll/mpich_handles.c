@@ -87,7 +87,16 @@ static int request_object(struct mqd_process *p, unsigned h, mqs_taddr_t *addr)
     return mqs_ok;
 }
 
-/* A kind of MPIR_Request_kind_t as the interface says it. */
+/* A kind of MPIR_Request_kind_t as this process numbers it, as 4.0.2
+ * does (mpich_defs.h: 4.1 on has ENQUEUE at 9, those after one up). */
+static unsigned kind_402(const struct mpich_process *bp, unsigned kind)
+{
+    if (!bp->kinds_41 || kind < MPICH_REQ_ENQUEUE_41)
+        return kind;
+    return kind == MPICH_REQ_ENQUEUE_41 ? MPICH_REQ_ENQUEUE : kind - 1;
+}
+
+/* A kind of MPIR_Request_kind_t (4.0.2's numbers) as the interface says it. */
 static int request_kind(unsigned kind)
 {
     switch (kind) {
@@ -111,12 +120,13 @@ static int request_kind(unsigned kind)
  * each kind (MPIR_REQUEST_COMPLETE + kind), or a receive from
  * MPI_PROC_NULL (MPIR_REQUEST_NULL_RECV): done, a wait returns.
  */
-static int builtin_request(unsigned h, struct mqd_raw_request *r)
+static int builtin_request(const struct mpich_process *bp, unsigned h,
+                           struct mqd_raw_request *r)
 {
     unsigned i = MPICH_HANDLE_INDEX(h);
     if (i > 0x10)
         return MQD_ERR_BAD_VALUE;
-    r->kind = i == 0x10 ? MQD_REQ_RECV : request_kind(i);
+    r->kind = i == 0x10 ? MQD_REQ_RECV : request_kind(kind_402(bp, i));
     r->state = MQD_REQ_COMPLETE;
     mqd_set_text(r->text, "completed at once (MPICH's builtin request 0x%x)", h);
     return mqs_ok;
@@ -146,7 +156,8 @@ static void ch3_envelope(struct mqd_process *p, const unsigned char *buf,
  * mpidpost.h:12-21, leaves every other request's NULL) of shared memory or
  * the netmod's active messages: a receive keeps its envelope in
  * MPIDIG_REQUEST(req, u.recv) (MPIDIG_prepare_recv_req, mpidig_recv.h:
- * 12-27; also the one MPI_ANY_SOURCE returns, ch4_recv.h:17-44), a send
+ * 12-27; also the one MPI_ANY_SOURCE returns, ch4_recv.h:17-44; 4.3 on
+ * the source and tag in its status, mpidig_recv.h:19-21), a send
  * its destination in u.send.dest and no tag (shared memory only: dev.
  * is_local 1, ch4_send.h:39-46).  A persistent request keeps its envelope
  * in MPIDI_PREQUEST (mpidpre.h:212-220).  The netmod's own requests (UCX,
@@ -161,6 +172,10 @@ static void ch4_envelope(struct mqd_process *p, const unsigned char *buf, unsign
     int cs = b->size[S_SZ_CONTEXT_ID];
     int local = o[F_REQ_DEV_LOCAL] >= 0 && mqd_int(p, buf, o[F_REQ_DEV_LOCAL], 4) == 1;
     int am = o[F_REQ_AM_EXT] >= 0 && mqd_ptr(p, buf, o[F_REQ_AM_EXT]) != 0;
+    /* 4.3 on: a receive's source and tag in its status (mpich_defs.h) */
+    int urecv = o[F_REQ_AM_SOURCE] >= 0;
+    enum field_id src = urecv ? F_REQ_AM_SOURCE : F_REQ_ST_SOURCE;
+    enum field_id tag = urecv ? F_REQ_AM_TAG : F_REQ_ST_TAG;
     long rank = -3;
     if ((kind == MPICH_REQ_PREQUEST_SEND || kind == MPICH_REQ_PREQUEST_RECV) &&
         o[F_REQ_PREQ_RANK] >= 0 && o[F_REQ_PREQ_TAG] >= 0 && o[F_REQ_PREQ_CTX] >= 0) {
@@ -169,10 +184,10 @@ static void ch4_envelope(struct mqd_process *p, const unsigned char *buf, unsign
         r->context = mqd_uint(p, buf, o[F_REQ_PREQ_CTX], cs);
         r->has_context = 1;
         r->known |= MQD_REQ_KNOWN_TAG;
-    } else if (kind == MPICH_REQ_RECV && am && o[F_REQ_AM_SOURCE] >= 0 &&
-               o[F_REQ_AM_TAG] >= 0 && o[F_REQ_AM_CTX] >= 0) {
-        rank = (long)mqd_int(p, buf, o[F_REQ_AM_SOURCE], 4);
-        r->tag = (long)mqd_int(p, buf, o[F_REQ_AM_TAG], 4);
+    } else if (kind == MPICH_REQ_RECV && am && o[src] >= 0 && o[tag] >= 0 &&
+               o[F_REQ_AM_CTX] >= 0) {
+        rank = (long)mqd_int(p, buf, o[src], 4);
+        r->tag = (long)mqd_int(p, buf, o[tag], 4);
         r->context = mqd_uint(p, buf, o[F_REQ_AM_CTX], cs);
         r->has_context = 1;
         r->known |= MQD_REQ_KNOWN_TAG;
@@ -301,7 +316,7 @@ static int read_request(struct mqd_process *p, mqs_taddr_t addr, unsigned h,
                          (o[F_REQ_REFCOUNT] >= 0 && mqd_int(p, buf, o[F_REQ_REFCOUNT], 4) <= 0)))
         rc = MQD_ERR_BAD_VALUE;
     if (rc == mqs_ok) {
-        unsigned kind = (unsigned)mqd_uint(p, buf, o[F_REQ_KIND], 4);
+        unsigned kind = kind_402(bp, (unsigned)mqd_uint(p, buf, o[F_REQ_KIND], 4));
         r->addr = addr;
         r->kind = request_kind(kind);
         r->state = cc == 0 ? MQD_REQ_COMPLETE : MQD_REQ_PENDING;
@@ -334,14 +349,7 @@ int mqd_be_read_request(struct mqd_process *p, uint64_t handle, struct mqd_raw_r
         return mqs_ok;
     }
     if (MPICH_HANDLE_KIND(h) == MPICH_HANDLE_KIND_BUILTIN)
-        return builtin_request(h, r);
-    /* The kinds and fields read are 4.0.2's (mpir_request.h:58-72); later
-     * generations renumber them. */
-    if (bp->gen != MPICH_GEN_CH3_SENDQ && bp->gen != MPICH_GEN_CH4_MPIDIG &&
-        bp->gen != MPICH_GEN_CH4_STOCK) {
-        mqd_set_text(r->text, "requests are read for MPICH 4.0.2 only");
-        return mqs_no_information;
-    }
+        return builtin_request(bp, h, r);
     mqs_taddr_t addr;
     int rc = request_object(p, h, &addr);
     if (rc == mqs_no_information)

@@ -173,7 +173,7 @@ void mpich__find_key_symbols(mqs_image *image, const mqs_image_callbacks *cb,
 void mpich__read_own_key(struct mqd_process *p, struct mpich_process *bp,
                          const struct mpich_key_symbols *ks)
 {
-    if (bp->gen == MPICH_GEN_CH4_5X)
+    if (mpich__gen_is_5x(bp->gen))
         my_world_key(p, bp);
     if (mpich__gen_is_ch4_4x(bp->gen))
         my_pmi_key(p, bp, ks->pmi_name, ks->pmix);

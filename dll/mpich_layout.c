@@ -18,10 +18,12 @@ static const int gen_needs[] = {
     [MPICH_GEN_CH3_DEBUGQ] = CLASS_COMMON | CLASS_COMM_LIST | CLASS_CH3 | CLASS_DEBUGQ,
     [MPICH_GEN_CH4_4X] = CLASS_COMMON | CLASS_COMM_LIST | CLASS_DEBUGQ | CLASS_GROUP_LPIDS,
     [MPICH_GEN_CH4_5X] = CLASS_COMMON | CLASS_COMM_LIST | CLASS_DEBUGQ | CLASS_GROUP_PMAP,
-    [MPICH_GEN_CH4_MPIDIG] =
-        CLASS_COMMON | CLASS_COMM_LIST | CLASS_SENDQ | CLASS_GROUP_LPIDS | CLASS_MPIDIG,
+    [MPICH_GEN_CH4_MPIDIG] = CLASS_COMMON | CLASS_COMM_LIST | CLASS_SENDQ | CLASS_GROUP_LPIDS |
+                             CLASS_MPIDIG | CLASS_MPIDIG_URECV,
     [MPICH_GEN_CH4_STOCK] =
         CLASS_COMMON | CLASS_GROUP_LPIDS | CLASS_MPIDIG | CLASS_STOCK | CLASS_POOLS,
+    [MPICH_GEN_CH4_STOCK_5X] =
+        CLASS_COMMON | CLASS_GROUP_PMAP | CLASS_MPIDIG | CLASS_STOCK | CLASS_POOLS,
 };
 
 /* What each generation reads when there: its needs and its optional classes
@@ -31,18 +33,23 @@ static const int gen_wants[] = {
     [MPICH_GEN_CH3_SENDQ] = CLASS_COMMON | CLASS_COMM_LIST | CLASS_CH3 | CLASS_SENDQ |
                             CLASS_GROUP_LPIDS | CLASS_CH3_OPTIONAL | CLASS_REQUESTS |
                             CLASS_POOLS,
-    [MPICH_GEN_CH3_DEBUGQ] =
-        CLASS_COMMON | CLASS_COMM_LIST | CLASS_CH3 | CLASS_DEBUGQ | CLASS_CH3_OPTIONAL,
+    [MPICH_GEN_CH3_DEBUGQ] = CLASS_COMMON | CLASS_COMM_LIST | CLASS_CH3 | CLASS_DEBUGQ |
+                             CLASS_CH3_OPTIONAL | CLASS_REQUESTS | CLASS_POOLS,
     [MPICH_GEN_CH4_4X] = CLASS_COMMON | CLASS_COMM_LIST | CLASS_DEBUGQ | CLASS_GROUP_LPIDS |
-                         CLASS_CH4_RANK_MAPS | CLASS_CH4_REQ,
+                         CLASS_CH4_RANK_MAPS | CLASS_CH4_REQ | CLASS_MPIDIG_URECV |
+                         CLASS_REQUESTS | CLASS_CH4_REQUESTS | CLASS_POOLS,
     [MPICH_GEN_CH4_5X] = CLASS_COMMON | CLASS_COMM_LIST | CLASS_DEBUGQ | CLASS_GROUP_PMAP |
-                         CLASS_WORLDS | CLASS_CH4_REQ,
+                         CLASS_WORLDS | CLASS_CH4_REQ | CLASS_REQUESTS | CLASS_CH4_REQUESTS |
+                         CLASS_POOLS,
     [MPICH_GEN_CH4_MPIDIG] = CLASS_COMMON | CLASS_COMM_LIST | CLASS_SENDQ | CLASS_GROUP_LPIDS |
-                             CLASS_MPIDIG | CLASS_CH4_RANK_MAPS | CLASS_CH4_REQ | CLASS_REQUESTS |
-                             CLASS_CH4_REQUESTS | CLASS_POOLS,
-    [MPICH_GEN_CH4_STOCK] = CLASS_COMMON | CLASS_GROUP_LPIDS | CLASS_MPIDIG | CLASS_STOCK |
-                            CLASS_POOLS | CLASS_CH4_RANK_MAPS | CLASS_CH4_REQ | CLASS_REQUESTS |
-                            CLASS_CH4_REQUESTS,
+                             CLASS_MPIDIG | CLASS_MPIDIG_URECV | CLASS_CH4_RANK_MAPS |
+                             CLASS_CH4_REQ | CLASS_REQUESTS | CLASS_CH4_REQUESTS | CLASS_POOLS,
+    [MPICH_GEN_CH4_STOCK] = CLASS_COMMON | CLASS_GROUP_LPIDS | CLASS_MPIDIG | CLASS_MPIDIG_URECV |
+                            CLASS_STOCK | CLASS_POOLS | CLASS_CH4_RANK_MAPS | CLASS_CH4_REQ |
+                            CLASS_REQUESTS | CLASS_CH4_REQUESTS,
+    [MPICH_GEN_CH4_STOCK_5X] = CLASS_COMMON | CLASS_GROUP_PMAP | CLASS_MPIDIG | CLASS_STOCK |
+                               CLASS_POOLS | CLASS_WORLDS | CLASS_CH4_REQ | CLASS_REQUESTS |
+                               CLASS_CH4_REQUESTS,
 };
 
 static const char *const generation_names[] = {
@@ -52,7 +59,9 @@ static const char *const generation_names[] = {
     [MPICH_GEN_CH4_4X] = "debug queues (MPICH 4.0.3 to 4.3)",
     [MPICH_GEN_CH4_5X] = "debug queues with process maps (MPICH 5.0)",
     [MPICH_GEN_CH4_MPIDIG] = "ch4 with its own receive lists (MPICH 4.0.2)",
-    [MPICH_GEN_CH4_STOCK] = "ch4 without debugger support, its own receive lists (MPICH 4.0.2)",
+    [MPICH_GEN_CH4_STOCK] = "ch4 without debugger support, its own receive lists (MPICH 4.x)",
+    [MPICH_GEN_CH4_STOCK_5X] =
+        "ch4 without debugger support, its own receive lists (MPICH 5.0)",
 };
 
 static const struct {
@@ -126,6 +135,16 @@ int mpich__gen_is_ch3(enum mpich_generation gen)
 int mpich__gen_is_ch4_4x(enum mpich_generation gen)
 {
     return gen == MPICH_GEN_CH4_4X || gen == MPICH_GEN_CH4_MPIDIG || gen == MPICH_GEN_CH4_STOCK;
+}
+
+int mpich__gen_is_5x(enum mpich_generation gen)
+{
+    return gen == MPICH_GEN_CH4_5X || gen == MPICH_GEN_CH4_STOCK_5X;
+}
+
+int mpich__gen_is_stock(enum mpich_generation gen)
+{
+    return (gen_needs[gen] & CLASS_STOCK) != 0;
 }
 
 /* ---------------------------------------------------------------- spans */
@@ -646,6 +665,15 @@ int mpich__check_layout(struct mqd_process *p, struct mpich_image *b, enum mpich
                                 size_defs[s].type);
             return MQD_ERR_NO_TYPE;
         }
+    }
+    /* MPIDIG matches a receive on u.recv's source and tag to 4.2, on its
+     * status from 4.3 (mpich_defs.h). */
+    if (mpich__gen_is_stock(gen) && (b->off[F_REQ_AM_SOURCE] < 0 || b->off[F_REQ_AM_TAG] < 0) &&
+        (b->off[F_REQ_ST_SOURCE] < 0 || b->off[F_REQ_ST_TAG] < 0)) {
+        mqd_process_explain(p, "the debug information lacks both %s and %s, one of which MPICH's "
+                               "%s generation needs", field_defs[F_REQ_AM_SOURCE].path,
+                            field_defs[F_REQ_ST_SOURCE].path, generation_names[gen]);
+        return MQD_ERR_NO_TYPE;
     }
     /* 5.0 has no MPIR_Context_id_t: its contexts are int. */
     if (b->size[S_SZ_CONTEXT_ID] <= 0)

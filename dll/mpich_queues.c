@@ -168,9 +168,10 @@ static int ch3_sendq(struct mqd_process *p, struct mqd_ops *out)
 
 /* ---------------------------------------------------------------- MPIDIG's lists */
 
-/* One request of 4.0.2 ch4's posted (queue 1) or unexpected (2) MPIDIG
- * list (mpich_defs.h, MPIDIG): an active-message request, matched on its
- * MPIDIG_REQUEST(req, u.recv), its count and datatype beside. */
+/* One request of ch4's posted (queue 1) or unexpected (2) MPIDIG list
+ * (mpich_defs.h, MPIDIG): an active-message request, matched on its
+ * MPIDIG_REQUEST(req, u.recv) (4.3 on: its context there, its source and
+ * tag in its status), its count and datatype beside. */
 static int mpidig_request(struct mqd_process *p, mqs_taddr_t addr, int queue,
                           struct mqd_raw_op *r, mqs_taddr_t *next)
 {
@@ -190,10 +191,11 @@ static int mpidig_request(struct mqd_process *p, mqs_taddr_t addr, int queue,
     memset(r, 0, sizeof *r);
     *next = mqd_ptr(p, buf, o[F_REQ_DL_NEXT]);
     r->context = mqd_uint(p, buf, o[F_REQ_AM_CTX], b->size[S_SZ_CONTEXT_ID]);
-    long rank = (long)mqd_int(p, buf, o[F_REQ_AM_SOURCE], 4);
-    long tag = (long)mqd_int(p, buf, o[F_REQ_AM_TAG], 4);
+    int urecv = o[F_REQ_AM_SOURCE] >= 0 && o[F_REQ_AM_TAG] >= 0;
+    long rank = (long)mqd_int(p, buf, o[urecv ? F_REQ_AM_SOURCE : F_REQ_ST_SOURCE], 4);
+    long tag = (long)mqd_int(p, buf, o[urecv ? F_REQ_AM_TAG : F_REQ_ST_TAG], 4);
     long count = (long)mqd_int(p, buf, o[F_REQ_AM_COUNT], b->size[S_SZ_AINT]);
-    unsigned dt = (unsigned)mqd_uint(p, buf, o[F_REQ_AM_DATATYPE], 4);
+    unsigned dt = mpich__user_type((unsigned)mqd_uint(p, buf, o[F_REQ_AM_DATATYPE], 4));
     mqs_pending_operation *op = &r->op;
     if (queue == mqs_pending_receives) {
         op->status = cc == 0 ? mqs_st_complete : mqs_st_pending;
@@ -396,7 +398,7 @@ void mqd_be_refine_sends(struct mqd_process *p, struct mqd_ops *sends,
     const struct mqd_ops *other[2] = {recvs, unexps};
     /* Only a hint: what could not be read leaves the sends as they are. */
     if (mpich__gen_is_ch3(bp->gen) || bp->gen == MPICH_GEN_CH4_MPIDIG ||
-        bp->gen == MPICH_GEN_CH4_STOCK || !recvs || !unexps)
+        mpich__gen_is_stock(bp->gen) || !recvs || !unexps)
         return;
     for (int i = 0; i < sends->n; i++) {
         struct mqd_raw_op *s = &sends->v[i];
@@ -424,7 +426,7 @@ static int pointed_list(struct mqd_process *p, mqs_taddr_t head_ptr_sym, int que
 }
 
 /*
- * MPICH_GEN_CH4_STOCK: MPIDIG's lists of every VCI, in the order of the
+ * A build without debugger support: MPIDIG's lists of every VCI, in the order of the
  * VCIs.  No send is recorded anywhere (MPIR_Sendq is kept only with
  * --enable-debuginfo, src/mpi/debugger/dbginit.c:371-411): no
  * information.  Nor are the receive side's where ch4 sends every message
@@ -451,7 +453,7 @@ int mqd_be_read_queue(struct mqd_process *p, int queue, struct mqd_ops *out)
 {
     struct mpich_process *bp = mqd_process_backend(p);
     int rc;
-    if (bp->gen == MPICH_GEN_CH4_STOCK)
+    if (mpich__gen_is_stock(bp->gen))
         rc = stock_lists(p, queue, out);
     else if (!mpich__gen_is_ch3(bp->gen) && bp->gen != MPICH_GEN_CH4_MPIDIG)
         rc = debugq_list(p, queue == mqs_pending_sends      ? bp->sendq

@@ -378,7 +378,7 @@ static int read_group(struct mqd_process *p, mqs_taddr_t group, long want, long 
 {
     const struct mpich_image *b = mpich__image(p);
     struct mpich_process *bp = mqd_process_backend(p);
-    int pmap = bp->gen == MPICH_GEN_CH4_5X || !(b->classes & CLASS_GROUP_LPIDS);
+    int pmap = mpich__gen_is_5x(bp->gen) || !(b->classes & CLASS_GROUP_LPIDS);
     unsigned char hdr[4];
     *out = NULL;
     *final = 0;

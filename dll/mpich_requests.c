@@ -47,6 +47,11 @@ static long datatype_size(struct mqd_process *p, unsigned handle, mqs_taddr_t dt
     return s >= 0 && s < ((int64_t)1 << 40) ? (long)s : -1;
 }
 
+unsigned mpich__user_type(unsigned dt)
+{
+    return MPICH_DATATYPE_IS_INTERNAL(dt) && (dt & 0xffu) ? MPICH_DATATYPE_PREDEFINED(dt) : dt;
+}
+
 /* r's first line: what and count elements of datatype dt; a datatype
  * without a name goes by its handle, which (unless predefined: one of
  * 5.0's internal types) is this process's (an address line, as the
@@ -184,9 +189,7 @@ int mpich__ch4_datatype(struct mqd_process *p, const unsigned char *buf, long co
         at = o[F_REQ_OFI_DATATYPE];
     if (at < 0)
         return 0;
-    *dt = (unsigned)mqd_uint(p, buf, at, 4);
-    if (MPICH_DATATYPE_IS_INTERNAL(*dt) && (*dt & 0xffu))
-        *dt = MPICH_DATATYPE_PREDEFINED(*dt); /* 5.0: the user's type behind it */
+    *dt = mpich__user_type((unsigned)mqd_uint(p, buf, at, 4));
     unsigned hkind = MPICH_HANDLE_KIND(*dt);
     return hkind != 0 && MPICH_HANDLE_OBJECT(*dt) == MPICH_OBJECT_DATATYPE &&
            (hkind != MPICH_HANDLE_KIND_BUILTIN || datatype_name(*dt) ||

@@ -1,6 +1,6 @@
 /*
- * mpich_stock.c - MPICH 4.0.2 ch4 as distributions build it, without
- * --enable-debuginfo (MPICH_GEN_CH4_STOCK): no debugger lists, and its
+ * mpich_stock.c - MPICH ch4 (4.0.2 to 5.0) as distributions build it, without
+ * --enable-debuginfo (MPICH_GEN_CH4_STOCK, _5X): no debugger lists, and its
  * globals hidden.  Where the library's own debug symbols are found (its
  * debug package, debuginfod) they name the globals and the DWARF lays out
  * the types; otherwise a distribution's build that mqd knows
@@ -237,18 +237,19 @@ int mpich__stock_find(struct mqd_process *p, struct mpich_process *bp, struct mp
         return mqs_ok;
     }
     mpich__probe_generation(mqd_process_mqs_image(p), mqd_image_cb(mqd_process_image(p)), b,
-                            MPICH_GEN_CH4_STOCK, 0);
+                            bp->gen, bp->worlds != 0);
     int named = !b->layout_build && globals_by_name(p, bp);
     if (named && (b->classes & CLASS_STOCK) && (b->classes & CLASS_MPIDIG))
         return mqs_ok; /* its debug symbols: the names and the DWARF */
     const char *lacks = mpich__class_lacks(b, CLASS_MPIDIG);
     if (named && (b->classes & CLASS_STOCK) && lacks) {
-        /* Its debug symbols are there, but its own lists are not 4.0.2's
-         * (5.0 matches on the request's status: mpidig_recvq.h). */
+        /* Its debug symbols are there, but its own lists are not as 4.0.2
+         * to 5.0.1 lay them out. */
         const char *last = strrchr(lacks, '/');
         mqd_process_explain(p, "this MPICH (%s, %s) was configured without --enable-debuginfo, "
-                               "and its own receive lists differ from 4.0.2's, which mqd reads "
-                               "then (no %s): use one built with it (Spack: mpich+debug)",
+                               "and its own receive lists are not laid out as mqd knows them "
+                               "from MPICH 4.0.2 to 5.0 (no %s): use one built with it (Spack: "
+                               "mpich+debug)",
                             version[0] ? version : "?", device[0] ? device : "?",
                             last ? last + 1 : lacks);
         return MQD_ERR_NO_DEBUG_QUEUES;
@@ -382,7 +383,11 @@ int mpich__stock_heads(struct mqd_process *p, int queue, mqs_taddr_t *heads, int
     const int *o = b->off;
     unsigned char v[4];
     *n = 0;
-    int rc = mqd_read(p, bp->ch4_global + (mqs_taddr_t)o[F_CH4G_NVCIS], v, 4);
+    /* 5.0's n_total_vcis counts the reserved VCIs (MPIX streams) past the
+     * n_vcis every communicator hashes to (5.0.1 ch4_types.h:289-291). */
+    int total = o[F_CH4G_NTOTAL_VCIS] >= 0;
+    int rc = mqd_read(p, bp->ch4_global + (mqs_taddr_t)o[total ? F_CH4G_NTOTAL_VCIS
+                                                              : F_CH4G_NVCIS], v, 4);
     if (rc != mqs_ok)
         return rc;
     long nvcis = (long)mqd_int(p, v, 0, 4);

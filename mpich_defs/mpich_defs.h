@@ -40,6 +40,15 @@
  *                      symbols: found by name where the library's debug
  *                      symbols are found, else from the known build
  *                      (stock_builds.h).
+ *   MPICH_GEN_CH4_STOCK_5X 5.0 with ch4 built the same way: the same lists,
+ *                      found the same way (its debug symbols needed: no
+ *                      known build), but 5.0's groups, contexts and worlds
+ *                      (as MPICH_GEN_CH4_5X below).  From 4.3 on, MPIDIG
+ *                      matches a receive on its status.MPI_SOURCE and
+ *                      MPI_TAG (mpidig_recvq.h:107-109, MPIDIG_prepare_recv_req
+ *                      in mpidig_recv.h:19-21), where 4.0.2 to 4.2 kept them in
+ *                      MPIDIG_REQUEST(req, u.recv): read where the DWARF
+ *                      has them.
  *   MPICH_GEN_CH4_5X      5.0 with ch4: the same lists; contexts are plain
  *                      int (MPIR_Context_id_t is gone); groups carry an
  *                      MPIR_Pmap (an lpid table or offset/stride/blocksize),
@@ -62,7 +71,8 @@ enum mpich_generation {
     MPICH_GEN_CH4_4X,     /* ch4 4.0.3 to 4.3: debug queues, lpid groups, rank maps */
     MPICH_GEN_CH4_5X,     /* ch4 5.0: debug queues, MPIR_Pmap groups, worlds */
     MPICH_GEN_CH4_MPIDIG, /* ch4 4.0.2: MPIR_Sendq, MPIDIG's own receive lists */
-    MPICH_GEN_CH4_STOCK   /* ch4 4.0.2 without debugger support: MPIDIG's lists */
+    MPICH_GEN_CH4_STOCK,  /* ch4 4.x without debugger support: MPIDIG's lists */
+    MPICH_GEN_CH4_STOCK_5X /* ch4 5.0 without debugger support: MPIDIG's lists */
 };
 
 /* Symbols. */
@@ -125,7 +135,8 @@ enum mpich_generation {
  * MPID_Recvq_unexpected_head_ptr as &MPIDI_global.per_vci[0].posted_list
  * and .unexp_list: requests linked through MPIR_Request.next by
  * MPIDIG_enqueue_request's DL_APPEND, matched on MPIDIG_REQUEST(req,
- * u.recv)).  A field a process's
+ * u.recv.context_id) and, to 4.2, MPIDIG_URECV's u.recv.source and tag;
+ * 4.3 on, on the request's status, an OPTIONAL field).  A field a process's
  * generation needs and the debug information lacks stops the DLL with its
  * name.  The rest are optional: CH3_OPTIONAL ch3's process groups, which
  * name processes across jobs for MPI-2 identities (without them, peers
@@ -268,14 +279,16 @@ enum mpich_generation {
     X(REQ_DL_NEXT, MPIDIG, "MPIR_Request:next")                                               \
     X(REQ_AM_COUNT, MPIDIG, "MPIR_Request:dev/MPIDI_Devreq_t:ch4.am/MPIDIG_req_t:count")      \
     X(REQ_AM_BUF, MPIDIG, "MPIR_Request:dev/MPIDI_Devreq_t:ch4.am/MPIDIG_req_t:buffer")       \
-    X(REQ_AM_SOURCE, MPIDIG,                                                                  \
+    X(REQ_AM_SOURCE, MPIDIG_URECV,                                                                \
       "MPIR_Request:dev/MPIDI_Devreq_t:ch4.am/MPIDIG_req_t:u.recv.source")                    \
-    X(REQ_AM_TAG, MPIDIG, "MPIR_Request:dev/MPIDI_Devreq_t:ch4.am/MPIDIG_req_t:u.recv.tag")   \
+    X(REQ_AM_TAG, MPIDIG_URECV,                                                               \
+      "MPIR_Request:dev/MPIDI_Devreq_t:ch4.am/MPIDIG_req_t:u.recv.tag")                       \
     X(REQ_AM_CTX, MPIDIG_RECV,                                                                \
       "MPIR_Request:dev/MPIDI_Devreq_t:ch4.am/MPIDIG_req_t:u.recv.context_id")                \
     X(REQ_DEV_LOCAL, CH4_REQ, "MPIR_Request:dev/MPIDI_Devreq_t:is_local")                 \
     X(CH4G_NVCIS, STOCK, "MPIDI_CH4_Global_t:n_vcis")                                       \
     X(CH4G_PER_VCI, STOCK, "MPIDI_CH4_Global_t:per_vci")                                    \
+    X(CH4G_NTOTAL_VCIS, OPTIONAL, "MPIDI_CH4_Global_t:n_total_vcis")                         \
     X(VCI_POSTED, STOCK, "MPIDI_per_vci_t:posted_list")                                     \
     X(VCI_UNEXP, STOCK, "MPIDI_per_vci_t:unexp_list")                                       \
     X(OBJ_INDIRECT, POOLS, "MPIR_Object_alloc_t:indirect")                                  \
@@ -424,11 +437,16 @@ enum { MPICH_SCHED_SEND = 1, MPICH_SCHED_RECV = 2, MPICH_SCHED_PT2PT_SEND = 3,
 #define MPICH_OBJECT_REQUEST 0xbu
 
 /* Request kinds (MPIR_Request_kind_t, src/include/mpir_request.h:58-72,
- * 4.0.2; 4.1 on adds none before COLL). */
+ * 4.0.2).  4.1 on inserts ENQUEUE (a request enqueued on a GPU stream) at
+ * 9, moving GREQUEST, COLL, MPROBE and RMA one up (5.0.1 mpir_request.h:
+ * 43-59); the DLL reads those as 4.0.2's numbers (mpich_handles.c), ENQUEUE
+ * as MPICH_REQ_ENQUEUE past them.  A builtin request's handle index is its
+ * kind (MPII_init_request, mpir_request.c). */
 enum { MPICH_REQ_SEND = 1, MPICH_REQ_RECV = 2, MPICH_REQ_PREQUEST_SEND = 3,
        MPICH_REQ_PREQUEST_RECV = 4, MPICH_REQ_PREQUEST_COLL = 5, MPICH_REQ_PART_SEND = 6,
        MPICH_REQ_PART_RECV = 7, MPICH_REQ_PART = 8, MPICH_REQ_GREQUEST = 9,
-       MPICH_REQ_COLL = 10, MPICH_REQ_MPROBE = 11, MPICH_REQ_RMA = 12 };
+       MPICH_REQ_COLL = 10, MPICH_REQ_MPROBE = 11, MPICH_REQ_RMA = 12,
+       MPICH_REQ_ENQUEUE_41 = 9, MPICH_REQ_ENQUEUE = 13 };
 
 /* Names of the predefined datatypes, for extra_text. */
 #define MPICH_DATATYPE_NAMES(X)                                                               \

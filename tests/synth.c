@@ -178,12 +178,25 @@ static int gen_ch3(enum synth_gen g)
 
 static int gen_v5(enum synth_gen g)
 {
-    return g == SYNTH_DEBUGQ_5 || g == SYNTH_CH3_DQ_5;
+    return g == SYNTH_DEBUGQ_5 || g == SYNTH_CH3_DQ_5 || g == SYNTH_CH4_STOCK_5;
+}
+
+static int gen_stock(enum synth_gen g)
+{
+    return g == SYNTH_CH4_STOCK || g == SYNTH_CH4_STOCK_5;
+}
+
+/* A request kind of 4.0.2's numbering as the generation numbers it: 4.1
+ * on inserts ENQUEUE at 9 (mpir_request.h). */
+static int gen_kind(enum synth_gen g, int kind)
+{
+    return gen_v5(g) && kind >= 9 ? kind + 1 : kind;
 }
 
 /* 4.0.2 ch4's request device part (src/mpid/ch4/include/mpidpre.h:
  * MPIDI_Devreq_t, MPIDIG_req_t, MPIDI_prequest_t, MPIDIG_req_ext_t); the
- * size of MPIDI_Devreq_t. */
+ * size of MPIDI_Devreq_t.  5.0's MPIDIG_req_t keeps a receive's context
+ * alone in u.recv (its source and tag in the request's status). */
 static int stock_request_types(struct synth *s)
 {
     int p = s->ptr;
@@ -192,7 +205,9 @@ static int stock_request_types(struct synth *s)
     t = type_new(s, "MPIDIG_req_t");
     add(t, "count", p); add(t, "datatype", 4); add(t, "u", 12); add(t, "buffer", p);
     add(t, "req", p); finish(t);
-    alias(t, "u.recv.tag", "u", 0); alias(t, "u.recv.source", "u", 4);
+    if (!gen_v5(s->gen)) {
+        alias(t, "u.recv.tag", "u", 0); alias(t, "u.recv.source", "u", 4);
+    }
     alias(t, "u.recv.context_id", "u", 8); alias(t, "u.send.dest", "u", 4);
     int am = t->size;
     t = type_new(s, "MPIDI_prequest_t");
@@ -216,7 +231,10 @@ static void stock_global_types(struct synth *s)
     finish(t);
     int vci = t->size;
     t = type_new(s, "MPIDI_CH4_Global_t");
-    add(t, "pname", 32); add(t, "per_vci", 4 * vci); add(t, "n_vcis", 4); finish(t);
+    add(t, "pname", 32); add(t, "per_vci", 4 * vci); add(t, "n_vcis", 4);
+    if (gen_v5(s->gen)) /* 5.0: the reserved VCIs past n_vcis */
+        add(t, "n_total_vcis", 4);
+    finish(t);
     t = type_new(s, "MPIR_Object_alloc_t");
     add(t, "avail", p); add(t, "direct", p); add(t, "kind", 4); add(t, "indirect_size", 4);
     add(t, "indirect", p); add(t, "size", 4); add(t, "direct_size", 4); add(t, "pad", 64);
@@ -237,7 +255,7 @@ static void stock_global_types(struct synth *s)
 static void mpich_types(struct synth *s)
 {
     int p = s->ptr, ch3 = gen_ch3(s->gen), v5 = gen_v5(s->gen);
-    int ch4 = !ch3, old = s->gen == SYNTH_CH3_402, stock = s->gen == SYNTH_CH4_STOCK;
+    int ch4 = !ch3, old = s->gen == SYNTH_CH3_402, stock = gen_stock(s->gen);
     struct type *t;
     s->ctx = v5 ? 4 : 2;
     if (!v5) {
@@ -383,15 +401,21 @@ static void allocator(struct synth *s, uint64_t a, unsigned kind, int size, int 
 }
 
 /* SYNTH_CH4_STOCK's globals (synth.h), named as the library's debug
- * symbols name them. */
+ * symbols name them; SYNTH_CH4_STOCK_5's with 5.0's worlds. */
 static struct synth *stock_globals(struct synth *s)
 {
-    put_string_sym(s, "MPII_Version_device", "ch4:ucx");
-    put_string_sym(s, "MPII_Version_string", "4.0.2");
+    int v5 = gen_v5(s->gen);
+    put_string_sym(s, "MPII_Version_device", v5 ? "ch4:ofi" : "ch4:ucx");
+    put_string_sym(s, "MPII_Version_string", v5 ? "5.0.1" : "4.0.2");
+    if (v5) {
+        uint64_t w = synth_alloc(s, 2 * synth_sizeof(s, "MPIR_World"));
+        synth_put_bytes(s, w + (uint64_t)synth_off(s, "MPIR_World", "namespace"), "kvs_5_0", 8);
+        synth_symbol(s, "MPIR_Worlds", w);
+    }
     uint64_t pr = mpir_process(s);
     synth_put(s, pr + (uint64_t)synth_off(s, "MPIR_Process_t", "size"), 4, 4);
     s->ch4_global = synth_alloc(s, synth_sizeof(s, "MPIDI_CH4_Global_t"));
-    synth_put(s, s->ch4_global + (uint64_t)synth_off(s, "MPIDI_CH4_Global_t", "n_vcis"), 1, 4);
+    synth_vcis(s, 1);
     synth_symbol(s, "MPIDI_global", s->ch4_global);
     s->comm_mem = synth_alloc(s, synth_sizeof(s, "MPIR_Object_alloc_t"));
     allocator(s, s->comm_mem, 0x1, synth_sizeof(s, "MPIR_Comm"), 8);
@@ -422,7 +446,7 @@ struct synth *synth_new_gen(int big_endian, int ptr_size, enum synth_gen gen)
     s->used = 64;
     s->image.s = s->process.s = s;
     mpich_types(s);
-    if (gen == SYNTH_CH4_STOCK)
+    if (gen_stock(gen))
         return stock_globals(s);
     /* The globals every MPICH process of this generation has. */
     synth_symbol(s, "MPIR_All_communicators", synth_alloc(s, synth_sizeof(s, "MPIR_Comm_list")));
@@ -704,7 +728,7 @@ static uint64_t stock_comm_object(struct synth *s, unsigned handle)
 static uint64_t comm_common(struct synth *s, unsigned handle, unsigned ctx, int lsize, int rank,
                             int rsize, int inter, const char *name)
 {
-    uint64_t c = s->gen == SYNTH_CH4_STOCK ? stock_comm_object(s, handle)
+    uint64_t c = gen_stock(s->gen) ? stock_comm_object(s, handle)
                                           : synth_alloc(s, synth_sizeof(s, "MPIR_Comm"));
     PUT(c, "MPIR_Comm", "ref_count", 1, 4);
     unsigned sctx = inter ? SYNTH_INTER_SEND(ctx) : ctx;
@@ -915,7 +939,7 @@ void synth_foreign_group(struct synth *s, const char *id)
 
 void synth_comm_list(struct synth *s, const uint64_t *comms, int n, int seq)
 {
-    if (s->gen == SYNTH_CH4_STOCK) /* no list: the pool is where they are */
+    if (gen_stock(s->gen)) /* no list: the pool is where they are */
         return;
     uint64_t list = sym(s, "MPIR_All_communicators");
     PUT(list, "MPIR_Comm_list", "sequence_number", seq, 4);
@@ -1010,7 +1034,7 @@ static uint64_t stock_request(struct synth *s, int kind, int cc)
     uint64_t r = pool_object(s, s->req_mem, 0xec000000u | (unsigned)(s->nreqs / 64) << 12 |
                                                 (unsigned)(s->nreqs % 64));
     s->nreqs++;
-    PUT(r, "MPIR_Request", "kind", kind, 4);
+    PUT(r, "MPIR_Request", "kind", gen_kind(s->gen, kind), 4);
     PUT(r, "MPIR_Request", "cc", cc, 4);
     synth_put(s, r + (uint64_t)am_off(s, "req"),
               synth_alloc(s, synth_sizeof(s, "MPIDIG_req_ext_t")), s->ptr);
@@ -1020,7 +1044,7 @@ static uint64_t stock_request(struct synth *s, int kind, int cc)
 uint64_t synth_recv(struct synth *s, unsigned ctx, int rank, int tag, long count,
                     unsigned datatype, int cc, long recv_sz)
 {
-    int stock = s->gen == SYNTH_CH4_STOCK;
+    int stock = gen_stock(s->gen);
     uint64_t r = stock ? stock_request(s, 2, cc) : synth_alloc(s, synth_sizeof(s, "MPIR_Request"));
     if (!stock)
         PUT(r, "MPIR_Request", "handle", 0xac000000u, 4);
@@ -1033,10 +1057,15 @@ uint64_t synth_recv(struct synth *s, unsigned ctx, int rank, int tag, long count
     PUT(st, "MPI_Status", "count_hi_and_cancelled", ((uint64_t)recv_sz >> 32) << 1, 4);
     PUT(st, "MPI_Status", "MPI_SOURCE", (uint64_t)(int64_t)(cc == 0 ? rank : -1), 4);
     PUT(st, "MPI_Status", "MPI_TAG", (uint64_t)(int64_t)(cc == 0 ? tag : -1), 4);
-    if (stock) { /* MPIDIG_prepare_recv_req (mpidig_recv.h) */
+    if (stock && gen_v5(s->gen)) { /* 5.0: the envelope in the status */
+        PUT(st, "MPI_Status", "MPI_SOURCE", (uint64_t)(int64_t)rank, 4);
+        PUT(st, "MPI_Status", "MPI_TAG", (uint64_t)(int64_t)tag, 4);
+    } else if (stock) { /* MPIDIG_prepare_recv_req (mpidig_recv.h) */
         synth_put(s, r + (uint64_t)am_off(s, "u.recv.source"), (uint64_t)(int64_t)rank, 4);
         synth_put(s, r + (uint64_t)am_off(s, "u.recv.tag"), (uint64_t)(int64_t)tag, 4);
-        synth_put(s, r + (uint64_t)am_off(s, "u.recv.context_id"), ctx, 2);
+    }
+    if (stock) {
+        synth_put(s, r + (uint64_t)am_off(s, "u.recv.context_id"), ctx, s->ctx);
         synth_put(s, r + (uint64_t)am_off(s, "count"), (uint64_t)count, s->ptr);
         synth_put(s, r + (uint64_t)am_off(s, "datatype"), datatype, 4);
         synth_put(s, r + (uint64_t)am_off(s, "buffer"), 0x7000, s->ptr);
@@ -1103,7 +1132,7 @@ static void stock_list(struct synth *s, int unexpected, const uint64_t *reqs, in
 
 void synth_recv_list(struct synth *s, int unexpected, const uint64_t *reqs, int n)
 {
-    if (s->gen == SYNTH_CH4_STOCK) {
+    if (gen_stock(s->gen)) {
         stock_list(s, unexpected, reqs, n);
         return;
     }
@@ -1133,7 +1162,7 @@ void synth_recv_list(struct synth *s, int unexpected, const uint64_t *reqs, int 
 
 uint64_t synth_send_req(struct synth *s, long count, unsigned datatype, int cc)
 {
-    if (s->gen == SYNTH_CH4_STOCK) { /* a shared-memory send (ch4_send.h: is_local 1) */
+    if (gen_stock(s->gen)) { /* a shared-memory send (ch4_send.h: is_local 1) */
         uint64_t r = stock_request(s, 1, cc);
         synth_put(s, r + (uint64_t)am_off(s, "count"), (uint64_t)count, s->ptr);
         synth_put(s, r + (uint64_t)am_off(s, "datatype"), datatype, 4);
@@ -1159,7 +1188,7 @@ uint64_t synth_send_req(struct synth *s, long count, unsigned datatype, int cc)
 void synth_sendq(struct synth *s, const uint64_t *reqs, const int *ranks, const int *tags,
                  const unsigned *ctxs, int n)
 {
-    if (s->gen == SYNTH_CH4_STOCK) { /* no queue: the requests alone, with no tag */
+    if (gen_stock(s->gen)) { /* no queue: the requests alone, with no tag */
         for (int i = 0; i < n; i++) {
             synth_send_dest(s, reqs[i], ranks[i]);
             PUT(reqs[i], "MPIR_Request", "comm", comm_of_context(s, ctxs[i], 1), s->ptr);
@@ -1243,7 +1272,10 @@ uint64_t synth_nbc(struct synth *s, uint64_t comm, int tag, int peer, int done)
 
 void synth_vcis(struct synth *s, int n)
 {
-    PUT(s->ch4_global, "MPIDI_CH4_Global_t", "n_vcis", n, 4);
+    /* 5.0: communicators hash to n_vcis, all n_total_vcis have lists */
+    PUT(s->ch4_global, "MPIDI_CH4_Global_t", "n_vcis", gen_v5(s->gen) && n > 1 ? 1 : n, 4);
+    if (gen_v5(s->gen))
+        PUT(s->ch4_global, "MPIDI_CH4_Global_t", "n_total_vcis", n, 4);
 }
 
 /* ---------------------------------------------------------------- callbacks */

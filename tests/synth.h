@@ -39,10 +39,15 @@ struct synth;
  *                   requests in theirs (MPIR_Request_mem), the pending
  *                   schedules on all_schedules.  Its globals are named
  *                   (the library's debug symbols found).
+ *   SYNTH_CH4_STOCK_5 5.0.1 ch4 (ch4:ofi) built the same way: the same,
+ *                   with 5.0's contexts, groups and worlds, a receive's
+ *                   source and tag in its status (no u.recv.source or
+ *                   u.recv.tag), the request kinds 4.1 renumbered, and
+ *                   n_total_vcis VCIs.
  * Every generation but 4.0.2 ch3 names its device in MPII_Version_device.
  */
 enum synth_gen { SYNTH_CH3_402, SYNTH_DEBUGQ, SYNTH_DEBUGQ_5, SYNTH_CH3_DQ, SYNTH_CH3_DQ_5,
-                 SYNTH_CH4_STOCK };
+                 SYNTH_CH4_STOCK, SYNTH_CH4_STOCK_5 };
 
 /* An intercommunicator's send context (the remote side's receive
  * context) in a synthetic target, for one made with receive context ctx. */

@@ -77,7 +77,8 @@ static void build_rank(struct synth *s, uint64_t *comms, int *n)
  * requests. */
 static void check_rank(const struct result *r, enum synth_gen gen)
 {
-    int dq = gen == SYNTH_DEBUGQ || gen == SYNTH_DEBUGQ_5, stock = gen == SYNTH_CH4_STOCK;
+    int dq = gen == SYNTH_DEBUGQ || gen == SYNTH_DEBUGQ_5;
+    int stock = gen == SYNTH_CH4_STOCK || gen == SYNTH_CH4_STOCK_5;
     if (r->rc != mqs_ok)
         fail_msg("dump failed: %d %s (%s)", r->rc, dlldump_dll->dll_error_string(r->rc),
                  r->why ? r->why : "");
@@ -241,20 +242,20 @@ static void test_synth__debugq_generation_every_queue(void **state)
 }
 
 /*
- * MPICH 4.0.2 ch4 without debugger support, its globals named (its debug
- * symbols found): the communicators from their pool, MPIDIG's posted and
- * unexpected lists, no sends; a second VCI's lists read too.
+ * MPICH 4.0.2 and 5.0 ch4 without debugger support, its globals named (its
+ * debug symbols found): the communicators from their pool, MPIDIG's posted
+ * and unexpected lists (5.0: matched on the requests' status), no sends; a
+ * second VCI's lists read too (5.0: a reserved one, past n_vcis).
  */
-static void test_synth__stock_generation_every_queue(void **state)
+static void stock_generation_every_queue(enum synth_gen gen)
 {
-    (void)state;
-    every_queue(SYNTH_CH4_STOCK);
+    every_queue(gen);
     uint64_t comms[16];
-    struct synth *s = start_gen(0, 8, SYNTH_CH4_STOCK, comms);
+    struct synth *s = start_gen(0, 8, gen, comms);
     synth_vcis(s, 2);
     struct result r;
     dlldump_process(s, &r, 0);
-    check_rank(&r, SYNTH_CH4_STOCK);
+    check_rank(&r, gen);
     /* No sequence number: every stop reads them again.  A communicator
      * freed (its reference gone) is not shown; one of an indirect block is. */
     synth_comm_free(s, comms[4]);
@@ -270,6 +271,13 @@ static void test_synth__stock_generation_every_queue(void **state)
     dlldump_process(s, &r, 1);
     assert_int_equal(r.rc, dlldump_code("a count, size or rank"));
     finish(s);
+}
+
+static void test_synth__stock_generation_every_queue(void **state)
+{
+    (void)state;
+    stock_generation_every_queue(SYNTH_CH4_STOCK);
+    stock_generation_every_queue(SYNTH_CH4_STOCK_5);
 }
 
 /* A build whose ch4 sends everything through its netmod (no shared-memory
@@ -340,18 +348,29 @@ static void test_synth__stock_unknown_build_is_named(void **state)
                    "libmpich12-dbgsym", NULL);
 }
 
-/* Its debug symbols there, but its own lists not 4.0.2's (5.0 matches on
- * the request's status, its MPIDIG_req_t has no u.recv.source): said so,
- * and not told to install the debug symbols it has. */
+/* Its debug symbols there, but its own lists not as mqd knows them (no
+ * u.recv.context_id): said so, and not told to install the debug symbols
+ * it has.  Neither u.recv's source (4.0.2 to 4.2) nor the status's (4.3
+ * on) to match on: the field named. */
 static void test_synth__stock_lists_of_another_layout_are_named(void **state)
 {
     (void)state;
     uint64_t comms[16];
-    struct synth *s = start_gen(0, 8, SYNTH_CH4_STOCK, comms);
+    struct synth *s = start_gen(0, 8, SYNTH_CH4_STOCK_5, comms);
+    synth_drop_field(s, "MPIDIG_req_t", "u.recv.context_id");
+    no_queues_said(s, "this MPICH (5.0.1, ch4:ofi) was configured without --enable-debuginfo, "
+                      "and its own receive lists are not laid out as mqd knows them",
+                   "(no MPIDIG_req_t:u.recv.context_id)", "dbgsym");
+    s = start_gen(0, 8, SYNTH_CH4_STOCK, comms);
     synth_drop_field(s, "MPIDIG_req_t", "u.recv.source");
-    no_queues_said(s, "this MPICH (4.0.2, ch4:ucx) was configured without --enable-debuginfo, "
-                      "and its own receive lists differ from 4.0.2's",
-                   "(no MPIDIG_req_t:u.recv.source)", "dbgsym");
+    synth_drop_field(s, "MPI_Status", "MPI_SOURCE");
+    struct result r;
+    dlldump_process(s, &r, 0);
+    assert_int_equal(r.rc, dlldump_code("a type or field"));
+    if (!strstr(r.why, "lacks both MPIR_Request:dev/MPIDI_Devreq_t:ch4.am/MPIDIG_req_t:u.recv."
+                       "source and MPIR_Request:status/MPI_Status:MPI_SOURCE"))
+        fail_msg("unexpected: %s", r.why);
+    finish(s);
 }
 
 /* mqd_get_request_info of handle h in s's process (dumped), into *info. */
@@ -441,11 +460,10 @@ static void test_synth__schedules_asked_when_pending(void **state)
  * null request and MPICH's pre-completed ones; handles naming no request
  * in use refused; an envelope that is not its communicator's not said.
  */
-static void test_synth__request_info(void **state)
+static void request_info_of(enum synth_gen gen)
 {
-    (void)state;
     uint64_t comms[16];
-    struct synth *s = start_gen(0, 8, SYNTH_CH4_STOCK, comms);
+    struct synth *s = start_gen(0, 8, gen, comms);
     uint64_t recv = synth_recv(s, 48, 2, 4, 1, DT_INT, 1, 0);
     uint64_t any = synth_recv(s, 0, -2, -1, 1, DT_INT, 1, 0);
     uint64_t send = synth_send_req(s, 4, DT_INT, 1), odd = synth_recv(s, 48, 1, 6, 1, DT_INT, 1, 0);
@@ -500,24 +518,39 @@ static void test_synth__request_info(void **state)
     assert_int_equal(request_info(s, 0x6c000001u, &i), mqs_ok); /* MPIR_REQUEST_COMPLETE_SEND */
     assert_int_equal(i.kind, MQD_REQ_SEND);
     assert_int_equal(i.state, MQD_REQ_COMPLETE);
+    /* A builtin's index is its kind: 4.1 on inserts ENQUEUE at 9. */
+    int v5 = gen == SYNTH_CH4_STOCK_5;
+    assert_int_equal(request_info(s, 0x6c00000au, &i), mqs_ok);
+    assert_int_equal(i.kind, v5 ? MQD_REQ_GENERALIZED : MQD_REQ_COLLECTIVE);
+    assert_int_equal(request_info(s, 0x6c000009u, &i), mqs_ok);
+    assert_int_equal(i.kind, v5 ? MQD_REQ_OTHER : MQD_REQ_GENERALIZED);
+    assert_int_equal(request_info(s, 0x6c00000du, &i), mqs_ok);
+    assert_int_equal(i.kind, v5 ? MQD_REQ_RMA : MQD_REQ_OTHER);
     int bad = dlldump_code("a count, size or rank");
     assert_int_equal(request_info(s, 0x84000001u, &i), bad);  /* a communicator's handle */
     assert_int_equal(request_info(s, 0xec00f000u, &i), bad);  /* a block never made */
     synth_put(s, recv + (uint64_t)synth_off(s, "MPIR_Request", "ref_count"), 0, 4); /* freed */
     assert_int_equal(request_info(s, synth_request_handle(s, recv), &i), bad);
     finish(s);
-    /* Other generations: 4.0.2 ch3 without the pools named; 4.1 and later
-     * renumber the kinds. */
-    s = start_gen(0, 8, SYNTH_CH3_402, comms);
-    dlldump_process(s, &r, 0);
-    assert_int_equal(request_info(s, 0xec000001u, &i), mqs_no_information);
-    assert_string_equal(i.text, "the request pools (MPIR_Request_mem) are not found");
-    finish(s);
-    s = start_gen(0, 8, SYNTH_DEBUGQ, comms);
-    dlldump_process(s, &r, 0);
-    assert_int_equal(request_info(s, 0xec000001u, &i), mqs_no_information);
-    assert_string_equal(i.text, "requests are read for MPICH 4.0.2 only");
-    finish(s);
+}
+
+static void test_synth__request_info(void **state)
+{
+    (void)state;
+    request_info_of(SYNTH_CH4_STOCK);
+    request_info_of(SYNTH_CH4_STOCK_5); /* 5.0: the kinds renumbered, the envelope in status */
+    /* Generations whose synthetic targets have no pools named: said. */
+    static const enum synth_gen no_pools[] = {SYNTH_CH3_402, SYNTH_DEBUGQ, SYNTH_DEBUGQ_5};
+    for (size_t g = 0; g < sizeof no_pools / sizeof no_pools[0]; g++) {
+        uint64_t comms[16];
+        struct synth *s = start_gen(0, 8, no_pools[g], comms);
+        struct result r;
+        mqd_request_info i;
+        dlldump_process(s, &r, 0);
+        assert_int_equal(request_info(s, 0xec000001u, &i), mqs_no_information);
+        assert_string_equal(i.text, "the request pools (MPIR_Request_mem) are not found");
+        finish(s);
+    }
 }
 
 /*
