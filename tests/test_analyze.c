@@ -1689,6 +1689,43 @@ static void test_analyze__waits_by_their_requests(void **state)
     assert_true(unseen_says(a, "whether rank 0's receive on \"MPI_COMM_WORLD\" takes rank 1's "
                                "send (the send's tag is not recorded)"));
     mqdh_analysis_free(a);
+    /* Rank 0 holds a message from rank 1 unexpected, envelope only, tag 12,
+     * and one eager (complete: its send done): rank 1's one pending send to
+     * it is the first, which rank 0's receives (tags 5 and 6) do not take. */
+    struct mqdh_op *eager = op(d, 0, MQDH_UNEXPECTED, -1, -1);
+    eager->status = MQDH_OP_COMPLETE;
+    eager->actual_local_rank = eager->actual_global_rank = 1;
+    eager->actual_tag = 11;
+    struct mqdh_op *env = op(d, 0, MQDH_UNEXPECTED, -1, -1);
+    env->actual_local_rank = env->actual_global_rank = 1;
+    env->actual_tag = 12;
+    a = analyze(d);
+    assert_int_equal(a->verdict, MQDH_VERDICT_DEADLOCK);
+    assert_true(unseen_says(a, "the tags of sends their MPI does not record: each is the message "
+                               "its destination holds unexpected, envelope only"));
+    const struct mqdh_wait *sw = NULL;
+    for (int k = 0; k < a->deadlocks[0].nwaits; k++)
+        if (a->waits[a->deadlocks[0].waits[k]].from == 1)
+            sw = &a->waits[a->deadlocks[0].waits[k]];
+    assert_non_null(sw);
+    if (!strstr(why_of(d, sw), "rank 1 waits in MPI_Wait: send(dest=0, tag=12, "
+                               "comm=MPI_COMM_WORLD) - rank 0 has posted no matching receive"))
+        fail_msg("%s", why_of(d, sw));
+    mqdh_analysis_free(a);
+    /* A receive of rank 0 that may take it: not a wait (it is matched). */
+    op(d, 0, MQDH_RECEIVES, 1, 12)->request = 0x1000;
+    a = analyze(d);
+    assert_int_equal(a->ndeadlocks, 0);
+    mqdh_analysis_free(a);
+    d->procs[0].comms[0].queues[MQDH_RECEIVES].nops--;
+    /* Two sends to rank 0, one such message: which is which is not known. */
+    wait_request(d, 1, MQDH_REQ_SEND, 0, 0, -2, 0x3100);
+    a = analyze(d);
+    assert_int_equal(a->ndeadlocks, 0);
+    assert_true(unseen_says(a, "the send's tag is not recorded"));
+    mqdh_analysis_free(a);
+    d->requests[1].n = 1;
+    d->procs[0].comms[0].queues[MQDH_UNEXPECTED].nops = 0;
     /* Rank 0 in MPI_Finalize: it never receives; rank 1's send waits on it. */
     in_call(d, 0, "MPI_Finalize");
     a = analyze(d);

@@ -123,6 +123,59 @@ static int may_receive(const struct mqdh__waits *b, int i, int tp, int k, long t
     return 0;
 }
 
+/* Is request r a pending send of process i to process tp on i's
+ * communicator ci? */
+static int send_to(const struct mqdh__waits *b, int i, const struct mqdh_request *r, int tp,
+                   int ci)
+{
+    return !r->done && r->comm == ci && r->peer_known && r->peer_local >= 0 &&
+           (r->kind == MQDH_REQ_SEND || r->kind == MQDH_REQ_PERSISTENT_SEND) &&
+           mqdh__op_global(&b->m, i, ci, r->peer_local, r->peer_global) == b->ids[tp];
+}
+
+/*
+ * Process i's pending send request r to tp (its communicator k there), its
+ * tag not recorded: is it a message tp's unexpected queue holds with its
+ * envelope only, which none of tp's receives takes?  Once the job has
+ * stopped moving every pending send has reached its destination, and one
+ * not matched waits there, envelope only (its data, or the rest of it,
+ * still at the sender, which is why the send is pending).  So where i's
+ * call waits on as many pending sends to tp on that communicator, none
+ * with its tag recorded, as tp's queue holds such messages from i, those
+ * are the sends (i's other pending sends to tp would be there too).  1,
+ * *tag the messages' tag (-1 if they differ), if none of tp's receives
+ * may take any; else 0.
+ */
+static int arrived_unmatched(const struct mqdh__waits *b, int i, const struct mqdh_request *r,
+                             int tp, int k, long *tag)
+{
+    const struct mqdh_queue *ux = &b->m.d->procs[tp].comms[k].queues[MQDH_UNEXPECTED];
+    const struct mqdh_requests *rq = mqdh__call_requests(b, i);
+    int sends = 0, there = 0;
+    for (int n = 0; rq && n < rq->n; n++) {
+        if (!send_to(b, i, &rq->v[n], tp, r->comm))
+            continue;
+        if (rq->v[n].tag_known)
+            return 0;
+        sends++;
+    }
+    if (ux->state != MQDH_QUEUE_OK || sends == 0)
+        return 0;
+    *tag = -2;
+    for (int n = 0; n < ux->nops; n++) {
+        const struct mqdh_op *o = &ux->ops[n];
+        if (o->collective || o->status == MQDH_OP_COMPLETE || o->actual_tag < 0 ||
+            mqdh__op_global(&b->m, tp, k, o->actual_local_rank, o->actual_global_rank) !=
+                b->ids[i])
+            continue;
+        if (may_receive(b, i, tp, k, o->actual_tag, 1))
+            return 0;
+        *tag = *tag == -2 || *tag == o->actual_tag ? o->actual_tag : -1;
+        there++;
+    }
+    return there == sends;
+}
+
 /*
  * Process i's pending send request r, in no queue (its MPI records no
  * sends): it waits for its destination to post a receive that takes it.
@@ -148,7 +201,10 @@ static int send_request_wait(struct mqdh__waits *b, int i, const struct mqdh_req
     }
     const struct mqdh_process *mp = &b->m.d->procs[tp];
     int k = mqdh__comm_same(mp, &p->comms[r->comm]);
-    if (!mqdh__process_terminal(mp) && (k < 0 || may_receive(b, i, tp, k, r->tag, r->tag_known))) {
+    long tag = r->tag_known ? r->tag : -1;
+    int arrived = !r->tag_known && k >= 0 && arrived_unmatched(b, i, r, tp, k, &tag);
+    if (!mqdh__process_terminal(mp) && !arrived &&
+        (k < 0 || may_receive(b, i, tp, k, r->tag, r->tag_known))) {
         if (k < 0 || !r->tag_known)
             mqdh__unseen(b, i, "whether %s's receive on \"%s\" takes %s's send (%s)",
                          who(b, tp, them, sizeof them), p->comms[r->comm].name,
@@ -157,6 +213,11 @@ static int send_request_wait(struct mqdh__waits *b, int i, const struct mqdh_req
                                : "the send's tag is not recorded");
         return 0;
     }
+    if (arrived)
+        mqdh__unseen_note(b, "the tags of sends their MPI does not record: each is the message "
+                          "its destination holds unexpected, envelope only, which holds once "
+                          "the job has stopped moving (every pending send has reached its "
+                          "destination by then)");
     struct mqdh_wait *w = mqdh__add_wait(b);
     if (!w)
         return 0;
@@ -167,8 +228,8 @@ static int send_request_wait(struct mqdh__waits *b, int i, const struct mqdh_req
     w->comm = r->comm;
     w->peer_local = r->peer_local;
     w->peer_global = b->ids[tp];
-    w->tag_unknown = !r->tag_known;
-    w->tag = r->tag_known ? r->tag : -1;
+    w->tag_unknown = tag < 0;
+    w->tag = tag;
     w->bytes = -1;
     return 1;
 }
