@@ -173,7 +173,7 @@ static void ch4_envelope(struct mqd_process *p, const unsigned char *buf, unsign
     int local = o[F_REQ_DEV_LOCAL] >= 0 && mqd_int(p, buf, o[F_REQ_DEV_LOCAL], 4) == 1;
     int am = o[F_REQ_AM_EXT] >= 0 && mqd_ptr(p, buf, o[F_REQ_AM_EXT]) != 0;
     /* 4.3 on: a receive's source and tag in its status (mpich_defs.h) */
-    int urecv = o[F_REQ_AM_SOURCE] >= 0;
+    int urecv = o[F_REQ_AM_SOURCE] >= 0 && o[F_REQ_AM_TAG] >= 0;
     enum field_id src = urecv ? F_REQ_AM_SOURCE : F_REQ_ST_SOURCE;
     enum field_id tag = urecv ? F_REQ_AM_TAG : F_REQ_ST_TAG;
     long rank = -3;
