@@ -1896,6 +1896,51 @@ static void test_analyze__nonblocking_collective_by_its_request(void **state)
 }
 
 /*
+ * nbcwait on an MPICH that records no sends but keeps its receive lists
+ * (ch4 without --enable-debuginfo): rank 0's pending collective receive
+ * from rank 1 (tag 287) is in its queue, rank 1 is in MPI_Barrier and its
+ * sends cannot be seen; its next nonblocking collective's tag says whether
+ * it started rank 0's instance: 287 not (each waits for the other), 288
+ * maybe (unseen), not known (its queues unseen).
+ */
+static void test_analyze__nonblocking_collective_sends_unseen(void **state)
+{
+    (void)state;
+    struct mqdh_dump *d = job(2);
+    in_nbc(d, 0, "MPI_Wait", 287);
+    call(d, 1, "MPI_Barrier", 0, 0, 0, 0);
+    for (int r = 0; r < 2; r++)
+        d->procs[r].comms[0].queues[MQDH_SENDS].state = MQDH_QUEUE_NO_INFO;
+    struct mqdh_request *nbc = wait_request(d, 0, MQDH_REQ_COLLECTIVE, 0, 1, -2, 0x5000);
+    nbc->sched_tag = 287;
+    nbc->sched_receives = 1;
+    struct mqdh_requests *r1 = &d->requests[1];
+    r1->nbc_ncomms = 1;
+    r1->nbc_next_tag = calloc(1, sizeof *r1->nbc_next_tag);
+    assert_non_null(r1->nbc_next_tag);
+    r1->nbc_next_tag[0] = 287;
+    struct mqdh_analysis *a = analyze(d);
+    assert_int_equal(a->verdict, MQDH_VERDICT_DEADLOCK);
+    one_deadlock(d, a, "0,1",
+                 "rank 0 waits in MPI_Wait: nonblocking collective(comm=MPI_COMM_WORLD) - rank 1 "
+                 "has not entered it or a matching one (it is in MPI_Barrier)");
+    mqdh_analysis_free(a);
+    r1->nbc_next_tag[0] = 288;
+    a = analyze(d);
+    assert_int_equal(a->ndeadlocks, 0);
+    assert_true(unseen_says(a, "whether rank 0's and rank 1's nonblocking collectives on "
+                               "\"MPI_COMM_WORLD\" with schedule tag 287 are the same"));
+    mqdh_analysis_free(a);
+    r1->nbc_next_tag[0] = -1;
+    a = analyze(d);
+    assert_int_equal(a->ndeadlocks, 0);
+    assert_true(unseen_says(a, "rank 1's queues on \"MPI_COMM_WORLD\" (whether it is in rank 0's "
+                               "nonblocking collective)"));
+    mqdh_analysis_free(a);
+    mqdh_dump_free(d);
+}
+
+/*
  * Processes dumped, whose queues all have no information (Debian's MPICH:
  * no sends recorded, receives in UCX): their waits come from their calls,
  * as for processes not dumped.  finalize's hang: rank 0 in MPI_Recv from
@@ -2048,6 +2093,7 @@ int main(void)
         cmocka_unit_test(test_analyze__waits_by_requests_no_queue_read),
         cmocka_unit_test(test_analyze__waits_by_requests_without_communicator),
         cmocka_unit_test(test_analyze__nonblocking_collective_by_its_request),
+        cmocka_unit_test(test_analyze__nonblocking_collective_sends_unseen),
         cmocka_unit_test(test_analyze__dumped_without_a_queue_read),
         cmocka_unit_test(test_analyze__calls_alone_unknown_arguments_only_where_they_matter),
         cmocka_unit_test(test_analyze__calls_alone_proc_null_and_threads),

@@ -402,16 +402,6 @@ int mqdh__requests_all_collective(const struct mqdh_requests *rq)
 /* ---------------------------------------------------------------- nonblocking collectives */
 
 /*
- * The tag process m's communicator k will give its next nonblocking
- * collective (mqdh_requests.nbc_next_tag), -1 if not known.
- */
-static long next_nbc_tag(const struct mqdh_dump *d, int m, int k)
-{
-    const struct mqdh_requests *r = d->requests ? &d->requests[m] : NULL;
-    return r && r->nbc_next_tag && k >= 0 && k < r->nbc_ncomms ? r->nbc_next_tag[k] : -1;
-}
-
-/*
  * Process i's pending nonblocking collective r, whose schedule receives
  * from one member next: the process m that is, in *m, and 1 if m has not
  * started r's instance (MPICH numbers a communicator's nonblocking
@@ -437,7 +427,7 @@ static int nbc_not_started(struct mqdh__waits *b, int i, const struct mqdh_reque
                      "not known, or not in the dump" : "that member shows no such communicator");
         return 0;
     }
-    long next = next_nbc_tag(b->m.d, *m, *mk);
+    long next = mqdh__next_nbc_tag(b->m.d, *m, *mk);
     if (b->a->activity[*m] == MQDH_ACT_UNKNOWN || next < 0 || next > r->sched_tag) {
         mqdh__unseen(b, i, "whether %s is in %s's nonblocking collective on \"%s\" (schedule "
                      "tag %ld): %s", who(b, *m, them, sizeof them), who(b, i, me, sizeof me),

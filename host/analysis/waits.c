@@ -154,3 +154,9 @@ void mqdh__waits_fini(struct mqdh__waits *b)
     b->blind = b->coll_comm = NULL;
     b->cand = NULL;
 }
+
+long mqdh__next_nbc_tag(const struct mqdh_dump *d, int m, int k)
+{
+    const struct mqdh_requests *r = d->requests ? &d->requests[m] : NULL;
+    return r && r->nbc_next_tag && k >= 0 && k < r->nbc_ncomms ? r->nbc_next_tag[k] : -1;
+}

@@ -76,4 +76,13 @@ struct mqdh_wait *mqdh__add_wait(struct mqdh__waits *b);
 struct mqdh_wait *mqdh__add_collective_wait(struct mqdh__waits *b, int i, int m, int g, int comm,
                                            long local);
 
+/*
+ * The tag process m's communicator k will give its next nonblocking
+ * collective (mqdh_requests.nbc_next_tag), -1 if not known.  MPICH numbers
+ * a communicator's nonblocking collectives alike on every member (the
+ * n-th takes 287 + n - 1): a next tag at most an instance's means m has
+ * not started that instance, and sends it nothing until it does.
+ */
+long mqdh__next_nbc_tag(const struct mqdh_dump *d, int m, int k);
+
 #endif

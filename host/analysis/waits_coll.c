@@ -264,6 +264,11 @@ static enum nbc_state nbc_receive(struct mqdh__waits *b, int i, int ci, const st
         receive_beside_message(b, t, mk, b->ids[i], tag))
         return NBC_DIFFER;
     int started = started_instance(&mp->comms[mk], tag);
+    /* Its queues not seen (an MPI that records no sends): how many it has
+     * started says whether this instance is among them. */
+    long next = started < 0 ? mqdh__next_nbc_tag(b->m.d, t, mk) : -1;
+    if (started < 0 && next >= 0)
+        started = next > tag;
     if (started < 0) {
         mqdh__unseen(b, i, "%s's queues on \"%s\" (whether it is in %s's nonblocking collective)",
                      label(b, t, who, sizeof who), c->name, label(b, i, me, sizeof me));
