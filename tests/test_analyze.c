@@ -1835,6 +1835,42 @@ static void test_analyze__waits_by_requests_without_communicator(void **state)
     mqdh_dump_free(d);
 }
 
+/* d analysed: no deadlock, and what was unseen says what. */
+static void no_deadlock_unseen(const struct mqdh_dump *d, const char *what)
+{
+    struct mqdh_analysis *a = analyze(d);
+    assert_int_equal(a->ndeadlocks, 0);
+    if (!unseen_says(a, what))
+        fail_msg("unseen does not say \"%s\"", what);
+    mqdh_analysis_free(a);
+}
+
+/*
+ * nbcwait's state, rank 0 already in MPI_Wait: its request an
+ * MPI_Ireduce's (schedule tag 287, receiving from rank 1 next), rank 1 in
+ * MPI_Barrier having started no nonblocking collective (its next tag
+ * 287): the cycle of the two, checked.  Rank 0's request.
+ */
+static struct mqdh_request *nbcwait_state(struct mqdh_dump *d)
+{
+    struct mqdh_request *nbc = wait_request(d, 0, MQDH_REQ_COLLECTIVE, 0, 1, -2, 0x5000);
+    nbc->sched_tag = 287;
+    nbc->sched_receives = 1;
+    call(d, 1, "MPI_Barrier", 0, 0, 0, 0);
+    struct mqdh_requests *r1 = &d->requests[1];
+    r1->nbc_ncomms = 1;
+    r1->nbc_next_tag = calloc(1, sizeof *r1->nbc_next_tag);
+    assert_non_null(r1->nbc_next_tag);
+    r1->nbc_next_tag[0] = 287;
+    struct mqdh_analysis *a = analyze(d);
+    assert_int_equal(a->verdict, MQDH_VERDICT_DEADLOCK);
+    one_deadlock(d, a, "0,1",
+                 "rank 0 waits in MPI_Wait: nonblocking collective(comm=MPI_COMM_WORLD) - rank 1 "
+                 "has not entered it or a matching one (it is in MPI_Barrier)");
+    mqdh_analysis_free(a);
+    return nbc;
+}
+
 /*
  * nbcwait on an MPI that keeps no queue: rank 0 in MPI_Wait on its
  * MPI_Ireduce (schedule tag 287, its schedule receiving from rank 1 next),
@@ -1853,21 +1889,9 @@ static void test_analyze__nonblocking_collective_by_its_request(void **state)
         d->procs[r].comms[0].handle = 0x44000000;
     }
     in_call(d, 0, "MPI_Wait");
-    struct mqdh_request *nbc = wait_request(d, 0, MQDH_REQ_COLLECTIVE, 0, 1, -2, 0x5000);
-    nbc->sched_tag = 287;
-    nbc->sched_receives = 1;
-    call(d, 1, "MPI_Barrier", 0, 0, 0, 0);
+    struct mqdh_request *nbc = nbcwait_state(d);
     struct mqdh_requests *r1 = &d->requests[1];
-    r1->nbc_ncomms = 1;
-    r1->nbc_next_tag = calloc(1, sizeof *r1->nbc_next_tag);
-    assert_non_null(r1->nbc_next_tag);
-    r1->nbc_next_tag[0] = 287;
-    struct mqdh_analysis *a = analyze(d);
-    assert_int_equal(a->verdict, MQDH_VERDICT_DEADLOCK);
-    one_deadlock(d, a, "0,1",
-                 "rank 0 waits in MPI_Wait: nonblocking collective(comm=MPI_COMM_WORLD) - rank 1 "
-                 "has not entered it or a matching one (it is in MPI_Barrier)");
-    mqdh_analysis_free(a);
+    struct mqdh_analysis *a;
     r1->nbc_next_tag[0] = 288; /* rank 1 started one: the same instance, maybe */
     a = analyze(d);
     assert_int_equal(a->ndeadlocks, 0);
@@ -1908,35 +1932,16 @@ static void test_analyze__nonblocking_collective_sends_unseen(void **state)
     (void)state;
     struct mqdh_dump *d = job(2);
     in_nbc(d, 0, "MPI_Wait", 287);
-    call(d, 1, "MPI_Barrier", 0, 0, 0, 0);
     for (int r = 0; r < 2; r++)
         d->procs[r].comms[0].queues[MQDH_SENDS].state = MQDH_QUEUE_NO_INFO;
-    struct mqdh_request *nbc = wait_request(d, 0, MQDH_REQ_COLLECTIVE, 0, 1, -2, 0x5000);
-    nbc->sched_tag = 287;
-    nbc->sched_receives = 1;
+    nbcwait_state(d);
     struct mqdh_requests *r1 = &d->requests[1];
-    r1->nbc_ncomms = 1;
-    r1->nbc_next_tag = calloc(1, sizeof *r1->nbc_next_tag);
-    assert_non_null(r1->nbc_next_tag);
-    r1->nbc_next_tag[0] = 287;
-    struct mqdh_analysis *a = analyze(d);
-    assert_int_equal(a->verdict, MQDH_VERDICT_DEADLOCK);
-    one_deadlock(d, a, "0,1",
-                 "rank 0 waits in MPI_Wait: nonblocking collective(comm=MPI_COMM_WORLD) - rank 1 "
-                 "has not entered it or a matching one (it is in MPI_Barrier)");
-    mqdh_analysis_free(a);
     r1->nbc_next_tag[0] = 288;
-    a = analyze(d);
-    assert_int_equal(a->ndeadlocks, 0);
-    assert_true(unseen_says(a, "whether rank 0's and rank 1's nonblocking collectives on "
-                               "\"MPI_COMM_WORLD\" with schedule tag 287 are the same"));
-    mqdh_analysis_free(a);
+    no_deadlock_unseen(d, "whether rank 0's and rank 1's nonblocking collectives on "
+                          "\"MPI_COMM_WORLD\" with schedule tag 287 are the same");
     r1->nbc_next_tag[0] = -1;
-    a = analyze(d);
-    assert_int_equal(a->ndeadlocks, 0);
-    assert_true(unseen_says(a, "rank 1's queues on \"MPI_COMM_WORLD\" (whether it is in rank 0's "
-                               "nonblocking collective)"));
-    mqdh_analysis_free(a);
+    no_deadlock_unseen(d, "rank 1's queues on \"MPI_COMM_WORLD\" (whether it is in rank 0's "
+                          "nonblocking collective)");
     mqdh_dump_free(d);
 }
 
