@@ -125,6 +125,16 @@ static void one_deadlock(const struct mqdh_dump *d, const struct mqdh_analysis *
     assert_string_equal(why_of(d, &a->waits[a->deadlocks[0].waits[0]]), why);
 }
 
+/* d analysed: no deadlock, and what was unseen says what. */
+static void no_deadlock_unseen(const struct mqdh_dump *d, const char *what)
+{
+    struct mqdh_analysis *a = analyze(d);
+    assert_int_equal(a->ndeadlocks, 0);
+    if (!unseen_says(a, what))
+        fail_msg("unseen does not say \"%s\"", what);
+    mqdh_analysis_free(a);
+}
+
 /* A ring of three in MPI_Waitall: one cycle, each rank one wait. */
 static void test_analyze__ring_is_a_cycle(void **state)
 {
@@ -282,6 +292,35 @@ static void test_analyze__any_source_knot(void **state)
     assert_int_equal(a->ndeadlocks, 0);
     assert_int_equal(a->nbehind, 0);
     mqdh_analysis_free(a);
+    mqdh_dump_free(d);
+}
+
+/*
+ * The same where no process's sends are recorded but every receive list
+ * is seen (MPICH without --enable-debuginfo, wildcards): an unmatched
+ * receive from MPI_ANY_SOURCE has no matching send pending anywhere, as
+ * one from a named source (a send would have reached it by the time the
+ * job stopped moving): the knot.  A member whose receives are not seen
+ * either: unseen.
+ */
+static void test_analyze__any_source_knot_sends_unrecorded(void **state)
+{
+    (void)state;
+    struct mqdh_dump *d = job(3);
+    for (int r = 0; r < 3; r++) {
+        in_call(d, r, "MPI_Waitall");
+        op(d, r, MQDH_RECEIVES, r ? 0 : -1, r ? 1 : 5);
+        d->procs[r].comms[0].queues[MQDH_SENDS].state = MQDH_QUEUE_NO_INFO;
+    }
+    struct mqdh_analysis *a = analyze(d);
+    assert_int_equal(a->ndeadlocks, 1);
+    assert_true(a->deadlocks[0].knot);
+    assert_string_equal(ranks(d, a->deadlocks[0].members, a->deadlocks[0].nmembers), "0,1,2");
+    assert_true(unseen_says(a, "rank 1's pending sends (its MPI records none)"));
+    mqdh_analysis_free(a);
+    d->procs[1].comms[0].queues[MQDH_RECEIVES].state = MQDH_QUEUE_NO_INFO;
+    no_deadlock_unseen(d, "rank 1's queues on \"MPI_COMM_WORLD\" (a member rank 0's receive "
+                          "from MPI_ANY_SOURCE might match)");
     mqdh_dump_free(d);
 }
 
@@ -1835,15 +1874,6 @@ static void test_analyze__waits_by_requests_without_communicator(void **state)
     mqdh_dump_free(d);
 }
 
-/* d analysed: no deadlock, and what was unseen says what. */
-static void no_deadlock_unseen(const struct mqdh_dump *d, const char *what)
-{
-    struct mqdh_analysis *a = analyze(d);
-    assert_int_equal(a->ndeadlocks, 0);
-    if (!unseen_says(a, what))
-        fail_msg("unseen does not say \"%s\"", what);
-    mqdh_analysis_free(a);
-}
 
 /*
  * nbcwait's state, rank 0 already in MPI_Wait: its request an
@@ -2107,6 +2137,7 @@ int main(void)
         cmocka_unit_test(test_analyze__waitall_needs_all_recv_needs_one),
         cmocka_unit_test(test_analyze__in_flight_is_not_a_wait),
         cmocka_unit_test(test_analyze__any_source_knot),
+        cmocka_unit_test(test_analyze__any_source_knot_sends_unrecorded),
         cmocka_unit_test(test_analyze__collective_not_entered),
         cmocka_unit_test(test_analyze__unseen_is_never_a_deadlock),
         cmocka_unit_test(test_analyze__same_reason_one_line),

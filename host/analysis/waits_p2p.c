@@ -31,6 +31,31 @@ static const char *verb(int q)
 }
 
 /*
+ * Does process tp's MPI record no sends on c (its send queue has no
+ * information: MPICH without --enable-debuginfo keeps none), while its
+ * receives are seen?  Then a receive posted for it, still unmatched, is
+ * taken to have no matching send pending there: the receiver matches a
+ * message as it arrives (MPIDIG's posted list), so once the job has
+ * stopped moving a matching send would have reached it.  Said once, as a
+ * note that blinds nobody.
+ */
+static int sends_unrecorded(struct mqdh__waits *b, int tp, const struct mqdh_comm *c)
+{
+    const struct mqdh_process *mp = &b->m.d->procs[tp];
+    char who[32];
+    int k = mqdh__comm_same(mp, c);
+    if (k < 0 || mp->comms[k].queues[MQDH_SENDS].state != MQDH_QUEUE_NO_INFO ||
+        mp->comms[k].queues[MQDH_RECEIVES].state != MQDH_QUEUE_OK)
+        return 0;
+    mqdh__unseen_note(b,
+                      "%s's pending sends (its MPI records none): a send matching a receive "
+                      "posted for it would have reached its receiver once the job has stopped "
+                      "moving",
+                      label(b, tp, who, sizeof who));
+    return 1;
+}
+
+/*
  * The members i's receive o from MPI_ANY_SOURCE on ci waits for, into t:
  * their number, or NEEDS_NOBODY when one of them holds its match (said if
  * that cannot be seen) or some member is not in the dump (said).
@@ -50,7 +75,10 @@ static int any_source_targets(struct mqdh__waits *b, int i, int ci, const struct
                            mp->world == p->world && strcmp(c->name, "MPI_COMM_WORLD") == 0;
         if (m == i || (mqdh__comm_same(mp, c) < 0 && !world_member))
             continue;
-        int has = mqdh__partner_pending(&b->m, i, m, c, MQDH_RECEIVES, o);
+        /* Its sends not recorded: as for a receive from it (sends_unrecorded). */
+        int has = 0;
+        if (!sends_unrecorded(b, m, c))
+            has = mqdh__partner_pending(&b->m, i, m, c, MQDH_RECEIVES, o);
         if (has < 0)
             mqdh__unseen(b, i,
                          "%s's queues on \"%s\" (a member %s's receive from MPI_ANY_SOURCE "
@@ -139,31 +167,6 @@ static int maybe_collectives(struct mqdh__waits *b, int i, int tp, int ci, int q
                               : "has a collective's send to it with that tag")
                       : "is in that nonblocking collective or a later one there, and shows no "
                         "message that would match it");
-    return 1;
-}
-
-/*
- * Does process tp's MPI record no sends on c (its send queue has no
- * information: MPICH without --enable-debuginfo keeps none), while its
- * receives are seen?  Then a receive posted for it, still unmatched, is
- * taken to have no matching send pending there: the receiver matches a
- * message as it arrives (MPIDIG's posted list), so once the job has
- * stopped moving a matching send would have reached it.  Said once, as a
- * note that blinds nobody.
- */
-static int sends_unrecorded(struct mqdh__waits *b, int tp, const struct mqdh_comm *c)
-{
-    const struct mqdh_process *mp = &b->m.d->procs[tp];
-    char who[32];
-    int k = mqdh__comm_same(mp, c);
-    if (k < 0 || mp->comms[k].queues[MQDH_SENDS].state != MQDH_QUEUE_NO_INFO ||
-        mp->comms[k].queues[MQDH_RECEIVES].state != MQDH_QUEUE_OK)
-        return 0;
-    mqdh__unseen_note(b,
-                      "%s's pending sends (its MPI records none): a send matching a receive "
-                      "posted for it would have reached its receiver once the job has stopped "
-                      "moving",
-                      label(b, tp, who, sizeof who));
     return 1;
 }
 
