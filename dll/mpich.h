@@ -161,6 +161,8 @@ struct mpich_process {
      * addresses these are when the library's own symbols do not say
      * (mpich_stock.c), else NULL. */
     mqs_taddr_t ch4_global, comm_mem, request_mem, schedules;
+    /* MPIR_world_model_state (0 if not found by name): past MPI_Finalize. */
+    mqs_taddr_t world_model;
     const struct mpich_stock_build *stock_build;
     /* MPICH_GEN_CH4_STOCK has no sequence number to tell its communicators
      * changed: each read is a new one. */

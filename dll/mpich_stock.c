@@ -173,6 +173,8 @@ static int globals_by_name(struct mqd_process *p, struct mpich_process *bp)
         bp->schedules = 0;
     if (!SYM_(MPICH_SYM_REQUEST_MEM, &bp->request_mem))
         bp->request_mem = 0;
+    if (!SYM_(MPICH_SYM_WORLD_MODEL, &bp->world_model))
+        bp->world_model = 0;
     return SYM_(MPICH_SYM_CH4_GLOBAL, &bp->ch4_global) &&
            SYM_(MPICH_SYM_PROCESS, &bp->mpir_process) && SYM_(MPICH_SYM_COMM_MEM, &bp->comm_mem);
 #undef SYM_
@@ -354,6 +356,17 @@ int mpich__stock_comms(struct mqd_process *p, mqs_taddr_t **out, int *nout, int 
         *world_gone = 1;
         return mqs_ok;
     }
+    /* Then MPIR_finalize_builtin_comms forgets it (5.0.1 builtin_comms.c:
+     * 135-139; 4.0.2 alike) and MPII_Finalize marks the world model
+     * finalized at its end (mpir_init.c:478-480, mpi_init.h:81-95): known
+     * where the library's debug symbols name it (not in a known build). */
+    unsigned char state[4];
+    if (rc == mqs_ok && !world && bp->world_model &&
+        (rc = mqd_read(p, bp->world_model, state, 4)) == mqs_ok &&
+        mqd_int(p, state, 0, 4) == MPICH_WORLD_MODEL_FINALIZED) {
+        *world_gone = 1;
+        return mqs_ok;
+    }
     if (rc == mqs_ok && world)
         rc = push_addr(&v, &n, &cap, world);
     if (rc == mqs_ok && self && (rc = comm_in_use(p, self, MPICH_COMM_SELF_HANDLE, &in_use)) ==
@@ -391,6 +404,8 @@ int mpich__stock_heads(struct mqd_process *p, int queue, mqs_taddr_t *heads, int
     if (rc != mqs_ok)
         return rc;
     long nvcis = (long)mqd_int(p, v, 0, 4);
+    if (nvcis == 0 && bp->finalized) /* MPI_Finalize has freed them: none */
+        return mqs_ok;
     /* MPIDI_global.n_vcis: MPIDI_CH4_MAX_VCIS at most (ch4_init.c) */
     if (nvcis < 1 || nvcis > MPICH_CH4_MAX_VCIS)
         return MQD_ERR_BAD_VALUE;

@@ -109,6 +109,11 @@ enum mpich_generation {
 #define MPICH_SYM_REQUEST_MEM "MPIR_Request_mem"
 #define MPICH_SYM_DATATYPE_MEM "MPIR_Datatype_mem"
 #define MPICH_SYM_SCHEDULES "all_schedules"
+/* Whether MPI_Finalize has ended (src/mpi/init/mpir_init.c, an atomic int:
+ * MPICH_WORLD_MODEL_FINALIZED, src/mpi/init/mpi_init.h:81-83, 4.0 to 5.0),
+ * where a build without debugger support has no MPIR_debug_state. */
+#define MPICH_SYM_WORLD_MODEL "MPIR_world_model_state"
+#define MPICH_WORLD_MODEL_FINALIZED 2
 
 /*
  * Fields: X(ID, CLASS, PATH).  A generation needs the fields and sizes of

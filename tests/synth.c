@@ -1230,6 +1230,24 @@ void synth_comm_free(struct synth *s, uint64_t comm)
     PUT(comm, "MPIR_Comm", "ref_count", 0, 4);
 }
 
+void synth_stock_finalized(struct synth *s, uint64_t world)
+{
+    if (!gen_v5(s->gen)) { /* 4.0.2: the world's reference gone */
+        synth_comm_free(s, world);
+        return;
+    }
+    /* MPIR_finalize_builtin_comms forgets the builtins; MPII_Finalize
+     * marks the world model finalized; ch4 has no VCI left. */
+    uint64_t pr = sym(s, "MPIR_Process");
+    PUT(pr, "MPIR_Process_t", "comm_world", 0, s->ptr);
+    PUT(pr, "MPIR_Process_t", "comm_self", 0, s->ptr);
+    synth_comm_free(s, world);
+    uint64_t state = synth_alloc(s, 4);
+    synth_put(s, state, 2, 4);
+    synth_symbol(s, "MPIR_world_model_state", state);
+    synth_vcis(s, 0);
+}
+
 unsigned synth_request_handle(struct synth *s, uint64_t req)
 {
     return (unsigned)rd(s, req + (uint64_t)synth_off(s, "MPIR_Request", "handle"), 4);

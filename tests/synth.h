@@ -148,6 +148,11 @@ void synth_sendq(struct synth *s, const uint64_t *reqs, const int *ranks, const 
  * comm with its schedule on the pending list under tag (its send to peer
  * done, its receive from peer not); ch4's VCIs. */
 void synth_comm_free(struct synth *s, uint64_t comm);
+/* In or past MPI_Finalize (world: MPI_COMM_WORLD's object): 4.0.2 as it
+ * is once the world is freed and not yet forgotten; 5.0 as it is at the
+ * end: the builtins forgotten, MPIR_world_model_state finalized, no VCIs
+ * left. */
+void synth_stock_finalized(struct synth *s, uint64_t world);
 unsigned synth_request_handle(struct synth *s, uint64_t req);
 void synth_send_dest(struct synth *s, uint64_t req, int dest);
 uint64_t synth_nbc(struct synth *s, uint64_t comm, int tag, int peer, int done);
