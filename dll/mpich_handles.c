@@ -178,11 +178,15 @@ static void ch4_envelope(struct mqd_process *p, const unsigned char *buf, unsign
     enum field_id tag = urecv ? F_REQ_AM_TAG : F_REQ_ST_TAG;
     long rank = -3;
     if ((kind == MPICH_REQ_PREQUEST_SEND || kind == MPICH_REQ_PREQUEST_RECV) &&
-        o[F_REQ_PREQ_RANK] >= 0 && o[F_REQ_PREQ_TAG] >= 0 && o[F_REQ_PREQ_CTX] >= 0) {
+        o[F_REQ_PREQ_RANK] >= 0 && o[F_REQ_PREQ_TAG] >= 0 &&
+        (o[F_REQ_PREQ_CTX] >= 0 || r->comm_addr)) {
         rank = (long)mqd_int(p, buf, o[F_REQ_PREQ_RANK], 4);
         r->tag = (long)mqd_int(p, buf, o[F_REQ_PREQ_TAG], 4);
-        r->context = mqd_uint(p, buf, o[F_REQ_PREQ_CTX], cs);
-        r->has_context = 1;
+        /* 4.1 on keeps a context offset instead (mpidpre.h:243-251,
+         * 5.0.1): its communicator is the request's own. */
+        r->has_context = o[F_REQ_PREQ_CTX] >= 0;
+        if (r->has_context)
+            r->context = mqd_uint(p, buf, o[F_REQ_PREQ_CTX], cs);
         r->known |= MQD_REQ_KNOWN_TAG;
     } else if (kind == MPICH_REQ_RECV && am && o[src] >= 0 && o[tag] >= 0 &&
                o[F_REQ_AM_CTX] >= 0) {

@@ -210,8 +210,9 @@ static int stock_request_types(struct synth *s)
     }
     alias(t, "u.recv.context_id", "u", 8); alias(t, "u.send.dest", "u", 4);
     int am = t->size;
-    t = type_new(s, "MPIDI_prequest_t");
-    add(t, "tag", 4); add(t, "rank", 4); add(t, "context_id", 2); add(t, "count", p);
+    t = type_new(s, "MPIDI_prequest_t"); /* 5.0: a context offset, not the context */
+    add(t, "tag", 4); add(t, "rank", 4);
+    add(t, gen_v5(s->gen) ? "context_offset" : "context_id", 2); add(t, "count", p);
     add(t, "datatype", 4); finish(t);
     int preq = t->size;
     t = type_new(s, "MPIDI_Devreq_t");
@@ -1218,6 +1219,21 @@ void synth_sendq(struct synth *s, const uint64_t *reqs, const int *ranks, const 
         prev = e;
     }
     synth_put(s, sym(s, "MPIR_Sendq_head"), prev, s->ptr);
+}
+
+uint64_t synth_persistent_send(struct synth *s, uint64_t comm, unsigned ctx, int dest, int tag)
+{
+    uint64_t r = stock_request(s, 3, 1);
+    int preq = synth_off(s, "MPIR_Request", "dev") + synth_off(s, "MPIDI_Devreq_t", "ch4.preq");
+    synth_put(s, r + (uint64_t)(preq + synth_off(s, "MPIDI_prequest_t", "rank")),
+              (uint64_t)dest, 4);
+    synth_put(s, r + (uint64_t)(preq + synth_off(s, "MPIDI_prequest_t", "tag")), (uint64_t)tag,
+              4);
+    if (!gen_v5(s->gen))
+        synth_put(s, r + (uint64_t)(preq + synth_off(s, "MPIDI_prequest_t", "context_id")), ctx,
+                  2);
+    PUT(r, "MPIR_Request", "comm", comm, s->ptr);
+    return r;
 }
 
 void synth_send_dest(struct synth *s, uint64_t req, int dest)

@@ -155,6 +155,10 @@ void synth_comm_free(struct synth *s, uint64_t comm);
 void synth_stock_finalized(struct synth *s, uint64_t world);
 unsigned synth_request_handle(struct synth *s, uint64_t req);
 void synth_send_dest(struct synth *s, uint64_t req, int dest);
+/* A persistent send started (pending) on communicator comm (context ctx)
+ * to dest with tag, in no queue: its envelope where ch4 keeps it
+ * (MPIDI_PREQUEST; 5.0 keeps a context offset, not the context). */
+uint64_t synth_persistent_send(struct synth *s, uint64_t comm, unsigned ctx, int dest, int tag);
 uint64_t synth_nbc(struct synth *s, uint64_t comm, int tag, int peer, int done);
 void synth_vcis(struct synth *s, int n);
 

@@ -479,6 +479,7 @@ static void request_info_of(enum synth_gen gen)
     unsigned world_ctx = 0;
     synth_sendq(s, &send, &three, &nine, &world_ctx, 1);
     uint64_t nbc = synth_nbc(s, comms[0], 288, 2, 0), done = synth_nbc(s, comms[0], 289, 2, 1);
+    uint64_t psend = synth_persistent_send(s, comms[0], 0, 3, 8);
     /* A request whose communicator is not the one its context names. */
     synth_put(s, odd + (uint64_t)synth_off(s, "MPIR_Request", "comm"), comms[0], 8);
     struct result r;
@@ -507,6 +508,13 @@ static void request_info_of(enum synth_gen gen)
     assert_int_equal(request_info(s, synth_request_handle(s, odd), &i), mqs_ok);
     assert_int_equal(i.known, MQD_REQ_KNOWN_COMM);
     assert_int_equal(i.peer_local, -1);
+    /* A persistent send: 5.0 keeps no context in it, its comm says. */
+    assert_int_equal(request_info(s, synth_request_handle(s, psend), &i), mqs_ok);
+    assert_int_equal(i.kind, MQD_REQ_PERSISTENT_SEND);
+    assert_int_equal(i.known, MQD_REQ_KNOWN_COMM | MQD_REQ_KNOWN_PEER | MQD_REQ_KNOWN_TAG);
+    assert_int_equal(i.comm, world);
+    assert_int_equal(i.peer_global, 3);
+    assert_int_equal(i.tag, 8);
     assert_int_equal(request_info(s, synth_request_handle(s, nbc), &i), mqs_ok);
     assert_int_equal(i.kind, MQD_REQ_COLLECTIVE);
     assert_int_equal(i.state, MQD_REQ_PENDING);
