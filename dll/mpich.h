@@ -65,10 +65,11 @@ enum {
     CLASS_VCS = 0x20000,         /* ch3's VC tables and VCs: looked up when read */
     CLASS_DATATYPES = 0x40000,   /* datatype objects: looked up when one is read */
     CLASS_MPIDIG_URECV = 0x80000, /* MPIDIG's receive envelope, 4.0.2 to 4.2 */
+    CLASS_STOCK_OPTIONAL = 0x100000, /* STOCK's, 4.1 on: optional (not OPTIONAL: ch4's) */
     /* Looked up when a process needs them (mpich__late). */
     CLASS_LATE = CLASS_SCHEDS | CLASS_VCS | CLASS_DATATYPES,
     CLASS_OPTIONAL = 0x00,       /* optional, any generation (looked up with COMMON) */
-    CLASS_ALL = 0xfffff
+    CLASS_ALL = 0x1fffff
 };
 
 enum field_id {

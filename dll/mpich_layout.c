@@ -45,11 +45,12 @@ static const int gen_wants[] = {
                              CLASS_MPIDIG | CLASS_MPIDIG_URECV | CLASS_CH4_RANK_MAPS |
                              CLASS_CH4_REQ | CLASS_REQUESTS | CLASS_CH4_REQUESTS | CLASS_POOLS,
     [MPICH_GEN_CH4_STOCK] = CLASS_COMMON | CLASS_GROUP_LPIDS | CLASS_MPIDIG | CLASS_MPIDIG_URECV |
-                            CLASS_STOCK | CLASS_POOLS | CLASS_CH4_RANK_MAPS | CLASS_CH4_REQ |
-                            CLASS_REQUESTS | CLASS_CH4_REQUESTS,
+                            CLASS_STOCK | CLASS_STOCK_OPTIONAL | CLASS_POOLS |
+                            CLASS_CH4_RANK_MAPS | CLASS_CH4_REQ | CLASS_REQUESTS |
+                            CLASS_CH4_REQUESTS,
     [MPICH_GEN_CH4_STOCK_5X] = CLASS_COMMON | CLASS_GROUP_PMAP | CLASS_MPIDIG | CLASS_STOCK |
-                               CLASS_POOLS | CLASS_WORLDS | CLASS_CH4_REQ | CLASS_REQUESTS |
-                               CLASS_CH4_REQUESTS,
+                               CLASS_STOCK_OPTIONAL | CLASS_POOLS | CLASS_WORLDS |
+                               CLASS_CH4_REQ | CLASS_REQUESTS | CLASS_CH4_REQUESTS,
 };
 
 static const char *const generation_names[] = {

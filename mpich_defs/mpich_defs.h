@@ -156,7 +156,10 @@ enum mpich_generation {
  * what MPICH_GEN_CH4_STOCK reads instead of the debugger's lists: ch4's
  * per-VCI list heads (ch4_types.h:241-307), MPIR_Process's builtin
  * communicators (src/include/mpir_process.h:48-52) and a communicator's
- * reference count (an object in use has one, mpir_objects.h:422).
+ * reference count (an object in use has one, mpir_objects.h:422);
+ * STOCK_OPTIONAL what of it 4.1 on adds (n_total_vcis), looked up only
+ * for a stock process (OPTIONAL's are every process's: a ch3 library has
+ * no MPIDI_CH4_Global_t, and asking costs a walk of every file's DWARF).
  * POOLS the object allocators (src/include/mpir_objects.h:437-459):
  * STOCK's communicators are found in theirs, every generation's requests
  * behind the program's handles in theirs.
@@ -293,7 +296,7 @@ enum mpich_generation {
     X(REQ_DEV_LOCAL, CH4_REQ, "MPIR_Request:dev/MPIDI_Devreq_t:is_local")                 \
     X(CH4G_NVCIS, STOCK, "MPIDI_CH4_Global_t:n_vcis")                                       \
     X(CH4G_PER_VCI, STOCK, "MPIDI_CH4_Global_t:per_vci")                                    \
-    X(CH4G_NTOTAL_VCIS, OPTIONAL, "MPIDI_CH4_Global_t:n_total_vcis")                         \
+    X(CH4G_NTOTAL_VCIS, STOCK_OPTIONAL, "MPIDI_CH4_Global_t:n_total_vcis")                   \
     X(VCI_POSTED, STOCK, "MPIDI_per_vci_t:posted_list")                                     \
     X(VCI_UNEXP, STOCK, "MPIDI_per_vci_t:unexp_list")                                       \
     X(OBJ_INDIRECT, POOLS, "MPIR_Object_alloc_t:indirect")                                  \

@@ -394,6 +394,37 @@ static int request_info(struct synth *s, unsigned h, mqd_request_info *info)
  * elements of 24 bytes is 72 bytes long; one of predefined MPI_INT asks
  * nothing.
  */
+/*
+ * A type no file defines costs a debugger that indexes DWARF a walk of
+ * every file's: a process with debugger queues (ch3 or ch4) is asked
+ * nothing of what only the stock builds' lists need (MPIDI_global's
+ * VCIs).
+ */
+static void test_synth__other_devices_types_not_asked(void **state)
+{
+    (void)state;
+    static const struct {
+        enum synth_gen gen;
+        const char *part;
+    } cases[] = {{SYNTH_CH3_DQ, "MPIDI_CH4_Global"}, {SYNTH_CH3_DQ_5, "MPIDI_CH4_Global"},
+                 {SYNTH_DEBUGQ, "MPIDI_CH4_Global"}, {SYNTH_DEBUGQ_5, "MPIDI_CH4_Global"},
+                 {SYNTH_DEBUGQ, "MPIDI_per_vci"}};
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        uint64_t comms[16];
+        struct synth *s = synth_new_gen(0, 8, cases[k].gen);
+        synth_watch_types(s, cases[k].part);
+        int n;
+        build_rank(s, comms, &n);
+        struct result r;
+        dlldump_process(s, &r, 0);
+        assert_int_equal(r.rc, mqs_ok);
+        if (synth_types_watched(s) != 0)
+            fail_msg("case %zu: %d look-ups of %s", k, synth_types_watched(s), cases[k].part);
+        synth_watch_types(s, NULL);
+        finish(s);
+    }
+}
+
 static void test_synth__derived_datatype_asked_when_read(void **state)
 {
     (void)state;
@@ -1536,6 +1567,7 @@ int main(void)
         cmocka_unit_test(test_synth__stock_lists_of_another_layout_are_named),
         cmocka_unit_test(test_synth__request_info),
         cmocka_unit_test(test_synth__schedules_asked_when_pending),
+        cmocka_unit_test(test_synth__other_devices_types_not_asked),
         cmocka_unit_test(test_synth__derived_datatype_asked_when_read),
         cmocka_unit_test(test_synth__comm_nbc_tag),
         cmocka_unit_test(test_synth__communicators_come_and_go),
