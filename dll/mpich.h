@@ -189,6 +189,10 @@ MQD_HIDDEN int mpich__gen_is_ch3(enum mpich_generation gen);
 /* 4.x ch4's (4.0.2's and 4.0.3 to 4.3's) name their members through
  * groups of lupids, rank maps and the PMI name. */
 MQD_HIDDEN int mpich__gen_is_ch4_4x(enum mpich_generation gen);
+/* The fields an MPIDIG receive is matched on, its source's and its tag's:
+ * u.recv's (4.0.2 to 4.2), else its status's (4.3 on; mpich_defs.h).  0 if
+ * off has neither pair. */
+MQD_HIDDEN int mpich__mpidig_envelope(const int *off, enum field_id *src, enum field_id *tag);
 /* 5.0's name them through process maps and worlds. */
 MQD_HIDDEN int mpich__gen_is_5x(enum mpich_generation gen);
 /* Those without debugger support read ch4's own lists and pools. */

@@ -172,10 +172,8 @@ static void ch4_envelope(struct mqd_process *p, const unsigned char *buf, unsign
     int cs = b->size[S_SZ_CONTEXT_ID];
     int local = o[F_REQ_DEV_LOCAL] >= 0 && mqd_int(p, buf, o[F_REQ_DEV_LOCAL], 4) == 1;
     int am = o[F_REQ_AM_EXT] >= 0 && mqd_ptr(p, buf, o[F_REQ_AM_EXT]) != 0;
-    /* 4.3 on: a receive's source and tag in its status (mpich_defs.h) */
-    int urecv = o[F_REQ_AM_SOURCE] >= 0 && o[F_REQ_AM_TAG] >= 0;
-    enum field_id src = urecv ? F_REQ_AM_SOURCE : F_REQ_ST_SOURCE;
-    enum field_id tag = urecv ? F_REQ_AM_TAG : F_REQ_ST_TAG;
+    enum field_id src, tag; /* 4.3 on: a receive's in its status */
+    int envelope = mpich__mpidig_envelope(o, &src, &tag);
     long rank = -3;
     if ((kind == MPICH_REQ_PREQUEST_SEND || kind == MPICH_REQ_PREQUEST_RECV) &&
         o[F_REQ_PREQ_RANK] >= 0 && o[F_REQ_PREQ_TAG] >= 0 &&
@@ -188,8 +186,7 @@ static void ch4_envelope(struct mqd_process *p, const unsigned char *buf, unsign
         if (r->has_context)
             r->context = mqd_uint(p, buf, o[F_REQ_PREQ_CTX], cs);
         r->known |= MQD_REQ_KNOWN_TAG;
-    } else if (kind == MPICH_REQ_RECV && am && o[src] >= 0 && o[tag] >= 0 &&
-               o[F_REQ_AM_CTX] >= 0) {
+    } else if (kind == MPICH_REQ_RECV && am && envelope && o[F_REQ_AM_CTX] >= 0) {
         rank = (long)mqd_int(p, buf, o[src], 4);
         r->tag = (long)mqd_int(p, buf, o[tag], 4);
         r->context = mqd_uint(p, buf, o[F_REQ_AM_CTX], cs);

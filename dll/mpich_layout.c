@@ -138,6 +138,14 @@ int mpich__gen_is_ch4_4x(enum mpich_generation gen)
     return gen == MPICH_GEN_CH4_4X || gen == MPICH_GEN_CH4_MPIDIG || gen == MPICH_GEN_CH4_STOCK;
 }
 
+int mpich__mpidig_envelope(const int *off, enum field_id *src, enum field_id *tag)
+{
+    int urecv = off[F_REQ_AM_SOURCE] >= 0 && off[F_REQ_AM_TAG] >= 0;
+    *src = urecv ? F_REQ_AM_SOURCE : F_REQ_ST_SOURCE;
+    *tag = urecv ? F_REQ_AM_TAG : F_REQ_ST_TAG;
+    return off[*src] >= 0 && off[*tag] >= 0;
+}
+
 int mpich__gen_is_5x(enum mpich_generation gen)
 {
     return gen == MPICH_GEN_CH4_5X || gen == MPICH_GEN_CH4_STOCK_5X;
@@ -669,8 +677,8 @@ int mpich__check_layout(struct mqd_process *p, struct mpich_image *b, enum mpich
     }
     /* MPIDIG matches a receive on u.recv's source and tag to 4.2, on its
      * status from 4.3 (mpich_defs.h). */
-    if (mpich__gen_is_stock(gen) && (b->off[F_REQ_AM_SOURCE] < 0 || b->off[F_REQ_AM_TAG] < 0) &&
-        (b->off[F_REQ_ST_SOURCE] < 0 || b->off[F_REQ_ST_TAG] < 0)) {
+    enum field_id src, tag;
+    if (mpich__gen_is_stock(gen) && !mpich__mpidig_envelope(b->off, &src, &tag)) {
         mqd_process_explain(p, "the debug information lacks both %s and %s, one of which MPICH's "
                                "%s generation needs", field_defs[F_REQ_AM_SOURCE].path,
                             field_defs[F_REQ_ST_SOURCE].path, generation_names[gen]);

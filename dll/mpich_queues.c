@@ -191,9 +191,10 @@ static int mpidig_request(struct mqd_process *p, mqs_taddr_t addr, int queue,
     memset(r, 0, sizeof *r);
     *next = mqd_ptr(p, buf, o[F_REQ_DL_NEXT]);
     r->context = mqd_uint(p, buf, o[F_REQ_AM_CTX], b->size[S_SZ_CONTEXT_ID]);
-    int urecv = o[F_REQ_AM_SOURCE] >= 0 && o[F_REQ_AM_TAG] >= 0;
-    long rank = (long)mqd_int(p, buf, o[urecv ? F_REQ_AM_SOURCE : F_REQ_ST_SOURCE], 4);
-    long tag = (long)mqd_int(p, buf, o[urecv ? F_REQ_AM_TAG : F_REQ_ST_TAG], 4);
+    enum field_id src_at, tag_at; /* one pair is there: mpich__check_layout */
+    mpich__mpidig_envelope(o, &src_at, &tag_at);
+    long rank = (long)mqd_int(p, buf, o[src_at], 4);
+    long tag = (long)mqd_int(p, buf, o[tag_at], 4);
     long count = (long)mqd_int(p, buf, o[F_REQ_AM_COUNT], b->size[S_SZ_AINT]);
     unsigned dt = mpich__user_type((unsigned)mqd_uint(p, buf, o[F_REQ_AM_DATATYPE], 4));
     mqs_pending_operation *op = &r->op;

@@ -134,9 +134,10 @@ static int send_to(const struct mqdh__waits *b, int i, const struct mqdh_request
 }
 
 /*
- * Process i's pending send request r to tp (its communicator k there), its
- * tag not recorded: is it a message tp's unexpected queue holds with its
- * envelope only, which none of tp's receives takes?  Once the job has
+ * Process i's pending send request r (one of its call's, rq) to tp (its
+ * communicator k there), its tag not recorded: is it a message tp's
+ * unexpected queue holds with its envelope only, which none of tp's
+ * receives takes?  Once the job has
  * stopped moving every pending send has reached its destination, and one
  * not matched waits there, envelope only (its data, or the rest of it,
  * still at the sender, which is why the send is pending).  So where i's
@@ -146,13 +147,12 @@ static int send_to(const struct mqdh__waits *b, int i, const struct mqdh_request
  * *tag the messages' tag (-1 if they differ), if none of tp's receives
  * may take any; else 0.
  */
-static int arrived_unmatched(const struct mqdh__waits *b, int i, const struct mqdh_request *r,
-                             int tp, int k, long *tag)
+static int arrived_unmatched(const struct mqdh__waits *b, int i, const struct mqdh_requests *rq,
+                             const struct mqdh_request *r, int tp, int k, long *tag)
 {
     const struct mqdh_queue *ux = &b->m.d->procs[tp].comms[k].queues[MQDH_UNEXPECTED];
-    const struct mqdh_requests *rq = mqdh__call_requests(b, i);
     int sends = 0, there = 0;
-    for (int n = 0; rq && n < rq->n; n++) {
+    for (int n = 0; n < rq->n; n++) {
         if (!send_to(b, i, &rq->v[n], tp, r->comm))
             continue;
         if (rq->v[n].tag_known)
@@ -177,14 +177,14 @@ static int arrived_unmatched(const struct mqdh__waits *b, int i, const struct mq
 }
 
 /*
- * Process i's pending send request r, in no queue (its MPI records no
- * sends): it waits for its destination to post a receive that takes it.
+ * Process i's pending send request r (one of its call's, rq), in no queue
+ * (its MPI records no sends): it waits for its destination to post a receive that takes it.
  * One that may (from i or any, with its tag or any, or i's tag not known):
  * in flight, or it may be; a destination in MPI_Finalize never receives.
  * Returns 1 if a wait was added, 0 if i is free by it (said why).
  */
-static int send_request_wait(struct mqdh__waits *b, int i, const struct mqdh_request *r,
-                             int group)
+static int send_request_wait(struct mqdh__waits *b, int i, const struct mqdh_requests *rq,
+                             const struct mqdh_request *r, int group)
 {
     const struct mqdh_process *p = &b->m.d->procs[i];
     char me[32], them[32];
@@ -202,7 +202,7 @@ static int send_request_wait(struct mqdh__waits *b, int i, const struct mqdh_req
     const struct mqdh_process *mp = &b->m.d->procs[tp];
     int k = mqdh__comm_same(mp, &p->comms[r->comm]);
     long tag = r->tag_known ? r->tag : -1;
-    int arrived = !r->tag_known && k >= 0 && arrived_unmatched(b, i, r, tp, k, &tag);
+    int arrived = !r->tag_known && k >= 0 && arrived_unmatched(b, i, rq, r, tp, k, &tag);
     if (!mqdh__process_terminal(mp) && !arrived &&
         (k < 0 || may_receive(b, i, tp, k, r->tag, r->tag_known))) {
         if (k < 0 || !r->tag_known)
@@ -373,7 +373,7 @@ void mqdh__request_waits(struct mqdh__waits *b, int i, const struct mqdh_request
             *free_any = 1;
             continue;
         }
-        if (send && send_request_wait(b, i, r, one ? 0 : (*group)++))
+        if (send && send_request_wait(b, i, rq, r, one ? 0 : (*group)++))
             continue;
         if (!send)
             mqdh__unseen(b, i, "what %s's %s request 0x%llx in %s waits for (%s)",
