@@ -368,6 +368,59 @@ static void name_functions(struct mqdh__image *im, struct named *c)
     mqdh__image_close(im);
 }
 
+/* Addresses around some of the symbols of every file of im, named by
+ * mqdh__file_addrname and by libdwfl: into *c, or c->failed. */
+static void name_addresses(struct mqdh__image *im, struct named *c)
+{
+    for (int m = 0; m < im->nmods && !c->failed[0]; m++) {
+        struct mqdh__file *f = im->mods[m].file;
+        Dwfl_Module *mod = f->usable ? mqdh__file_module(f) : NULL;
+        int n = mod ? dwfl_module_getsymtab(mod) : 0;
+        c->files += n > 0;
+        /* libdwfl reads the whole table for each address: 300 symbols a
+         * file, their starts, middles, ends, and the bytes either side. */
+        for (int i = 1; i < n && !c->failed[0]; i += n / 300 + 1) {
+            GElf_Sym sym;
+            GElf_Addr v;
+            if (!dwfl_module_getsym_info(mod, i, &sym, &v, NULL, NULL, NULL) ||
+                sym.st_shndx == SHN_UNDEF)
+                continue;
+            uint64_t at[5] = {v - 1, v, v + sym.st_size / 2, v + sym.st_size - 1, v + sym.st_size};
+            for (int k = 0; k < 5 && !c->failed[0]; k++) {
+                const char *ours, *theirs = dwfl_module_addrname(mod, at[k]);
+                c->compared++;
+                if (!mqdh__file_addrname(f, at[k], &ours))
+                    continue;
+                c->same++;
+                c->locals += !theirs; /* here: the addresses no symbol names */
+                if (ours != theirs && (!ours || !theirs || strcmp(ours, theirs) != 0))
+                    snprintf(c->failed, sizeof c->failed, "%s+%#lx: %s, libdwfl says %s",
+                             f->path, (unsigned long)at[k], ours ? ours : "nothing",
+                             theirs ? theirs : "nothing");
+            }
+        }
+    }
+    mqdh__image_close(im);
+}
+
+/* walk (which closes the image) over this process's image, then over the
+ * host library's alone: into *c, a failure if c->failed. */
+static void name_here_and_in_host(void (*walk)(struct mqdh__image *, struct named *),
+                                  struct named *c)
+{
+    struct mqdh__image im;
+    char err[512], lib[4096];
+    const char *b = getenv("MQD_BUILD");
+    snprintf(lib, sizeof lib, "%s/lib/libmqdhost.so", b && *b ? b : "build");
+    assert_int_equal(mqdh__image_open_pid(&im, getpid(), NULL, err, sizeof err), 0);
+    walk(&im, c);
+    if (mqdh__image_open_file(&im, lib, err, sizeof err) != 0)
+        fail_msg("%s", err);
+    walk(&im, c);
+    if (c->failed[0])
+        fail_msg("%s", c->failed);
+}
+
 /*
  * A file with a .symtab of its own names its functions, locals among
  * them, by a binary search of its table: the function libdwfl names, by
@@ -377,21 +430,29 @@ static void name_functions(struct mqdh__image *im, struct named *c)
 static void test_image__functions_named_from_own_table(void **state)
 {
     (void)state;
-    struct mqdh__image im;
     struct named c = {0};
-    char err[512], lib[4096];
-    const char *b = getenv("MQD_BUILD");
-    snprintf(lib, sizeof lib, "%s/lib/libmqdhost.so", b && *b ? b : "build");
-    assert_int_equal(mqdh__image_open_pid(&im, getpid(), NULL, err, sizeof err), 0);
-    name_functions(&im, &c);
-    if (mqdh__image_open_file(&im, lib, err, sizeof err) != 0)
-        fail_msg("%s", err);
-    name_functions(&im, &c);
-    if (c.failed[0])
-        fail_msg("%s", c.failed);
+    name_here_and_in_host(name_functions, &c);
     printf("image: %d addresses of %d files' own functions (%d local) named, %d as libdwfl "
            "names them, the others by an alias\n", c.compared, c.files, c.locals, c.same);
     assert_true(c.files >= 2 && c.compared > 1500 && c.locals > 300);
+}
+
+/*
+ * Where a file's own table does not name an address (a stripped library's
+ * static functions, the C library's from its debug file), the host names
+ * it as libdwfl does, from the same table by a binary search: the same
+ * name, or none where libdwfl has none.  Every file of this process and
+ * the host library; libdwfl asked only where a label without a size may
+ * be the answer.
+ */
+static void test_image__addresses_named_as_libdwfl_names_them(void **state)
+{
+    (void)state;
+    struct named c = {0};
+    name_here_and_in_host(name_addresses, &c);
+    printf("image: %d addresses of %d files, %d named as libdwfl names them without asking it "
+           "(%d named by nothing)\n", c.compared, c.files, c.same, c.locals);
+    assert_true(c.files >= 3 && c.same > 1000 && c.same * 10 > c.compared * 9 && c.locals > 0);
 }
 
 /*
@@ -1125,6 +1186,7 @@ int main(void)
         cmocka_unit_test(test_image__live_process_relocated),
         cmocka_unit_test(test_image__absent_symbol_reads_no_debug_file),
         cmocka_unit_test(test_image__functions_named_from_own_table),
+        cmocka_unit_test(test_image__addresses_named_as_libdwfl_names_them),
         cmocka_unit_test(test_image__loader_order),
         cmocka_unit_test(test_image__loaded_later_in_path_order),
         cmocka_unit_test(test_image__same_files_put_in_one_order),

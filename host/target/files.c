@@ -76,6 +76,8 @@ static void file_free(struct mqdh__file *f)
         free(tables[i]->heads);
         free(tables[i]->byaddr);
         free(tables[i]->reach);
+        free(tables[i]->byvalue);
+        free(tables[i]->ends);
     }
     for (int i = 0; i < f->nneeded; i++)
         free(f->needed[i]);

@@ -42,6 +42,12 @@ struct mqdh__file_syms {
     uint32_t *byaddr, nfuncs;
     uint64_t *reach;
     int sorted;
+    /* Every symbol libdwfl names addresses by, sorted by value on first
+     * need (mqdh__file_addrname), and ends[k] the highest end of a sized
+     * one among the first k + 1. */
+    uint32_t *byvalue, nvalues;
+    uint64_t *ends;
+    int values_sorted;
 };
 
 struct mqdh__file {
@@ -254,6 +260,18 @@ int mqdh__file_exports_mpi(struct mqdh__file *f);
  * which reads the debug file and knows labels without a size).
  */
 const char *mqdh__file_function_at(struct mqdh__file *f, uint64_t addr);
+
+/*
+ * What libdwfl's dwfl_module_addrname answers for file address addr of f,
+ * from the same table (every symbol libdwfl has of f: its debug file's,
+ * its minidebuginfo's) by a binary search, where libdwfl reads the whole
+ * table for each address: 1 with *name (NULL if it names nothing), or 0
+ * when only libdwfl can tell (an assembly label without a size may be
+ * what it takes; no table).  The C library's 10,000 symbols of its debug
+ * file cost 2 M instructions an address, once for every thread of every
+ * rank stopped somewhere of its own in it.
+ */
+int mqdh__file_addrname(struct mqdh__file *f, uint64_t addr, const char **name);
 
 /*
  * The slot where the file's users keep what they learnt of file address

@@ -229,33 +229,63 @@ static int is_function(const struct fsym *s)
     return s->type == STT_FUNC || s->type == STT_GNU_IFUNC;
 }
 
-/* t's functions in the order of their values, the table's among equal ones
- * (t->sorted; none without memory, and the caller asks libdwfl). */
-static void sort_functions(struct mqdh__file_syms *t)
+/*
+ * The symbols of t that keep takes, in the order of their values, the
+ * table's among equal ones: *order their indexes into t->syms, *count how
+ * many, (*reach)[k] the highest end among the first k + 1 (a symbol
+ * without a size ends a byte past its start if sizeless_byte, else it
+ * reaches nothing).  Nothing without memory (the caller asks libdwfl).
+ */
+static void sort_by_value(const struct mqdh__file_syms *t, int (*keep)(const struct fsym *),
+                          int sizeless_byte, uint32_t **order, uint32_t *count, uint64_t **reach)
 {
-    t->sorted = 1;
     uint32_t n = 0;
     for (uint32_t i = 0; i < t->nsyms; i++)
-        n += is_function(&t->syms[i]);
+        n += keep(&t->syms[i]);
     struct mqdh__keyed *pairs = n ? malloc(2 * (size_t)n * sizeof *pairs) : NULL;
-    if (!pairs || !(t->byaddr = malloc(n * sizeof *t->byaddr)) ||
-        !(t->reach = malloc(n * sizeof *t->reach))) {
+    if (!pairs || !(*order = malloc(n * sizeof **order)) ||
+        !(*reach = malloc(n * sizeof **reach))) {
         free(pairs);
-        free(t->byaddr);
-        t->byaddr = NULL;
+        free(*order);
+        *order = NULL;
         return;
     }
     for (uint32_t i = 0; i < t->nsyms; i++)
-        if (is_function(&t->syms[i]))
-            pairs[t->nfuncs++] = (struct mqdh__keyed){t->syms[i].value, i};
+        if (keep(&t->syms[i]))
+            pairs[(*count)++] = (struct mqdh__keyed){t->syms[i].value, i};
     const struct mqdh__keyed *sorted = mqdh__radix_sort(pairs, pairs + n, n);
-    uint64_t reach = 0;
-    for (uint32_t k = 0; k < t->nfuncs; k++) {
-        const struct fsym *s = &t->syms[t->byaddr[k] = sorted[k].idx];
-        uint64_t end = s->value + (s->size ? s->size : 1);
-        t->reach[k] = reach = end > reach ? end : reach;
+    uint64_t highest = 0;
+    for (uint32_t k = 0; k < n; k++) {
+        const struct fsym *s = &t->syms[(*order)[k] = sorted[k].idx];
+        uint64_t end = s->value + (s->size ? s->size : (uint64_t)sizeless_byte);
+        if ((s->size || sizeless_byte) && end > highest)
+            highest = end;
+        (*reach)[k] = highest;
     }
     free(pairs);
+}
+
+/* The place in order (n of t's symbols by value) of the first one whose
+ * value is above addr. */
+static uint32_t first_above(const struct mqdh__file_syms *t, const uint32_t *order, uint32_t n,
+                            uint64_t addr)
+{
+    uint32_t lo = 0, hi = n;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (t->syms[order[mid]].value <= addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* t's functions by value (t->sorted). */
+static void sort_functions(struct mqdh__file_syms *t)
+{
+    t->sorted = 1;
+    sort_by_value(t, is_function, 1, &t->byaddr, &t->nfuncs, &t->reach);
 }
 
 /*
@@ -271,14 +301,7 @@ static const char *syms_at(struct mqdh__file_syms *t, uint64_t addr)
 {
     if (!t->sorted)
         sort_functions(t);
-    uint32_t lo = 0, hi = t->nfuncs;
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (t->syms[t->byaddr[mid]].value <= addr)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    uint32_t lo = first_above(t, t->byaddr, t->nfuncs, addr);
     const struct fsym *best = NULL;
     uint32_t best_i = 0;
     for (uint32_t k = lo; k-- > 0 && t->reach[k] > addr;) {
@@ -309,6 +332,99 @@ const char *mqdh__file_function_at(struct mqdh__file *f, uint64_t addr)
             build_exported(f);
     }
     return syms_at(t, addr);
+}
+
+/* Whether libdwfl names addresses by s (dwfl_module_addrsym.c skips the
+ * nameless, sections, files and thread-local ones). */
+static int names_addresses(const struct fsym *s)
+{
+    return s->name[0] && s->type != STT_SECTION && s->type != STT_FILE && s->type != STT_TLS;
+}
+
+/* t's symbols that name addresses by value (t->values_sorted). */
+static void sort_values(struct mqdh__file_syms *t)
+{
+    t->values_sorted = 1;
+    sort_by_value(t, names_addresses, 0, &t->byvalue, &t->nvalues, &t->ends);
+}
+
+/* GELF_ST_BIND as dwfl_module_addrsym.c ranks it: the higher the better. */
+static int binding_rank(const struct fsym *s)
+{
+    return s->bind == STB_GLOBAL ? 3 : s->bind == STB_WEAK ? 2 : s->bind == STB_LOCAL ? 1 : 0;
+}
+
+/* Whether libdwfl, holding cur, takes s instead (its try_sym_value, for
+ * two symbols with a size that both hold the address). */
+static int dwfl_prefers(const struct fsym *cur, const struct fsym *s)
+{
+    int bc = binding_rank(cur), bs = binding_rank(s);
+    if (cur->value < s->value || bc < bs)
+        return 1;
+    return cur->value == s->value &&
+           ((cur->size > s->size && bc <= bs) || (cur->size >= s->size && bc < bs));
+}
+
+enum { MAX_HOLDERS = 64 };
+
+/* Whether a global symbol without a size is at addr (the symbols of t by
+ * value below lo are those at or below it). */
+static int global_label_at(const struct mqdh__file_syms *t, uint32_t lo, uint64_t addr)
+{
+    for (uint32_t k = lo; k-- > 0 && t->syms[t->byvalue[k]].value == addr;)
+        if (!t->syms[t->byvalue[k]].size && t->syms[t->byvalue[k]].bind != STB_LOCAL)
+            return 1;
+    return 0;
+}
+
+int mqdh__file_addrname(struct mqdh__file *f, uint64_t addr, const char **name)
+{
+    struct mqdh__file_syms *t = &f->all;
+    *name = NULL;
+    if (!t->built)
+        build_all(f);
+    if (!t->values_sorted)
+        sort_values(t);
+    if (!t->byvalue)
+        return 0;
+    uint32_t lo = first_above(t, t->byvalue, t->nvalues, addr);
+    if (lo == 0)
+        return 1;
+    if (t->ends[lo - 1] <= addr)
+        /* None with a size holds addr.  One that started at or after
+         * the end of all those below would end past addr: the last
+         * symbol below is a label then, and libdwfl may take it. */
+        return t->syms[t->byvalue[lo - 1]].value < t->ends[lo - 1];
+    /* Those with a size that hold addr, in the table's order (syms holds
+     * it backwards); the global ones first, the local ones only if none
+     * is global, as libdwfl reads them. */
+    uint32_t held[MAX_HOLDERS], n = 0;
+    for (uint32_t k = lo; k-- > 0 && t->ends[k] > addr;) {
+        const struct fsym *s = &t->syms[t->byvalue[k]];
+        if (s->size && addr - s->value < s->size) {
+            if (n == MAX_HOLDERS)
+                return 0;
+            held[n++] = t->byvalue[k];
+        }
+    }
+    for (uint32_t i = 1; i < n; i++) /* the table's order: indexes down */
+        for (uint32_t c = i; c > 0 && held[c - 1] < held[c]; c--) {
+            uint32_t x = held[c];
+            held[c] = held[c - 1];
+            held[c - 1] = x;
+        }
+    const struct fsym *best = NULL;
+    for (int pass = 0; pass < 2 && !best; pass++) {
+        for (uint32_t i = 0; i < n; i++) {
+            const struct fsym *s = &t->syms[held[i]];
+            if ((s->bind == STB_LOCAL) == (pass == 1) && (!best || dwfl_prefers(best, s)))
+                best = s;
+        }
+        if (!best && pass == 0 && global_label_at(t, lo, addr))
+            return 0; /* libdwfl reads no local symbol then */
+    }
+    *name = best ? best->name : NULL;
+    return 1;
 }
 
 int mqdh__file_exports_mpi(struct mqdh__file *f)

@@ -27,8 +27,9 @@ struct mqdh__pc *mqdh__pc_of(struct mqdh__file *f, Dwarf_Addr addr)
             return NULL;
         /* From the file's own table, or a stripped library's exports
          * without its debug file (the C library's, for nearly every
-         * thread). */
-        if (!(pc->name = mqdh__file_function_at(f, addr))) {
+         * thread); else as libdwfl would name it, from its table. */
+        if (!(pc->name = mqdh__file_function_at(f, addr)) &&
+            !mqdh__file_addrname(f, addr, &pc->name)) {
             Dwfl_Module *m = mqdh__file_module(f);
             pc->name = m ? dwfl_module_addrname(m, addr) : NULL;
         }
