@@ -137,15 +137,14 @@ static int send_to(const struct mqdh__waits *b, int i, const struct mqdh_request
  * Process i's pending send request r (one of its call's, rq) to tp (its
  * communicator k there), its tag not recorded: is it a message tp's
  * unexpected queue holds with its envelope only, which none of tp's
- * receives takes?  Once the job has
- * stopped moving every pending send has reached its destination, and one
- * not matched waits there, envelope only (its data, or the rest of it,
- * still at the sender, which is why the send is pending).  So where i's
- * call waits on as many pending sends to tp on that communicator, none
- * with its tag recorded, as tp's queue holds such messages from i, those
- * are the sends (i's other pending sends to tp would be there too).  1,
- * *tag the messages' tag (-1 if they differ), if none of tp's receives
- * may take any; else 0.
+ * receives takes?  Once the job has stopped moving every pending send has
+ * reached its destination, and one not matched waits there, envelope only
+ * (its data, or the rest of it, still at the sender, which is why the send
+ * is pending).  So where i's call waits on as many pending sends to tp on
+ * that communicator, none with its tag recorded, as tp's queue holds such
+ * messages from i, those are the sends (i's other pending sends to tp
+ * would be there too).  1, *tag the messages' tag (-1 if they differ), if
+ * none of tp's receives may take any; else 0.
  */
 static int arrived_unmatched(const struct mqdh__waits *b, int i, const struct mqdh_requests *rq,
                              const struct mqdh_request *r, int tp, int k, long *tag)
@@ -178,10 +177,11 @@ static int arrived_unmatched(const struct mqdh__waits *b, int i, const struct mq
 
 /*
  * Process i's pending send request r (one of its call's, rq), in no queue
- * (its MPI records no sends): it waits for its destination to post a receive that takes it.
- * One that may (from i or any, with its tag or any, or i's tag not known):
- * in flight, or it may be; a destination in MPI_Finalize never receives.
- * Returns 1 if a wait was added, 0 if i is free by it (said why).
+ * (its MPI records no sends): it waits for its destination to post a
+ * receive that takes it.  One that may (from i or any, with its tag or
+ * any, or i's tag not known): in flight, or it may be; a destination in
+ * MPI_Finalize never receives.  Returns 1 if a wait was added, 0 if i is
+ * free by it (said why).
  */
 static int send_request_wait(struct mqdh__waits *b, int i, const struct mqdh_requests *rq,
                              const struct mqdh_request *r, int group)
