@@ -48,7 +48,7 @@ enum {
     CLASS_GROUP_LPIDS = 0x10,    /* 4.x groups: an lrank_to_lpid table */
     CLASS_GROUP_PMAP = 0x20,     /* 5.0 groups: an MPIR_Pmap */
     CLASS_CH4_RANK_MAPS = 0x40,  /* ch4 rank maps: optional, used when all there */
-    CLASS_CH3_OPTIONAL = 0x80,   /* ch3 process groups and match parts: optional */
+    CLASS_CH3_OPTIONAL = 0x80,   /* ch3's MPIDI_Process and match parts: optional */
     CLASS_WORLDS = 0x100,        /* 5.0 worlds: optional */
     CLASS_CH4_REQ = 0x200,       /* ch4 requests' datatypes and progress: optional */
     CLASS_MPIDIG = 0x400,        /* 4.0.2 ch4's MPIDIG receive lists */
@@ -66,10 +66,11 @@ enum {
     CLASS_DATATYPES = 0x40000,   /* datatype objects: looked up when one is read */
     CLASS_MPIDIG_URECV = 0x80000, /* MPIDIG's receive envelope, 4.0.2 to 4.2 */
     CLASS_STOCK_OPTIONAL = 0x100000, /* STOCK's, 4.1 on: optional (not OPTIONAL: ch4's) */
+    CLASS_PGS = 0x200000,        /* ch3's process groups: looked up when read */
     /* Looked up when a process needs them (mpich__late). */
-    CLASS_LATE = CLASS_SCHEDS | CLASS_VCS | CLASS_DATATYPES,
+    CLASS_LATE = CLASS_SCHEDS | CLASS_VCS | CLASS_DATATYPES | CLASS_PGS,
     CLASS_OPTIONAL = 0x00,       /* optional, any generation (looked up with COMMON) */
-    CLASS_ALL = 0x1fffff
+    CLASS_ALL = 0x3fffff
 };
 
 enum field_id {
@@ -140,10 +141,12 @@ enum { PG_ID_MAX = MQD_MAX_KEY - 12 };
 struct mpich_process {
     enum mpich_generation gen;
     mqs_taddr_t comm_list, sendq, posted_ptr, unexpected_ptr, recvq, unexpq, dt_direct;
-    /* ch3 process groups (0 if unknown): this process's, and the key that
-     * names it in an MPI-2 job ("PG-ID#RANK"). */
+    /* ch3 process groups (0 if unknown): this process's, its rank and id
+     * string there, and the key that names it in an MPI-2 job
+     * ("PG-ID#RANK"). */
     mqs_taddr_t my_pg;
-    long my_pg_rank; /* its rank in my_pg */
+    long my_pg_rank;
+    char my_pg_id[PG_ID_MAX];
     char key[MQD_MAX_KEY];
     /* ch3's MPIDI_Process and MPIR_debug_state (0 if absent), for a
      * process in MPI_Finalize; finalized: the last read of the
@@ -240,7 +243,7 @@ MQD_HIDDEN int mpich__match_ctx_size(const struct mpich_image *b);
 /* Where this process's own MPI-2 key is kept, found with the symbols. */
 struct mpich_key_symbols {
     mqs_taddr_t ch3_process; /* ch3: MPIDI_Process (0 if none) */
-    mqs_taddr_t pmi_name;    /* 4.x ch4: the PMI name's static (0 if none) */
+    mqs_taddr_t pmi_name;    /* ch3, 4.x ch4: the PMI name's static (0 if none) */
     int pmix;                /* pmi_name is PMIx's pmix_proc_t, the name inline */
 };
 MQD_HIDDEN void mpich__find_key_symbols(mqs_image *image, const mqs_image_callbacks *cb,
@@ -255,8 +258,12 @@ MQD_HIDDEN void mpich__read_own_key(struct mqd_process *p, struct mpich_process 
 MQD_HIDDEN long mpich__identity_of(struct mqd_process *p, const char *ns, long rank);
 /* The same for ranks 0 to n-1 of ns, into out[0..n-1]. */
 MQD_HIDDEN void mpich__identities_of(struct mqd_process *p, const char *ns, long n, long *out);
-/* The id string of ch3 process group pg ("kvs_...") into out. */
+/* The id string of ch3 process group pg ("kvs_...") into out: mqs_ok,
+ * MQD_ERR_BAD_LAYOUT if the debug information lacks MPIDI_PG_t's. */
 MQD_HIDDEN int mpich__read_pg_id(struct mqd_process *p, mqs_taddr_t pg, char *out, int len);
+/* 5.0: lpid to a global rank (mpich_keys.c); ns0 caches world 0's name. */
+MQD_HIDDEN long mpich__lpid_global(struct mqd_process *p, int64_t lpid, int use_job, char *ns0,
+                                   size_t nslen);
 /* The PMI namespace of world idx (5.0's MPIR_Worlds) into out. */
 MQD_HIDDEN int mpich__world_namespace(struct mqd_process *p, long idx, char *out, int len);
 

@@ -381,14 +381,19 @@ static int ch3_left_world(struct mqd_process *p, struct mqd_comm **out, int *mad
 {
     const struct mpich_image *b = mpich__image(p);
     struct mpich_process *bp = mqd_process_backend(p);
+    const struct mpich_late *l = mpich__late(p, CLASS_PGS);
     unsigned char v[4];
     mqs_taddr_t pg;
     int rc;
+    if (!l)
+        return MQD_ERR_NOMEM;
+    if (l->off[F_PG_SIZE] < 0 || l->off[F_PG_ID] < 0)
+        return mqs_ok; /* the debug information cannot place the group */
     if ((rc = mqd_read_ptr(p, bp->ch3_process + (mqs_taddr_t)b->off[F_PROC_MY_PG], &pg)) !=
             mqs_ok ||
         !pg)
         return rc; /* MPIDI_PG_Finalize has run: nothing is left */
-    if ((rc = mqd_read(p, pg + (mqs_taddr_t)b->off[F_PG_SIZE], v, 4)) != mqs_ok)
+    if ((rc = mqd_read(p, pg + (mqs_taddr_t)l->off[F_PG_SIZE], v, 4)) != mqs_ok)
         return rc;
     long size = (long)mqd_int(p, v, 0, 4);
     if ((rc = mqd_read(p, bp->ch3_process + (mqs_taddr_t)b->off[F_PROC_MY_PG_RANK], v, 4)) !=
@@ -457,12 +462,11 @@ static int ch4_left_world(struct mqd_process *p, struct mqd_comm **out, int *mad
  */
 static int finalized_world(struct mqd_process *p, struct mqd_comm **out, int *made)
 {
-    const struct mpich_image *b = mpich__image(p);
     struct mpich_process *bp = mqd_process_backend(p);
     int ch3 = mpich__gen_is_ch3(bp->gen);
     unsigned char v[4];
     *made = 0;
-    if (!bp->debug_state || (ch3 && (!bp->ch3_process || b->off[F_PG_SIZE] < 0)))
+    if (!bp->debug_state || (ch3 && !bp->ch3_process))
         return mqs_ok;
     int rc = mqd_read(p, bp->debug_state, v, 4);
     if (rc != mqs_ok || mqd_int(p, v, 0, 4) != MPICH_DEBUG_ABORTING)

@@ -246,30 +246,31 @@ static int known_classes(const struct mpich_image *b)
 }
 
 /*
- * Three structures MPICH declares in one source file each, whose DWARF is
- * then deep in libmpi's units (the last, for the first two): asking the
- * debugger for them costs one that indexes DWARF a walk of nearly every
- * unit, most of a dump of a small job.  So they are placed from their
- * declarations, unchanged since MPICH2: src/mpi/debugger/dbginit.c's
- * MPIR_Comm_list { int sequence_number; MPIR_Comm *head; } (which MPICH's
- * stub debugger, dbgstub.c, declares again) and 4.0.2's MPIR_Sendq
- * { MPIR_Request *sreq; int tag, rank, context_id; struct MPIR_Sendq
- * *next, *prev; } (4.0.3's MPIR_Debugq is in a header, early), and
- * src/mpid/common/sched/mpidu_sched.c's MPIDU_Sched_state { struct
- * MPIDU_Sched *head; }, head at 0 as any structure's first member is.  A
+ * Four structures whose DWARF is deep in libmpi's units, a walk of nearly
+ * every unit for a debugger that indexes DWARF (most of a small job's
+ * dump), placed from their declarations, unchanged since MPICH2:
+ * src/mpi/debugger/dbginit.c's MPIR_Comm_list { int sequence_number;
+ * MPIR_Comm *head; } (which MPICH's stub debugger, dbgstub.c, declares
+ * again), 4.0.2's MPIR_Sendq { MPIR_Request *sreq; int tag, rank,
+ * context_id; struct MPIR_Sendq *next, *prev; } (4.0.3's MPIR_Debugq is
+ * in a header, early), src/mpid/common/sched/mpidu_sched.c's
+ * MPIDU_Sched_state { struct MPIDU_Sched *head; } (head at 0, as any
+ * structure's first member is) and ch3's MPIDI_Process_t { MPIDI_PG_t
+ * *my_pg; int my_pg_rank; } (src/mpid/ch3/include/mpidimpl.h).  A
  * pointer's size and alignment are MPI_Aint's size on every platform MPICH
  * supports (mpich__check_layout holds the DLL to that).  Which are placed
  * so (DECLARED_*); none if MPI_Aint's size is not known (a stub debugger
  * without sizes): then the debugger is asked.
  */
-enum { DECLARED_COMM_LIST = 1, DECLARED_SENDQ = 2, DECLARED_SCHED_STATE = 4 };
+enum { DECLARED_COMM_LIST = 1, DECLARED_SENDQ = 2, DECLARED_SCHED_STATE = 4,
+       DECLARED_CH3_PROCESS = 8 };
 static const char *const declared_types[] = {"MPIR_Comm_list", "MPIR_Sendq",
-                                             "MPIDU_Sched_state"};
+                                             "MPIDU_Sched_state", "MPIDI_Process_t"};
 
 static int declared(mqs_image *image, const mqs_image_callbacks *cb, struct mqd_type_memo *memo,
                     struct mpich_image *b, int todo)
 {
-    int cls = todo & (CLASS_COMM_LIST | CLASS_SENDQ | CLASS_REQUESTS);
+    int cls = todo & (CLASS_COMM_LIST | CLASS_SENDQ | CLASS_REQUESTS | CLASS_CH3_OPTIONAL);
     int ps = b->size[S_SZ_AINT];
     if (cls && ps <= 0 && cb->mqs_sizeof_fp) {
         mqs_type *t = mqd_find_type_memo(image, cb, memo, size_defs[S_SZ_AINT].type);
@@ -292,9 +293,14 @@ static int declared(mqs_image *image, const mqs_image_callbacks *cb, struct mqd_
     }
     if (cls & CLASS_REQUESTS)
         b->off[F_SCHEDS_HEAD] = 0;
+    if (cls & CLASS_CH3_OPTIONAL) {
+        b->off[F_PROC_MY_PG] = 0;
+        b->off[F_PROC_MY_PG_RANK] = ps;
+    }
     return (cls & CLASS_COMM_LIST ? DECLARED_COMM_LIST : 0) |
            (cls & CLASS_SENDQ ? DECLARED_SENDQ : 0) |
-           (cls & CLASS_REQUESTS ? DECLARED_SCHED_STATE : 0);
+           (cls & CLASS_REQUESTS ? DECLARED_SCHED_STATE : 0) |
+           (cls & CLASS_CH3_OPTIONAL ? DECLARED_CH3_PROCESS : 0);
 }
 
 /* Is name (a type, or a field path "TYPE:field") of a type placed? */

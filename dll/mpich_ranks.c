@@ -50,10 +50,16 @@ void mpich__rank_cache_free(struct mpich_rank_cache *cache)
     mqd_free(cache);
 }
 
-/* The id string of process group pg (cached per read of the list). */
+/* The id string of process group pg: this process's own, as its key was
+ * made (mpich_keys.c), or another's read once per read of the list. */
 static int pg_name(struct mqd_process *p, struct mpich_rank_cache *c, mqs_taddr_t pg,
                    const char **name)
 {
+    const struct mpich_process *bp = mqd_process_backend(p);
+    if (pg == bp->my_pg && bp->my_pg_id[0]) {
+        *name = bp->my_pg_id;
+        return mqs_ok;
+    }
     for (int i = 0; i < c->npg; i++) {
         if (c->pg[i] == pg) {
             *name = c->pg_id[i];
@@ -147,14 +153,18 @@ static int vc_global(struct mqd_process *p, const int *o, struct mpich_rank_cach
     *global = (long)mqd_int(p, at, o[F_VC_LPID] - lo, 4);
     if (vc_groups(p, o)) {
         mqs_taddr_t pg = mqd_ptr(p, at, o[F_VC_PG] - lo);
+        long pg_rank = (long)mqd_int(p, at, o[F_VC_PG_RANK] - lo, 4);
         const char *name;
-        if ((rc = pg_name(p, c, pg, &name)) != mqs_ok)
-            return rc;
-        if (c->use_job)
-            *global = mpich__identity_of(p, name,
-                                         (long)mqd_int(p, at, o[F_VC_PG_RANK] - lo, 4));
-        else if (pg != bp->my_pg)
+        if (c->use_job) {
+            rc = pg_name(p, c, pg, &name);
+            if (rc != mqs_ok && rc != MQD_ERR_BAD_LAYOUT)
+                return rc;
+            /* another group, whose id the debug information cannot place:
+             * its process unknown */
+            *global = rc == mqs_ok ? mpich__identity_of(p, name, pg_rank) : -1;
+        } else if (pg != bp->my_pg) {
             *global = -1;
+        }
     }
     if (vc_table(c) == 0 && c->n < VC_SLOTS / 2) {
         slot = vc_slot(c, vc);
@@ -283,30 +293,6 @@ static long self_global(struct mqd_process *p, const struct mpich_rank_cache *c)
 /* ---------------------------------------------------------------- groups */
 
 /*
- * 5.0: lpid (world index << 32 | world rank, src/include/mpir_group.h) to
- * a global rank: with a job table the identity its key names ("NAMESPACE
- * #RANK", the namespace from MPIR_Worlds), else the world rank in this
- * process's own world (index 0) and -1 in any other.
- */
-static long lpid_global(struct mqd_process *p, int64_t lpid, int use_job, char *ns0,
-                        size_t nslen)
-{
-    if (lpid < 0) /* MPIR_LPID_DYNAMIC_MASK: a connection being made */
-        return -1;
-    long idx = (long)(lpid >> 32), rank = (long)(lpid & 0xffffffff);
-    if (!use_job)
-        return idx == 0 ? rank : -1;
-    char ns[PG_ID_MAX];
-    if (idx == 0 && !ns0[0] && mpich__world_namespace(p, 0, ns0, (int)nslen) != mqs_ok)
-        ns0[0] = '\0';
-    if (idx == 0)
-        snprintf(ns, sizeof ns, "%s", ns0);
-    else if (mpich__world_namespace(p, idx, ns, sizeof ns) != mqs_ok)
-        return -1;
-    return ns[0] ? mpich__identity_of(p, ns, rank) : -1;
-}
-
-/*
  * Where a group's lpids are: a table (use_map) of esz-byte entries, each
  * with its 8-byte lpid eoff bytes in, or (5.0's MPIR_Pmap) offset, stride
  * and blocksize: rank r's lpid is offset + r / blocksize * stride + r %
@@ -411,7 +397,7 @@ static int read_group(struct mqd_process *p, mqs_taddr_t group, long want, long 
         char ns0[PG_ID_MAX] = "";
         int use_job = bp->key[0] && mqd_job_identity(p, bp->key) >= 0;
         for (long i = 0; i < n; i++)
-            lpids[i] = lpid_global(p, (int64_t)lpids[i], use_job, ns0, sizeof ns0);
+            lpids[i] = mpich__lpid_global(p, (int64_t)lpids[i], use_job, ns0, sizeof ns0);
         *final = 1;
     }
     *out = lpids;

@@ -143,17 +143,23 @@ enum mpich_generation {
  * u.recv.context_id) and, to 4.2, MPIDIG_URECV's u.recv.source and tag;
  * 4.3 on, on the request's status, an OPTIONAL field).  A field a process's
  * generation needs and the debug information lacks stops the DLL with its
- * name.  The rest are optional: CH3_OPTIONAL ch3's process groups, which
- * name processes across jobs for MPI-2 identities (without them, peers
- * outside MPI_COMM_WORLD are -1), and its match parts; WORLDS 5.0's worlds
- * (MPIR_World); OPTIONAL any generation's (statuses, MPI_TAG_UB and the
- * like).  COMM_LIST is the communicator list of a build with debugger
- * support (src/mpi/debugger/dbginit.c:490, compiled only with it).
- * MPIR_Comm_list's and MPIR_Sendq's fields (dbginit.c), and
- * MPIDU_Sched_state's head, the DLL places from their declarations
- * instead of asking the debugger (dll/mpich_layout.c, declared): their
- * DWARF is in the last units, a walk of nearly all to find.  STOCK
- * what MPICH_GEN_CH4_STOCK reads instead of the debugger's lists: ch4's
+ * name.  The rest are optional: CH3_OPTIONAL ch3's MPIDI_Process (its
+ * process group and rank there, which name processes across jobs for
+ * MPI-2 identities: without them, peers outside MPI_COMM_WORLD are -1)
+ * and its match parts; PGS the process groups' own fields, looked up
+ * when a process reads another group, has no PMI name to name its own by,
+ * or has only its own left by MPI_Finalize (mpich__late: MPIDI_PG_t's
+ * DWARF is in ch3's units, deep in libmpi; a process's own group's id is
+ * its PMI name, mpich_keys.c);
+ * WORLDS 5.0's worlds (MPIR_World); OPTIONAL any generation's (statuses,
+ * MPI_TAG_UB and the like).  COMM_LIST is the communicator list of a
+ * build with debugger support (src/mpi/debugger/dbginit.c:490, compiled
+ * only with it).  MPIR_Comm_list's and MPIR_Sendq's fields (dbginit.c),
+ * MPIDU_Sched_state's head and MPIDI_Process_t's two fields, the DLL
+ * places from their declarations instead of asking the debugger
+ * (dll/mpich_layout.c, declared): their DWARF is deep in libmpi's units,
+ * a walk of most of them to find.
+ * STOCK what MPICH_GEN_CH4_STOCK reads instead of the debugger's lists: ch4's
  * per-VCI list heads (ch4_types.h:241-307), MPIR_Process's builtin
  * communicators (src/include/mpir_process.h:48-52) and a communicator's
  * reference count (an object in use has one, mpir_objects.h:422);
@@ -206,8 +212,8 @@ enum mpich_generation {
     X(VC_LPID, VCS, "MPIDI_VC:lpid")                                                          \
     X(VC_PG, VCS, "MPIDI_VC:pg")                                                              \
     X(VC_PG_RANK, VCS, "MPIDI_VC:pg_rank")                                                    \
-    X(PG_ID, CH3_OPTIONAL, "MPIDI_PG_t:id")                                                   \
-    X(PG_SIZE, CH3_OPTIONAL, "MPIDI_PG_t:size")                                               \
+    X(PG_ID, PGS, "MPIDI_PG_t:id")                                                            \
+    X(PG_SIZE, PGS, "MPIDI_PG_t:size")                                                        \
     X(PROC_MY_PG, CH3_OPTIONAL, "MPIDI_Process_t:my_pg")                                      \
     X(PROC_MY_PG_RANK, CH3_OPTIONAL, "MPIDI_Process_t:my_pg_rank")                            \
     X(GROUP_SIZE, COMMON, "MPIR_Group:size")                                                  \

@@ -290,7 +290,7 @@ static void mpich_types(struct synth *s)
         add(t, "handle", 4); add(t, "ref_count", 4); add(t, "next", p); add(t, "size", 4);
         add(t, "vct", p); add(t, "id", p); finish(t);
         t = type_new(s, "MPIDI_Process_t");
-        add(t, "my_pg_rank", 4); add(t, "my_pg", p); finish(t);
+        add(t, "my_pg", p); add(t, "my_pg_rank", 4); finish(t);
     }
     if (stock) {
         devreq = stock_request_types(s);
@@ -900,7 +900,7 @@ void synth_process_group(struct synth *s, const char *id, int rank)
     synth_world_rank(s, rank);
     if (gen_v5(s->gen))
         world_namespace(s, 0, id);
-    if (s->gen == SYNTH_DEBUGQ) { /* PMI-1's static char *pmi_kvs_name */
+    if (s->gen == SYNTH_DEBUGQ || gen_ch3(s->gen)) { /* PMI-1's static char *pmi_kvs_name */
         uint64_t var = synth_alloc(s, s->ptr), str = synth_alloc(s, (int)strlen(id) + 1);
         synth_put_bytes(s, str, id, (int)strlen(id) + 1);
         synth_put(s, var, str, s->ptr);

@@ -111,11 +111,11 @@ uint64_t synth_comm(struct synth *s, unsigned handle, unsigned ctx, int size, in
 uint64_t synth_intercomm(struct synth *s, unsigned handle, unsigned ctx, int lsize, int rank,
                          int rsize, const char *name, const int *remote_world);
 /* This process's world: its name and rank, where the generation keeps
- * them (ch3's process group in MPIDI_Process, 5.0's MPIR_Worlds[0], 4.x
- * ch4's PMI name in pmi_kvs_name), and the other world's name (ch3's group
- * of intercommunicators' remote sides built afterwards, 5.0's
- * MPIR_Worlds[1]; 4.x ch4 keeps none).  ch3 VCs built before either have
- * no group. */
+ * them (ch3's process group in MPIDI_Process, 5.0's MPIR_Worlds[0], ch3's
+ * and 4.x ch4's PMI name in pmi_kvs_name), and the other world's name
+ * (ch3's group of intercommunicators' remote sides built afterwards,
+ * 5.0's MPIR_Worlds[1]; 4.x ch4 keeps none).  ch3 VCs built before either
+ * have no group. */
 void synth_process_group(struct synth *s, const char *id, int rank);
 void synth_foreign_group(struct synth *s, const char *id);
 /* A process in MPI_Finalize as MPICH 4.0.2 ch3 leaves it: MPIR_debug_state

@@ -1038,6 +1038,74 @@ static void test_synth__mpi2_identities_across_a_spawn(void **state)
     identities_across_a_spawn(SYNTH_DEBUGQ, 0);
 }
 
+/*
+ * ch3 names its own process group by its PMI name (mpid_init.c: the
+ * group's id is MPIR_pmi_job_id()): a world of two ("kvs_77_0") that the
+ * debugger names 5 and 9 is {5, 9} in both, with neither MPIDI_PG_t nor
+ * MPIDI_Process_t asked of the debugger (their DWARF is deep in ch3's
+ * units).  Without the PMI name's static, or with its string freed (not
+ * printable), the group's own id names it, MPIDI_PG_t asked then.
+ */
+enum pmi_name { PMI_NAMED, PMI_ABSENT, PMI_FREED };
+
+static void own_group_named(enum synth_gen gen, enum pmi_name how)
+{
+    static const int identity[2] = {5, 9}, world[] = {0, 1};
+    struct synth *procs[2];
+    struct result r;
+    int job;
+    const struct synth_host *h = synth_callbacks();
+    assert_int_equal(dlldump_dll->setup_job((mqs_job *)&job, &h->job), mqs_ok);
+    for (int i = 0; i < 2; i++) {
+        struct synth *s = procs[i] = synth_new_gen(0, 8, gen);
+        synth_process_group(s, "kvs_77_0", i);
+        uint64_t comms[] = {synth_comm(s, 0x44000000u, 0, 2, i, "MPI_COMM_WORLD", world)};
+        synth_comm_list(s, comms, 1, 1);
+        uint64_t name;
+        if (how == PMI_ABSENT)
+            synth_drop_symbol(s, "pmi_kvs_name");
+        if (how == PMI_FREED) { /* malloc's own words over the string */
+            assert_int_equal(synth_read_ptr(s, "pmi_kvs_name", &name), 0);
+            synth_put_bytes(s, name, "\x90\x1f\x7f", 4);
+        }
+        synth_watch_types(s, "MPIDI_P");
+        synth_join_job(s, identity[i]);
+        dlldump_process(s, &r, 0);
+        assert_int_equal(r.rc, mqs_ok);
+        assert_int_equal(dlldump_dll->set_process_identity(synth_process(s), identity[i]), mqs_ok);
+    }
+    for (int i = 0; i < 2; i++) {
+        int g[2];
+        dlldump_process(procs[i], &r, 1);
+        assert_int_equal(r.rc, mqs_ok);
+        assert_int_equal(dlldump_dll->setup_communicator_iterator(synth_process(procs[i])), mqs_ok);
+        assert_int_equal(dlldump_dll->get_comm_group(synth_process(procs[i]), g), mqs_ok);
+        assert_int_equal(g[0], identity[0]);
+        assert_int_equal(g[1], identity[1]);
+        int asked = synth_types_watched(procs[i]);
+        if (how == PMI_NAMED ? asked != 0 : asked == 0)
+            fail_msg("%s, PMI name %d: %d look-ups of MPIDI_PG_t or MPIDI_Process_t",
+                     gen_names[gen], (int)how, asked);
+        synth_watch_types(procs[i], NULL);
+        dlldump_release(procs[i]);
+    }
+    mqs_job_info *info = h->basic.mqs_get_job_info_fp((mqs_job *)&job);
+    assert_int_equal(dlldump_dll->destroy_job_info(info), mqs_ok);
+    h->basic.mqs_put_job_info_fp((mqs_job *)&job, NULL);
+    synth_leave_jobs();
+    for (int i = 0; i < 2; i++)
+        finish(procs[i]);
+}
+
+static void test_synth__ch3_group_named_by_its_pmi_name(void **state)
+{
+    (void)state;
+    static const enum synth_gen ch3[] = {SYNTH_CH3_402, SYNTH_CH3_DQ, SYNTH_CH3_DQ_5};
+    for (size_t g = 0; g < sizeof ch3 / sizeof ch3[0]; g++)
+        for (int how = PMI_NAMED; how <= PMI_FREED; how++)
+            own_group_named(ch3[g], (enum pmi_name)how);
+}
+
 /* mqs_malloc fails at the 1st, 2nd, ... call of a whole dump: each time a
  * clean error or a correct dump, and nothing left allocated. */
 /*
@@ -1577,6 +1645,7 @@ int main(void)
         cmocka_unit_test(test_synth__mpich_without_debuginfo_is_named),
         cmocka_unit_test(test_synth__no_dwarf_known_layouts_only),
         cmocka_unit_test(test_synth__mpi2_identities_across_a_spawn),
+        cmocka_unit_test(test_synth__ch3_group_named_by_its_pmi_name),
         cmocka_unit_test(test_synth__host_personalities),
         cmocka_unit_test(test_synth__malloc_fails_at_each_call),
         cmocka_unit_test(test_synth__ch4_rank_map_across_worlds),
