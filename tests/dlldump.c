@@ -109,6 +109,30 @@ void dlldump_release(struct synth *s)
     synth_callbacks()->basic.mqs_put_image_info_fp(synth_image(s), NULL);
 }
 
+void dlldump_begin_job(int *job, struct synth *const *procs, const int *identity, int n)
+{
+    static struct result first; /* the later dumps are the tests' */
+    assert_int_equal(dlldump_dll->setup_job((mqs_job *)job, &synth_callbacks()->job), mqs_ok);
+    for (int i = 0; i < n; i++) {
+        synth_join_job(procs[i], identity[i]);
+        dlldump_process(procs[i], &first, 0);
+        assert_int_equal(first.rc, mqs_ok);
+        assert_int_equal(dlldump_dll->set_process_identity(synth_process(procs[i]), identity[i]),
+                         mqs_ok);
+    }
+}
+
+void dlldump_end_job(int *job, struct synth *const *procs, int n)
+{
+    const struct synth_host *h = synth_callbacks();
+    for (int i = 0; i < n; i++)
+        dlldump_release(procs[i]);
+    mqs_job_info *info = h->basic.mqs_get_job_info_fp((mqs_job *)job);
+    assert_int_equal(dlldump_dll->destroy_job_info(info), mqs_ok);
+    h->basic.mqs_put_job_info_fp((mqs_job *)job, NULL);
+    synth_leave_jobs();
+}
+
 const struct rcomm *dlldump_comm_named(const struct result *r, const char *name)
 {
     for (int i = 0; i < r->ncomms; i++)

@@ -50,6 +50,14 @@ struct result {
 void dlldump_process(struct synth *s, struct result *r, int update_only);
 /* Destroy what the DLL hung on s's image and process. */
 void dlldump_release(struct synth *s);
+/*
+ * The debugger's MPI-2 job over procs[0..n-1], set up as a debugger does:
+ * the job (*job its handle), then each process joined, dumped once (which
+ * must succeed) and named identity[i].  dlldump_end_job releases each
+ * process and then the job.
+ */
+void dlldump_begin_job(int *job, struct synth *const *procs, const int *identity, int n);
+void dlldump_end_job(int *job, struct synth *const *procs, int n);
 /* r's communicator of that name (the test fails if none). */
 const struct rcomm *dlldump_comm_named(const struct result *r, const char *name);
 /* The DLL's code for the error whose message starts with prefix. */

@@ -398,7 +398,6 @@ static void test_dll_ompi__identities_across_jobs(void **state)
                                   spawned(1, 0, sentinels), spawned(1, 1, sentinels)};
         struct result r[4];
         int job;
-        const struct synth_host *h = synth_callbacks();
         dlldump_process(procs[2], &r[2], 0); /* MPI-1: the other job unknown */
         assert_int_equal(r[2].rc, mqs_ok);
         assert_op(&dlldump_comm_named(&r[2], "mqd-spawn")->ops[1][0], 1, -1, 3, 4,
@@ -408,15 +407,7 @@ static void test_dll_ompi__identities_across_jobs(void **state)
         assert_int_equal(dlldump_comm_named(&r[2], "mqd-spawn")->group_rc, mqs_no_information);
         assert_int_equal(dlldump_comm_named(&r[2], "MPI_COMM_WORLD")->group[1], 1);
         dlldump_release(procs[2]);
-        assert_int_equal(dlldump_dll->setup_job((mqs_job *)&job, &h->job), mqs_ok);
-        for (int i = 0; i < 4; i++) { /* set up and name every process first */
-            synth_join_job(procs[i], identity[i]);
-            dlldump_process(procs[i], &r[i], 0);
-            assert_int_equal(r[i].rc, mqs_ok);
-            assert_int_equal(dlldump_dll->set_process_identity(synth_process(procs[i]),
-                                                               identity[i]),
-                             mqs_ok);
-        }
+        dlldump_begin_job(&job, procs, identity, 4); /* set up and name every process first */
         for (int i = 0; i < 4; i++) {
             dlldump_process(procs[i], &r[i], 1);
             const struct rcomm *ic = dlldump_comm_named(&r[i], "mqd-spawn");
@@ -428,12 +419,7 @@ static void test_dll_ompi__identities_across_jobs(void **state)
             assert_int_equal(ic->group_rc, mqs_ok); /* every peer named */
             assert_int_equal(ic->group[i % 2], identity[i]);
         }
-        for (int i = 0; i < 4; i++)
-            dlldump_release(procs[i]);
-        mqs_job_info *info = h->basic.mqs_get_job_info_fp((mqs_job *)&job);
-        assert_int_equal(dlldump_dll->destroy_job_info(info), mqs_ok);
-        h->basic.mqs_put_job_info_fp((mqs_job *)&job, NULL);
-        synth_leave_jobs();
+        dlldump_end_job(&job, procs, 4);
         for (int i = 0; i < 4; i++)
             synth_free(procs[i]);
     }

@@ -991,16 +991,8 @@ static void identities_across_a_spawn(enum synth_gen gen, int named)
                               spawn_process(gen, named, 1, 0), spawn_process(gen, named, 1, 1)};
     static const int identity[4] = {0, 1, 7, 8};
     int job, worlds = gen != SYNTH_DEBUGQ; /* another world's processes are known */
-    const struct synth_host *h = synth_callbacks();
-    assert_int_equal(dlldump_dll->setup_job((mqs_job *)&job, &h->job), mqs_ok);
     struct result r[4];
-    for (int i = 0; i < 4; i++) { /* set up and name every process first */
-        synth_join_job(procs[i], identity[i]);
-        dlldump_process(procs[i], &r[i], 0);
-        assert_int_equal(r[i].rc, mqs_ok);
-        assert_int_equal(dlldump_dll->set_process_identity(synth_process(procs[i]), identity[i]),
-                         mqs_ok);
-    }
+    dlldump_begin_job(&job, procs, identity, 4); /* set up and name every process first */
     for (int i = 0; i < 4; i++)
         dlldump_process(procs[i], &r[i], 1);
     /* parent 0 -> child 0; child 0 <- parent 1; each child <- the other */
@@ -1016,12 +1008,7 @@ static void identities_across_a_spawn(enum synth_gen gen, int named)
         assert_int_equal(g[i % 2], identity[i]);
         assert_int_equal(g[!(i % 2)], named || i < 2 ? identity[i ^ 1] : -1);
     }
-    for (int i = 0; i < 4; i++)
-        dlldump_release(procs[i]);
-    mqs_job_info *info = h->basic.mqs_get_job_info_fp((mqs_job *)&job);
-    assert_int_equal(dlldump_dll->destroy_job_info(info), mqs_ok);
-    h->basic.mqs_put_job_info_fp((mqs_job *)&job, NULL);
-    synth_leave_jobs();
+    dlldump_end_job(&job, procs, 4);
     /* No job: world ranks, and -1 outside the world. */
     dlldump_process(procs[2], &r[2], 0);
     assert_int_equal(peer_global(&r[2], 0, mqs_pending_receives), 1);
@@ -1054,8 +1041,6 @@ static void own_group_named(enum synth_gen gen, enum pmi_name how)
     struct synth *procs[2];
     struct result r;
     int job;
-    const struct synth_host *h = synth_callbacks();
-    assert_int_equal(dlldump_dll->setup_job((mqs_job *)&job, &h->job), mqs_ok);
     for (int i = 0; i < 2; i++) {
         struct synth *s = procs[i] = synth_new_gen(0, 8, gen);
         synth_process_group(s, "kvs_77_0", i);
@@ -1069,11 +1054,8 @@ static void own_group_named(enum synth_gen gen, enum pmi_name how)
             synth_put_bytes(s, name, "\x90\x1f\x7f", 4);
         }
         synth_watch_types(s, "MPIDI_P");
-        synth_join_job(s, identity[i]);
-        dlldump_process(s, &r, 0);
-        assert_int_equal(r.rc, mqs_ok);
-        assert_int_equal(dlldump_dll->set_process_identity(synth_process(s), identity[i]), mqs_ok);
     }
+    dlldump_begin_job(&job, procs, identity, 2);
     for (int i = 0; i < 2; i++) {
         int g[2];
         dlldump_process(procs[i], &r, 1);
@@ -1087,12 +1069,8 @@ static void own_group_named(enum synth_gen gen, enum pmi_name how)
             fail_msg("%s, PMI name %d: %d look-ups of MPIDI_PG_t or MPIDI_Process_t",
                      gen_names[gen], (int)how, asked);
         synth_watch_types(procs[i], NULL);
-        dlldump_release(procs[i]);
     }
-    mqs_job_info *info = h->basic.mqs_get_job_info_fp((mqs_job *)&job);
-    assert_int_equal(dlldump_dll->destroy_job_info(info), mqs_ok);
-    h->basic.mqs_put_job_info_fp((mqs_job *)&job, NULL);
-    synth_leave_jobs();
+    dlldump_end_job(&job, procs, 2);
     for (int i = 0; i < 2; i++)
         finish(procs[i]);
 }
@@ -1543,7 +1521,7 @@ static int ex_dump_job(const struct expect *e, const char *sample, enum synth_ge
     static struct ex_comm cs[EX_MAX_PROCS][EX_MAX_COMMS];
     int nc[EX_MAX_PROCS];
     struct result r;
-    const struct synth_host *h = synth_callbacks();
+    static const int by_rank[EX_MAX_PROCS] = {0, 1, 2, 3, 4, 5, 6, 7};
     long before = synth_live_blocks();
     if (np > EX_MAX_PROCS)
         fail_msg("%s: %d processes, too many for the synthetic test", sample, np);
@@ -1554,15 +1532,8 @@ static int ex_dump_job(const struct expect *e, const char *sample, enum synth_ge
         nc[i] = ex_comms(e, expect_process(e, i), cs[i]);
         ex_build(s[i], e, expect_process(e, i), cs[i], nc[i]);
     }
-    if (job) { /* set up and name every process first */
-        assert_int_equal(dlldump_dll->setup_job((mqs_job *)&jobv, &h->job), mqs_ok);
-        for (int i = 0; i < np; i++) {
-            synth_join_job(s[i], i);
-            dlldump_process(s[i], &r, 0);
-            assert_int_equal(r.rc, mqs_ok);
-            assert_int_equal(dlldump_dll->set_process_identity(synth_process(s[i]), i), mqs_ok);
-        }
-    }
+    if (job) /* set up and name every process first */
+        dlldump_begin_job(&jobv, s, by_rank, np);
     for (int i = 0; i < np; i++) {
         char what[256], who[16];
         struct ex_naming nm = {e, expect_process(e, i), job, gen};
@@ -1574,14 +1545,8 @@ static int ex_dump_job(const struct expect *e, const char *sample, enum synth_ge
                  expect_process_text(nm.proc, who, sizeof who));
         ex_check(&r, e, &nm, cs[i], nc[i], what);
     }
-    if (job) {
-        for (int i = 0; i < np; i++)
-            dlldump_release(s[i]);
-        mqs_job_info *info = h->basic.mqs_get_job_info_fp((mqs_job *)&jobv);
-        assert_int_equal(dlldump_dll->destroy_job_info(info), mqs_ok);
-        h->basic.mqs_put_job_info_fp((mqs_job *)&jobv, NULL);
-        synth_leave_jobs();
-    }
+    if (job)
+        dlldump_end_job(&jobv, s, np);
     for (int i = 0; i < np; i++)
         finish(s[i]);
     assert_int_equal(synth_live_blocks(), before);
