@@ -76,16 +76,23 @@ static void stop_child(struct child *c)
     waitpid(c->pid, NULL, 0);
 }
 
+/* A child started and m made to read it; a buffer for its 3 pages. */
+static unsigned char *start_reading(struct child *c, struct mqdh__mem *m)
+{
+    start_child(c);
+    mqdh__mem_init(m, c->pid);
+    unsigned char *buf = malloc(3 * m->page_size);
+    assert_non_null(buf);
+    return buf;
+}
+
 static void test_memory__reads_whole_and_across_pages(void **state)
 {
     (void)state;
     struct child c;
     struct mqdh__mem m;
-    start_child(&c);
-    mqdh__mem_init(&m, c.pid);
+    unsigned char *buf = start_reading(&c, &m);
     size_t ps = m.page_size;
-    unsigned char *buf = malloc(3 * ps);
-    assert_non_null(buf);
 
     /* A read spanning three pages, starting mid-page. */
     size_t off = ps / 2, len = 2 * ps;
@@ -110,6 +117,45 @@ static void test_memory__reads_whole_and_across_pages(void **state)
     assert_int_equal(mqdh__mem_read(&m, c.addr, buf, 1), 0);
     assert_int_equal(m.syscalls, 4);
 
+    free(buf);
+    mqdh__mem_fini(&m);
+    stop_child(&c);
+}
+
+/* Forgetting a range drops its pages and only those: the rest stays
+ * cached, the range is read again on the next read of it. */
+static void test_memory__forget_a_range(void **state)
+{
+    (void)state;
+    struct child c;
+    struct mqdh__mem m;
+    unsigned char *buf = start_reading(&c, &m);
+    size_t ps = m.page_size;
+    assert_int_equal(mqdh__mem_read(&m, c.addr, buf, 3 * ps), 0);
+    assert_int_equal(m.syscalls, 3);
+    assert_int_equal(m.npages, 3);
+
+    /* A range from inside the second page to inside the third: both go,
+     * the first (which ends where the range starts, less one) stays. */
+    mqdh__mem_forget(&m, c.addr + ps + 1, c.addr + 2 * ps + ps / 2);
+    assert_int_equal(m.npages, 1);
+    assert_true(mqdh__mem_cached(&m, c.addr));
+    assert_false(mqdh__mem_cached(&m, c.addr + ps));
+    assert_false(mqdh__mem_cached(&m, c.addr + 2 * ps));
+
+    /* The first page still costs nothing; the others are read again. */
+    assert_int_equal(mqdh__mem_read(&m, c.addr, buf, 16), 0);
+    assert_int_equal(m.syscalls, 3);
+    assert_int_equal(mqdh__mem_read(&m, c.addr, buf, 3 * ps), 0);
+    for (size_t i = 0; i < 3 * ps; i++)
+        if (buf[i] != pattern_byte(i))
+            fail_msg("byte %zu differs after the forget", i);
+    assert_int_equal(m.syscalls, 5);
+    assert_int_equal(m.npages, 3);
+
+    /* A range with nothing cached in it changes nothing. */
+    mqdh__mem_forget(&m, c.hole, c.hole + ps);
+    assert_int_equal(m.npages, 3);
     free(buf);
     mqdh__mem_fini(&m);
     stop_child(&c);
@@ -260,6 +306,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_memory__reads_whole_and_across_pages),
+        cmocka_unit_test(test_memory__forget_a_range),
         cmocka_unit_test(test_memory__unmapped_is_an_error),
         cmocka_unit_test(test_memory__process_gone),
         cmocka_unit_test(test_memory__proc_mem_fallback),

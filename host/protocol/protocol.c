@@ -413,6 +413,12 @@ int mqdh__proto_prepare(struct target *p)
     p->elf.owner = p;
     p->elf.att = p->att->attached ? p->att : NULL; /* its threads, for unwinding */
     locate(p);
+    /* Unwound: its stack's pages, the most of what it read, are not read
+     * again (the DLL reads the library's data); with them back in the
+     * heap, every process's fit in the memory of one. */
+    for (int k = 0; k < p->elf.nregions; k++)
+        if (p->elf.regions[k].from_end)
+            mqdh__mem_forget(&p->mem, p->elf.regions[k].start, p->elf.regions[k].end);
     p->out->image = strdup(p->elf.exe_path);
     if ((rc = mqdh__choose_dll(p)) != MQDH_OK)
         return rc;

@@ -293,6 +293,23 @@ void mqdh__mem_flush(struct mqdh__mem *m)
     m->npages = 0;
 }
 
+void mqdh__mem_forget(struct mqdh__mem *m, uint64_t start, uint64_t end)
+{
+    for (unsigned b = 0; b < MQDH__MEM_BUCKETS; b++) {
+        struct mqdh__mem_page **link = &m->buckets[b];
+        while (*link) {
+            struct mqdh__mem_page *p = *link;
+            if (p->addr < end && p->addr + m->page_size > start) {
+                *link = p->next;
+                free(p);
+                m->npages--;
+            } else {
+                link = &p->next;
+            }
+        }
+    }
+}
+
 void mqdh__mem_fini(struct mqdh__mem *m)
 {
     mqdh__mem_flush(m);

@@ -87,6 +87,11 @@ int mqdh__mem_cached(const struct mqdh__mem *m, uint64_t page);
 /* Forget every cached page (the process may have changed its memory). */
 void mqdh__mem_flush(struct mqdh__mem *m);
 
+/* Forget the cached pages with any byte in [start, end) (what is not
+ * needed again: their memory goes back to the heap, for the next
+ * process's pages).  A later read of them reads them again. */
+void mqdh__mem_forget(struct mqdh__mem *m, uint64_t start, uint64_t end);
+
 /* Flush and close.  m may be reused after mqdh__mem_init. */
 void mqdh__mem_fini(struct mqdh__mem *m);
 
