@@ -122,6 +122,12 @@ struct mpich_image {
     /* The layout with the CLASS_LATE classes processes needed so far
      * (mpich__late), the newest first. */
     _Atomic(struct mpich_late *) late;
+    /* MPII_Version_device and MPII_Version_string ("" if unknown), read
+     * by the first process (named: done): constants of the library file,
+     * the same in every process of the image, as its symbols are. */
+    int named;
+    char device[64];
+    char version[32];
 };
 
 /* An image's offsets and sizes, with those of the CLASS_LATE classes

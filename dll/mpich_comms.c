@@ -32,6 +32,26 @@ struct process_symbols {
     char version[32];          /* MPII_Version_string ("" if unknown) */
 };
 
+/* The library's version strings into s: read by the image's first
+ * process, copied by the others (struct mpich_image). */
+static void version_strings(struct mqd_process *p, mqs_image *image,
+                            const mqs_image_callbacks *cb, struct mpich_image *b,
+                            struct process_symbols *s)
+{
+    if (!b->named) {
+        mqs_taddr_t at;
+        if (cb->mqs_find_symbol_fp(image, (char *)MPICH_SYM_DEVICE, &at) != mqs_ok ||
+            mqd_read_cstring(p, at, b->device, sizeof b->device) != mqs_ok)
+            b->device[0] = '\0';
+        if (cb->mqs_find_symbol_fp(image, (char *)MPICH_SYM_VERSION, &at) != mqs_ok ||
+            mqd_read_cstring(p, at, b->version, sizeof b->version) != mqs_ok)
+            b->version[0] = '\0';
+        b->named = 1;
+    }
+    memcpy(s->device, b->device, sizeof s->device);
+    memcpy(s->version, b->version, sizeof s->version);
+}
+
 /* The symbols of process p, through its own image (shared libraries move
  * under ASLR), into bp and *s. */
 static void find_symbols(struct mqd_process *p, mqs_image *image, const mqs_image_callbacks *cb,
@@ -45,14 +65,7 @@ static void find_symbols(struct mqd_process *p, mqs_image *image, const mqs_imag
     s->debugq = SYM_(MPICH_SYM_RECVQ, &bp->recvq) && SYM_(MPICH_SYM_UNEXPQ, &bp->unexpq);
     s->ch3_lists = SYM_(MPICH_SYM_POSTED_PTR, &bp->posted_ptr) &&
                    SYM_(MPICH_SYM_UNEXPECTED_PTR, &bp->unexpected_ptr);
-    mqs_taddr_t daddr;
-    s->device[0] = s->version[0] = '\0';
-    if (SYM_(MPICH_SYM_DEVICE, &daddr) &&
-        mqd_read_cstring(p, daddr, s->device, sizeof s->device) != mqs_ok)
-        s->device[0] = '\0';
-    if (SYM_(MPICH_SYM_VERSION, &daddr) &&
-        mqd_read_cstring(p, daddr, s->version, sizeof s->version) != mqs_ok)
-        s->version[0] = '\0';
+    version_strings(p, image, cb, mpich__image(p), s);
     s->worlds = SYM_(MPICH_SYM_WORLDS, &bp->worlds);
     if (!s->worlds)
         bp->worlds = 0;

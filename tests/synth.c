@@ -74,6 +74,7 @@ struct synth {
         uint64_t addr;
     } syms[64];
     struct obj image, process;
+    struct synth *image_of; /* synth_share_image: whose image the process has */
     char watch[64]; /* synth_watch_types: the part, and the lookups seen */
     int watched;
 };
@@ -1504,7 +1505,18 @@ static int global_rank(mqs_process *p)
 
 static mqs_image *get_image(mqs_process *p)
 {
-    return (mqs_image *)&((struct obj *)p)->s->image;
+    struct synth *s = ((struct obj *)p)->s;
+    return (mqs_image *)&(s->image_of ? s->image_of : s)->image;
+}
+
+void synth_share_image(struct synth *s, struct synth *owner)
+{
+    s->image_of = owner;
+}
+
+uint64_t synth_symbol_at(struct synth *s, const char *name)
+{
+    return find_sym(s, name);
 }
 
 static int fetch(mqs_process *p, mqs_taddr_t addr, int size, void *buf)

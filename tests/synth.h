@@ -86,6 +86,11 @@ void synth_put_bytes(struct synth *s, uint64_t addr, const void *bytes, int n);
 int synth_off(struct synth *s, const char *type, const char *field);
 int synth_sizeof(struct synth *s, const char *type);
 void synth_symbol(struct synth *s, const char *name, uint64_t addr);
+/* A symbol's address (0 if there is none). */
+uint64_t synth_symbol_at(struct synth *s, const char *name);
+/* s's process has owner's image, as a debugger gives processes of one
+ * program: its symbols are owner's (build both alike), its memory its own. */
+void synth_share_image(struct synth *s, struct synth *owner);
 /* Forget symbol name (a build that does not have it). */
 void synth_drop_symbol(struct synth *s, const char *name);
 /* The pointer stored at a symbol, in target order; -1 if no such symbol. */

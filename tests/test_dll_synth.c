@@ -1084,6 +1084,32 @@ static void test_synth__ch3_group_named_by_its_pmi_name(void **state)
             own_group_named(ch3[g], (enum pmi_name)how);
 }
 
+/*
+ * Two processes of one program (one image, as a debugger gives them): the
+ * library's version strings are read once, by the first.  The second's
+ * device string is overwritten with another device's: were it read, the
+ * second would be read as ch4, and wrongly.
+ */
+static void test_synth__one_image_named_by_its_first_process(void **state)
+{
+    (void)state;
+    uint64_t comms[16];
+    struct synth *first = start_gen(0, 8, SYNTH_CH3_DQ, comms);
+    struct synth *second = start_gen(0, 8, SYNTH_CH3_DQ, comms);
+    uint64_t dev = synth_symbol_at(second, "MPII_Version_device");
+    assert_true(dev != 0);
+    assert_int_equal(dev, synth_symbol_at(first, "MPII_Version_device"));
+    synth_put_bytes(second, dev, "ch4:ofi", 8);
+    synth_share_image(second, first);
+    struct result r;
+    dlldump_process(first, &r, 0);
+    check_rank(&r, SYNTH_CH3_DQ);
+    dlldump_process(second, &r, 0);
+    check_rank(&r, SYNTH_CH3_DQ);
+    finish(second);
+    finish(first);
+}
+
 /* mqs_malloc fails at the 1st, 2nd, ... call of a whole dump: each time a
  * clean error or a correct dump, and nothing left allocated. */
 /*
@@ -1611,6 +1637,7 @@ int main(void)
         cmocka_unit_test(test_synth__no_dwarf_known_layouts_only),
         cmocka_unit_test(test_synth__mpi2_identities_across_a_spawn),
         cmocka_unit_test(test_synth__ch3_group_named_by_its_pmi_name),
+        cmocka_unit_test(test_synth__one_image_named_by_its_first_process),
         cmocka_unit_test(test_synth__host_personalities),
         cmocka_unit_test(test_synth__malloc_fails_at_each_call),
         cmocka_unit_test(test_synth__ch4_rank_map_across_worlds),
