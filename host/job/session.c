@@ -299,7 +299,8 @@ static void read_cpu(struct call *c, int i)
 
 /* On this thread, which attached them, one target after another
  * (mqdh__proto_prepare), the first one prepared set up at once (the
- * crew's pilot); and each one's CPU time. */
+ * crew's pilot), the others too if the crew will have one worker
+ * (mqdh__crew_early); and each one's CPU time. */
 static void prepare_targets(struct call *c)
 {
     for (int i = 0; i < c->s.n; i++) {
@@ -313,6 +314,7 @@ static void prepare_targets(struct call *c)
         p->out->stats.seconds = mqdh__monotonic() - t0;
         mqdh__progress_step(MQDH__UNWOUND, 1, NULL);
         mqdh__crew_pilot(&c->crew, i);
+        mqdh__crew_early(&c->crew, i);
     }
 }
 

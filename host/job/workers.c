@@ -88,8 +88,10 @@ static int phase_work(enum phase phase, struct target *p)
 static void one(struct mqdh__crew *c, struct mqdh__guard *g, int guarded, enum phase phase, int i)
 {
     struct target *p = &c->s->targets[i];
-    if (phase == PHASE_SETUP ? !p->prepared : !p->ready)
+    if (phase == PHASE_SETUP ? !p->prepared || p->setup_run : !p->ready)
         return;
+    if (phase == PHASE_SETUP)
+        p->setup_run = 1;
     if (p->dll && !mqdh__dll_usable(p->dll)) {
         c->rcs[i] = give_up(p, MQDH__GUARD_NONE, g);
         return;
@@ -106,6 +108,10 @@ static void one(struct mqdh__crew *c, struct mqdh__guard *g, int guarded, enum p
         rc = phase_work(phase, p);
     c->rcs[i] = why == MQDH__GUARD_NONE ? rc : give_up(p, why, g);
     p->out->stats.seconds += mqdh__monotonic() - t0;
+    /* Set up: what it read for that (its library's globals, its key) goes
+     * back to the heap too; the read's batch fetches what the read needs. */
+    if (phase == PHASE_SETUP)
+        mqdh__mem_flush(&p->mem);
     if (phase == PHASE_READ) {
         /* Read: its pages go back to the one heap now, for the next
          * process's (the heap stays the size of one process's pages,
@@ -193,6 +199,14 @@ void mqdh__crew_pilot(struct mqdh__crew *c, int i)
     one(c, &c->guard, c->guarded, PHASE_SETUP, i);
     /* What it read so far, for the others' first reads (pages.h). */
     mqdh__pages_learn(&c->s->files->pages, &c->s->targets[i].elf, &c->s->targets[i].mem);
+}
+
+void mqdh__crew_early(struct mqdh__crew *c, int i)
+{
+    const struct session *s = c->s;
+    int one_worker = s->opt->jobs == 1 || (s->opt->jobs <= 0 && s->n <= MQDH__RANKS_PER_WORKER);
+    if (c->pilot >= 0 && one_worker)
+        one(c, &c->guard, c->guarded, PHASE_SETUP, i);
 }
 
 void mqdh__crew_run(struct mqdh__crew *c)

@@ -46,6 +46,15 @@ void mqdh__crew_begin(struct mqdh__crew *c, struct session *s, int *rcs);
  * first such call only; later ones do nothing). */
 void mqdh__crew_pilot(struct mqdh__crew *c, int i);
 
+/*
+ * Set up prepared process i now, on the calling thread, if the pilot is
+ * set up and the crew will have one worker (mqdh__crew_size): done right
+ * after i is prepared, its pages go back to the heap before the next
+ * process is, which then reuses their memory instead of faulting in its
+ * own.  Otherwise (and for the pilot) nothing: mqdh__crew_run does it.
+ */
+void mqdh__crew_early(struct mqdh__crew *c, int i);
+
 /* Set up and read every prepared process not done yet, on s->workers
  * threads (this one too), then end the crew. */
 void mqdh__crew_run(struct mqdh__crew *c);

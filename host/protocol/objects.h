@@ -105,6 +105,7 @@ struct target {
     mqs_process_info *info; /* the DLL's (mqs_put_process_info) */
     struct session *session;
     int prepared; /* mqdh__proto_prepare done: mqdh__proto_setup may go on */
+    int setup_run; /* mqdh__proto_setup has run on it (workers.c) */
     int image_set_up, process_set_up;
     int ready; /* set up (and named): its queues can be read */
     /* Its DLL crashed or ran out of time on it: its DLL state is left as
