@@ -492,7 +492,7 @@ static int grow_comms(struct mqd_comm **all, int n, int *cap)
 {
     if (n < *cap)
         return mqs_ok;
-    int nc = *cap ? *cap * 2 : 16;
+    int nc = *cap ? *cap * 2 : 4;
     struct mqd_comm *na = mqd_calloc((size_t)nc, sizeof *na);
     if (!na)
         return MQD_ERR_NOMEM;

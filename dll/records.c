@@ -9,7 +9,7 @@
 int mqd_ops_push(struct mqd_ops *ops, const struct mqd_raw_op *op)
 {
     if (ops->n == ops->cap) {
-        int cap = ops->cap ? ops->cap * 2 : 16;
+        int cap = ops->cap ? ops->cap * 2 : 4;
         struct mqd_raw_op *v = mqd_malloc((size_t)cap * sizeof *v);
         if (!v)
             return MQD_ERR_NOMEM;
