@@ -11,8 +11,9 @@
 #   cpu ms/rank  mqdump's own CPU (user + system) over the ranks
 #   sys/rank     system calls over the ranks (one more run, under strace -f -c)
 # The runs of the two DLLs are made in turn; below the table, per size:
-# mqd's CPU over libtvmpich's (the median of the pairs' ratios) and the
-# system calls per rank by call, for both.
+# mqd's CPU over libtvmpich's (the median of the pairs' ratios; again with
+# the ranks held stopped, twice as many pairs) and the system calls per
+# rank by call, for both.
 #   peak MB      mqdump's peak resident memory
 #   rank0 ms     the first rank's dump (it reads the files every rank shares)
 #   other ms     the other ranks' (median)
@@ -75,12 +76,58 @@ one_run() {
     (unset MQD_DLL && exec "$MQD_BUILD/bin/mqdump" "${args[@]}") >"$tf.json" 2>/dev/null || true
     t1=$EPOCHREALTIME
     ms "$t0" "$t1" >>"$tf.walls"
-    awk '/"cost"/ { for (i = 1; i <= NF; i++) { if ($i ~ /user_seconds/) u = $(i + 1);
-             if ($i ~ /system_seconds/) s = $(i + 1) } gsub(/,/, "", u); gsub(/,/, "", s);
-             printf "%.3f\n", (u + s) * 1000 }' "$tf.json" >>"$tf.cpus"
+    json_cpu "$tf.json" >>"$tf.cpus"
     json_each max_rss_kb "$tf.json" >>"$tf.rss"
 }
 export -f one_run
+
+# mqdump's own CPU (user + system, ms) from its --json --stats "cost".
+json_cpu() {
+    awk '/"cost"/ { for (i = 1; i <= NF; i++) { if ($i ~ /user_seconds/) u = $(i + 1);
+             if ($i ~ /system_seconds/) s = $(i + 1) } gsub(/,/, "", u); gsub(/,/, "", s);
+             printf "%.3f\n", (u + s) * 1000 }' "$1"
+}
+export -f json_cpu
+
+# The same ratio with the job's ranks held stopped (SIGSTOP, then SIGCONT:
+# the job runs on as before): the same dumps without the ranks spinning on
+# the cores mqdump runs on, which move a pair's ratio by a fifth either
+# way; held, by a few percent.  Twice MQD_BENCH_REPS pairs, in turn; the
+# median of their ratios, the lowest and highest into held.NP.
+held_ratio() {
+    local np=$MQD_BENCH_NP_NOW tf=$MQD_BENCH_OUT/held.$MQD_BENCH_NP_NOW ranks
+    ranks=$(pgrep -P "$(pgrep -P "$MQD_MPIEXEC_PID" | head -n 1)" | tr '\n' ' ')
+    [ -n "$ranks" ] || return 0
+    : >"$tf.mqd"
+    : >"$tf.tv"
+    # shellcheck disable=SC2086 # the ranks' pids: words
+    kill -STOP $ranks
+    # shellcheck disable=SC2064 # the pids now
+    trap "kill -CONT $ranks 2>/dev/null" EXIT
+    local dumped=0 dll
+    for _ in $(seq $((MQD_BENCH_REPS * 2))); do
+        for dll in "" "$MQD_BENCH_TVMPICH"; do
+            local args=(--job "$MQD_MPIEXEC_PID" --json --stats)
+            [ -n "$dll" ] && args+=(--dll "$dll")
+            (unset MQD_DLL && exec "$MQD_BUILD/bin/mqdump" "${args[@]}") >"$tf.json" \
+                2>/dev/null || true
+            json_cpu "$tf.json" >>"$tf.$([ -n "$dll" ] && echo tv || echo mqd)"
+            dumped=$((dumped + $(grep -o '"error": null' "$tf.json" | wc -l)))
+        done
+    done
+    # shellcheck disable=SC2086
+    kill -CONT $ranks
+    trap - EXIT
+    [ "$dumped" -eq $((np * MQD_BENCH_REPS * 4)) ] || {
+        echo "bench: held stopped, $dumped of $((np * MQD_BENCH_REPS * 4)) ranks dumped" >&2
+        return 1
+    }
+    local r
+    r=$(paste "$tf.mqd" "$tf.tv" | awk '$2 > 0 { print $1 / $2 }' | sort -n)
+    echo "$(median <<<"$r") $(head -n 1 <<<"$r") $(tail -n 1 <<<"$r")" \
+        >"$MQD_BENCH_OUT/held_ratio.$np"
+}
+export -f held_ratio
 
 # One DLL's table row, from its runs; and its system calls, counted in one
 # more run under strace -f -c (slower: not timed).
@@ -230,6 +277,7 @@ one_size() {
     one_row mqd ""
     one_row libtvmpich "$MQD_BENCH_TVMPICH"
     cpu_ratio
+    held_ratio
     if [ ! -s "$MQD_BENCH_OUT/gdb.result" ]; then
         gdb_rank "$(pgrep -P "$(pgrep -P "$MQD_MPIEXEC_PID" | head -n 1)" | head -n 1)"
     fi
@@ -274,6 +322,11 @@ for np in $sizes; do
     read -r ratio lowest highest <"$MQD_BENCH_OUT/ratio.$np"
     printf '%d ranks: mqd'\''s CPU is %.2fx libtvmpich'\''s under the same host (median of the ratios of %s runs in turn; they ranged %.2f-%.2f)\n' \
         "$np" "$ratio" "$MQD_BENCH_REPS" "$lowest" "$highest"
+    if [ -s "$MQD_BENCH_OUT/held_ratio.$np" ]; then
+        read -r ratio lowest highest <"$MQD_BENCH_OUT/held_ratio.$np"
+        printf '  the ranks held stopped: %.2fx (median of %s runs in turn; %.2f-%.2f)\n' \
+            "$ratio" "$((MQD_BENCH_REPS * 2))" "$lowest" "$highest"
+    fi
     echo "system calls per rank, $np ranks (strace -f -c of one whole-job dump each):"
     calls_table "$np"
 done
