@@ -413,9 +413,10 @@ int mqdh__proto_prepare(struct target *p)
     p->elf.owner = p;
     p->elf.att = p->att->attached ? p->att : NULL; /* its threads, for unwinding */
     locate(p);
-    /* Unwound: its stack's pages, the most of what it read, are not read
-     * again (the DLL reads the library's data); with them back in the
-     * heap, every process's fit in the memory of one. */
+    /* Unwound: its stack's pages, the most of what it read, go back to
+     * the heap for the next process's; the set-up does not read them, and
+     * the read's batch (learnt from the pilot) fetches again what the
+     * read needs of them. */
     for (int k = 0; k < p->elf.nregions; k++)
         if (p->elf.regions[k].from_end)
             mqdh__mem_forget(&p->mem, p->elf.regions[k].start, p->elf.regions[k].end);
