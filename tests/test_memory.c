@@ -4,6 +4,8 @@
  */
 #define _GNU_SOURCE
 #include "host/target/memory.h"
+#include "host/target/image.h"
+#include "host/target/pages.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -161,6 +163,61 @@ static void test_memory__forget_a_range(void **state)
     stop_child(&c);
 }
 
+/*
+ * The pages one process read, learnt per read (pages.h), fetched for
+ * another before each read: its first reads only what the first reads
+ * missed, its read only what the read missed, a page both missed before
+ * both.  The child's three pages are one region of a program.
+ */
+static void test_memory__pages_learnt_per_read(void **state)
+{
+    (void)state;
+    struct child c;
+    struct mqdh__mem pilot, other;
+    unsigned char *buf = start_reading(&c, &pilot);
+    size_t ps = pilot.page_size;
+    struct mqdh__region r = {.start = c.addr, .end = c.addr + 3 * ps, .key = 42};
+    struct mqdh__image im;
+    memset(&im, 0, sizeof im);
+    im.regions = &r;
+    im.nregions = 1;
+    struct mqdh__pages pg = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+    /* The pilot's first reads miss pages 0 and 1; its read, after a
+     * flush, pages 1 and 2. */
+    assert_int_equal(mqdh__mem_read(&pilot, c.addr, buf, 2 * ps), 0);
+    mqdh__pages_learn(&pg, &im, &pilot, 0, MQDH__PAGES_FIRST);
+    mqdh__mem_flush(&pilot);
+    size_t from = pilot.nmissed;
+    assert_int_equal(mqdh__mem_read(&pilot, c.addr + ps, buf, 2 * ps), 0);
+    mqdh__pages_learn(&pg, &im, &pilot, from, MQDH__PAGES_READ);
+
+    mqdh__mem_init(&other, c.pid);
+    assert_int_equal(mqdh__pages_fetch(&pg, &im, &other, MQDH__PAGES_FIRST), 2);
+    assert_int_equal(other.syscalls, 1);
+    assert_true(mqdh__mem_cached(&other, c.addr) && mqdh__mem_cached(&other, c.addr + ps));
+    assert_false(mqdh__mem_cached(&other, c.addr + 2 * ps));
+    mqdh__mem_flush(&other);
+    assert_int_equal(mqdh__pages_fetch(&pg, &im, &other, MQDH__PAGES_READ), 2);
+    assert_int_equal(other.syscalls, 2);
+    assert_false(mqdh__mem_cached(&other, c.addr));
+    assert_true(mqdh__mem_cached(&other, c.addr + ps) && mqdh__mem_cached(&other, c.addr + 2 * ps));
+    /* What is cached already is not fetched again. */
+    assert_int_equal(mqdh__pages_fetch(&pg, &im, &other, MQDH__PAGES_READ), 0);
+    assert_int_equal(other.syscalls, 2);
+    assert_int_equal(mqdh__mem_read(&other, c.addr + ps, buf, 2 * ps), 0);
+    for (size_t i = 0; i < 2 * ps; i++)
+        if (buf[i] != pattern_byte(ps + i))
+            fail_msg("byte %zu differs", ps + i);
+    assert_int_equal(other.syscalls, 2);
+
+    mqdh__pages_free(&pg);
+    mqdh__mem_fini(&other);
+    free(buf);
+    mqdh__mem_fini(&pilot);
+    stop_child(&c);
+}
+
 static void test_memory__unmapped_is_an_error(void **state)
 {
     (void)state;
@@ -307,6 +364,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_memory__reads_whole_and_across_pages),
         cmocka_unit_test(test_memory__forget_a_range),
+        cmocka_unit_test(test_memory__pages_learnt_per_read),
         cmocka_unit_test(test_memory__unmapped_is_an_error),
         cmocka_unit_test(test_memory__process_gone),
         cmocka_unit_test(test_memory__proc_mem_fallback),

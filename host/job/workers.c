@@ -99,7 +99,7 @@ static void one(struct mqdh__crew *c, struct mqdh__guard *g, int guarded, enum p
     double t0 = mqdh__monotonic();
     /* What the pilot read, at this process's places, in one batch. */
     if (phase == PHASE_READ && i != c->pilot)
-        mqdh__pages_fetch(&c->s->files->pages, &p->elf, &p->mem);
+        mqdh__pages_fetch(&c->s->files->pages, &p->elf, &p->mem, MQDH__PAGES_READ);
     volatile int rc = MQDH_E_DLL;
     volatile enum mqdh__guard_why why = MQDH__GUARD_NONE;
     if (guarded)
@@ -147,8 +147,9 @@ static void gate(struct mqdh__crew *c, int caller)
         pthread_mutex_unlock(&c->lock);
         if (c->pilot >= 0) {
             struct target *p = &c->s->targets[c->pilot];
+            size_t from = p->mem.nmissed; /* what its read misses, and only that */
             one(c, &c->guard, c->guarded, PHASE_READ, c->pilot);
-            mqdh__pages_learn(&c->s->files->pages, &p->elf, &p->mem);
+            mqdh__pages_learn(&c->s->files->pages, &p->elf, &p->mem, from, MQDH__PAGES_READ);
         }
         pthread_mutex_lock(&c->lock);
         c->pilot_read = 1;
@@ -198,7 +199,8 @@ void mqdh__crew_pilot(struct mqdh__crew *c, int i)
     c->pilot = i;
     one(c, &c->guard, c->guarded, PHASE_SETUP, i);
     /* What it read so far, for the others' first reads (pages.h). */
-    mqdh__pages_learn(&c->s->files->pages, &c->s->targets[i].elf, &c->s->targets[i].mem);
+    mqdh__pages_learn(&c->s->files->pages, &c->s->targets[i].elf, &c->s->targets[i].mem, 0,
+                      MQDH__PAGES_FIRST);
 }
 
 void mqdh__crew_early(struct mqdh__crew *c, int i)

@@ -12,6 +12,7 @@
  * top for a stack). */
 struct mqdh__learnt {
     uint64_t key, offset;
+    unsigned phases; /* MQDH__PAGES_* of the reads that needed it */
 };
 
 enum { MAX_LEARNT = 4096 }; /* 16 MB of 4 kB pages: far beyond a queue walk */
@@ -79,12 +80,13 @@ static int cmp_learnt(const void *a, const void *b)
     return (x->offset > y->offset) - (x->offset < y->offset);
 }
 
-/* One page learnt (its region's key, offset); 0, or -1 out of memory. */
-static int learn_one(struct mqdh__pages *pg, uint64_t key, uint64_t offset)
+/* One page learnt (its region's key, offset) for phase; 0, or -1 out of
+ * memory. */
+static int learn_one(struct mqdh__pages *pg, uint64_t key, uint64_t offset, unsigned phase)
 {
     if (MQDH__GROW(pg->v, pg->cap, pg->n + 1) != 0)
         return -1;
-    pg->v[pg->n++] = (struct mqdh__learnt){key, offset};
+    pg->v[pg->n++] = (struct mqdh__learnt){key, offset, phase};
     return 0;
 }
 
@@ -98,32 +100,35 @@ static int learn_one(struct mqdh__pages *pg, uint64_t key, uint64_t offset)
 enum { STACK_SLACK = 2 };
 
 void mqdh__pages_learn(struct mqdh__pages *pg, const struct mqdh__image *im,
-                       const struct mqdh__mem *m)
+                       const struct mqdh__mem *m, size_t from, unsigned phase)
 {
     uint64_t program = program_of(im), ps = m->page_size;
     int full = 0;
     pthread_mutex_lock(&pg->lock);
-    for (size_t i = 0; i < m->nmissed && pg->n < MAX_LEARNT && !full; i++) {
+    for (size_t i = from; i < m->nmissed && pg->n < MAX_LEARNT && !full; i++) {
         const struct mqdh__region *r = region_at(im, m->missed[i]);
         if (!r)
             continue;
         uint64_t key = key_of(r, program);
         if (!r->from_end) {
-            full = learn_one(pg, key, m->missed[i] - r->start) != 0;
+            full = learn_one(pg, key, m->missed[i] - r->start, phase) != 0;
             continue;
         }
         uint64_t off = r->end - m->missed[i], size = r->end - r->start;
         for (int d = -STACK_SLACK; d <= STACK_SLACK && !full; d++) {
             uint64_t o = off + (uint64_t)((int64_t)d * (int64_t)ps);
-            full = o >= ps && o <= size && learn_one(pg, key, o) != 0;
+            full = o >= ps && o <= size && learn_one(pg, key, o, phase) != 0;
         }
     }
     if (pg->n > 1)
         qsort(pg->v, (size_t)pg->n, sizeof *pg->v, cmp_learnt);
     int keep = 0;
-    for (int i = 0; i < pg->n; i++)
-        if (!keep || cmp_learnt(&pg->v[keep - 1], &pg->v[i]) != 0)
+    for (int i = 0; i < pg->n; i++) {
+        if (keep && cmp_learnt(&pg->v[keep - 1], &pg->v[i]) == 0)
+            pg->v[keep - 1].phases |= pg->v[i].phases; /* one page, both reads */
+        else
             pg->v[keep++] = pg->v[i];
+    }
     pg->n = keep;
     pthread_mutex_unlock(&pg->lock);
 }
@@ -149,7 +154,7 @@ static int cmp_u64(const void *a, const void *b)
 }
 
 size_t mqdh__pages_fetch(struct mqdh__pages *pg, const struct mqdh__image *im,
-                         struct mqdh__mem *m)
+                         struct mqdh__mem *m, unsigned phase)
 {
     uint64_t program = program_of(im);
     pthread_mutex_lock(&pg->lock);
@@ -158,11 +163,12 @@ size_t mqdh__pages_fetch(struct mqdh__pages *pg, const struct mqdh__image *im,
     for (int r = 0; want && r < im->nregions; r++) {
         const struct mqdh__region *g = &im->regions[r];
         uint64_t size = g->end - g->start;
-        struct mqdh__learnt k = {key_of(g, program), 0};
+        struct mqdh__learnt k = {key_of(g, program), 0, 0};
         /* The region's pages learnt: a run of the sorted set. */
         struct mqdh__learnt *at = bsearch_first(pg->v, (size_t)pg->n, k.key);
         for (; at && at < pg->v + pg->n && at->key == k.key; at++) {
-            if (g->from_end ? at->offset == 0 || at->offset > size : at->offset >= size)
+            if (!(at->phases & phase) ||
+                (g->from_end ? at->offset == 0 || at->offset > size : at->offset >= size))
                 continue;
             uint64_t page = g->from_end ? g->end - at->offset : g->start + at->offset;
             if (!mqdh__mem_cached(m, page))

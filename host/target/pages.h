@@ -51,14 +51,21 @@ struct mqdh__pages {
 void mqdh__region_name(struct mqdh__region *r, const char *path, unsigned long long dev,
                        unsigned long long ino, uint64_t offset, uint64_t *last_file, int *anon);
 
-/* What process im (its regions) read on demand through m, learnt. */
-void mqdh__pages_learn(struct mqdh__pages *pg, const struct mqdh__image *im,
-                       const struct mqdh__mem *m);
+/* The reads a page is learnt for, and fetched before: a process's first
+ * (its unwinding and the DLL's set-up) and the DLL's read of its queues.
+ * The cache is flushed between them (workers.c), so each batch brings
+ * only what its own reads need. */
+enum { MQDH__PAGES_FIRST = 1, MQDH__PAGES_READ = 2 };
 
-/* Every page learnt, at im's own places, fetched into m's cache in one
- * batch (those already there are not).  How many were read. */
+/* What process im (its regions) read on demand through m, from its
+ * from-th missed page on, learnt for phase (MQDH__PAGES_*). */
+void mqdh__pages_learn(struct mqdh__pages *pg, const struct mqdh__image *im,
+                       const struct mqdh__mem *m, size_t from, unsigned phase);
+
+/* Every page learnt for phase, at im's own places, fetched into m's
+ * cache in one batch (those already there are not).  How many were read. */
 size_t mqdh__pages_fetch(struct mqdh__pages *pg, const struct mqdh__image *im,
-                         struct mqdh__mem *m);
+                         struct mqdh__mem *m, unsigned phase);
 
 void mqdh__pages_free(struct mqdh__pages *pg);
 

@@ -85,7 +85,7 @@ int mqdh__unwind_attach(struct mqdh__image *im, struct mqdh__mem *mem)
     /* The process's first reads: what its program's processes read, at
      * once (pages.h); the stack among them. */
     if (im->files)
-        mqdh__pages_fetch(&im->files->pages, im, mem);
+        mqdh__pages_fetch(&im->files->pages, im, mem, MQDH__PAGES_FIRST);
     im->mem = mem;
     return dwfl_attach_state(im->dwfl, NULL, im->pid, &callbacks, im) ? 0 : -1;
 }
