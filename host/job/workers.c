@@ -28,8 +28,17 @@ enum phase { PHASE_SETUP, PHASE_READ };
  */
 #define MQDH__RANKS_PER_WORKER 64
 
+/* One worker whatever the DLLs and the processors: asked for, or too few
+ * processes to share. */
+static int one_worker(const struct session *s)
+{
+    return s->opt->jobs == 1 || (s->opt->jobs <= 0 && s->n <= MQDH__RANKS_PER_WORKER);
+}
+
 int mqdh__crew_size(const struct session *s)
 {
+    if (one_worker(s))
+        return 1;
     int all_own = 1, want = s->opt->jobs;
     for (int i = 0; i < s->n; i++)
         if (s->targets[i].prepared && s->targets[i].out->dll_source != MQDH_DLL_OWN)
@@ -205,9 +214,7 @@ void mqdh__crew_pilot(struct mqdh__crew *c, int i)
 
 void mqdh__crew_early(struct mqdh__crew *c, int i)
 {
-    const struct session *s = c->s;
-    int one_worker = s->opt->jobs == 1 || (s->opt->jobs <= 0 && s->n <= MQDH__RANKS_PER_WORKER);
-    if (c->pilot >= 0 && one_worker)
+    if (c->pilot >= 0 && one_worker(c->s))
         one(c, &c->guard, c->guarded, PHASE_SETUP, i);
 }
 
