@@ -89,31 +89,33 @@ json_cpu() {
 }
 export -f json_cpu
 
+# How many ranks a dump's --json says it read (an error null each).
+json_dumped() { grep -o '"error": null' "$1" | wc -l; }
+export -f json_dumped
+
 # The same ratio with the job's ranks held stopped (SIGSTOP, then SIGCONT:
 # the job runs on as before): the same dumps without the ranks spinning on
 # the cores mqdump runs on, which move a pair's ratio by a fifth either
-# way; held, by a few percent.  Twice MQD_BENCH_REPS pairs, in turn; the
-# median of their ratios, the lowest and highest into held.NP.
+# way; held, by a few percent.  Twice MQD_BENCH_REPS pairs, in turn
+# (one_run, as held_mqd and held_libtvmpich), every rank dumped each time;
+# their ratio into held_ratio.NP (cpu_ratio).
 held_ratio() {
-    local np=$MQD_BENCH_NP_NOW tf=$MQD_BENCH_OUT/held.$MQD_BENCH_NP_NOW ranks
+    local np=$MQD_BENCH_NP_NOW ranks tf
     ranks=$(pgrep -P "$(pgrep -P "$MQD_MPIEXEC_PID" | head -n 1)" | tr '\n' ' ')
     [ -n "$ranks" ] || return 0
-    : >"$tf.mqd"
-    : >"$tf.tv"
+    for tf in "$MQD_BENCH_OUT"/held_{mqd,libtvmpich}."$np".{walls,cpus,rss}; do
+        : >"$tf"
+    done
     # shellcheck disable=SC2086 # the ranks' pids: words
     kill -STOP $ranks
     # shellcheck disable=SC2064 # the pids now
     trap "kill -CONT $ranks 2>/dev/null" EXIT
-    local dumped=0 dll
+    local dumped=0
     for _ in $(seq $((MQD_BENCH_REPS * 2))); do
-        for dll in "" "$MQD_BENCH_TVMPICH"; do
-            local args=(--job "$MQD_MPIEXEC_PID" --json --stats)
-            [ -n "$dll" ] && args+=(--dll "$dll")
-            (unset MQD_DLL && exec "$MQD_BUILD/bin/mqdump" "${args[@]}") >"$tf.json" \
-                2>/dev/null || true
-            json_cpu "$tf.json" >>"$tf.$([ -n "$dll" ] && echo tv || echo mqd)"
-            dumped=$((dumped + $(grep -o '"error": null' "$tf.json" | wc -l)))
-        done
+        one_run held_mqd ""
+        dumped=$((dumped + $(json_dumped "$MQD_BENCH_OUT/held_mqd.$np.json")))
+        one_run held_libtvmpich "$MQD_BENCH_TVMPICH"
+        dumped=$((dumped + $(json_dumped "$MQD_BENCH_OUT/held_libtvmpich.$np.json")))
     done
     # shellcheck disable=SC2086
     kill -CONT $ranks
@@ -122,10 +124,7 @@ held_ratio() {
         echo "bench: held stopped, $dumped of $((np * MQD_BENCH_REPS * 4)) ranks dumped" >&2
         return 1
     }
-    local r
-    r=$(paste "$tf.mqd" "$tf.tv" | awk '$2 > 0 { print $1 / $2 }' | sort -n)
-    echo "$(median <<<"$r") $(head -n 1 <<<"$r") $(tail -n 1 <<<"$r")" \
-        >"$MQD_BENCH_OUT/held_ratio.$np"
+    cpu_ratio held_mqd held_libtvmpich held_ratio
 }
 export -f held_ratio
 
@@ -141,7 +140,7 @@ one_row() {
     env -u MQD_DLL strace -f -c -o "$tf.strace" "$MQD_BUILD/bin/mqdump" "${args[@]}" \
         >/dev/null 2>&1 || true
     local np=$MQD_BENCH_NP_NOW dumped secs workers sc
-    dumped=$(grep -o '"error": null' "$tf.json" | wc -l)
+    dumped=$(json_dumped "$tf.json")
     secs=$(json_each seconds "$tf.json")
     workers=$(json_each workers "$tf.json" | head -n 1)
     sc=$(awk '$NF == "total" { print $4 }' "$tf.strace")
@@ -168,13 +167,14 @@ export -f one_row
 # ratios of runs made in turn (each pair sees the same load), then the
 # lowest and highest of them.  With the ranks spinning on the cores mqdump
 # runs on, one pair's ratio moves by a third either way: the range says
-# whether the median's side of 1.0 means anything.
+# whether the median's side of 1.0 means anything.  Of the runs named a
+# over those named b (mqd and libtvmpich), into out.NP (ratio.NP).
 cpu_ratio() {
-    local np=$MQD_BENCH_NP_NOW r
-    r=$(paste "$MQD_BENCH_OUT/mqd.$np.cpus" "$MQD_BENCH_OUT/libtvmpich.$np.cpus" |
+    local np=$MQD_BENCH_NP_NOW r a=${1:-mqd} b=${2:-libtvmpich} out=${3:-ratio}
+    r=$(paste "$MQD_BENCH_OUT/$a.$np.cpus" "$MQD_BENCH_OUT/$b.$np.cpus" |
         awk '$2 > 0 { print $1 / $2 }' | sort -n)
     [ -n "$r" ] || return 0
-    echo "$(median <<<"$r") $(head -n 1 <<<"$r") $(tail -n 1 <<<"$r")" >"$MQD_BENCH_OUT/ratio.$np"
+    echo "$(median <<<"$r") $(head -n 1 <<<"$r") $(tail -n 1 <<<"$r")" >"$MQD_BENCH_OUT/$out.$np"
 }
 export -f cpu_ratio
 
