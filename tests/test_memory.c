@@ -88,6 +88,22 @@ static unsigned char *start_reading(struct child *c, struct mqdh__mem *m)
     return buf;
 }
 
+/* start_reading's undone. */
+static void stop_reading(struct child *c, struct mqdh__mem *m, unsigned char *buf)
+{
+    free(buf);
+    mqdh__mem_fini(m);
+    stop_child(c);
+}
+
+/* buf[0..len-1] is the child's pattern from byte off on. */
+static void expect_pattern(const unsigned char *buf, size_t off, size_t len)
+{
+    for (size_t i = 0; i < len; i++)
+        if (buf[i] != pattern_byte(off + i))
+            fail_msg("byte %zu differs", off + i);
+}
+
 static void test_memory__reads_whole_and_across_pages(void **state)
 {
     (void)state;
@@ -99,9 +115,7 @@ static void test_memory__reads_whole_and_across_pages(void **state)
     /* A read spanning three pages, starting mid-page. */
     size_t off = ps / 2, len = 2 * ps;
     assert_int_equal(mqdh__mem_read(&m, c.addr + off, buf, len), 0);
-    for (size_t i = 0; i < len; i++)
-        if (buf[i] != pattern_byte(off + i))
-            fail_msg("byte %zu differs", off + i);
+    expect_pattern(buf, off, len);
     assert_int_equal(m.syscalls, 3);
     assert_int_equal(m.bytes_read, 3 * ps);
 
@@ -118,10 +132,7 @@ static void test_memory__reads_whole_and_across_pages(void **state)
     mqdh__mem_flush(&m);
     assert_int_equal(mqdh__mem_read(&m, c.addr, buf, 1), 0);
     assert_int_equal(m.syscalls, 4);
-
-    free(buf);
-    mqdh__mem_fini(&m);
-    stop_child(&c);
+    stop_reading(&c, &m, buf);
 }
 
 /* Forgetting a range drops its pages and only those: the rest stays
@@ -149,18 +160,14 @@ static void test_memory__forget_a_range(void **state)
     assert_int_equal(mqdh__mem_read(&m, c.addr, buf, 16), 0);
     assert_int_equal(m.syscalls, 3);
     assert_int_equal(mqdh__mem_read(&m, c.addr, buf, 3 * ps), 0);
-    for (size_t i = 0; i < 3 * ps; i++)
-        if (buf[i] != pattern_byte(i))
-            fail_msg("byte %zu differs after the forget", i);
+    expect_pattern(buf, 0, 3 * ps);
     assert_int_equal(m.syscalls, 5);
     assert_int_equal(m.npages, 3);
 
     /* A range with nothing cached in it changes nothing. */
     mqdh__mem_forget(&m, c.hole, c.hole + ps);
     assert_int_equal(m.npages, 3);
-    free(buf);
-    mqdh__mem_fini(&m);
-    stop_child(&c);
+    stop_reading(&c, &m, buf);
 }
 
 /*
@@ -206,16 +213,12 @@ static void test_memory__pages_learnt_per_read(void **state)
     assert_int_equal(mqdh__pages_fetch(&pg, &im, &other, MQDH__PAGES_READ), 0);
     assert_int_equal(other.syscalls, 2);
     assert_int_equal(mqdh__mem_read(&other, c.addr + ps, buf, 2 * ps), 0);
-    for (size_t i = 0; i < 2 * ps; i++)
-        if (buf[i] != pattern_byte(ps + i))
-            fail_msg("byte %zu differs", ps + i);
+    expect_pattern(buf, ps, 2 * ps);
     assert_int_equal(other.syscalls, 2);
 
     mqdh__pages_free(&pg);
     mqdh__mem_fini(&other);
-    free(buf);
-    mqdh__mem_fini(&pilot);
-    stop_child(&c);
+    stop_reading(&c, &pilot, buf);
 }
 
 static void test_memory__unmapped_is_an_error(void **state)
