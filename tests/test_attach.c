@@ -78,6 +78,7 @@ static void test_attach__stops_every_thread_and_resumes(void **state)
     assert_int_equal(mqdh__attach(&a, pid, err, sizeof err), 0);
     assert_int_equal(a.nthreads, 7);
     assert_true(a.nthreads > MQDH__FEW_THREADS);
+    int rounds = a.rounds;
     for (int i = 0; i < a.nthreads; i++) {
         long tracer;
         assert_int_equal(thread_state(pid, a.threads[i].tid, &tracer), 't');
@@ -94,6 +95,7 @@ static void test_attach__stops_every_thread_and_resumes(void **state)
         assert_int_equal(tracer, 0);
     }
     reap(pid);
+    assert_int_equal(rounds, 1); /* listed once: the kernel's count then says no other */
 }
 
 /* A process stopped before the attach is still stopped after it. */
@@ -651,10 +653,91 @@ static void test_attach__killed_while_attached_is_reaped_by_its_parent(void **st
     close(told[1]);
 }
 
+/* A thread that spins a moment, starts its successor, and ends. */
+static void *brief(void *arg)
+{
+    for (volatile int i = 0; i < 20000; i++)
+        ;
+    pthread_t t;
+    pthread_attr_t at;
+    pthread_attr_init(&at);
+    pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+    pthread_create(&t, &at, brief, arg);
+    pthread_attr_destroy(&at);
+    return NULL;
+}
+
+/* Is tid one of a's threads? */
+static int attached_tid(const struct mqdh__attach *a, pid_t tid)
+{
+    for (int i = 0; i < a->nthreads; i++)
+        if (a->threads[i].tid == tid)
+            return 1;
+    return 0;
+}
+
+/*
+ * Threads born and ending all the while the attach goes on: once it
+ * returns, every thread /proc lists is one it stopped.  Each look is
+ * decided by the kernel's count of the threads (after the listing as
+ * before it): one it missed would run on, untraced.
+ */
+static void test_attach__threads_born_while_attaching(void **state)
+{
+    (void)state;
+    int ready[2];
+    assert_int_equal(pipe(ready), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0)
+            _exit(126);
+        pthread_attr_t at;
+        pthread_attr_init(&at);
+        pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+        for (int i = 0; i < 4; i++) {
+            pthread_t t;
+            pthread_create(&t, &at, brief, NULL);
+        }
+        if (write(ready[1], "r", 1) != 1)
+            _exit(1);
+        static volatile unsigned long n;
+        spin((void *)&n);
+    }
+    track(pid, -1);
+    char c;
+    close(ready[1]);
+    assert_int_equal(read(ready[0], &c, 1), 1);
+    close(ready[0]);
+    for (int round = 0; round < 20; round++) {
+        struct mqdh__attach a;
+        char err[256], path[64];
+        assert_int_equal(mqdh__attach(&a, pid, err, sizeof err), 0);
+        snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+        DIR *d = opendir(path);
+        assert_non_null(d);
+        int listed = 0;
+        for (struct dirent *e; (e = readdir(d)) != NULL;) {
+            if (e->d_name[0] == '.')
+                continue;
+            pid_t tid = (pid_t)atoi(e->d_name);
+            long tracer;
+            assert_true(attached_tid(&a, tid));
+            assert_int_equal(thread_state(pid, tid, &tracer), 't');
+            assert_int_equal(tracer, getpid());
+            listed++;
+        }
+        closedir(d);
+        assert_true(listed >= 2); /* the main thread and some of the brief ones */
+        mqdh__detach(&a);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_attach__stops_every_thread_and_resumes),
+        cmocka_unit_test_teardown(test_attach__threads_born_while_attaching, kill_started),
         cmocka_unit_test(test_attach__stopped_stays_stopped),
         cmocka_unit_test(test_attach__refusals_say_why),
         cmocka_unit_test(test_attach__emergency_detach),

@@ -241,6 +241,22 @@ static int grow_threads(struct mqdh__attach *a)
 }
 
 /*
+ * Has thread tid of pid ended?  The kernel refuses to seize a thread that
+ * has (EPERM, as for a process it may not trace), until it is gone
+ * (ESRCH): one of a program's threads that came and went while its
+ * process was being attached is no refusal.
+ */
+static int thread_ended(pid_t pid, pid_t tid)
+{
+    char path[96], stat[512];
+    snprintf(path, sizeof path, "/proc/%d/task/%d/stat", (int)pid, (int)tid);
+    if (mqdh__proc_file(path, stat, sizeof stat, MQDH__PROC_ONE) <= 0)
+        return 1;
+    const char *close = strrchr(stat, ')');
+    return close && close[1] == ' ' && (close[2] == 'Z' || close[2] == 'X');
+}
+
+/*
  * Seize and interrupt thread t of a, without waiting for it to stop.
  * Returns 1, 0 if it has just exited (a thread other than the main one),
  * or -1 if a failed.
@@ -260,10 +276,11 @@ static int seize_tid(struct mqdh__attach *a, pid_t t)
         return -1;
     }
     if (ptrace(PTRACE_SEIZE, t, 0, 0) != 0) {
-        if (errno == ESRCH && t != a->pid)
+        int e = errno;
+        if (t != a->pid && (e == ESRCH || (e == EPERM && thread_ended(a->pid, t))))
             return 0;
         a->refused = 1;
-        fail(a, -errno);
+        fail(a, -e);
         return -1;
     }
     struct mqdh__traced *th = &a->threads[a->nthreads];
@@ -314,8 +331,9 @@ static void drop_status(struct mqdh__attach *a)
  * Every known thread of a stopped: does the process have no other?  Its
  * /proc/PID/stat, read once they are, counts them (and is kept: its CPU
  * time is what the dump reports, attach.h), so a process of one thread
- * needs no listing of its threads; or, with a->want_owners, its status,
- * which counts them too and says its owners.
+ * needs no listing of its threads, and one of several a single listing;
+ * or, with a->want_owners, its status, which counts them too and says
+ * its owners.
  */
 static int stat_counts_all(struct mqdh__attach *a)
 {
@@ -393,17 +411,27 @@ static int collect(struct mqdh__attach *a)
     if (waiting)
         return progress;
     /* Every known thread is stopped: none can create another now, but one
-     * may have before it stopped. */
-    if (a->rounds == 0 && stat_counts_all(a)) {
+     * may have before it stopped.  The kernel's count says whether one
+     * did, after a listing as before the first: a process of several
+     * threads is listed once, not twice (an Open MPI rank runs three). */
+    if (stat_counts_all(a)) {
         a->done = 1;
         return 1;
     }
     if (a->done)
         return 1; /* gone since its check (stat_counts_all) */
     a->owners_known = 0; /* read while a thread not known ran: read again */
-    int added = ++a->rounds > 100 ? 0 : seize_new(a);
-    if (added == 0)
-        a->done = 1;
+    /* Listed and seized, the new ones are counted again once stopped: a
+     * listing that adds none proves nothing (the threads it named may all
+     * have ended, their successors running on). */
+    if (++a->rounds > 100) {
+        snprintf(a->why, sizeof a->why,
+                 "process %d kept starting threads: not all of them could be stopped",
+                 (int)a->pid);
+        fail(a, -EAGAIN);
+    } else {
+        seize_new(a);
+    }
     return 1;
 }
 

@@ -75,7 +75,8 @@ struct mqdh__attach {
  * the caller, with as[i]->want_owners; the rest of as[i] is overwritten) at once.  Each comes back
  * with rc 0 (stopped, attached), or a negative errno and a sentence in
  * why (permissions, Yama ptrace_scope, already traced, no such process,
- * exited meanwhile, did not stop within 5 seconds; init, a kernel thread
+ * exited meanwhile, did not stop within 5 seconds, started threads faster
+ * than they could be stopped (100 looks); init, a kernel thread
  * or a zombie: mqdh__never_attached, init refused before any seize, the
  * others by the kernel, and then said in their own words); a process that
  * failed has nothing attached.  Returns how many failed.
