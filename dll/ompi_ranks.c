@@ -19,6 +19,12 @@ static void make_key(char out[MQD_MAX_KEY], uint32_t jobid, uint32_t vpid)
     snprintf(out, MQD_MAX_KEY, "ompi-%08x#%u", (unsigned)jobid, (unsigned)vpid);
 }
 
+/* The world of job jobid's keys: what comes before their '#'. */
+static void make_world(char out[MQD_MAX_KEY], uint32_t jobid)
+{
+    snprintf(out, MQD_MAX_KEY, "ompi-%08x", (unsigned)jobid);
+}
+
 /*
  * The name of the process a group's entry points at: a sentinel (bit 0
  * set) holds it within (ompi/proc/proc.h:413-446: on 64-bit targets the
@@ -89,6 +95,12 @@ struct ompi_rank_cache {
     mqs_taddr_t *addr;
     long *global;
     int use_job; /* this process is in the debugger's job table (MPI-2) */
+    /* The world of the last job a member was of, once named: a group's
+     * members are nearly all of one job, each looked up by its world and
+     * vpid (job.c's index) where a key would be made and searched for. */
+    int world_named;
+    uint32_t world_jobid;
+    char world[MQD_MAX_KEY];
 };
 
 struct ompi_rank_cache *ompi__rank_cache_new(struct mqd_process *p)
@@ -177,9 +189,16 @@ static int global_of(struct mqd_process *p, struct ompi_rank_cache *c, mqs_taddr
     if ((rc = proc_name(p, bp, proc, &jobid, &vpid)) != mqs_ok)
         return rc;
     if (c->use_job) {
-        char key[MQD_MAX_KEY];
-        make_key(key, jobid, vpid);
-        *global = mqd_job_identity(p, key);
+        if (!c->world_named || c->world_jobid != jobid) {
+            make_world(c->world, jobid);
+            c->world_jobid = jobid;
+            c->world_named = 1;
+        }
+        if (!mqd_job_identity_in(p, c->world, (long)vpid, global)) {
+            char key[MQD_MAX_KEY];
+            make_key(key, jobid, vpid);
+            *global = mqd_job_identity(p, key);
+        }
     } else {
         *global = bp->has_name && jobid == bp->jobid && vpid < (uint32_t)MQD_MAX_COMM_SIZE
                       ? (long)vpid
