@@ -231,6 +231,46 @@ static void test_stacks__paths_and_user_frames(void **state)
     free_job(d);
 }
 
+/*
+ * The program's own code is outside its MPI call: a library the MPI
+ * library calls (UCX under /opt, its kind the program's) is not it.  A
+ * process outside MPI in such a library is at work there.
+ */
+static void test_stacks__user_frame_outside_the_call(void **state)
+{
+    (void)state;
+    static const struct f in_ucx[] = {
+        {"ucp_worker_progress", "/opt/ucx/lib/libucp.so.0", NULL, 0, 0},
+        {"MPIDI_progress_test", MPI, "ch4_progress.c", 100, 0},
+        {"PMPI_Waitall", MPI, "waitall.c", 140, 0},
+        {"exchange", EXE, "app.c", 30, 0},
+        {"main", EXE, "app.c", 70, 0},
+    };
+    static const struct f in_blas[] = {
+        {"dgemm_kernel", "/opt/openblas/lib/libopenblas.so.0", NULL, 0, 0},
+        {"solve", EXE, "app.c", 48, 0},
+        {"main", EXE, "app.c", 70, 0},
+    };
+    struct mqdh_dump *d = calloc(1, sizeof *d);
+    assert_non_null(d);
+    d->version = MQDH_VERSION;
+    d->nprocs = 2;
+    d->procs = calloc(2, sizeof *d->procs);
+    d->stacks = calloc(2, sizeof *d->stacks);
+    for (int i = 0; i < 2; i++) {
+        d->procs[i].pid = 200 + i;
+        d->procs[i].rank = i;
+    }
+    d->procs[0].where_call = strdup("MPI_Waitall");
+    d->procs[0].where_tid = 200;
+    thread(&d->stacks[0], 200, "MPI_Waitall", in_ucx, N(in_ucx));
+    thread(&d->stacks[1], 201, NULL, in_blas, N(in_blas));
+    assert_int_equal(d->stacks[0].threads[0].entry, 2);
+    assert_string_equal(mqdh_user_frame(d, 0)->function, "exchange");
+    assert_string_equal(mqdh_user_frame(d, 1)->function, "dgemm_kernel");
+    free_job(d);
+}
+
 /* A job of 20,000 processes, each stopped at its own line: one path each,
  * found by hash, not by comparing every sibling. */
 static void test_stacks__many_places(void **state)
@@ -263,6 +303,7 @@ int main(void)
         cmocka_unit_test(test_stacks__folded_tree),
         cmocka_unit_test(test_stacks__full_tree),
         cmocka_unit_test(test_stacks__paths_and_user_frames),
+        cmocka_unit_test(test_stacks__user_frame_outside_the_call),
         cmocka_unit_test(test_stacks__many_places),
     };
     return cmocka_run_group_tests_name("stacks", tests, NULL, NULL);

@@ -33,7 +33,11 @@ const struct mqdh_thread *mqdh_shown_thread(const struct mqdh_dump *d, int i)
 const struct mqdh_frame *mqdh_user_frame(const struct mqdh_dump *d, int i)
 {
     const struct mqdh_thread *t = mqdh_shown_thread(d, i);
-    for (int f = 0; t && f < t->nframes; f++)
+    /* Inside its MPI call, every frame is the library's or what it calls
+     * (UCX, libfabric, hwloc: outside the system's directories on a
+     * cluster, where their kind is the program's): its code is outside. */
+    int from = t && t->entry >= 0 && t->entry < t->nframes ? t->entry + 1 : 0;
+    for (int f = from; t && f < t->nframes; f++)
         if (t->frames[f].kind == MQDH_FRAME_USER)
             return &t->frames[f];
     return NULL;

@@ -966,7 +966,9 @@ MQDH_API void mqdh_peer_text(const struct mqdh_dump *d, int self, long local, lo
 MQDH_API const struct mqdh_thread *mqdh_shown_thread(const struct mqdh_dump *d, int i);
 
 /* The innermost frame of the program's own code (MQDH_FRAME_USER) in that
- * thread: where a process outside MPI is at work; NULL if none. */
+ * thread, outside its MPI call if it is in one (a library the MPI library
+ * calls is no part of the program, wherever it lies): where a process
+ * outside MPI is at work, or the code that made the call; NULL if none. */
 MQDH_API const struct mqdh_frame *mqdh_user_frame(const struct mqdh_dump *d, int i);
 
 /* How mqdh_stack_tree and mqdh_thread_path merge. */
