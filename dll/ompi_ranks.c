@@ -14,15 +14,17 @@
 
 /* The MPI-2 key of the process named (jobid, vpid): what the DLL files
  * every process under and looks every peer up by. */
+#define WORLD_FORMAT "ompi-%08x" /* a job's keys' world: what comes before '#' */
+
 static void make_key(char out[MQD_MAX_KEY], uint32_t jobid, uint32_t vpid)
 {
-    snprintf(out, MQD_MAX_KEY, "ompi-%08x#%u", (unsigned)jobid, (unsigned)vpid);
+    snprintf(out, MQD_MAX_KEY, WORLD_FORMAT "#%u", (unsigned)jobid, (unsigned)vpid);
 }
 
-/* The world of job jobid's keys: what comes before their '#'. */
+/* The world of job jobid's keys. */
 static void make_world(char out[MQD_MAX_KEY], uint32_t jobid)
 {
-    snprintf(out, MQD_MAX_KEY, "ompi-%08x", (unsigned)jobid);
+    snprintf(out, MQD_MAX_KEY, WORLD_FORMAT, (unsigned)jobid);
 }
 
 /*
@@ -95,10 +97,9 @@ struct ompi_rank_cache {
     mqs_taddr_t *addr;
     long *global;
     int use_job; /* this process is in the debugger's job table (MPI-2) */
-    /* The world of the last job a member was of, once named: a group's
+    /* The world of the last job a member was of ("" none yet): a group's
      * members are nearly all of one job, each looked up by its world and
      * vpid (job.c's index) where a key would be made and searched for. */
-    int world_named;
     uint32_t world_jobid;
     char world[MQD_MAX_KEY];
 };
@@ -189,10 +190,9 @@ static int global_of(struct mqd_process *p, struct ompi_rank_cache *c, mqs_taddr
     if ((rc = proc_name(p, bp, proc, &jobid, &vpid)) != mqs_ok)
         return rc;
     if (c->use_job) {
-        if (!c->world_named || c->world_jobid != jobid) {
+        if (!c->world[0] || c->world_jobid != jobid) {
             make_world(c->world, jobid);
             c->world_jobid = jobid;
-            c->world_named = 1;
         }
         if (!mqd_job_identity_in(p, c->world, (long)vpid, global)) {
             char key[MQD_MAX_KEY];

@@ -1,6 +1,7 @@
 /* images.c - one mqs_image per program; see images.h. */
 #define _GNU_SOURCE
 #include "protocol/images.h"
+#include "target/files.h"
 
 #include <errno.h>
 
@@ -105,7 +106,7 @@ void mqdh__images_release(struct target *p, int learned)
 /* One answer of mqdh__images_symbol. */
 struct image_symbol {
     char *name;
-    uint32_t hash; /* name_hash(name): most names are told apart by it */
+    uint32_t hash; /* mqdh__file_name_hash(name): most names are told apart by it */
     int functions; /* asked for a function */
     int mod;       /* the defining object's index in search order; -1: none */
     uint64_t at;   /* its address, less that object's bias */
@@ -114,22 +115,14 @@ struct image_symbol {
 /* The most answers an image keeps (a DLL asks a few dozen names). */
 #define IMAGE_SYMBOLS 128
 
-/* FNV-1a: the names a DLL asks share long prefixes ("MPIR_", "MPIDI_"),
- * which a string comparison walks for each one kept. */
-static uint32_t name_hash(const char *name)
-{
-    uint32_t h = 2166136261u;
-    for (const unsigned char *c = (const unsigned char *)name; *c; c++)
-        h = (h ^ *c) * 16777619u;
-    return h;
-}
-
 int mqdh__images_symbol(struct target *p, const char *name, int functions, uint64_t *addr)
 {
     struct dll_image *di = p->image;
     if (!di || di == &p->own_image)
         return mqdh__image_symbol(&p->elf, name, functions, addr, NULL);
-    uint32_t hash = name_hash(name);
+    /* The names a DLL asks share long prefixes ("MPIR_", "MPIDI_"), which
+     * a string comparison walks for each answer kept: a hash first. */
+    uint32_t hash = mqdh__file_name_hash(name);
     for (int i = 0; i < di->nsyms; i++) {
         const struct image_symbol *e = &di->syms[i];
         if (e->hash == hash && e->functions == functions && strcmp(e->name, name) == 0) {

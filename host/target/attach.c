@@ -248,12 +248,12 @@ static int grow_threads(struct mqdh__attach *a)
  */
 static int thread_ended(pid_t pid, pid_t tid)
 {
-    char path[96], stat[512];
+    char path[96], line[1024];
+    struct mqdh__stat_line st;
     snprintf(path, sizeof path, "/proc/%d/task/%d/stat", (int)pid, (int)tid);
-    if (mqdh__proc_file(path, stat, sizeof stat, MQDH__PROC_ONE) <= 0)
+    if (mqdh__proc_file(path, line, sizeof line, MQDH__PROC_ONE) <= 0)
         return 1;
-    const char *close = strrchr(stat, ')');
-    return close && close[1] == ' ' && (close[2] == 'Z' || close[2] == 'X');
+    return mqdh__text_stat(line, &st) == 0 && (st.state == 'Z' || st.state == 'X');
 }
 
 /*
